@@ -1,0 +1,69 @@
+-- Failed, node-failed and requeued attempts matched to critical health events on their nodes in
+-- [end - attr_before, end + attr_after]. The cause is the matched category with the best
+-- cause_priority; every match is counted and the co-occurring categories are listed.
+
+with candidates as (
+
+    select attempt_id, end_at
+    from {{ ref('int_attempts_month_scoped') }}
+    where not is_open
+        and slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
+
+),
+
+critical_events as (
+
+    select * from {{ ref('int_health_events_classified') }}
+    where severity = 'critical'
+
+),
+
+matches as (
+
+    select
+        candidates.attempt_id,
+        critical_events.event_id,
+        critical_events.category,
+        critical_events.failure_domain,
+        critical_events.cause_priority,
+        critical_events.event_at,
+        critical_events.node
+    from candidates
+    inner join {{ ref('stg_slurm__attempt_nodes') }} as attempt_nodes
+        on attempt_nodes.attempt_id = candidates.attempt_id
+    inner join critical_events
+        on critical_events.node = attempt_nodes.node
+        and critical_events.event_at >= {{ dbt.dateadd('minute', -var('attr_before_minutes'), 'candidates.end_at') }}
+        and critical_events.event_at <= {{ dbt.dateadd('minute', var('attr_after_minutes'), 'candidates.end_at') }}
+
+),
+
+ranked as (
+
+    select
+        *,
+        row_number() over (partition by attempt_id order by cause_priority, event_at, event_id) as cause_rank,
+        count(*) over (partition by attempt_id) as n_matched_events
+    from matches
+
+),
+
+co_occurring as (
+
+    select attempt_id, {{ dbt.listagg('category', "','", "order by category") }} as matched_categories
+    from (select distinct attempt_id, category from matches) as distinct_categories
+    group by attempt_id
+
+)
+
+select
+    ranked.attempt_id,
+    ranked.category as cause_category,
+    ranked.failure_domain,
+    ranked.node as cause_node,
+    ranked.event_at as cause_event_at,
+    ranked.n_matched_events,
+    co_occurring.matched_categories
+from ranked
+inner join co_occurring on co_occurring.attempt_id = ranked.attempt_id
+where ranked.cause_rank = 1

@@ -1,0 +1,89 @@
+-- Every node signal as one health-event table, classified by the first matching taxonomy rule.
+
+with xid as (
+
+    select
+        cluster, node, event_at,
+        'xid' as source,
+        'xid' as check_name,
+        cast(xid as varchar) as code,
+        message,
+        cast(xid as varchar) as signal_text,
+        source_file, source_line
+    from {{ ref('stg_health__xid_events') }}
+
+),
+
+slurm_events as (
+
+    select
+        cluster, node, event_at,
+        'slurm_event' as source,
+        node_state as check_name,
+        node_state as code,
+        reason as message,
+        reason as signal_text,
+        source_file, source_line
+    from {{ ref('stg_slurm__node_events') }}
+
+),
+
+events as (
+
+    select * from xid
+    union all
+    select * from slurm_events
+
+),
+
+rules as (
+
+    select * from {{ ref('failure_taxonomy') }}
+
+),
+
+matched as (
+
+    select
+        events.*,
+        rules.rule_order,
+        rules.category,
+        rules.severity,
+        row_number() over (
+            partition by events.source, events.source_file, events.source_line, events.node
+            order by rules.rule_order
+        ) as rule_rank
+    from events
+    left join rules
+        on rules.source = events.source
+        and regexp_matches(events.signal_text, rules.pattern)
+
+),
+
+final as (
+
+    select
+        {{ dbt.hash(dbt.concat(["matched.source", "'|'", "matched.source_file", "'|'",
+                                "cast(matched.source_line as varchar)", "'|'", "matched.node"])) }} as event_id,
+        matched.cluster,
+        matched.node,
+        matched.event_at,
+        matched.source,
+        matched.check_name,
+        matched.code,
+        matched.message,
+        coalesce(matched.category, 'unclassified') as category,
+        coalesce(matched.severity, 'warning') as severity,
+        categories.failure_domain,
+        categories.cause_priority,
+        matched.rule_order as matched_rule,
+        matched.source_file,
+        matched.source_line
+    from matched
+    left join {{ ref('failure_categories') }} as categories
+        on categories.category = coalesce(matched.category, 'unclassified')
+    where matched.rule_rank = 1
+
+)
+
+select * from final

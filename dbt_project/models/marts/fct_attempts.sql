@@ -1,0 +1,104 @@
+-- One row per attempt that touches the report month: size bucket, outcome, infra attribution, exposure.
+
+with attempts as (
+
+    select * from {{ ref('int_attempts_month_scoped') }}
+
+),
+
+attributed as (
+
+    select * from {{ ref('int_attempts_attributed') }}
+
+),
+
+buckets as (
+
+    select * from {{ ref('job_size_buckets') }}
+
+),
+
+classified as (
+
+    select
+        attempts.*,
+        attributed.cause_category as matched_cause,
+        attributed.failure_domain as matched_domain,
+        attributed.n_matched_events,
+        attributed.matched_categories,
+        case
+            when attempts.is_open then 'open'
+            when attempts.slurm_state in ('NODE_FAIL', 'BOOT_FAIL') then 'infra_failed'
+            when attempts.slurm_state in ('FAILED', 'REQUEUED') and attributed.attempt_id is not null
+                then 'infra_failed'
+            when attempts.slurm_state = 'COMPLETED' then 'completed'
+            when attempts.slurm_state = 'FAILED' then 'failed'
+            when attempts.slurm_state = 'OUT_OF_MEMORY' then 'oom'
+            when attempts.slurm_state = 'PREEMPTED' then 'preempted'
+            when attempts.slurm_state = 'REQUEUED' then 'requeued'
+            when attempts.slurm_state = 'TIMEOUT' then 'timeout'
+            when attempts.slurm_state = 'CANCELLED' then 'cancelled'
+            when attempts.slurm_state = 'DEADLINE' then 'deadline'
+            when attempts.slurm_state in ('RUNNING', 'PENDING', 'SUSPENDED', 'REQUEUE_HOLD', 'REQUEUE_FED',
+                                          'RESIZING', 'SIGNALING', 'STAGE_OUT', 'CONFIGURING', 'COMPLETING')
+                then 'open'
+            else 'unknown'
+        end as outcome
+    from attempts
+    left join attributed on attributed.attempt_id = attempts.attempt_id
+
+),
+
+final as (
+
+    select
+        classified.attempt_id,
+        classified.cluster,
+        '{{ var("month") }}' as month,
+        classified.job_id,
+        classified.job_id_raw,
+        classified.job_name,
+        classified.user_name,
+        classified.account,
+        classified.partition,
+        classified.slurm_state,
+        classified.outcome,
+        classified.is_open,
+        classified.outcome = 'infra_failed' as is_infra_failure,
+        case
+            when classified.outcome <> 'infra_failed' then null
+            else coalesce(classified.matched_cause, 'unattributed_node_failure')
+        end as cause_category,
+        case
+            when classified.outcome <> 'infra_failed' then null
+            else coalesce(classified.matched_domain, 'unknown')
+        end as failure_domain,
+        coalesce(classified.n_matched_events, 0) as n_matched_events,
+        classified.matched_categories,
+        classified.gpus,
+        classified.n_nodes,
+        buckets.size_bucket,
+        buckets.bucket_order,
+        classified.submit_at,
+        classified.eligible_at,
+        classified.start_at,
+        classified.end_at,
+        case when classified.start_at is not null and classified.eligible_at is not null
+            then greatest({{ dbt.datediff('classified.eligible_at', 'classified.start_at', 'second') }}, 0)
+        end as queue_seconds,
+        classified.runtime_hours,
+        classified.runtime_hours * classified.gpus as gpu_hours,
+        case when classified.gpus > 0 then classified.runtime_hours * classified.n_nodes / 24.0 else 0 end
+            as gpu_node_days,
+        classified.source_file,
+        classified.source_line
+    from classified
+    inner join buckets
+        -- An attempt that never got an allocation (pending, cancelled while pending) is sized by its request.
+        on (case when classified.gpus = 0 and coalesce(classified.req_gpus, 0) > 0
+                 then classified.req_gpus else classified.gpus end)
+            between buckets.min_gpus and buckets.max_gpus
+
+)
+
+select * from final

@@ -1,0 +1,12 @@
+-- Attempts and GPU-hours per month, outcome and size bucket (the job mix).
+
+select
+    month,
+    outcome,
+    size_bucket,
+    bucket_order,
+    count(*) as attempts,
+    sum(gpu_hours) as gpu_hours
+from {{ ref('fct_attempts') }}
+where month = '{{ var("month") }}'
+group by month, outcome, size_bucket, bucket_order

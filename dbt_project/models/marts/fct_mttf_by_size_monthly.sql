@@ -1,0 +1,48 @@
+-- Observed MTTF per size bucket and month: in-month runtime of the bucket's attempts divided by
+-- the number of infra failures among them (null when there was none; the report then shows a bound).
+
+with attempts as (
+
+    select * from {{ ref('fct_attempts') }}
+    where month = '{{ var("month") }}'
+
+),
+
+buckets as (
+
+    select * from {{ ref('job_size_buckets') }}
+
+),
+
+aggregated as (
+
+    select
+        attempts.month,
+        attempts.size_bucket,
+        count(*) as attempts,
+        cast(sum(case when attempts.is_open then 0 else 1 end) as bigint) as ended_attempts,
+        sum(attempts.runtime_hours) as runtime_hours,
+        sum(attempts.gpu_hours) as gpu_hours,
+        sum(attempts.gpu_node_days) as gpu_node_days,
+        cast(sum(case when attempts.is_infra_failure then 1 else 0 end) as bigint) as infra_failures
+    from attempts
+    group by attempts.month, attempts.size_bucket
+
+)
+
+select
+    aggregated.month,
+    aggregated.size_bucket,
+    buckets.bucket_order,
+    buckets.min_gpus,
+    buckets.max_gpus,
+    aggregated.attempts,
+    aggregated.ended_attempts,
+    aggregated.runtime_hours,
+    aggregated.gpu_hours,
+    aggregated.gpu_node_days,
+    aggregated.infra_failures,
+    case when aggregated.infra_failures > 0
+        then aggregated.runtime_hours / aggregated.infra_failures end as mttf_hours
+from aggregated
+inner join buckets on buckets.size_bucket = aggregated.size_bucket

@@ -1,0 +1,40 @@
+with source as (
+
+    select * from {{ source('landed', 'attempts') }}
+
+),
+
+renamed as (
+
+    select
+        {{ dbt.hash(dbt.concat(["cluster", "'|'", "job_id_raw", "'|'", "cast(submit_at as varchar)"])) }} as attempt_id,
+        cluster,
+        job_id,
+        job_id_raw,
+        job_name,
+        user_name,
+        account,
+        partition,
+        qos,
+        state as slurm_state,
+        cancelled_by_uid,
+        exit_code,
+        exit_signal,
+        submit_at,
+        eligible_at,
+        start_at,
+        end_at,
+        elapsed_seconds,
+        n_nodes,
+        node_list,
+        gpus,
+        req_gpus,
+        reason,
+        source_file,
+        source_line
+
+    from source
+
+)
+
+select * from renamed

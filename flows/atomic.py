@@ -1,0 +1,30 @@
+"""Crash-safe replacement of output directories: a failed run never loses an earlier result."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+
+def replace_dir_atomically(target: Path, fill: Callable[[Path], None]) -> None:
+    """Fill a sibling temporary directory, then swap it in with renames.
+
+    Until the swap the previous content of `target` is untouched, so an exception (or a kill)
+    during `fill` leaves the last good result in place.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        fill(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if target.exists():
+        target.rename(old)
+    tmp.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,103 @@
+"""Cluster configuration (TOML): where the month's logs come from and where results go.
+
+Relative paths resolve against the directory of the config file, and `{month}` / `{cluster}`
+in a source path are replaced with the report month and cluster name.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flows.months import Month
+
+SOURCE_KINDS = ("sacct_psv", "sacctmgr_events_psv", "xid_syslog")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    kind: str
+    path: str  # template with {month} and {cluster}
+
+    def resolve(self, base: Path, cluster: str, month: Month) -> Path:
+        return (base / self.path.format(month=month, cluster=cluster)).resolve()
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    gpus_per_node: int = 8
+    attr_before_minutes: int = 10
+    attr_after_minutes: int = 5
+    paper_min_gpus: int = 128  # the paper's r_f uses jobs with more than this many GPUs
+    projection_gpus: tuple[int, ...] = (1024, 4096, 16384, 131072)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    cluster: str
+    config_path: Path
+    sources: tuple[SourceConfig, ...]
+    data_dir: Path
+    reports_dir: Path
+    warehouse_path: Path
+    site_timezone: str = "UTC"
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    email_to: tuple[str, ...] = ()
+
+    def source_paths(self, month: Month) -> dict[str, Path]:
+        base = self.config_path.parent
+        return {s.kind: s.resolve(base, self.cluster, month) for s in self.sources}
+
+    def report_dir(self, month: Month) -> Path:
+        return self.reports_dir / self.cluster / str(month)
+
+
+def load_config(path: str | Path) -> ClusterConfig:
+    path = Path(path).resolve()
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+    def need(table: dict, key: str, where: str):
+        if key not in table:
+            raise ConfigError(f"{path}: missing required key {where}{key}")
+        return table[key]
+
+    cluster = str(need(raw, "cluster", ""))
+    sources = []
+    for i, src in enumerate(need(raw, "sources", "")):
+        kind = need(src, "kind", f"sources[{i}].")
+        if kind not in SOURCE_KINDS:
+            raise ConfigError(f"{path}: sources[{i}].kind={kind!r} is not one of {', '.join(SOURCE_KINDS)}")
+        sources.append(SourceConfig(kind=kind, path=str(need(src, "path", f"sources[{i}]."))))
+    if "sacct_psv" not in {s.kind for s in sources}:
+        raise ConfigError(f"{path}: a sacct_psv source (the Slurm job records) is required")
+
+    base = path.parent
+    paths = raw.get("paths", {})
+    analysis_raw = raw.get("analysis", {})
+    known = set(AnalysisConfig.__dataclass_fields__)
+    unknown = set(analysis_raw) - known
+    if unknown:
+        raise ConfigError(f"{path}: unknown [analysis] keys: {', '.join(sorted(unknown))}")
+    if "projection_gpus" in analysis_raw:
+        analysis_raw["projection_gpus"] = tuple(int(n) for n in analysis_raw["projection_gpus"])
+    return ClusterConfig(
+        cluster=cluster,
+        config_path=path,
+        sources=tuple(sources),
+        data_dir=(base / paths.get("data", "data")).resolve(),
+        reports_dir=(base / paths.get("reports", "reports")).resolve(),
+        warehouse_path=(base / paths.get("warehouse", f"warehouse/{cluster}.duckdb")).resolve(),
+        site_timezone=str(raw.get("site_timezone", "UTC")),
+        analysis=AnalysisConfig(**analysis_raw),
+        email_to=tuple(raw.get("email", {}).get("to", ())),
+    )

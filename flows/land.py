@@ -1,0 +1,125 @@
+"""Pull a month's inputs and land them: raw copies kept as pulled, normalised Parquet beside them.
+
+Layout under the configured data directory:
+  raw/<cluster>/<month>/<file>           the inputs exactly as pulled
+  landed/<cluster>/<month>/<table>.parquet plus manifest.json (row counts, skips, file hashes)
+A month is written to a temporary directory and swapped in with renames, so a crash leaves the
+previous good landing in place. All timestamps are naive UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from flows.atomic import replace_dir_atomically
+from flows.config import ClusterConfig
+from flows.months import Month
+from flows.sources.sacct import SacctReadStats, read_sacct
+from flows.sources.sacctmgr_events import read_sacctmgr_events
+from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
+
+TS = pa.timestamp("us")
+SCHEMAS = {
+    "attempts": pa.schema([
+        ("cluster", pa.string()), ("job_id", pa.string()), ("job_id_raw", pa.string()), ("job_name", pa.string()),
+        ("user_name", pa.string()), ("account", pa.string()), ("partition", pa.string()), ("qos", pa.string()),
+        ("state", pa.string()), ("cancelled_by_uid", pa.int64()), ("exit_code", pa.int64()),
+        ("exit_signal", pa.int64()), ("submit_at", TS), ("eligible_at", TS), ("start_at", TS), ("end_at", TS),
+        ("elapsed_seconds", pa.int64()), ("n_nodes", pa.int64()), ("node_list", pa.string()), ("gpus", pa.int64()),
+        ("req_gpus", pa.int64()), ("reason", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
+    ]),
+    "attempt_nodes": pa.schema([
+        ("cluster", pa.string()), ("job_id_raw", pa.string()), ("submit_at", TS), ("node", pa.string()),
+    ]),
+    "node_events": pa.schema([
+        ("cluster", pa.string()), ("node", pa.string()), ("started_at", TS), ("ended_at", TS), ("state", pa.string()),
+        ("reason", pa.string()), ("user_name", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
+    ]),
+    "xid_events": pa.schema([
+        ("cluster", pa.string()), ("node", pa.string()), ("ts", TS), ("xid", pa.int64()), ("pci", pa.string()),
+        ("message", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
+    ]),
+}
+
+
+def _naive_utc(ts: datetime | None) -> datetime | None:
+    return None if ts is None else ts.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def land_month(config: ClusterConfig, month: Month) -> Path:
+    """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
+    tz = ZoneInfo(config.site_timezone)
+    sources = config.source_paths(month)
+    for kind, path in sources.items():
+        if not path.is_file():
+            raise FileNotFoundError(f"source {kind}: {path} does not exist")
+
+    tables: dict[str, list[dict]] = {name: [] for name in SCHEMAS}
+    manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
+
+    sacct_path = sources["sacct_psv"]
+    stats = SacctReadStats()
+    for a in read_sacct(sacct_path, tz, stats):
+        row = asdict(a)
+        nodes = row.pop("nodes")
+        row.pop("source_line")
+        for key in ("submit_at", "eligible_at", "start_at", "end_at"):
+            row[key] = _naive_utc(row[key])
+        row["user_name"] = row.pop("user")
+        tables["attempts"].append(
+            {**row, "cluster": config.cluster, "source_file": sacct_path.name, "source_line": a.source_line}
+        )
+        tables["attempt_nodes"].extend(
+            {"cluster": config.cluster, "job_id_raw": a.job_id_raw, "submit_at": row["submit_at"], "node": n}
+            for n in nodes
+        )
+    manifest["sources"]["sacct_psv"] = {"file": str(sacct_path), **asdict(stats)}
+
+    if "sacctmgr_events_psv" in sources:
+        path = sources["sacctmgr_events_psv"]
+        for e in read_sacctmgr_events(path, tz):
+            tables["node_events"].append({
+                "cluster": config.cluster, "node": e.node, "started_at": _naive_utc(e.started_at),
+                "ended_at": _naive_utc(e.ended_at), "state": e.state, "reason": e.reason, "user_name": e.user,
+                "source_file": path.name, "source_line": e.source_line,
+            })
+        manifest["sources"]["sacctmgr_events_psv"] = {"file": str(path), "node_events": len(tables["node_events"])}
+
+    if "xid_syslog" in sources:
+        path = sources["xid_syslog"]
+        xstats = XidReadStats()
+        for x in read_xid_syslog(path, tz, month.year, xstats):
+            tables["xid_events"].append({
+                "cluster": config.cluster, "node": x.node, "ts": _naive_utc(x.ts), "xid": x.xid, "pci": x.pci,
+                "message": x.message, "source_file": path.name, "source_line": x.source_line,
+            })
+        manifest["sources"]["xid_syslog"] = {"file": str(path), **asdict(xstats)}
+
+    for kind, path in sources.items():
+        manifest["sources"][kind]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["landed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+    raw_dir = config.data_dir / "raw" / config.cluster / str(month)
+    landed_dir = config.data_dir / "landed" / config.cluster / str(month)
+
+    def write_raw(tmp: Path) -> None:
+        for path in sources.values():
+            shutil.copy2(path, tmp / path.name)
+
+    def write_landed(tmp: Path) -> None:
+        for name, rows in tables.items():
+            pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMAS[name]), tmp / f"{name}.parquet")
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    replace_dir_atomically(raw_dir, write_raw)
+    replace_dir_atomically(landed_dir, write_landed)
+    return landed_dir

@@ -1,0 +1,43 @@
+"""Report months: `YYYY-MM` strings and their UTC windows [first day 00:00, next month 00:00)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+_MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True, order=True)
+class Month:
+    year: int
+    month: int
+
+    @classmethod
+    def parse(cls, text: str) -> Month:
+        match = _MONTH_RE.match(text.strip())
+        if not match:
+            raise ValueError(f"month must be YYYY-MM, got {text!r}")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+    @property
+    def start(self) -> datetime:
+        return datetime(self.year, self.month, 1, tzinfo=timezone.utc)
+
+    @property
+    def end(self) -> datetime:
+        return self.next().start
+
+    def next(self) -> Month:
+        return Month(self.year + self.month // 12, self.month % 12 + 1)
+
+    def previous(self) -> Month:
+        return Month(self.year - (self.month == 1), (self.month - 2) % 12 + 1)
+
+    @property
+    def days(self) -> float:
+        return (self.end - self.start).total_seconds() / 86400

@@ -1,0 +1,79 @@
+"""NVIDIA Xid kernel lines from syslog / journal files that carry a timestamp and a host name.
+
+Formats read (all as rsyslog / journalctl print them):
+- ISO:  `2026-10-03T12:34:56.123456+00:00 gpu0001 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...`
+- BSD:  `Oct  3 12:34:56 gpu0001 kernel: NVRM: Xid ...` (no year: the report month gives it)
+Lines without `NVRM: Xid` (other kernel messages, multi-line context) are counted and skipped;
+a line with an Xid that cannot be read is an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from flows.sources import InputFormatError
+
+XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
+_ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
+_BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
+
+
+@dataclass
+class XidEvent:
+    node: str
+    ts: datetime
+    xid: int
+    pci: str
+    message: str
+    source_line: int
+
+
+@dataclass
+class XidReadStats:
+    lines: int = 0
+    xid_lines: int = 0
+    other_lines: int = 0
+
+
+def read_xid_syslog(path: Path, tz: ZoneInfo, year: int, stats: XidReadStats | None = None) -> Iterator[XidEvent]:
+    stats = stats if stats is not None else XidReadStats()
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            stats.lines += 1
+            xid = XID_RE.search(line)
+            if not xid:
+                stats.other_lines += 1
+                continue
+            stats.xid_lines += 1
+            ts, node = _timestamp_and_host(line, path, line_no, tz, year)
+            yield XidEvent(
+                node=node, ts=ts, xid=int(xid.group(2)), pci=xid.group(1), message=xid.group(3), source_line=line_no
+            )
+
+
+def _timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo, year: int) -> tuple[datetime, str]:
+    iso = _ISO_PREFIX.match(line)
+    if iso:
+        try:
+            ts = datetime.fromisoformat(iso.group(1))
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=tz)
+        return ts.astimezone(timezone.utc), iso.group(2)
+    bsd = _BSD_PREFIX.match(line)
+    if bsd:
+        try:
+            ts = datetime.strptime(f"{year} {bsd.group(1)}", "%Y %b %d %H:%M:%S")
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, "timestamp", bsd.group(1), str(exc)) from None
+        return ts.replace(tzinfo=tz).astimezone(timezone.utc), bsd.group(2)
+    raise InputFormatError(
+        path, line_no, "timestamp", line[:40], "an Xid line needs a syslog timestamp and host (ISO or BSD format)"
+    )
