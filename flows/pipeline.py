@@ -1,0 +1,77 @@
+"""The monthly pipeline as a Prefect flow: land → dbt build → data quality → metrics → report → deliver.
+
+Each task is a thin wrapper around a plain function that is tested on its own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.analysis import compute_metrics
+from flows.config import ClusterConfig, ConfigError, load_config
+from flows.delivery import deliver_report
+from flows.land import land_month
+from flows.months import Month
+from flows.quality import SuiteResult, validate_month
+from flows.report import render_report, write_report
+from flows.warehouse import build_month
+
+
+@task(name="pull-and-land", cache_policy=NO_CACHE)
+def pull_and_land(config: ClusterConfig, month: Month) -> Path:
+    return land_month(config, month)
+
+
+@task(name="dbt-build", cache_policy=NO_CACHE)
+def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
+    return build_month(config, month, landed_dir)
+
+
+@task(name="data-quality", cache_policy=NO_CACHE)
+def check_quality(config: ClusterConfig, month: Month) -> list[SuiteResult]:
+    return validate_month(config.warehouse_path, month)
+
+
+@task(name="metrics", cache_policy=NO_CACHE)
+def analyse(config: ClusterConfig, month: Month) -> dict:
+    return compute_metrics(config.warehouse_path, month, config.analysis)
+
+
+@task(name="render-report", cache_policy=NO_CACHE)
+def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path) -> dict:
+    inputs = json.loads((landed_dir / "manifest.json").read_text())
+    quality_rows = [vars(q) for q in quality]
+    full_metrics = {**metrics, "cluster": config.cluster, "inputs": inputs["sources"], "data_quality": quality_rows}
+    html = render_report({"cluster": config.cluster, "metrics": metrics, "inputs": inputs, "quality": quality_rows})
+    return write_report(config.report_dir(month), html, full_metrics)
+
+
+@task(name="deliver", cache_policy=NO_CACHE)
+def deliver(config: ClusterConfig, month: Month, paths: dict) -> str:
+    return deliver_report(config, str(month), paths)
+
+
+@flow(name="monthly-report")
+def monthly_report(month: str, cluster: str, config: str) -> dict:
+    """Build, check and report one cluster's month; returns a summary with the output paths."""
+    logger = get_run_logger()
+    report_month = Month.parse(month)
+    cfg = load_config(config)
+    if cfg.cluster != cluster:
+        raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
+    landed_dir = pull_and_land(cfg, report_month)
+    dbt_statuses = build_warehouse(cfg, report_month, landed_dir)
+    quality = check_quality(cfg, report_month)
+    metrics = analyse(cfg, report_month)
+    paths = render(cfg, report_month, metrics, quality, landed_dir)
+    delivery = deliver(cfg, report_month, paths)
+    logger.info("report for %s %s written to %s", cluster, month, paths["report"])
+    return {
+        "cluster": cluster, "month": month, "report": str(paths["report"]), "metrics": str(paths["metrics"]),
+        "dbt": dbt_statuses, "delivery": delivery, "attempts": metrics["totals"]["attempts"],
+        "infra_failures": metrics["totals"]["infra_failures"],
+    }
