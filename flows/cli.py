@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 from flows.config import ConfigError, load_config
@@ -19,11 +18,6 @@ def _month(text: str) -> Month:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _last_full_month() -> Month:
-    now = datetime.now(timezone.utc)
-    return Month(now.year, now.month).previous()
-
-
 def cmd_simulate(args: argparse.Namespace) -> int:
     from flows.simulate import SimParams, simulate
 
@@ -31,8 +25,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         SimParams(cluster=args.cluster, month=args.month, nodes=args.nodes, seed=args.seed, r_f=args.r_f),
         Path(args.out),
     )
-    print(f"simulated {args.cluster} {args.month}: {args.nodes} nodes, "
-          f"{len(truth['infra_failures'])} injected infrastructure failures ending in the month -> {args.out}")
+    print(
+        f"simulated {args.cluster} {args.month}: {args.nodes} nodes, "
+        f"{len(truth['infra_failures'])} injected infrastructure failures ending in the month -> {args.out}"
+    )
     return 0
 
 
@@ -41,8 +37,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     summary = monthly_report(month=str(args.month), cluster=config.cluster, config=str(config.config_path))
-    print(f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
-          f"{summary['infra_failures']} infrastructure failures; {summary['delivery']}")
+    print(
+        f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
+        f"{summary['infra_failures']} infrastructure failures; {summary['delivery']}"
+    )
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
     return 0
@@ -67,12 +65,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    month = args.month or _last_full_month()
+    month = args.month or Month.last_full()
     config_path = write_demo_config(workdir, args.cluster, Path(args.reports))
     sim_dir = workdir / "sim" / args.cluster / str(month)
     truth = simulate(SimParams(cluster=args.cluster, month=month, nodes=args.nodes, seed=args.seed), sim_dir)
-    print(f"simulated {args.cluster} {month}: {args.nodes} nodes, {len(truth['infra_failures'])} injected "
-          f"infrastructure failures; logs in {sim_dir}")
+    print(
+        f"simulated {args.cluster} {month}: {args.nodes} nodes, {len(truth['infra_failures'])} injected "
+        f"infrastructure failures; logs in {sim_dir}"
+    )
     return cmd_run(argparse.Namespace(month=month, config=str(config_path)))
 
 

@@ -16,7 +16,11 @@ def deliver_report(config: ClusterConfig, month: str, paths: dict[str, Path]) ->
     Email sending is not implemented yet; the report stays archived under reports/.
     """
     if config.email_to:
-        log.warning("email delivery is not implemented yet; %s for %s not sent to %s",
-                    paths["report"], month, ", ".join(config.email_to))
+        log.warning(
+            "email delivery is not implemented yet; %s for %s not sent to %s",
+            paths["report"],
+            month,
+            ", ".join(config.email_to),
+        )
         return "email not implemented: archived only"
     return "archived only (no recipients configured)"

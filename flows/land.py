@@ -13,7 +13,7 @@ import hashlib
 import json
 import shutil
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -29,30 +29,72 @@ from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
 
 TS = pa.timestamp("us")
 SCHEMAS = {
-    "attempts": pa.schema([
-        ("cluster", pa.string()), ("job_id", pa.string()), ("job_id_raw", pa.string()), ("job_name", pa.string()),
-        ("user_name", pa.string()), ("account", pa.string()), ("partition", pa.string()), ("qos", pa.string()),
-        ("state", pa.string()), ("cancelled_by_uid", pa.int64()), ("exit_code", pa.int64()),
-        ("exit_signal", pa.int64()), ("submit_at", TS), ("eligible_at", TS), ("start_at", TS), ("end_at", TS),
-        ("elapsed_seconds", pa.int64()), ("n_nodes", pa.int64()), ("node_list", pa.string()), ("gpus", pa.int64()),
-        ("req_gpus", pa.int64()), ("reason", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
-    ]),
-    "attempt_nodes": pa.schema([
-        ("cluster", pa.string()), ("job_id_raw", pa.string()), ("submit_at", TS), ("node", pa.string()),
-    ]),
-    "node_events": pa.schema([
-        ("cluster", pa.string()), ("node", pa.string()), ("started_at", TS), ("ended_at", TS), ("state", pa.string()),
-        ("reason", pa.string()), ("user_name", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
-    ]),
-    "xid_events": pa.schema([
-        ("cluster", pa.string()), ("node", pa.string()), ("ts", TS), ("xid", pa.int64()), ("pci", pa.string()),
-        ("message", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
-    ]),
+    "attempts": pa.schema(
+        [
+            ("cluster", pa.string()),
+            ("job_id", pa.string()),
+            ("job_id_raw", pa.string()),
+            ("job_name", pa.string()),
+            ("user_name", pa.string()),
+            ("account", pa.string()),
+            ("partition", pa.string()),
+            ("qos", pa.string()),
+            ("state", pa.string()),
+            ("cancelled_by_uid", pa.int64()),
+            ("exit_code", pa.int64()),
+            ("exit_signal", pa.int64()),
+            ("submit_at", TS),
+            ("eligible_at", TS),
+            ("start_at", TS),
+            ("end_at", TS),
+            ("elapsed_seconds", pa.int64()),
+            ("n_nodes", pa.int64()),
+            ("node_list", pa.string()),
+            ("gpus", pa.int64()),
+            ("req_gpus", pa.int64()),
+            ("reason", pa.string()),
+            ("source_file", pa.string()),
+            ("source_line", pa.int64()),
+        ]
+    ),
+    "attempt_nodes": pa.schema(
+        [
+            ("cluster", pa.string()),
+            ("job_id_raw", pa.string()),
+            ("submit_at", TS),
+            ("node", pa.string()),
+        ]
+    ),
+    "node_events": pa.schema(
+        [
+            ("cluster", pa.string()),
+            ("node", pa.string()),
+            ("started_at", TS),
+            ("ended_at", TS),
+            ("state", pa.string()),
+            ("reason", pa.string()),
+            ("user_name", pa.string()),
+            ("source_file", pa.string()),
+            ("source_line", pa.int64()),
+        ]
+    ),
+    "xid_events": pa.schema(
+        [
+            ("cluster", pa.string()),
+            ("node", pa.string()),
+            ("ts", TS),
+            ("xid", pa.int64()),
+            ("pci", pa.string()),
+            ("message", pa.string()),
+            ("source_file", pa.string()),
+            ("source_line", pa.int64()),
+        ]
+    ),
 }
 
 
 def _naive_utc(ts: datetime | None) -> datetime | None:
-    return None if ts is None else ts.astimezone(timezone.utc).replace(tzinfo=None)
+    return None if ts is None else ts.astimezone(UTC).replace(tzinfo=None)
 
 
 def land_month(config: ClusterConfig, month: Month) -> Path:
@@ -87,26 +129,42 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     if "sacctmgr_events_psv" in sources:
         path = sources["sacctmgr_events_psv"]
         for e in read_sacctmgr_events(path, tz):
-            tables["node_events"].append({
-                "cluster": config.cluster, "node": e.node, "started_at": _naive_utc(e.started_at),
-                "ended_at": _naive_utc(e.ended_at), "state": e.state, "reason": e.reason, "user_name": e.user,
-                "source_file": path.name, "source_line": e.source_line,
-            })
+            tables["node_events"].append(
+                {
+                    "cluster": config.cluster,
+                    "node": e.node,
+                    "started_at": _naive_utc(e.started_at),
+                    "ended_at": _naive_utc(e.ended_at),
+                    "state": e.state,
+                    "reason": e.reason,
+                    "user_name": e.user,
+                    "source_file": path.name,
+                    "source_line": e.source_line,
+                }
+            )
         manifest["sources"]["sacctmgr_events_psv"] = {"file": str(path), "node_events": len(tables["node_events"])}
 
     if "xid_syslog" in sources:
         path = sources["xid_syslog"]
         xstats = XidReadStats()
         for x in read_xid_syslog(path, tz, month.year, xstats):
-            tables["xid_events"].append({
-                "cluster": config.cluster, "node": x.node, "ts": _naive_utc(x.ts), "xid": x.xid, "pci": x.pci,
-                "message": x.message, "source_file": path.name, "source_line": x.source_line,
-            })
+            tables["xid_events"].append(
+                {
+                    "cluster": config.cluster,
+                    "node": x.node,
+                    "ts": _naive_utc(x.ts),
+                    "xid": x.xid,
+                    "pci": x.pci,
+                    "message": x.message,
+                    "source_file": path.name,
+                    "source_line": x.source_line,
+                }
+            )
         manifest["sources"]["xid_syslog"] = {"file": str(path), **asdict(xstats)}
 
     for kind, path in sources.items():
         manifest["sources"][kind]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    manifest["landed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
 
     raw_dir = config.data_dir / "raw" / config.cluster / str(month)
     landed_dir = config.data_dir / "landed" / config.cluster / str(month)

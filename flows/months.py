@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
@@ -21,12 +21,18 @@ class Month:
             raise ValueError(f"month must be YYYY-MM, got {text!r}")
         return cls(int(match.group(1)), int(match.group(2)))
 
+    @classmethod
+    def last_full(cls, now: datetime | None = None) -> Month:
+        """The month before the one `now` (default: the current UTC time) falls in."""
+        now = now or datetime.now(UTC)
+        return cls(now.year, now.month).previous()
+
     def __str__(self) -> str:
         return f"{self.year:04d}-{self.month:02d}"
 
     @property
     def start(self) -> datetime:
-        return datetime(self.year, self.month, 1, tzinfo=timezone.utc)
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
 
     @property
     def end(self) -> datetime:

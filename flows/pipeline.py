@@ -56,10 +56,11 @@ def deliver(config: ClusterConfig, month: Month, paths: dict) -> str:
 
 
 @flow(name="monthly-report")
-def monthly_report(month: str, cluster: str, config: str) -> dict:
-    """Build, check and report one cluster's month; returns a summary with the output paths."""
+def monthly_report(cluster: str, config: str, month: str | None = None) -> dict:
+    """Build, check and report one cluster's month (default: the last full month); returns a summary."""
     logger = get_run_logger()
-    report_month = Month.parse(month)
+    report_month = Month.parse(month) if month else Month.last_full()
+    month = str(report_month)
     cfg = load_config(config)
     if cfg.cluster != cluster:
         raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
@@ -71,7 +72,12 @@ def monthly_report(month: str, cluster: str, config: str) -> dict:
     delivery = deliver(cfg, report_month, paths)
     logger.info("report for %s %s written to %s", cluster, month, paths["report"])
     return {
-        "cluster": cluster, "month": month, "report": str(paths["report"]), "metrics": str(paths["metrics"]),
-        "dbt": dbt_statuses, "delivery": delivery, "attempts": metrics["totals"]["attempts"],
+        "cluster": cluster,
+        "month": month,
+        "report": str(paths["report"]),
+        "metrics": str(paths["metrics"]),
+        "dbt": dbt_statuses,
+        "delivery": delivery,
+        "attempts": metrics["totals"]["attempts"],
         "infra_failures": metrics["totals"]["infra_failures"],
     }

@@ -85,18 +85,25 @@ def validate_month(warehouse_path: Path, month: Month, suites_dir: Path = EXPECT
                 if not r.success
             ]
             stats = outcome.statistics
-            results.append(SuiteResult(
-                suite=suite.name, table=table, rows=len(frame),
-                evaluated=int(stats["evaluated_expectations"]), successful=int(stats["successful_expectations"]),
-                failures=failures,
-            ))
+            results.append(
+                SuiteResult(
+                    suite=suite.name,
+                    table=table,
+                    rows=len(frame),
+                    evaluated=int(stats["evaluated_expectations"]),
+                    successful=int(stats["successful_expectations"]),
+                    failures=failures,
+                )
+            )
     failed = [r for r in results if not r.success]
     if failed:
         lines = [
-            f"{r.suite}: {f['expectation']}" + (f" on {f['column']}" if f["column"] else "")
+            f"{r.suite}: {f['expectation']}"
+            + (f" on {f['column']}" if f["column"] else "")
             + (f" ({f['unexpected_count']} unexpected, e.g. {f['sample']})" if f["unexpected_count"] else "")
             + (f" observed={f['observed']}" if f["observed"] is not None else "")
-            for r in failed for f in r.failures
+            for r in failed
+            for f in r.failures
         ]
         raise DataQualityError("data-quality checks failed:\n  " + "\n  ".join(lines))
     return results

@@ -14,7 +14,7 @@ import heapq
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -26,15 +26,22 @@ SACCT_HEADER = (
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|State|ExitCode|Submit|Eligible|Start|End|Elapsed|"
     "NNodes|NodeList|AllocTRES|ReqTRES|Reason|DerivedExitCode"
 )
-EVENTS_HEADER = "Cluster|Cluster Nodes|Duration|TimeEnd|Event|EventRaw|NodeName|Reason|TimeStart|State|StateRaw|TRES|User"
+EVENTS_HEADER = (
+    "Cluster|Cluster Nodes|Duration|TimeEnd|Event|EventRaw|NodeName|Reason|TimeStart|State|StateRaw|TRES|User"
+)
 
 # GPUs per job and their probabilities (shaped like the paper's RSC-1: many 1-GPU jobs, few huge ones).
 SIZE_CHOICES = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096])
 SIZE_WEIGHTS = np.array([0.42, 0.08, 0.10, 0.25, 0.05, 0.04, 0.025, 0.015, 0.01, 0.006, 0.003, 0.0015, 0.0005])
 # Outcome mix of attempts not hit by a node failure (paper Fig. 3, CANCELLED takes the rest).
 OUTCOMES = {
-    "COMPLETED": 0.60, "FAILED": 0.24, "PREEMPTED": 0.10, "REQUEUED": 0.02, "TIMEOUT": 0.006,
-    "OUT_OF_MEMORY": 0.001, "CANCELLED": 0.033,
+    "COMPLETED": 0.60,
+    "FAILED": 0.24,
+    "PREEMPTED": 0.10,
+    "REQUEUED": 0.02,
+    "TIMEOUT": 0.006,
+    "OUT_OF_MEMORY": 0.001,
+    "CANCELLED": 0.033,
 }
 # Infrastructure failure causes: (category, share, xid or None, drain reason).
 CAUSES = [
@@ -58,7 +65,16 @@ XID_TEXT = {
     92: "High single-bit ECC error rate detected on GPU.",
     119: "Timeout after 45s of waiting for RPC response from GPU{gpu} GSP! Expected function 76 (GSP_RM_CONTROL) sequence 4128 (0x20803039 0xb0).",
 }
-PCI_IDS = ["0000:18:00", "0000:2a:00", "0000:3a:00", "0000:5d:00", "0000:9a:00", "0000:ab:00", "0000:ba:00", "0000:db:00"]
+PCI_IDS = [
+    "0000:18:00",
+    "0000:2a:00",
+    "0000:3a:00",
+    "0000:5d:00",
+    "0000:9a:00",
+    "0000:ab:00",
+    "0000:ba:00",
+    "0000:db:00",
+]
 USERS = [("alice", "vision"), ("bob", "llm"), ("carol", "llm"), ("dave", "speech"), ("erin", "rl"), ("frank", "vision")]
 REPAIR_HOURS = (2.0, 48.0)
 
@@ -144,10 +160,17 @@ class _Simulation:
             duration = float(np.clip(self.rng.lognormal(math.log(median), 1.3), 1 / 60, 7 * 24))
             user = USERS[self.rng.integers(len(USERS))]
             seq += 1
-            subs.append(_Submission(
-                submit=float(self.rng.uniform(0, self.horizon)), seq=seq, gpus=gpus, duration=duration,
-                job_id=0, user=user, name=f"{user[1]}_{'train' if gpus >= 8 else 'exp'}_{seq % 97}",
-            ))
+            subs.append(
+                _Submission(
+                    submit=float(self.rng.uniform(0, self.horizon)),
+                    seq=seq,
+                    gpus=gpus,
+                    duration=duration,
+                    job_id=0,
+                    user=user,
+                    name=f"{user[1]}_{'train' if gpus >= 8 else 'exp'}_{seq % 97}",
+                )
+            )
             used += gpus * duration
         subs.sort()
         for job_id, sub in enumerate(subs, start=1000):
@@ -163,10 +186,19 @@ class _Simulation:
             requeue = self._place(sub)
             if requeue is not None:
                 seq += 1
-                heapq.heappush(queue, _Submission(
-                    submit=requeue, seq=seq, gpus=sub.gpus, duration=sub.duration, job_id=sub.job_id,
-                    user=sub.user, name=sub.name, requeue_of=sub.job_id,
-                ))
+                heapq.heappush(
+                    queue,
+                    _Submission(
+                        submit=requeue,
+                        seq=seq,
+                        gpus=sub.gpus,
+                        duration=sub.duration,
+                        job_id=sub.job_id,
+                        user=sub.user,
+                        name=sub.name,
+                        requeue_of=sub.job_id,
+                    ),
+                )
         self._noise()
 
     def _place(self, sub: _Submission) -> float | None:
@@ -213,8 +245,13 @@ class _Simulation:
             return None
         open_attempt = end >= month_end
         self._record(
-            sub, "RUNNING" if open_attempt else state, eligible, start, None if open_attempt else end,
-            [self.node_names[i] for i in node_idx], "0:0" if open_attempt else exit_code,
+            sub,
+            "RUNNING" if open_attempt else state,
+            eligible,
+            start,
+            None if open_attempt else end,
+            [self.node_names[i] for i in node_idx],
+            "0:0" if open_attempt else exit_code,
         )
         return requeue_at if (requeue_at is not None and requeue_at < month_end) else None
 
@@ -236,10 +273,18 @@ class _Simulation:
         self._event(node, event_at, event_at + rng.uniform(*REPAIR_HOURS), state_word, reason)
         exit_code = "0:0" if kind != "FAILED" else rng.choice(["1:0", "0:6", "134:0"])
         requeue_at = end if kind == "REQUEUED" or (kind == "NODE_FAIL" and rng.random() < 0.5) else None
-        self.injected.append({
-            "job_id": sub.job_id, "submit": _fmt(self._ts(sub.submit)), "node": node, "state": kind,
-            "cause": cause, "failure_at": _fmt(self._ts(t_fail)), "end": _fmt(self._ts(end)), "gpus": sub.gpus,
-        })
+        self.injected.append(
+            {
+                "job_id": sub.job_id,
+                "submit": _fmt(self._ts(sub.submit)),
+                "node": node,
+                "state": kind,
+                "cause": cause,
+                "failure_at": _fmt(self._ts(t_fail)),
+                "end": _fmt(self._ts(end)),
+                "gpus": sub.gpus,
+            }
+        )
         return end, kind, exit_code, requeue_at
 
     def _normal_outcome(self, sub, start):
@@ -270,7 +315,13 @@ class _Simulation:
         for _ in range(max(1, p.nodes // 50)):
             node = self.node_names[rng.integers(p.nodes)]
             t = rng.uniform(0, self.horizon)
-            self._event(node, t, t + rng.uniform(0.5, 4), "DRAIN", rng.choice(["Reboot ASAP", "scheduled maintenance: BIOS update"]))
+            self._event(
+                node,
+                t,
+                t + rng.uniform(0.5, 4),
+                "DRAIN",
+                rng.choice(["Reboot ASAP", "scheduled maintenance: BIOS update"]),
+            )
 
     # --- output ------------------------------------------------------------------------------
     def _ts(self, hours: float) -> datetime:
@@ -280,8 +331,12 @@ class _Simulation:
         p = self.p
         n_nodes = max(1, math.ceil(sub.gpus / p.gpus_per_node))
         cpus = sub.gpus * 12
-        alloc = "" if (not nodes or no_alloc) else (
-            f"billing={cpus},cpu={cpus},gres/gpu:h100={sub.gpus},gres/gpu={sub.gpus},mem={sub.gpus * 120}G,node={n_nodes}"
+        alloc = (
+            ""
+            if (not nodes or no_alloc)
+            else (
+                f"billing={cpus},cpu={cpus},gres/gpu:h100={sub.gpus},gres/gpu={sub.gpus},mem={sub.gpus * 120}G,node={n_nodes}"
+            )
         )
         req = f"billing={cpus},cpu={cpus},gres/gpu={sub.gpus},mem={sub.gpus * 120}G,node={n_nodes}"
         month_end = self.horizon
@@ -291,12 +346,26 @@ class _Simulation:
             elapsed = round(((end if end is not None else month_end) - start) * 3600)
         reason = "BeginTime" if sub.requeue_of else reason
         fields = [
-            str(sub.job_id), str(sub.job_id), sub.name, sub.user[0], sub.user[1], "gpu", "normal", state, exit_code,
-            _fmt(self._ts(sub.submit)), _fmt(self._ts(eligible)),
+            str(sub.job_id),
+            str(sub.job_id),
+            sub.name,
+            sub.user[0],
+            sub.user[1],
+            "gpu",
+            "normal",
+            state,
+            exit_code,
+            _fmt(self._ts(sub.submit)),
+            _fmt(self._ts(eligible)),
             _fmt(self._ts(start)) if start is not None else "Unknown",
             _fmt(self._ts(end)) if end is not None else "Unknown",
-            _elapsed(elapsed), str(n_nodes), str(NodeSet.fromlist(nodes)) if nodes else "None assigned",
-            alloc, req, reason, "0:0",
+            _elapsed(elapsed),
+            str(n_nodes),
+            str(NodeSet.fromlist(nodes)) if nodes else "None assigned",
+            alloc,
+            req,
+            reason,
+            "0:0",
         ]
         if end is not None and end < self.warmup_hours:
             return  # ended before the month: not in the month's sacct window
@@ -310,7 +379,9 @@ class _Simulation:
         ts = (self.t0 + timedelta(hours=hours)).isoformat(timespec="microseconds")
         text = XID_TEXT[xid].format(gpu=gpu, prev=prev)
         pid = int(self.rng.integers(1000, 99999))
-        self.xid_lines.append((hours, f"{ts} {node} kernel: NVRM: Xid (PCI:{PCI_IDS[gpu]}): {xid}, pid={pid}, name=python, {text}"))
+        self.xid_lines.append(
+            (hours, f"{ts} {node} kernel: NVRM: Xid (PCI:{PCI_IDS[gpu]}): {xid}, pid={pid}, name=python, {text}")
+        )
 
     def _event(self, node: str, start: float, end: float, state: str, reason: str) -> None:
         month_end = self.horizon
@@ -343,18 +414,22 @@ class _Simulation:
         month_start, month_end = self.p.month.start, self.p.month.end
         in_month = [f for f in self.injected if month_start <= _parse(f["end"]) < month_end]
         return {
-            "cluster": self.p.cluster, "month": str(self.p.month), "nodes": self.p.nodes, "seed": self.p.seed,
-            "gpus_per_node": self.p.gpus_per_node, "r_f_per_1000_node_days": self.p.r_f,
+            "cluster": self.p.cluster,
+            "month": str(self.p.month),
+            "nodes": self.p.nodes,
+            "seed": self.p.seed,
+            "gpus_per_node": self.p.gpus_per_node,
+            "r_f_per_1000_node_days": self.p.r_f,
             "infra_failures": in_month,
         }
 
 
 def _fmt(ts: datetime) -> str:
-    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def _elapsed(seconds: int) -> str:

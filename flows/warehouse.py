@@ -37,10 +37,18 @@ def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[s
     config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
     os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
     args = [
-        "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
-        "--target-path", str(config.warehouse_path.parent / "dbt_target"),
-        "--log-path", str(config.warehouse_path.parent / "dbt_logs"),
-        "--quiet", "--vars", json.dumps(dbt_vars(config, month, landed_dir)),
+        "build",
+        "--project-dir",
+        str(DBT_PROJECT_DIR),
+        "--profiles-dir",
+        str(DBT_PROJECT_DIR),
+        "--target-path",
+        str(config.warehouse_path.parent / "dbt_target"),
+        "--log-path",
+        str(config.warehouse_path.parent / "dbt_logs"),
+        "--quiet",
+        "--vars",
+        json.dumps(dbt_vars(config, month, landed_dir)),
     ]
     try:
         result = dbtRunner().invoke(args)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -20,4 +20,4 @@ def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:
     """Slurm prints `YYYY-MM-DDTHH:MM:SS` in the local time of the process; `Unknown`/`None` mean no time."""
     if text in ("", "Unknown", "None"):
         return None
-    return datetime.fromisoformat(text).replace(tzinfo=tz).astimezone(timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=tz).astimezone(UTC)

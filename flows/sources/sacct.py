@@ -18,8 +18,23 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from flows.sources import InputFormatError, parse_local_timestamp
 
 REQUIRED_FIELDS = (
-    "JobID", "JobIDRaw", "JobName", "User", "Account", "Partition", "QOS", "State", "ExitCode",
-    "Submit", "Eligible", "Start", "End", "Elapsed", "NNodes", "NodeList", "AllocTRES",
+    "JobID",
+    "JobIDRaw",
+    "JobName",
+    "User",
+    "Account",
+    "Partition",
+    "QOS",
+    "State",
+    "ExitCode",
+    "Submit",
+    "Eligible",
+    "Start",
+    "End",
+    "Elapsed",
+    "NNodes",
+    "NodeList",
+    "AllocTRES",
 )
 OPTIONAL_FIELDS = ("ReqTRES", "Reason", "DerivedExitCode")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -66,14 +66,14 @@ def _timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo, year:
             raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=tz)
-        return ts.astimezone(timezone.utc), iso.group(2)
+        return ts.astimezone(UTC), iso.group(2)
     bsd = _BSD_PREFIX.match(line)
     if bsd:
         try:
             ts = datetime.strptime(f"{year} {bsd.group(1)}", "%Y %b %d %H:%M:%S")
         except ValueError as exc:
             raise InputFormatError(path, line_no, "timestamp", bsd.group(1), str(exc)) from None
-        return ts.replace(tzinfo=tz).astimezone(timezone.utc), bsd.group(2)
+        return ts.replace(tzinfo=tz).astimezone(UTC), bsd.group(2)
     raise InputFormatError(
         path, line_no, "timestamp", line[:40], "an Xid line needs a syslog timestamp and host (ISO or BSD format)"
     )

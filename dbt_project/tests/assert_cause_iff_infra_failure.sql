@@ -1,0 +1,5 @@
+-- An infra failure always has a cause category, and only infra failures have one.
+select attempt_id, outcome, cause_category
+from {{ ref('fct_attempts') }}
+where (is_infra_failure and cause_category is null)
+   or (not is_infra_failure and cause_category is not null)

@@ -1,0 +1,180 @@
+"""The monthly flow end to end on a small simulated month, checked against independent arithmetic."""
+
+import csv
+import json
+import re
+import shutil
+from collections import Counter, defaultdict
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from flows.cli import write_demo_config
+from flows.config import load_config
+from flows.months import Month
+from flows.pipeline import monthly_report
+from flows.quality import DataQualityError, validate_month
+from flows.simulate import SimParams, simulate
+from flows.sources import InputFormatError
+
+MONTH = Month.parse("2026-10")
+CLUSTER = "testc"
+
+
+def bucket_label(gpus: int) -> str:
+    if gpus <= 2:
+        return str(gpus)
+    upper = 1 << (gpus - 1).bit_length()
+    return str(upper) if upper <= 8192 else ">8192"
+
+
+def parse_ts(text: str) -> datetime | None:
+    return None if text in ("Unknown", "None", "") else datetime.fromisoformat(text)
+
+
+def independent_figures(sacct_path: Path, truth: dict) -> dict:
+    """Attempts, runtime per bucket and failures per bucket, straight from the sacct text and the truth file."""
+    month_start, month_end = MONTH.start.replace(tzinfo=None), MONTH.end.replace(tzinfo=None)
+    runtime: dict[str, float] = defaultdict(float)
+    attempts = 0
+    with open(sacct_path, newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="|"):
+            start, end, submit = parse_ts(row["Start"]), parse_ts(row["End"]), parse_ts(row["Submit"])
+            if (end is not None and end < month_start) or submit >= month_end:
+                continue
+            attempts += 1
+            match = re.search(r"gres/gpu=(\d+)", row["AllocTRES"]) or re.search(r"gres/gpu=(\d+)", row["ReqTRES"])
+            gpus = int(match.group(1)) if match else 0
+            if start is not None:
+                lo, hi = max(start, month_start), min(end or month_end, month_end)
+                runtime[bucket_label(gpus)] += max((hi - lo).total_seconds(), 0) / 3600
+    failures = Counter(bucket_label(f["gpus"]) for f in truth["infra_failures"])
+    return {"attempts": attempts, "runtime": runtime, "failures": failures}
+
+
+@pytest.fixture(scope="module")
+def month_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("pipeline")
+    config_path = write_demo_config(workdir, CLUSTER, workdir / "reports")
+    sim_dir = workdir / "sim" / CLUSTER / str(MONTH)
+    truth = simulate(SimParams(CLUSTER, MONTH, nodes=48, seed=11), sim_dir)
+    summary = monthly_report(cluster=CLUSTER, config=str(config_path), month=str(MONTH))
+    metrics = json.loads(Path(summary["metrics"]).read_text())
+    return {
+        "workdir": workdir,
+        "config": config_path,
+        "sim": sim_dir,
+        "truth": truth,
+        "summary": summary,
+        "metrics": metrics,
+    }
+
+
+def test_counts_match_the_logs(month_run):
+    expected = independent_figures(month_run["sim"] / "sacct.psv", month_run["truth"])
+    metrics = month_run["metrics"]
+    assert metrics["totals"]["attempts"] == expected["attempts"]
+    assert metrics["totals"]["infra_failures"] == len(month_run["truth"]["infra_failures"]) > 0
+    assert sum(o["attempts"] for o in metrics["job_mix"]) == expected["attempts"]
+
+
+def test_mttf_per_bucket_is_runtime_over_injected_failures(month_run):
+    expected = independent_figures(month_run["sim"] / "sacct.psv", month_run["truth"])
+    rows = {b["size_bucket"]: b for b in month_run["metrics"]["mttf_by_size"]}
+    checked = 0
+    for label, failures in expected["failures"].items():
+        row = rows[label]
+        assert row["infra_failures"] == failures
+        assert row["runtime_hours"] == pytest.approx(expected["runtime"][label], rel=1e-9)
+        assert row["mttf_hours"] == pytest.approx(expected["runtime"][label] / failures, rel=1e-9)
+        assert row["mttf_lower_hours"] < row["mttf_hours"] < row["mttf_upper_hours"]
+        checked += 1
+    assert checked >= 1
+    for label, row in rows.items():
+        if label not in expected["failures"]:
+            assert row["infra_failures"] == 0 and row["mttf_hours"] is None
+
+
+def test_causes_match_the_injected_ones(month_run):
+    injected = Counter(
+        f["cause"]
+        for f in month_run["truth"]["infra_failures"]
+        if not (f["cause"] == "node_unresponsive" and f["state"] == "NODE_FAIL")
+    )
+    reported = Counter({c["category"]: c["failures"] for c in month_run["metrics"]["failures_by_cause"]})
+    reported.pop("unattributed_node_failure", None)
+    # a NODE_FAIL from an unresponsive node is attributed to its `Not responding` event
+    reported.pop("node_unresponsive", None)
+    assert reported == injected
+
+
+def test_report_and_metrics_on_disk(month_run):
+    report_dir = month_run["workdir"] / "reports" / CLUSTER / str(MONTH)
+    html = (report_dir / "report.html").read_text()
+    assert f"Cluster reliability: {CLUSTER}, {MONTH}" in html
+    assert "MTTF by job size" in html and "Node failure rate" in html
+    metrics = month_run["metrics"]
+    assert metrics["month"] == str(MONTH) and metrics["cluster"] == CLUSTER
+    assert {q["suite"] for q in metrics["data_quality"]} == {"fct_attempts", "fct_mttf_by_size_monthly"}
+    assert metrics["node_failure_rate"]["all"]["lower"] <= metrics["node_failure_rate"]["all"]["value"]
+
+
+def test_rerun_gives_identical_results(month_run):
+    report_dir = month_run["workdir"] / "reports" / CLUSTER / str(MONTH)
+    before = {name: (report_dir / name).read_bytes() for name in ("report.html", "metrics.json")}
+    monthly_report(cluster=CLUSTER, config=str(month_run["config"]), month=str(MONTH))
+    assert {name: (report_dir / name).read_bytes() for name in before} == before
+
+
+def test_corrupt_input_fails_with_file_and_line_and_keeps_previous_report(month_run, tmp_path):
+    workdir = month_run["workdir"]
+    report = workdir / "reports" / CLUSTER / str(MONTH) / "report.html"
+    before = report.read_bytes()
+    sacct = month_run["sim"] / "sacct.psv"
+    original = sacct.read_text()
+    lines = original.splitlines()
+    fields = lines[6].split("|")
+    fields[14] = "two"  # NNodes
+    lines[6] = "|".join(fields)
+    try:
+        sacct.write_text("\n".join(lines) + "\n")
+        with pytest.raises(InputFormatError, match=rf"{re.escape(str(sacct))}:7: field NNodes='two'"):
+            monthly_report(cluster=CLUSTER, config=str(month_run["config"]), month=str(MONTH))
+    finally:
+        sacct.write_text(original)
+    assert report.read_bytes() == before
+
+
+def test_failed_expectation_is_named(month_run, tmp_path):
+    config = load_config(month_run["config"])
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "strict.json").write_text(
+        json.dumps(
+            {
+                "name": "strict",
+                "meta": {"table": "fct_attempts", "filter_by_month": True},
+                "expectations": [
+                    {
+                        "type": "expect_column_values_to_be_between",
+                        "kwargs": {"column": "gpus", "min_value": 0, "max_value": 4},
+                    }
+                ],
+            }
+        )
+    )
+    with pytest.raises(DataQualityError, match="strict: expect_column_values_to_be_between on gpus"):
+        validate_month(config.warehouse_path, MONTH, suites)
+
+
+def test_unknown_expectation_type_is_not_silently_dropped(month_run, tmp_path):
+    config = load_config(month_run["config"])
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "expectations" / "fct_attempts.json", suites / "a.json")
+    spec = json.loads((suites / "a.json").read_text())
+    spec["expectations"].append({"type": "expect_column_values_to_be_nul", "kwargs": {"column": "month"}})
+    (suites / "a.json").write_text(json.dumps(spec))
+    with pytest.raises(DataQualityError, match="could not be loaded"):
+        validate_month(config.warehouse_path, MONTH, suites)

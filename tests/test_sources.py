@@ -1,0 +1,162 @@
+import csv
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from flows.months import Month
+from flows.simulate import SimParams, simulate
+from flows.sources import InputFormatError
+from flows.sources.sacct import SacctReadStats, gpus_from_tres, parse_elapsed, read_sacct
+from flows.sources.sacctmgr_events import read_sacctmgr_events
+from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
+
+UTC = ZoneInfo("UTC")
+
+
+def by_name(attempts):
+    return {(a.job_name, a.state): a for a in attempts}
+
+
+def test_real_sacct_allocations(slurm_fixtures: Path):
+    stats = SacctReadStats()
+    attempts = list(read_sacct(slurm_fixtures / "sacct_fields_allocations.psv", UTC, stats))
+    assert stats.attempts == 18 and stats.steps_skipped == 0
+    jobs = by_name(attempts)
+    assert jobs[("t_exit3", "FAILED")].gpus == 2  # typed + untyped GPU TRES counted once
+    assert jobs[("t_exit3", "FAILED")].exit_code == 3
+    assert jobs[("t_sigkill", "FAILED")].exit_signal == 9
+    assert jobs[("t_multinode", "COMPLETED")].nodes == ["node1", "node2"]
+    assert jobs[("t_cancel_running", "CANCELLED")].cancelled_by_uid == 0
+    assert jobs[("t_still_running", "RUNNING")].end_at is None
+    assert jobs[("t_timeout", "TIMEOUT")].elapsed_seconds == 87
+    # requeue duplicates: same JobIDRaw, later Submit on the second record
+    requeued = [a for a in attempts if a.job_name == "t_requeue"]
+    assert [a.state for a in requeued] == ["REQUEUED", "COMPLETED"]
+    assert requeued[1].submit_at > requeued[0].submit_at
+    assert {a.job_id: a.job_id_raw for a in attempts if a.job_name == "t_array"} == {
+        "12_0": "17",
+        "12_1": "18",
+        "12_2": "12",
+    }
+    node_fails = [a for a in attempts if a.state == "NODE_FAIL"]
+    assert len(node_fails) == 3 and {a.nodes[0] for a in node_fails} == {"node3", "node4"}
+
+
+def test_real_sacct_with_steps_and_pending(slurm_fixtures: Path):
+    stats = SacctReadStats()
+    attempts = list(read_sacct(slurm_fixtures / "sacct_fields_by_jobid.psv", UTC, stats))
+    assert stats.steps_skipped == 20 and stats.attempts == 20
+    pending = by_name(attempts)[("t_held", "PENDING")]
+    assert pending.start_at is None and pending.nodes == [] and pending.gpus == 0
+    cancelled_pending = by_name(attempts)[("t_cancel_pending", "CANCELLED")]
+    assert cancelled_pending.nodes == [] and cancelled_pending.req_gpus == 0
+
+
+def test_simulated_sacct_reads_with_the_same_reader(tmp_path: Path):
+    truth = simulate(SimParams("sim", Month.parse("2026-10"), nodes=32, seed=3), tmp_path)
+    stats = SacctReadStats()
+    attempts = list(read_sacct(tmp_path / "sacct.psv", UTC, stats))
+    lines = (tmp_path / "sacct.psv").read_text().splitlines()
+    assert lines[0] == (slurm_shared_header := lines[0])
+    assert len(attempts) == len(lines) - 1 == stats.attempts
+    states = {a.state for a in attempts}
+    assert {"COMPLETED", "FAILED", "PREEMPTED", "CANCELLED", "RUNNING"} <= states
+    assert any(a.cancelled_by_uid is not None for a in attempts)
+    assert any(len(a.nodes) > 1 for a in attempts)  # compressed host lists expanded
+    for a in attempts:
+        if a.nodes:
+            assert len(a.nodes) == a.n_nodes
+    # every injected failure's attempt is in the dump with an infra-like state
+    keys = {(a.job_id_raw, a.submit_at.strftime("%Y-%m-%dT%H:%M:%S")): a.state for a in attempts}
+    for failure in truth["infra_failures"]:
+        assert keys[(str(failure["job_id"]), failure["submit"])] == failure["state"]
+    assert slurm_shared_header.split("|")[:3] == ["JobID", "JobIDRaw", "JobName"]
+
+
+def test_simulated_header_matches_real_sacct(slurm_fixtures: Path, tmp_path: Path):
+    simulate(SimParams("sim", Month.parse("2026-10"), nodes=8, seed=1), tmp_path)
+    real = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()[0]
+    assert (tmp_path / "sacct.psv").read_text().splitlines()[0] == real
+    real_events = (slurm_fixtures / "sacctmgr_event.final.psv").read_text().splitlines()[0]
+    assert (tmp_path / "events.psv").read_text().splitlines()[0] == real_events
+
+
+def test_corrupt_sacct_field_names_file_line_and_field(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    fields = lines[3].split("|")
+    fields[13] = "12:xx:00"  # Elapsed
+    lines[3] = "|".join(fields)
+    bad = tmp_path / "sacct.psv"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputFormatError) as err:
+        list(read_sacct(bad, UTC))
+    assert err.value.line == 4 and err.value.field == "Elapsed"
+    assert f"{bad}:4: field Elapsed='12:xx:00'" in str(err.value)
+
+
+def test_row_with_extra_fields_is_an_error(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    lines[2] = lines[2].replace("t_multinode", "a|b")
+    bad = tmp_path / "sacct.psv"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputFormatError, match=r"sacct.psv:3: field row=.*has 21 fields, the header has 20"):
+        list(read_sacct(bad, UTC))
+
+
+def test_missing_column_is_an_error(tmp_path: Path):
+    bad = tmp_path / "sacct.psv"
+    bad.write_text("JobID|State\n1|COMPLETED\n")
+    with pytest.raises(InputFormatError, match="missing columns JobIDRaw"):
+        list(read_sacct(bad, UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("00:01:27", 87), ("1-12:46:25", 132385), ("05:03", 303), ("10-00:00:00", 864000)]
+)
+def test_parse_elapsed(text, seconds):
+    assert parse_elapsed(text) == seconds
+
+
+def test_gpus_from_tres():
+    assert gpus_from_tres("billing=1,cpu=1,gres/gpu:h100=3,gres/gpu=3,mem=100M,node=1") == 3
+    assert gpus_from_tres("cpu=1,gres/gpu:a100=2,gres/gpu:h100=4") == 6  # typed only: summed
+    assert gpus_from_tres("billing=1,cpu=1,mem=100M,node=1") == 0
+
+
+def test_real_node_events(slurm_fixtures: Path):
+    events = list(read_sacctmgr_events(slurm_fixtures / "sacctmgr_event.final.psv", UTC))
+    assert [(e.node, e.state) for e in events] == [
+        ("node2", "DRAIN"),
+        ("node3", "DOWN"),
+        ("node4", "DOWN*"),
+        ("node4", "DRAIN"),
+    ]
+    assert events[1].reason == "xid 79 gpu fell off bus"
+
+
+def test_xid_lines_from_real_reports_in_syslog_form(shared_dir: Path, tmp_path: Path):
+    with open(shared_dir / "fixtures" / "health" / "xid_lines.tsv", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    kernel = [r for r in rows if r["raw_line"].startswith("kernel: NVRM: Xid")]
+    log = tmp_path / "messages"
+    # As rsyslog writes them: BSD timestamp and host in front of the journal's `kernel:` line.
+    log.write_text(
+        "".join(f"Oct  3 12:00:{i:02d} gpu0042 {r['raw_line']}\n" for i, r in enumerate(kernel))
+        + "Oct  3 12:01:00 gpu0042 kernel: eth0: link up\n"
+    )
+    stats = XidReadStats()
+    events = list(read_xid_syslog(log, UTC, 2026, stats))
+    assert [e.xid for e in events] == [int(r["xid"]) for r in kernel]
+    assert stats.other_lines == 1 and events[0].node == "gpu0042" and events[0].ts.year == 2026
+    assert events[0].pci == "PCI:0000:dc:00"
+
+
+def test_xid_line_without_timestamp_is_an_error(tmp_path: Path):
+    log = tmp_path / "xid.log"
+    log.write_text(
+        "2026-10-03T12:00:00+00:00 gpu1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+        "[ 1843.308145] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus.\n"
+    )
+    with pytest.raises(InputFormatError, match=r"xid.log:2: field timestamp"):
+        list(read_xid_syslog(log, UTC, 2026))
