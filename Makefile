@@ -1,0 +1,43 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+# Both build the virtual environment from the committed lock first (uv, ~15 s cold, ~1 s warm).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat requirements.lock.txt pyproject.toml | cksum | cut -d' ' -f1)
+
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export PREFECT_LOGGING_LEVEL ?= WARNING
+export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
+
+.PHONY: setup demo test lint lock clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version' 
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check uv
+	$(BIN)/uv pip install -q -p $(BIN)/python --compile-bytecode -r requirements.lock.txt
+	$(BIN)/uv pip install -q -p $(BIN)/python --no-deps -e .
+	rm -f $(VENV)/.installed-* && touch $@
+
+demo: setup
+	$(BIN)/reliability-report demo
+
+test: setup
+	$(BIN)/ruff check flows tests
+	$(BIN)/ruff format --check flows tests
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check flows tests && $(BIN)/ruff format --check flows tests
+
+# Re-resolve the lock after changing requirements.in.
+lock: setup
+	$(BIN)/uv pip compile -q -p 3.11 requirements.in -o requirements.lock.txt
+
+clean:
+	rm -rf $(VENV) .prefect .prefect-test var reports dbt_project/target dbt_project/logs
