@@ -70,7 +70,7 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
         outcomes = _rows(
             con,
             """
-            select outcome, sum(attempts)::bigint as attempts, sum(gpu_hours) as gpu_hours
+            select outcome, sum(attempts)::bigint as attempts, sum(gpu_seconds)::bigint / 3600.0 as gpu_hours
             from fct_job_mix_monthly where month = ? group by outcome order by attempts desc, outcome""",
             m,
         )
@@ -87,9 +87,9 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             """
             select
               count_if(is_infra_failure and gpus > ?)::bigint as paper_failures,
-              coalesce(sum(gpu_node_days) filter (where gpus > ?), 0) as paper_node_days,
+              coalesce(sum(gpu_node_seconds) filter (where gpus > ?), 0)::bigint / 86400.0 as paper_node_days,
               count_if(is_infra_failure and gpus > 0)::bigint as all_failures,
-              coalesce(sum(gpu_node_days), 0) as all_node_days,
+              coalesce(sum(gpu_node_seconds), 0)::bigint / 86400.0 as all_node_days,
               count_if(is_infra_failure)::bigint as infra_failures,
               count_if(outcome = 'unknown')::bigint as unknown_states,
               count_if(is_open)::bigint as open_attempts
@@ -113,7 +113,7 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             select category, severity, source, count(*)::bigint as events
             from int_health_events_classified
             where event_at >= ? and event_at < ?
-            group by all order by events desc, category""",
+            group by all order by events desc, category, severity, source""",
             [month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)],
         )
 

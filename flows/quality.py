@@ -8,6 +8,7 @@ number of loaded expectations is checked against the file.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,9 @@ def validate_month(warehouse_path: Path, month: Month, suites_dir: Path = EXPECT
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    # GX sets INFO on some of its own loggers (e.g. "created temporary directory for docs site").
+    for name in ("great_expectations", "great_expectations.data_context.types.base"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     datasource = context.data_sources.add_or_update_pandas("warehouse")

@@ -34,6 +34,7 @@ scoped as (
 
 select
     *,
-    greatest(coalesce({{ dbt.datediff('exposure_start', 'exposure_end', 'second') }}, 0), 0) / 3600.0
-        as runtime_hours
+    -- Whole seconds: integer sums are exact, so re-running a month gives identical figures.
+    cast(greatest(coalesce({{ dbt.datediff('exposure_start', 'exposure_end', 'second') }}, 0), 0) as bigint)
+        as runtime_seconds
 from scoped

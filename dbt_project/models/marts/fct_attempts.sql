@@ -86,10 +86,12 @@ final as (
         case when classified.start_at is not null and classified.eligible_at is not null
             then greatest({{ dbt.datediff('classified.eligible_at', 'classified.start_at', 'second') }}, 0)
         end as queue_seconds,
-        classified.runtime_hours,
-        classified.runtime_hours * classified.gpus as gpu_hours,
-        case when classified.gpus > 0 then classified.runtime_hours * classified.n_nodes / 24.0 else 0 end
-            as gpu_node_days,
+        classified.runtime_seconds,
+        classified.runtime_seconds / 3600.0 as runtime_hours,
+        classified.runtime_seconds * classified.gpus as gpu_seconds,
+        classified.runtime_seconds * classified.gpus / 3600.0 as gpu_hours,
+        case when classified.gpus > 0 then classified.runtime_seconds * classified.n_nodes else 0 end
+            as gpu_node_seconds,
         classified.source_file,
         classified.source_line
     from classified

@@ -6,7 +6,8 @@ select
     size_bucket,
     bucket_order,
     count(*) as attempts,
-    sum(gpu_hours) as gpu_hours
+    cast(sum(gpu_seconds) as bigint) as gpu_seconds,
+    cast(sum(gpu_seconds) as bigint) / 3600.0 as gpu_hours
 from {{ ref('fct_attempts') }}
 where month = '{{ var("month") }}'
 group by month, outcome, size_bucket, bucket_order

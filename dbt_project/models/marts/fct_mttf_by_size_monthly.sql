@@ -21,9 +21,9 @@ aggregated as (
         attempts.size_bucket,
         count(*) as attempts,
         cast(sum(case when attempts.is_open then 0 else 1 end) as bigint) as ended_attempts,
-        sum(attempts.runtime_hours) as runtime_hours,
-        sum(attempts.gpu_hours) as gpu_hours,
-        sum(attempts.gpu_node_days) as gpu_node_days,
+        cast(sum(attempts.runtime_seconds) as bigint) / 3600.0 as runtime_hours,
+        cast(sum(attempts.gpu_seconds) as bigint) / 3600.0 as gpu_hours,
+        cast(sum(attempts.gpu_node_seconds) as bigint) / 86400.0 as gpu_node_days,
         cast(sum(case when attempts.is_infra_failure then 1 else 0 end) as bigint) as infra_failures
     from attempts
     group by attempts.month, attempts.size_bucket
