@@ -41,6 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
         f"{summary['infra_failures']} infrastructure failures; {summary['delivery']}"
     )
+    print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
     return 0

@@ -6,6 +6,7 @@ Each task is a thin wrapper around a plain function that is tested on its own.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
@@ -64,12 +65,20 @@ def monthly_report(cluster: str, config: str, month: str | None = None) -> dict:
     cfg = load_config(config)
     if cfg.cluster != cluster:
         raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
-    landed_dir = pull_and_land(cfg, report_month)
-    dbt_statuses = build_warehouse(cfg, report_month, landed_dir)
-    quality = check_quality(cfg, report_month)
-    metrics = analyse(cfg, report_month)
-    paths = render(cfg, report_month, metrics, quality, landed_dir)
-    delivery = deliver(cfg, report_month, paths)
+    stage_seconds: dict[str, float] = {}
+
+    def timed(stage: str, run_task, *args):
+        started = time.perf_counter()
+        result = run_task(*args)
+        stage_seconds[stage] = round(time.perf_counter() - started, 2)
+        return result
+
+    landed_dir = timed("land", pull_and_land, cfg, report_month)
+    dbt_statuses = timed("dbt", build_warehouse, cfg, report_month, landed_dir)
+    quality = timed("quality", check_quality, cfg, report_month)
+    metrics = timed("metrics", analyse, cfg, report_month)
+    paths = timed("render", render, cfg, report_month, metrics, quality, landed_dir)
+    delivery = timed("deliver", deliver, cfg, report_month, paths)
     logger.info("report for %s %s written to %s", cluster, month, paths["report"])
     return {
         "cluster": cluster,
@@ -80,4 +89,5 @@ def monthly_report(cluster: str, config: str, month: str | None = None) -> dict:
         "delivery": delivery,
         "attempts": metrics["totals"]["attempts"],
         "infra_failures": metrics["totals"]["infra_failures"],
+        "stage_seconds": stage_seconds,
     }
