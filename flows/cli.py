@@ -21,13 +21,21 @@ def _month(text: str) -> Month:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from flows.simulate import SimParams, simulate
 
-    truth = simulate(
-        SimParams(cluster=args.cluster, month=args.month, nodes=args.nodes, seed=args.seed, r_f=args.r_f),
-        Path(args.out),
+    params = SimParams(
+        cluster=args.cluster,
+        month=args.month,
+        nodes=args.nodes,
+        seed=args.seed,
+        r_f=args.r_f,
+        lemon_fraction=args.lemon_fraction,
+        duration_scale=args.duration_scale,
+        slurm_version=args.slurm_version,
     )
+    truth = simulate(params, Path(args.out))
     print(
         f"simulated {args.cluster} {args.month}: {args.nodes} nodes, "
-        f"{len(truth['infra_failures'])} injected infrastructure failures ending in the month -> {args.out}"
+        f"{len(truth['infra_failures'])} injected infrastructure failures ending in the month, "
+        f"{len(truth['lemon_nodes'])} lemon nodes -> {args.out}"
     )
     return 0
 
@@ -87,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--nodes", required=True, type=int)
     sim.add_argument("--seed", type=int, default=1)
     sim.add_argument("--r-f", type=float, default=6.5, help="node failure rate per 1000 node-days")
+    sim.add_argument("--lemon-fraction", type=float, default=0.005, help="share of nodes that are lemons")
+    sim.add_argument("--duration-scale", type=float, default=1.0, help="scale runtimes (more, shorter jobs)")
+    sim.add_argument("--slurm-version", choices=("22.05", "24.11"), default="22.05", help="sacct field set")
     sim.add_argument("--out", required=True, help="output directory")
     sim.set_defaults(func=cmd_simulate)
 

@@ -49,7 +49,7 @@ def independent_figures(sacct_path: Path, truth: dict) -> dict:
             if start is not None:
                 lo, hi = max(start, month_start), min(end or month_end, month_end)
                 runtime[bucket_label(gpus)] += max((hi - lo).total_seconds(), 0) / 3600
-    failures = Counter(bucket_label(f["gpus"]) for f in truth["infra_failures"])
+    failures = Counter(bucket_label(f["gpus"]) for f in truth["infra_failures"] if f["expected_attributed"])
     return {"attempts": attempts, "runtime": runtime, "failures": failures}
 
 
@@ -58,7 +58,7 @@ def month_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("pipeline")
     config_path = write_demo_config(workdir, CLUSTER, workdir / "reports")
     sim_dir = workdir / "sim" / CLUSTER / str(MONTH)
-    truth = simulate(SimParams(CLUSTER, MONTH, nodes=48, seed=11), sim_dir)
+    truth = simulate(SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0), sim_dir)
     summary = monthly_report(cluster=CLUSTER, config=str(config_path), month=str(MONTH))
     metrics = json.loads(Path(summary["metrics"]).read_text())
     return {
@@ -75,7 +75,8 @@ def test_counts_match_the_logs(month_run):
     expected = independent_figures(month_run["sim"] / "sacct.psv", month_run["truth"])
     metrics = month_run["metrics"]
     assert metrics["totals"]["attempts"] == expected["attempts"]
-    assert metrics["totals"]["infra_failures"] == len(month_run["truth"]["infra_failures"]) > 0
+    expected_failures = [f for f in month_run["truth"]["infra_failures"] if f["expected_attributed"]]
+    assert metrics["totals"]["infra_failures"] == len(expected_failures) > 0
     assert sum(o["attempts"] for o in metrics["job_mix"]) == expected["attempts"]
 
 
@@ -97,16 +98,17 @@ def test_mttf_per_bucket_is_runtime_over_injected_failures(month_run):
 
 
 def test_causes_match_the_injected_ones(month_run):
-    injected = Counter(
-        f["cause"]
-        for f in month_run["truth"]["infra_failures"]
-        if not (f["cause"] == "node_unresponsive" and f["state"] == "NODE_FAIL")
-    )
+    injected = Counter(f["expected_cause"] for f in month_run["truth"]["infra_failures"] if f["expected_attributed"])
     reported = Counter({c["category"]: c["failures"] for c in month_run["metrics"]["failures_by_cause"]})
-    reported.pop("unattributed_node_failure", None)
-    # a NODE_FAIL from an unresponsive node is attributed to its `Not responding` event
-    reported.pop("node_unresponsive", None)
     assert reported == injected
+
+
+def test_failure_rates_equal_the_truth(month_run):
+    truth = month_run["truth"]["r_f_per_1000_node_days"]
+    for definition in ("paper", "all"):
+        reported = month_run["metrics"]["node_failure_rate"][definition]
+        assert reported["failures"] == truth[definition]["failures"]
+        assert reported["node_days"] == pytest.approx(truth[definition]["node_days"], rel=1e-6)
 
 
 def test_report_and_metrics_on_disk(month_run):

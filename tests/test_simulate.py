@@ -1,0 +1,157 @@
+"""The simulator checked against itself: mixes, realised failure rate, evidence timing, formats."""
+
+import json
+from collections import Counter
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from ClusterShell.NodeSet import NodeSet
+
+from flows.analysis import poisson_interval
+from flows.months import Month
+from flows.simulate import SimParams, fold_hostlist, simulate
+from flows.sources.sacct import SacctReadStats, read_sacct
+from flows.sources.sacctmgr_events import read_sacctmgr_events
+from flows.sources.xid_syslog import read_xid_syslog
+
+UTC = ZoneInfo("UTC")
+MONTH = Month.parse("2026-10")
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sim")
+    truth = simulate(SimParams("s", MONTH, nodes=160, seed=21, r_f=15.0, outside_window_share=0.3), out)
+    attempts = list(read_sacct(out / "sacct.psv", UTC, SacctReadStats()))
+    return {"out": out, "truth": truth, "attempts": attempts}
+
+
+def test_deterministic_from_seed(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    simulate(SimParams("d", MONTH, nodes=12, seed=5), a)
+    simulate(SimParams("d", MONTH, nodes=12, seed=5), b)
+    for name in ("sacct.psv", "events.psv", "xid.log", "nhc.log", "truth.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_state_mix_is_the_papers(sim):
+    ended = [a for a in sim["attempts"] if a.state not in ("RUNNING", "PENDING")]
+    share = {state: n / len(ended) for state, n in Counter(a.state for a in ended).items()}
+    assert share["COMPLETED"] == pytest.approx(0.60, abs=0.04)
+    assert share["FAILED"] == pytest.approx(0.24, abs=0.03)
+    assert share["PREEMPTED"] == pytest.approx(0.10, abs=0.02)
+    assert share["CANCELLED"] == pytest.approx(0.033, abs=0.01)
+    for state in ("REQUEUED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"):
+        assert share[state] > 0
+    assert any(a.cancelled_by_uid == 0 for a in ended) and any(a.cancelled_by_uid for a in ended)
+    assert any(a.state == "RUNNING" for a in sim["attempts"])
+
+
+def test_size_mix_is_the_papers(sim):
+    first = [a for a in sim["attempts"] if a.start_at is not None and a.gpus > 0]
+    one_gpu = sum(a.gpus == 1 for a in first) / len(first)
+    below_node = sum(a.gpus < 8 for a in first) / len(first)
+    assert one_gpu > 0.40 and below_node > 0.90
+    assert max(a.gpus for a in first) >= 256
+
+
+def test_realised_node_failures_match_the_asked_rate(sim):
+    fleet = sim["truth"]["fleet"]
+    lower, upper = poisson_interval(fleet["node_failures"], 0.99)
+    assert lower <= fleet["expected_node_failures"] <= upper
+
+
+def test_lemon_nodes_fail_more(sim):
+    truth = sim["truth"]
+    assert len(truth["lemon_nodes"]) == round(160 * 0.005)
+    factors = truth["node_rate_factor"]
+    assert all(factors[n] == 25.0 for n in truth["lemon_nodes"])
+    healthy = [f for n, f in factors.items() if n not in truth["lemon_nodes"]]
+    assert sum(healthy) / len(healthy) == pytest.approx(1.0, abs=0.2)
+
+
+def test_every_failure_is_in_the_dump_with_its_state(sim):
+    records = {(a.job_id_raw, a.submit_at.strftime("%Y-%m-%dT%H:%M:%S")): a for a in sim["attempts"]}
+    failures = sim["truth"]["infra_failures"]
+    assert failures
+    for f in failures:
+        attempt = records[(f["job_id_raw"], f["submit"])]
+        assert attempt.state == f["state"]
+        assert attempt.end_at.strftime("%Y-%m-%dT%H:%M:%S") == f["end"]
+        assert f["node"] in attempt.nodes
+
+
+def test_evidence_is_in_the_attribution_window_exactly_where_truth_says(sim):
+    out = sim["out"]
+    evidence: dict[str, list[datetime]] = {}
+    for x in read_xid_syslog(out / "xid.log", UTC, MONTH.year):
+        if x.xid not in (13, 31, 45, 63, 92):  # the critical ones
+            evidence.setdefault(x.node, []).append(x.ts)
+    for e in read_sacctmgr_events(out / "events.psv", UTC):
+        if "maintenance" not in e.reason and "Reboot" not in e.reason:
+            evidence.setdefault(e.node, []).append(e.started_at)
+    outside = 0
+    for f in sim["truth"]["infra_failures"]:
+        if f["cause"] == "node_unresponsive":
+            continue
+        end = datetime.fromisoformat(f["end"]).replace(tzinfo=UTC)
+        in_window = [
+            t for t in evidence.get(f["node"], []) if end - timedelta(minutes=10) <= t <= end + timedelta(minutes=5)
+        ]
+        assert bool(in_window) == f["in_attribution_window"], f
+        outside += not f["in_attribution_window"]
+    assert outside > 0  # the suite exercises evidence that lands just outside the window
+
+
+def test_training_runs_lose_work_to_failures(sim):
+    runs = sim["truth"]["training_runs"]
+    assert runs
+    for run in runs:
+        assert 0 <= run["productive_seconds"] <= run["runtime_seconds"]
+    interrupted = [r for r in runs if r["attempts"] > 1]
+    assert interrupted and all(r["productive_seconds"] < r["runtime_seconds"] for r in interrupted)
+    names = Counter(a.job_name for a in sim["attempts"] if "_pretrain_" in a.job_name)
+    assert any(len({a.job_id_raw for a in sim["attempts"] if a.job_name == name}) > 1 for name in names)
+
+
+def test_arrays_and_requeues_look_like_sacct(sim):
+    tasks = [a for a in sim["attempts"] if "_" in a.job_id]
+    assert tasks
+    masters = {a.job_id.split("_")[0] for a in tasks}
+    # the last task of an array keeps the master's id as JobIDRaw
+    assert all(any(a.job_id_raw == m for a in tasks) for m in masters)
+    per_job = Counter((a.job_id_raw, a.job_id) for a in sim["attempts"])
+    requeued = [key for key, n in per_job.items() if n > 1]
+    assert requeued
+    lines = (sim["out"] / "sacct.psv").read_text().splitlines()[1:]
+    first_index = {}
+    for i, line in enumerate(lines):
+        first_index.setdefault(line.split("|")[1], i)
+    later = [a for a in sim["attempts"] if a.reason == "BeginTime"]
+    assert later and all(a.source_line - 2 > first_index[a.job_id_raw] for a in later)
+
+
+def test_slurm_2411_field_set(tmp_path):
+    simulate(SimParams("n", MONTH, nodes=64, seed=2, r_f=40.0, slurm_version="24.11"), tmp_path)
+    header = (tmp_path / "sacct.psv").read_text().splitlines()[0].split("|")
+    assert header[-2:] == ["Restarts", "FailedNode"]
+    attempts = list(read_sacct(tmp_path / "sacct.psv", UTC))
+    assert attempts
+    rows = [line.split("|") for line in (tmp_path / "sacct.psv").read_text().splitlines()[1:]]
+    node_fail = [r for r in rows if r[7] == "NODE_FAIL"]
+    assert node_fail and all(r[-1] in NodeSet(r[15]) for r in node_fail)
+    assert any(int(r[-2]) > 0 for r in rows)
+
+
+@pytest.mark.parametrize("indices", [[1], [1, 2, 3, 4, 7], [9, 10, 12, 100, 101], list(range(1, 513))])
+def test_fold_hostlist_round_trips_through_clustershell(indices):
+    folded = fold_hostlist("gpu", indices, 4)
+    assert list(NodeSet(folded)) == [f"gpu{i:04d}" for i in indices]
+
+
+def test_truth_is_json_with_parameters(sim):
+    truth = json.loads((sim["out"] / "truth.json").read_text())
+    assert truth["parameters"]["r_f"] == 15.0 and truth["parameters"]["seed"] == 21
+    assert set(truth["r_f_per_1000_node_days"]) == {"paper", "all"}
+    assert sum(b["infra_failures"] for b in truth["size_buckets"].values()) == len(truth["infra_failures"])
