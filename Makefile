@@ -28,8 +28,8 @@ demo: setup
 	$(BIN)/reliability-report demo
 
 test: setup
-	$(BIN)/ruff check flows tests
-	$(BIN)/ruff format --check flows tests
+	$(BIN)/ruff check flows tests bench
+	$(BIN)/ruff format --check flows tests bench
 	$(BIN)/pytest -q
 
 lint: setup
