@@ -132,6 +132,9 @@ SIZE_BUCKETS = (
     + ((8193, 2**31 - 1, ">8192"),)
 )
 CANDIDATE_NODES = 24  # sub-node jobs go to the best of this many sampled nodes
+PREEMPTOR_MIN_GPUS = 256  # jobs this large have the priority to preempt ...
+VICTIM_MAX_GPUS = 64  # ... whole-node jobs this small
+MIN_RUN_BEFORE_PREEMPTION = 2.0  # hours (paper.md §3)
 
 
 @dataclass
@@ -257,6 +260,11 @@ class _Simulation:
         self._seq = 0
         self._next_raw_id = 0
         self._consumed: set[tuple[int, int]] = set()  # (node, failure index) already written as events
+        self.last_on_node: list[_Attempt | None] = [None] * p.nodes  # latest whole-node attempt per node
+        self.victim_start = np.full(p.nodes, np.inf)  # start of that attempt if it may be preempted
+        self._victim_jobs: dict[int, _Job] = {}
+        self._extra: list[_Job] = []  # requeues of preempted jobs, submitted by run()
+        self.preemptions: list[dict] = []
 
     # --- node failures -------------------------------------------------------------------------
     def _draw_node_failures(self) -> None:
@@ -392,11 +400,13 @@ class _Simulation:
         self._cand_i = 0
         while queue:
             job = heapq.heappop(queue)[2]
-            follow_up = self._place(job)
-            if follow_up is not None and follow_up.submit < self.horizon:
-                self._seq += 1
-                follow_up.seq = self._seq
-                heapq.heappush(queue, (follow_up.submit, follow_up.seq, follow_up))
+            follow_ups = [self._place(job), *self._extra]
+            self._extra.clear()
+            for follow_up in follow_ups:
+                if follow_up is not None and follow_up.submit < self.horizon:
+                    self._seq += 1
+                    follow_up.seq = self._seq
+                    heapq.heappush(queue, (follow_up.submit, follow_up.seq, follow_up))
         self._noise()
 
     def _candidates(self) -> np.ndarray:
@@ -406,7 +416,7 @@ class _Simulation:
         self._cand_i += 1
         return self._cand[self._cand_i - 1]
 
-    def _choose_nodes(self, job: _Job, eligible: float) -> tuple[list[int], dict[int, np.ndarray], float]:
+    def _choose_nodes(self, job: _Job, eligible: float) -> tuple[list[int], dict, float, list[_Attempt]]:
         gpn = self.p.gpus_per_node
         if job.gpus < gpn:
             cand = self._candidates()
@@ -414,18 +424,33 @@ class _Simulation:
             node = int(cand[int(np.argmin(ready))])
             lanes = np.argsort(self.lane_free[node])[: job.gpus]
             start = max(eligible, float(self.lane_free[node, lanes].max()))
-            return [node], {node: lanes}, start
+            return [node], {node: lanes}, start, []
         k = job.gpus // gpn
         pool = self.large_pool if k <= len(self.large_pool) else np.arange(self.p.nodes)
-        nodes = np.sort(pool[np.argpartition(self.node_free[pool], k - 1)[:k]]).tolist()
-        start = max(eligible, float(self.node_free[nodes].max()))
-        return nodes, {n: slice(None) for n in nodes}, start
+        free = self.node_free[pool]
+        may_preempt = job.gpus >= PREEMPTOR_MIN_GPUS
+        if may_preempt:  # a running low-priority job frees its node once it has run 2 h
+            victim_start = self.victim_start[pool]
+            preemptible = np.isfinite(victim_start) & (free > eligible)
+            if preemptible.any():
+                free = free.copy()
+                free[preemptible] = np.maximum(victim_start[preemptible] + MIN_RUN_BEFORE_PREEMPTION, eligible)
+        chosen = np.argpartition(free, k - 1)[:k]
+        nodes = np.sort(pool[chosen]).tolist()
+        start = max(eligible, float(free[chosen].max()))
+        victims: dict[int, _Attempt] = {}
+        if may_preempt:
+            for n in nodes:
+                victim = self.last_on_node[n]
+                if victim is not None and self.node_free[n] > start and np.isfinite(self.victim_start[n]):
+                    victims[id(victim)] = victim
+        return nodes, {n: slice(None) for n in nodes}, start, list(victims.values())
 
     def _place(self, job: _Job) -> _Job | None:
         """Place one attempt, decide how it ends, record it; return the job to submit next, if any."""
         p, rng = self.p, self.rng
         eligible = job.submit + (float(rng.uniform(0.01, 0.05)) if job.restarts else 0.0)
-        nodes, lanes, start = self._choose_nodes(job, eligible)
+        nodes, lanes, start, victims = self._choose_nodes(job, eligible)
         for _ in range(4):  # a node under repair delays the start
             later = max(self._down_until(n, start) for n in nodes)
             if later == start:
@@ -455,6 +480,9 @@ class _Simulation:
             self._keep(attempt)
             return None
         attempt.start, attempt.nodes = start, nodes
+        for victim in victims:
+            if victim.end is not None and victim.end > start:
+                self._preempt(victim, start, attempt, job)
         overhead = p.restart_overhead_min / 60 if job.is_restart or job.restarts else 0.0
         planned = min(job.work + overhead, 7 * 24) if job.run_id else job.work
         if not job.run_id and OUTCOMES[job.outcome] not in ("COMPLETED", "TIMEOUT"):
@@ -475,6 +503,20 @@ class _Simulation:
         else:
             self.lane_free[nodes, :] = end
             self.node_free[nodes] = end
+        if job.gpus >= p.gpus_per_node:
+            may_be_preempted = (
+                not job.run_id
+                and failure is None
+                and follow_up is None
+                and end < self.horizon
+                and attempt.state in ("COMPLETED", "TIMEOUT")
+                and job.gpus <= VICTIM_MAX_GPUS
+            )
+            for n in nodes:
+                self.last_on_node[n] = attempt
+            self.victim_start[nodes] = attempt.start if may_be_preempted else np.inf
+            if may_be_preempted:
+                self._victim_jobs[id(attempt)] = job
         if failure is not None:  # the failed node is out for repair
             n = failure[1]
             self.lane_free[n, :] = np.maximum(self.lane_free[n, :], failure[0] + self.fail_repair[n][failure[2]])
@@ -518,6 +560,32 @@ class _Simulation:
         elif state == "TIMEOUT":
             attempt.exit_code = "0:0"
         return None
+
+    def _preempt(self, victim: _Attempt, start: float, by: _Attempt, by_job: _Job) -> None:
+        """End `victim` just before `by` starts on its nodes; Slurm requeues it (PreemptMode=REQUEUE)."""
+        at = max(start - float(self.rng.uniform(0, 5)) / 60, victim.start + MIN_RUN_BEFORE_PREEMPTION)
+        victim.end, victim.state, victim.exit_code = at, "PREEMPTED", "0:0"
+        for n in victim.nodes:
+            if self.last_on_node[n] is victim:
+                self.lane_free[n, :] = at
+                self.node_free[n] = at
+                self.victim_start[n] = np.inf
+        job = self._victim_jobs.pop(id(victim))
+        self._extra.append(self._requeue(job, at, job.work))
+        self.preemptions.append(
+            {
+                "job_id_raw": str(victim.job_id_raw),
+                "submit": _fmt(self._ts(victim.submit)),
+                "preempted_at": _fmt(self._ts(at)),
+                "gpus": victim.gpus,
+                "by_job_id_raw": str(by.job_id_raw),
+                "by_submit": _fmt(self._ts(by.submit)),
+                "by_start": _fmt(self._ts(start)),
+                "by_gpus": by.gpus,
+                # a second-order preemption: the preemptor restarts a job that an infrastructure failure ended
+                "by_restart_after_failure": by_job.restarts > 0 or by_job.is_restart,
+            }
+        )
 
     def _cancelled_state(self, attempt: _Attempt) -> str:
         uid = USERS[attempt.user][2] if self.rng.random() < 0.9 else 0  # the user, or root
@@ -713,9 +781,11 @@ class _Simulation:
         return [("Unknown" if v < 0 else t) for v, t in zip(values.tolist(), text, strict=True)]
 
     def _keep(self, attempt: _Attempt) -> None:
-        if attempt.end is not None and attempt.end < self.month_start_h:
-            return  # ended before the month: not in the month's sacct window
         self.attempts.append(attempt)
+
+    def _in_dump(self) -> list[_Attempt]:
+        """Attempts the month's sacct window shows: those that had not ended before the month."""
+        return [a for a in self.attempts if a.end is None or a.end >= self.month_start_h]
 
     def _sacct_line(self, a: _Attempt, submit: str, eligible: str, start: str, end: str) -> str:
         gpn = self.p.gpus_per_node
@@ -763,8 +833,9 @@ class _Simulation:
     def write(self, out_dir: Path) -> None:
         header = SACCT_FIELDS_2411 if self.p.slurm_version == "24.11" else SACCT_FIELDS_2205
         # sacct lists jobs by id; records of requeued jobs follow at the end of the output.
-        first = sorted((a for a in self.attempts if not a.requeued), key=lambda a: (a.job_id_raw, a.submit))
-        later = sorted((a for a in self.attempts if a.requeued), key=lambda a: (a.submit, a.job_id_raw))
+        shown = self._in_dump()
+        first = sorted((a for a in shown if not a.requeued), key=lambda a: (a.job_id_raw, a.submit))
+        later = sorted((a for a in shown if a.requeued), key=lambda a: (a.submit, a.job_id_raw))
         ordered = first + later
         times = [
             self._format_many([getattr(a, key) for a in ordered]) for key in ("submit", "eligible", "start", "end")
@@ -792,7 +863,7 @@ class _Simulation:
         label_of = {int(g): label for g in SIZE_CHOICES for lo, hi, label in SIZE_BUCKETS if lo <= g <= hi}
         per_bucket: dict[str, dict] = {}
         node_days = {"paper": 0.0, "all": 0.0}
-        for a in self.attempts:
+        for a in self._in_dump():
             if a.start is None or a.no_alloc:
                 continue
             lo, hi = max(a.start, month_start), min(a.end if a.end is not None else month_end, month_end)
@@ -840,6 +911,7 @@ class _Simulation:
             "size_buckets": per_bucket,
             "infra_failures": in_month,
             "training_runs": list(self.runs.values()),
+            "preemptions": [p for p in self.preemptions if month_start <= self._hours(p["preempted_at"]) < month_end],
         }
 
     def _hours(self, text: str) -> float:

@@ -155,3 +155,19 @@ def test_truth_is_json_with_parameters(sim):
     assert truth["parameters"]["r_f"] == 15.0 and truth["parameters"]["seed"] == 21
     assert set(truth["r_f_per_1000_node_days"]) == {"paper", "all"}
     assert sum(b["infra_failures"] for b in truth["size_buckets"].values()) == len(truth["infra_failures"])
+
+
+def test_large_jobs_preempt_small_ones_after_two_hours(sim):
+    by_key = {(a.job_id_raw, a.submit_at.strftime("%Y-%m-%dT%H:%M:%S")): a for a in sim["attempts"]}
+    preemptions = sim["truth"]["preemptions"]
+    assert preemptions and any(p["by_restart_after_failure"] for p in preemptions)
+    for p in preemptions:
+        victim = by_key[(p["job_id_raw"], p["submit"])]
+        preemptor = by_key[(p["by_job_id_raw"], p["by_submit"])]
+        assert victim.state == "PREEMPTED" and victim.end_at.strftime("%Y-%m-%dT%H:%M:%S") == p["preempted_at"]
+        assert victim.end_at - victim.start_at >= timedelta(hours=2) - timedelta(seconds=1)
+        assert timedelta(0) <= preemptor.start_at - victim.end_at <= timedelta(minutes=5)
+        assert set(victim.nodes) & set(preemptor.nodes)
+        assert p["gpus"] < p["by_gpus"]
+        requeued = [a for a in sim["attempts"] if a.job_id_raw == p["job_id_raw"] and a.submit_at > victim.submit_at]
+        assert requeued  # PreemptMode=REQUEUE: the same job id comes back
