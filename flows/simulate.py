@@ -106,6 +106,22 @@ XID_TEXT = {
     92: "High single-bit ECC error rate detected on GPU.",
     119: "Timeout after 45s of waiting for RPC response from GPU{gpu} GSP! Expected function 76 (GSP_RM_CONTROL) sequence 4128 (0x20803039 0xb0).",
 }
+# What `dcgmi health -c` reports for a cause: (health system, message); messages as DCGM words them.
+DCGM_INCIDENTS = {
+    "gpu_memory": ("Memory system", "Detected 1 volatile double-bit ECC error(s) in GPU {gpu}."),
+    "gpu_nvlink": (
+        "NVLINK system",
+        "Detected 12 NvLink replay errors on GPU {gpu}'s NVLink which exceeds threshold of 10",
+    ),
+    "pcie": (
+        "PCIe system",
+        "Detected more than 8 PCIe replays per minute for GPU {gpu} : 23 Reconnect PCIe card. "
+        "Run system side PCIE diagnostic utilities to verify hops off the GPU board.",
+    ),
+    "gpu_unavailable": ("PCIe system", "GPU {gpu} is not responding: it fell off the bus"),
+    "gpu_driver_firmware": ("Driver", "GPU {gpu}: driver error detected: GSP RPC timeout"),
+}
+MAX_SIZE_OF_HEALTH_INFO = 54  # dcgmi splits longer messages into overflow lines of this width
 PCI_IDS = (
     "0000:18:00",
     "0000:2a:00",
@@ -255,6 +271,7 @@ class _Simulation:
         self.events: list[tuple[float, str]] = []
         self.xid_lines: list[tuple[float, str]] = []
         self.nhc_lines: list[tuple[float, str]] = []
+        self.dcgm_checks: list[tuple[float, str, dict]] = []  # (hour, node, dcgmi health -c -j output)
         self.failures: list[dict] = []  # truth: every attempt an injected node failure ended
         self.runs: dict[int, dict] = {}
         self._seq = 0
@@ -707,6 +724,15 @@ class _Simulation:
                 self._xid(evidence_at + 2 / 3600, node, 45, (gpu + 1) % 8, prev=xid)
         if nhc is not None:
             self._nhc(evidence_at + float(rng.uniform(0, 60)) / 3600, name, nhc.format(gpu=gpu))
+        if cause in DCGM_INCIDENTS:
+            system, message = DCGM_INCIDENTS[cause]
+            self.dcgm_checks.append(
+                (
+                    evidence_at + float(rng.uniform(0, 60)) / 3600,
+                    name,
+                    dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]}),
+                )
+            )
         repair_end = t_fail + self.fail_repair[node][index]
         if cause == "node_unresponsive":
             self._event(name, t_fail + 30 / 3600, repair_end, "DOWN*", "Not responding")
@@ -735,6 +761,19 @@ class _Simulation:
                 "DRAIN",
                 str(rng.choice(["Reboot ASAP", "scheduled maintenance: BIOS update"])),
             )
+        for _ in range(max(1, p.nodes // 10)):  # routine health checks that find nothing, and warnings
+            node = self.node_names[int(rng.integers(p.nodes))]
+            t = float(rng.uniform(0, self.horizon))
+            incidents = (
+                {}
+                if rng.random() < 0.8
+                else {
+                    int(rng.integers(8)): [
+                        ("Thermal system", "Warning", "GPU 2 has a temperature of 86 C, above the slowdown threshold")
+                    ]
+                }
+            )
+            self.dcgm_checks.append((t, node, dcgm_health_json(incidents)))
         for _ in range(min(len(self.xid_lines), max(1, p.nodes // 100))):  # syslog relays duplicate lines
             self.xid_lines.append(self.xid_lines[int(rng.integers(len(self.xid_lines)))])
 
@@ -856,6 +895,12 @@ class _Simulation:
         for name, lines in (("xid.log", self.xid_lines), ("nhc.log", self.nhc_lines)):
             kept = [line for t, line in sorted(lines) if self.month_start_h <= t < self.horizon]
             (out_dir / name).write_text("".join(line + "\n" for line in kept))
+        # One file per check, as a job epilog saves `dcgmi health -c -j` on each node.
+        for t, node, report in self.dcgm_checks:
+            if self.month_start_h <= t < self.horizon:
+                path = out_dir / "dcgm" / node / f"{self._ts(t).strftime('%Y%m%dT%H%M%SZ')}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(report, indent=3, sort_keys=True, separators=(",", " : ")) + "\n")
 
     def truth(self) -> dict:
         p = self.p
@@ -869,9 +914,11 @@ class _Simulation:
             lo, hi = max(a.start, month_start), min(a.end if a.end is not None else month_end, month_end)
             hours = max(hi - lo, 0.0)
             bucket = per_bucket.setdefault(
-                label_of[a.gpus], {"runtime_hours": 0.0, "infra_failures": 0, "expected_attributed": 0}
+                label_of[a.gpus],
+                {"runtime_hours": 0.0, "node_days": 0.0, "infra_failures": 0, "expected_attributed": 0},
             )
             bucket["runtime_hours"] += hours
+            bucket["node_days"] += hours * len(a.nodes) / 24
             node_days["all"] += hours * len(a.nodes) / 24
             if a.gpus > p.paper_min_gpus:
                 node_days["paper"] += hours * len(a.nodes) / 24
@@ -916,6 +963,37 @@ class _Simulation:
 
     def _hours(self, text: str) -> float:
         return (datetime.fromisoformat(text).replace(tzinfo=UTC) - self.t0).total_seconds() / 3600
+
+
+def dcgm_health_json(incidents: dict[int, list[tuple[str, str, str]]]) -> dict:
+    """`dcgmi health -c -j` output for {gpu: [(system, health, message)]} (layout of dcgmi's Health.cpp)."""
+    rank = {"Healthy": 0, "Warning": 1, "Failure": 2}
+    overall = "Healthy"
+    gpus = {}
+    for gpu, found in sorted(incidents.items()):
+        errors = {}
+        entity = "Healthy"
+        for system, health, message in found:
+            errors[system] = {"value": health, "overflow": _dcgm_overflow(message)}
+            entity = max(entity, health, key=rank.get)
+        gpus[str(gpu)] = {"value": entity, "children": {"Errors": {"children": errors}}}
+        overall = max(overall, entity, key=rank.get)
+    body: dict = {"Overall Health": {"value": overall}}
+    if gpus:
+        body["GPU"] = {"children": gpus}
+    return {"header": ["Health Monitor Report"], "body": body}
+
+
+def _dcgm_overflow(message: str) -> list[str]:
+    """dcgmi breaks a message into lines of at most 54 characters at word boundaries."""
+    lines, current = [], ""
+    for word in message.split():
+        if current and len(current) + 1 + len(word) > MAX_SIZE_OF_HEALTH_INFO:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    return [*lines, current] if current else lines
 
 
 def _fmt(ts: datetime) -> str:

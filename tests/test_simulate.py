@@ -171,3 +171,22 @@ def test_large_jobs_preempt_small_ones_after_two_hours(sim):
         assert p["gpus"] < p["by_gpus"]
         requeued = [a for a in sim["attempts"] if a.job_id_raw == p["job_id_raw"] and a.submit_at > victim.submit_at]
         assert requeued  # PreemptMode=REQUEUE: the same job id comes back
+
+
+def test_dcgm_health_checks_in_dcgmi_json_layout(sim):
+    files = sorted((sim["out"] / "dcgm").glob("*/*.json"))
+    assert files
+    failed_nodes = set()
+    for path in files:
+        report = json.loads(path.read_text())
+        assert report["header"] == ["Health Monitor Report"]
+        overall = report["body"]["Overall Health"]["value"]
+        assert overall in ("Healthy", "Warning", "Failure")
+        for gpu in report["body"].get("GPU", {}).get("children", {}).values():
+            for system in gpu["children"]["Errors"]["children"].values():
+                assert system["value"] in ("Warning", "Failure")
+                assert all(len(line) <= 54 for line in system["overflow"])
+        if overall == "Failure":
+            failed_nodes.add(path.parent.name)
+    gpu_causes = {"gpu_memory", "gpu_nvlink", "pcie", "gpu_unavailable", "gpu_driver_firmware"}
+    assert {f["node"] for f in sim["truth"]["infra_failures"] if f["cause"] in gpu_causes} <= failed_nodes
