@@ -437,11 +437,15 @@ class _Simulation:
         gpn = self.p.gpus_per_node
         if job.gpus < gpn:
             cand = self._candidates()
-            ready = np.partition(self.lane_free[cand], job.gpus - 1, axis=1)[:, job.gpus - 1]
-            node = int(cand[int(np.argmin(ready))])
-            lanes = np.argsort(self.lane_free[node])[: job.gpus]
-            start = max(eligible, float(self.lane_free[node, lanes].max()))
-            return [node], {node: lanes}, start, []
+            lanes_free = self.lane_free[cand]
+            if job.gpus == 1:
+                ready = lanes_free.min(axis=1)
+            else:
+                ready = np.partition(lanes_free, job.gpus - 1, axis=1)[:, job.gpus - 1]
+            best = int(ready.argmin())
+            node = int(cand[best])
+            lanes = lanes_free[best].argsort()[: job.gpus]
+            return [node], {node: lanes}, max(eligible, float(ready[best])), []
         k = job.gpus // gpn
         pool = self.large_pool if k <= len(self.large_pool) else np.arange(self.p.nodes)
         free = self.node_free[pool]
@@ -469,7 +473,9 @@ class _Simulation:
         eligible = job.submit + (float(rng.uniform(0.01, 0.05)) if job.restarts else 0.0)
         nodes, lanes, start, victims = self._choose_nodes(job, eligible)
         for _ in range(4):  # a node under repair delays the start
-            later = max(self._down_until(n, start) for n in nodes)
+            later = (
+                self._down_until(nodes[0], start) if len(nodes) == 1 else max(self._down_until(n, start) for n in nodes)
+            )
             if later == start:
                 break
             start = later
