@@ -272,6 +272,7 @@ class _Simulation:
         self.xid_lines: list[tuple[float, str]] = []
         self.nhc_lines: list[tuple[float, str]] = []
         self.dcgm_checks: list[tuple[float, str, dict]] = []  # (hour, node, dcgmi health -c -j output)
+        self.critical_evidence: dict[int, list[tuple[float, str]]] = {}  # node -> (hour, cause) of critical signals
         self.failures: list[dict] = []  # truth: every attempt an injected node failure ended
         self.runs: dict[int, dict] = {}
         self._seq = 0
@@ -724,27 +725,29 @@ class _Simulation:
         self._consumed.add((node, index))
         name = self.node_names[node]
         gpu = int(rng.integers(8))
+        critical_at = []  # every signal of this failure that the taxonomy calls critical
         if xid is not None:
             self._xid(evidence_at, node, xid, gpu)
+            critical_at.append(evidence_at)
             if rng.random() < 0.5:  # sympathetic Xid 45 on another GPU of the job
                 self._xid(evidence_at + 2 / 3600, node, 45, (gpu + 1) % 8, prev=xid)
         if nhc is not None:
-            self._nhc(evidence_at + float(rng.uniform(0, 60)) / 3600, name, nhc.format(gpu=gpu))
+            critical_at.append(evidence_at + float(rng.uniform(0, 60)) / 3600)
+            self._nhc(critical_at[-1], name, nhc.format(gpu=gpu))
         if cause in DCGM_INCIDENTS:
             system, message = DCGM_INCIDENTS[cause]
-            self.dcgm_checks.append(
-                (
-                    evidence_at + float(rng.uniform(0, 60)) / 3600,
-                    name,
-                    dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]}),
-                )
-            )
+            critical_at.append(evidence_at + float(rng.uniform(0, 60)) / 3600)
+            report = dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]})
+            self.dcgm_checks.append((critical_at[-1], name, report))
         repair_end = t_fail + self.fail_repair[node][index]
         if cause == "node_unresponsive":
-            self._event(name, t_fail + 30 / 3600, repair_end, "DOWN*", "Not responding")
+            critical_at.append(t_fail + 30 / 3600)
+            self._event(name, critical_at[-1], repair_end, "DOWN*", "Not responding")
         else:
             state = "DOWN" if kind == "NODE_FAIL" else "DRAIN"
-            self._event(name, evidence_at + float(rng.uniform(0, 2)) / 60, repair_end, state, reason.format(gpu=gpu))
+            critical_at.append(evidence_at + float(rng.uniform(0, 2)) / 60)
+            self._event(name, critical_at[-1], repair_end, state, reason.format(gpu=gpu))
+        self.critical_evidence.setdefault(node, []).extend((t, cause) for t in critical_at)
 
     def _noise(self) -> None:
         """Signals that end no job: failures of idle nodes, watch-only Xids, admin drains, duplicated lines."""
@@ -929,6 +932,34 @@ class _Simulation:
             if a.gpus > p.paper_min_gpus:
                 node_days["paper"] += hours * len(a.nodes) / 24
         in_month = [f for f in self.failures if month_start <= self._hours(f["end"]) < month_end]
+        # The window rule also attributes attempts no failure ended: a user failure that ends just before
+        # (or after) a node failure on a node it shares. Predict them so tests can demand exact agreement.
+        failed_keys = {(f["job_id_raw"], f["submit"]) for f in self.failures}
+        before, after = p.attr_before_min / 60, p.attr_after_min / 60
+        evidence = {n: sorted(signals) for n, signals in self.critical_evidence.items()}
+        window_false_positives = []
+        for a in self._in_dump():
+            if a.state not in ("FAILED", "REQUEUED") or a.end is None or not month_start <= a.end < month_end:
+                continue
+            key = (str(a.job_id_raw), _fmt(self._ts(a.submit)))
+            if key in failed_keys:
+                continue
+            end = int(a.end * 3600) / 3600  # sacct's End is in whole seconds
+            for n in a.nodes:
+                signals = evidence.get(n, [])
+                i = bisect.bisect_left(signals, (end - before, ""))
+                if i < len(signals) and signals[i][0] <= end + after:
+                    window_false_positives.append(
+                        {
+                            "job_id_raw": key[0],
+                            "submit": key[1],
+                            "state": a.state,
+                            "node": self.node_names[n],
+                            "gpus": a.gpus,
+                            "cause": signals[i][1],
+                        }
+                    )
+                    break
         for f in in_month:
             per_bucket[label_of[f["gpus"]]]["infra_failures"] += 1
             per_bucket[label_of[f["gpus"]]]["expected_attributed"] += int(f["expected_attributed"])
@@ -963,6 +994,7 @@ class _Simulation:
             },
             "size_buckets": per_bucket,
             "infra_failures": in_month,
+            "window_false_positives": window_false_positives,
             "training_runs": list(self.runs.values()),
             "preemptions": [p for p in self.preemptions if month_start <= self._hours(p["preempted_at"]) < month_end],
         }
