@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -21,3 +22,27 @@ def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:
     if text in ("", "Unknown", "None"):
         return None
     return datetime.fromisoformat(text).replace(tzinfo=tz).astimezone(UTC)
+
+
+def read_parsable_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Rows of a Slurm `--parsable2` file (`|` between fields, a header line) as (line number, {column: value}).
+
+    Columns are found by the header, never by position; a row whose field count differs from the
+    header's is an error naming the file and line.
+    """
+    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+        header_line = handle.readline().rstrip("\r\n")
+        header = header_line.split("|")
+        missing = [f for f in required if f not in header]
+        if missing:
+            raise InputFormatError(path, 1, "header", header_line, f"missing columns {', '.join(missing)}")
+        for line_no, line in enumerate(handle, start=2):
+            line = line.rstrip("\r\n")
+            if not line:
+                continue
+            values = line.split("|")
+            if len(values) != len(header):
+                raise InputFormatError(
+                    path, line_no, "row", line, f"has {len(values)} fields, the header has {len(header)}"
+                )
+            yield line_no, dict(zip(header, values, strict=True))

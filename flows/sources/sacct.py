@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, parse_local_timestamp
+from flows.sources import InputFormatError, parse_local_timestamp, read_parsable_rows
 
 REQUIRED_FIELDS = (
     "JobID",
@@ -108,29 +108,13 @@ def expand_nodes(node_list: str) -> list[str]:
 
 def read_sacct(path: Path, tz: ZoneInfo, stats: SacctReadStats | None = None) -> Iterator[Attempt]:
     stats = stats if stats is not None else SacctReadStats()
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        header_line = handle.readline().rstrip("\r\n")
-        header = header_line.split("|")
-        missing = [f for f in REQUIRED_FIELDS if f not in header]
-        if missing:
-            raise InputFormatError(path, 1, "header", header_line, f"missing columns {', '.join(missing)}")
-        index = {name: i for i, name in enumerate(header)}
-        for line_no, line in enumerate(handle, start=2):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            stats.rows += 1
-            values = line.split("|")
-            if len(values) != len(header):
-                raise InputFormatError(
-                    path, line_no, "row", line, f"has {len(values)} fields, the header has {len(header)}"
-                )
-            row = {name: values[i] for name, i in index.items()}
-            if "." in row["JobID"]:
-                stats.steps_skipped += 1
-                continue
-            yield _attempt_from_row(row, path, line_no, tz)
-            stats.attempts += 1
+    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS):
+        stats.rows += 1
+        if "." in row["JobID"]:
+            stats.steps_skipped += 1
+            continue
+        yield _attempt_from_row(row, path, line_no, tz)
+        stats.attempts += 1
 
 
 def _attempt_from_row(row: dict[str, str], path: Path, line_no: int, tz: ZoneInfo) -> Attempt:

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, parse_local_timestamp
+from flows.sources import InputFormatError, parse_local_timestamp, read_parsable_rows
 
 REQUIRED_FIELDS = ("Event", "NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")
 
@@ -30,44 +30,28 @@ class NodeEvent:
 
 
 def read_sacctmgr_events(path: Path, tz: ZoneInfo) -> Iterator[NodeEvent]:
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        header_line = handle.readline().rstrip("\r\n")
-        header = header_line.split("|")
-        missing = [f for f in REQUIRED_FIELDS if f not in header]
-        if missing:
-            raise InputFormatError(path, 1, "header", header_line, f"missing columns {', '.join(missing)}")
-        index = {name: i for i, name in enumerate(header)}
-        for line_no, line in enumerate(handle, start=2):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            values = line.split("|")
-            if len(values) != len(header):
-                raise InputFormatError(
-                    path, line_no, "row", line, f"has {len(values)} fields, the header has {len(header)}"
-                )
-            row = {name: values[i] for name, i in index.items()}
-            if row["Event"] == "Cluster" or not row["NodeName"]:
-                continue
+    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS):
+        if row["Event"] == "Cluster" or not row["NodeName"]:
+            continue
+        try:
+            nodes = list(NodeSet(row["NodeName"]))
+        except NodeSetParseError as exc:
+            raise InputFormatError(path, line_no, "NodeName", row["NodeName"], str(exc)) from None
+        times = {}
+        for name in ("TimeStart", "TimeEnd"):
             try:
-                nodes = list(NodeSet(row["NodeName"]))
-            except NodeSetParseError as exc:
-                raise InputFormatError(path, line_no, "NodeName", row["NodeName"], str(exc)) from None
-            times = {}
-            for name in ("TimeStart", "TimeEnd"):
-                try:
-                    times[name] = parse_local_timestamp(row[name], tz)
-                except ValueError as exc:
-                    raise InputFormatError(path, line_no, name, row[name], str(exc)) from None
-            if times["TimeStart"] is None:
-                raise InputFormatError(path, line_no, "TimeStart", row["TimeStart"], "a node event needs a start")
-            for node in nodes:
-                yield NodeEvent(
-                    node=node,
-                    started_at=times["TimeStart"],
-                    ended_at=times["TimeEnd"],
-                    state=row["State"],
-                    reason=row["Reason"],
-                    user=row["User"],
-                    source_line=line_no,
-                )
+                times[name] = parse_local_timestamp(row[name], tz)
+            except ValueError as exc:
+                raise InputFormatError(path, line_no, name, row[name], str(exc)) from None
+        if times["TimeStart"] is None:
+            raise InputFormatError(path, line_no, "TimeStart", row["TimeStart"], "a node event needs a start")
+        for node in nodes:
+            yield NodeEvent(
+                node=node,
+                started_at=times["TimeStart"],
+                ended_at=times["TimeEnd"],
+                state=row["State"],
+                reason=row["Reason"],
+                user=row["User"],
+                source_line=line_no,
+            )
