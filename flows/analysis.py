@@ -6,7 +6,6 @@ is a rate, an exact (Garwood) Poisson 95% interval.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import duckdb
@@ -27,15 +26,18 @@ def poisson_interval(count: int, confidence: float = CONFIDENCE) -> tuple[float,
 
 
 def failure_rate(failures: int, node_days: float) -> dict:
-    """r_f in failures per 1000 node-days with its interval."""
+    """r_f in failures per 1000 node-days with its interval (None without exposure)."""
     lower, upper = poisson_interval(failures)
-    scale = 1000 / node_days if node_days > 0 else math.nan
+
+    def per_1000(count: float) -> float | None:
+        return count * 1000 / node_days if node_days > 0 else None
+
     return {
         "failures": failures,
         "node_days": node_days,
-        "value": failures * scale if node_days > 0 else None,
-        "lower": lower * scale if node_days > 0 else None,
-        "upper": upper * scale if node_days > 0 else None,
+        "value": per_1000(failures),
+        "lower": per_1000(lower),
+        "upper": per_1000(upper),
         "unit": "failures per 1000 node-days",
     }
 

@@ -98,6 +98,7 @@ CAUSE_SHARES = np.array([c[1] for c in CAUSES]) / sum(c[1] for c in CAUSES)
 XID_TEXT = {
     13: "Graphics SM Warp Exception on (GPC 1, TPC 0, SM 0): Illegal Instruction Parameter",
     31: "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_12000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+    43: "Ch 00000010, engmask 00000101, intr 10000000",
     45: "Ch 00000010 caused by previous Xid {prev}",
     48: "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.",
     63: "Row Remapper: New row (0x0000000000012345) was marked for remapping, reset gpu to activate.",
@@ -618,7 +619,7 @@ class _Simulation:
     def _infra_failure(self, job: _Job, attempt: _Attempt, failure, overhead: float) -> tuple[float, _Job | None]:
         p, rng = self.p, self.rng
         t_fail, node, index = failure
-        cause, _, xid, reason, nhc = CAUSES[self.fail_causes[node][index]]
+        cause = CAUSES[self.fail_causes[node][index]][0]
         kind = (
             "NODE_FAIL"
             if cause == "node_unresponsive"
@@ -626,11 +627,10 @@ class _Simulation:
         )
         # The job notices within seconds (NODE_FAIL) or a few minutes (the application crashes).
         end = t_fail + (float(rng.uniform(0.5, 1.5)) if kind == "NODE_FAIL" else float(rng.uniform(0.2, 5.0))) / 60
-        evidence_at = t_fail
         outside = kind == "FAILED" and rng.random() < p.outside_window_share
         if outside:  # the application hung before dying: the evidence is older than the window
             end = t_fail + float(rng.uniform(p.attr_before_min + 3, p.attr_before_min + 20)) / 60
-        self._emit_failure_signals(node, index, t_fail, evidence_at, kind, cause, xid, reason, nhc)
+        self._emit_failure_signals(node, index, kind)
         attempt.state = kind
         attempt.exit_code = "0:0" if kind != "FAILED" else str(rng.choice(["1:0", "0:6", "134:0"]))
         attempt.failed_node = self.node_names[node] if kind == "NODE_FAIL" else ""
@@ -720,23 +720,26 @@ class _Simulation:
         run["completed"] = attempt.state == "COMPLETED"
 
     # --- health signals ------------------------------------------------------------------------
-    def _emit_failure_signals(self, node, index, t_fail, evidence_at, kind, cause, xid, reason, nhc) -> None:
+    def _emit_failure_signals(self, node: int, index: int, kind: str) -> None:
+        """Write what failure `index` of `node` leaves in the logs; `kind` is how its job ended (or DRAIN if idle)."""
         rng = self.rng
+        t_fail = self.fail_times[node][index]
+        cause, _, xid, reason, nhc = CAUSES[self.fail_causes[node][index]]
         self._consumed.add((node, index))
         name = self.node_names[node]
         gpu = int(rng.integers(8))
         critical_at = []  # every signal of this failure that the taxonomy calls critical
         if xid is not None:
-            self._xid(evidence_at, node, xid, gpu)
-            critical_at.append(evidence_at)
-            if rng.random() < 0.5:  # sympathetic Xid 45 on another GPU of the job
-                self._xid(evidence_at + 2 / 3600, node, 45, (gpu + 1) % 8, prev=xid)
+            self._xid(t_fail, node, xid, gpu)
+            critical_at.append(t_fail)
+            if rng.random() < 0.5:  # sympathetic Xid 45 (or 43) on another GPU of the job
+                self._xid(t_fail + 2 / 3600, node, 45 if rng.random() < 0.8 else 43, (gpu + 1) % 8, prev=xid)
         if nhc is not None:
-            critical_at.append(evidence_at + float(rng.uniform(0, 60)) / 3600)
+            critical_at.append(t_fail + float(rng.uniform(0, 60)) / 3600)
             self._nhc(critical_at[-1], name, nhc.format(gpu=gpu))
         if cause in DCGM_INCIDENTS:
             system, message = DCGM_INCIDENTS[cause]
-            critical_at.append(evidence_at + float(rng.uniform(0, 60)) / 3600)
+            critical_at.append(t_fail + float(rng.uniform(0, 60)) / 3600)
             report = dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]})
             self.dcgm_checks.append((critical_at[-1], name, report))
         repair_end = t_fail + self.fail_repair[node][index]
@@ -745,7 +748,7 @@ class _Simulation:
             self._event(name, critical_at[-1], repair_end, "DOWN*", "Not responding")
         else:
             state = "DOWN" if kind == "NODE_FAIL" else "DRAIN"
-            critical_at.append(evidence_at + float(rng.uniform(0, 2)) / 60)
+            critical_at.append(t_fail + float(rng.uniform(0, 2)) / 60)
             self._event(name, critical_at[-1], repair_end, state, reason.format(gpu=gpu))
         self.critical_evidence.setdefault(node, []).extend((t, cause) for t in critical_at)
 
@@ -753,10 +756,9 @@ class _Simulation:
         """Signals that end no job: failures of idle nodes, watch-only Xids, admin drains, duplicated lines."""
         p, rng = self.p, self.rng
         for node in range(p.nodes):
-            for index, t_fail in enumerate(self.fail_times[node]):
+            for index in range(len(self.fail_times[node])):
                 if (node, index) not in self._consumed:
-                    cause, _, xid, reason, nhc = CAUSES[self.fail_causes[node][index]]
-                    self._emit_failure_signals(node, index, t_fail, t_fail, "DRAIN", cause, xid, reason, nhc)
+                    self._emit_failure_signals(node, index, "DRAIN")
         for _ in range(max(1, p.nodes // 4)):
             node = int(rng.integers(p.nodes))
             self._xid(float(rng.uniform(0, self.horizon)), node, int(rng.choice([63, 92])), int(rng.integers(8)))
@@ -858,8 +860,8 @@ class _Simulation:
             a.name,
             user,
             account,
-            "gpu",
-            "normal",
+            "shared" if a.gpus < gpn else "gpu",  # sub-node jobs run in their own partition
+            "high" if a.gpus >= PREEMPTOR_MIN_GPUS else "normal",
             a.state,
             a.exit_code,
             submit,
