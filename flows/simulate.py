@@ -490,7 +490,7 @@ class _Simulation:
             submit=job.submit,
             eligible=eligible,
             restarts=job.restarts,
-            requeued=job.restarts > 0 and not job.is_restart,
+            requeued=job.restarts > 0,  # a later record of the same job id
         )
         if not job.run_id and OUTCOMES[job.outcome] == "CANCELLED" and job.fraction < 0.3:
             # cancelled while pending: no allocation; Start = End = the cancel time, as sacct shows it
@@ -498,7 +498,7 @@ class _Simulation:
             attempt.state, attempt.no_alloc = self._cancelled_state(attempt), True
             self._keep(attempt)
             return None
-        if job.restarts and not job.is_restart:
+        if job.restarts:
             attempt.reason = "BeginTime"
         if start >= self.horizon:  # still pending when the month was dumped
             attempt.reason = "Resources" if attempt.reason == "None" else attempt.reason

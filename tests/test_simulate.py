@@ -130,6 +130,12 @@ def test_arrays_and_requeues_look_like_sacct(sim):
         first_index.setdefault(line.split("|")[1], i)
     later = [a for a in sim["attempts"] if a.reason == "BeginTime"]
     assert later and all(a.source_line - 2 > first_index[a.job_id_raw] for a in later)
+    records: dict[str, list] = {}
+    for a in sim["attempts"]:
+        records.setdefault(a.job_id_raw, []).append(a)
+    for same_id in records.values():  # every later record of a job id is a requeue, after the first
+        same_id.sort(key=lambda a: a.submit_at)
+        assert all(a.reason == "BeginTime" and a.source_line > same_id[0].source_line for a in same_id[1:])
 
 
 def test_slurm_2411_field_set(tmp_path):
