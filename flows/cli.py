@@ -64,6 +64,8 @@ def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
         f'[[sources]]\nkind = "sacct_psv"\npath = "{sim}/sacct.psv"\n\n'
         f'[[sources]]\nkind = "sacctmgr_events_psv"\npath = "{sim}/events.psv"\n\n'
         f'[[sources]]\nkind = "xid_syslog"\npath = "{sim}/xid.log"\n\n'
+        f'[[sources]]\nkind = "nhc_syslog"\npath = "{sim}/nhc.log"\n\n'
+        f'[[sources]]\nkind = "dcgm_health_dir"\npath = "{sim}/dcgm"\n\n'
         f'[paths]\ndata = "data"\nreports = "{reports_dir.resolve()}"\nwarehouse = "warehouse/{cluster}.duckdb"\n'
     )
     return path

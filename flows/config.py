@@ -12,7 +12,7 @@ from pathlib import Path
 
 from flows.months import Month
 
-SOURCE_KINDS = ("sacct_psv", "sacctmgr_events_psv", "xid_syslog")
+SOURCE_KINDS = ("sacct_psv", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir")
 
 
 class ConfigError(ValueError):

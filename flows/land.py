@@ -23,6 +23,9 @@ import pyarrow.parquet as pq
 from flows.atomic import replace_dir_atomically
 from flows.config import ClusterConfig
 from flows.months import Month
+from flows.sources import HealthCheck
+from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.sources.nhc_log import NhcReadStats, read_nhc_log
 from flows.sources.sacct import SacctReadStats, read_sacct
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
@@ -78,6 +81,19 @@ SCHEMAS = {
             ("source_line", pa.int64()),
         ]
     ),
+    "health_checks": pa.schema(
+        [
+            ("cluster", pa.string()),
+            ("node", pa.string()),
+            ("ts", TS),
+            ("source", pa.string()),
+            ("check_name", pa.string()),
+            ("status", pa.string()),
+            ("message", pa.string()),
+            ("source_file", pa.string()),
+            ("source_line", pa.int64()),
+        ]
+    ),
     "xid_events": pa.schema(
         [
             ("cluster", pa.string()),
@@ -97,12 +113,39 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
     return None if ts is None else ts.astimezone(UTC).replace(tzinfo=None)
 
 
+DIRECTORY_SOURCES = ("dcgm_health_dir",)
+
+
+def _check_row(cluster: str, check: HealthCheck) -> dict:
+    return {
+        "cluster": cluster,
+        "node": check.node,
+        "ts": _naive_utc(check.ts),
+        "source": check.source,
+        "check_name": check.check,
+        "status": check.status,
+        "message": check.message,
+        "source_file": check.source_file,
+        "source_line": check.source_line,
+    }
+
+
+def _sha256(path: Path) -> str:
+    """Content hash of a file, or of every file under a directory (with their relative paths)."""
+    digest = hashlib.sha256()
+    for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+        if file.is_file():
+            digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
 def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
     tz = ZoneInfo(config.site_timezone)
     sources = config.source_paths(month)
     for kind, path in sources.items():
-        if not path.is_file():
+        if not (path.is_dir() if kind in DIRECTORY_SOURCES else path.is_file()):
             raise FileNotFoundError(f"source {kind}: {path} does not exist")
 
     tables: dict[str, list[dict]] = {name: [] for name in SCHEMAS}
@@ -124,7 +167,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
             {"cluster": config.cluster, "job_id_raw": a.job_id_raw, "submit_at": row["submit_at"], "node": n}
             for n in nodes
         )
-    manifest["sources"]["sacct_psv"] = {"file": str(sacct_path), **asdict(stats)}
+    manifest["sources"]["sacct_psv"] = {"file": str(sacct_path), "records": stats.attempts, **asdict(stats)}
 
     if "sacctmgr_events_psv" in sources:
         path = sources["sacctmgr_events_psv"]
@@ -142,7 +185,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
                     "source_line": e.source_line,
                 }
             )
-        manifest["sources"]["sacctmgr_events_psv"] = {"file": str(path), "node_events": len(tables["node_events"])}
+        manifest["sources"]["sacctmgr_events_psv"] = {"file": str(path), "records": len(tables["node_events"])}
 
     if "xid_syslog" in sources:
         path = sources["xid_syslog"]
@@ -160,10 +203,22 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
                     "source_line": x.source_line,
                 }
             )
-        manifest["sources"]["xid_syslog"] = {"file": str(path), **asdict(xstats)}
+        manifest["sources"]["xid_syslog"] = {"file": str(path), "records": xstats.xid_lines, **asdict(xstats)}
+
+    checks = tables["health_checks"]
+    if "nhc_syslog" in sources:
+        path = sources["nhc_syslog"]
+        nstats = NhcReadStats()
+        checks.extend(_check_row(config.cluster, c) for c in read_nhc_log(path, tz, month.year, nstats))
+        manifest["sources"]["nhc_syslog"] = {"file": str(path), "records": nstats.failed_checks, **asdict(nstats)}
+    if "dcgm_health_dir" in sources:
+        path = sources["dcgm_health_dir"]
+        dstats = DcgmReadStats()
+        checks.extend(_check_row(config.cluster, c) for c in read_dcgm_health_dir(path, dstats))
+        manifest["sources"]["dcgm_health_dir"] = {"file": str(path), "records": dstats.incidents, **asdict(dstats)}
 
     for kind, path in sources.items():
-        manifest["sources"][kind]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        manifest["sources"][kind]["sha256"] = _sha256(path)
     manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
 
     raw_dir = config.data_dir / "raw" / config.cluster / str(month)
@@ -171,7 +226,10 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
 
     def write_raw(tmp: Path) -> None:
         for path in sources.values():
-            shutil.copy2(path, tmp / path.name)
+            if path.is_dir():
+                shutil.copytree(path, tmp / path.name)
+            else:
+                shutil.copy2(path, tmp / path.name)
 
     def write_landed(tmp: Path) -> None:
         for name, rows in tables.items():

@@ -907,6 +907,7 @@ class _Simulation:
             kept = [line for t, line in sorted(lines) if self.month_start_h <= t < self.horizon]
             (out_dir / name).write_text("".join(line + "\n" for line in kept))
         # One file per check, as a job epilog saves `dcgmi health -c -j` on each node.
+        (out_dir / "dcgm").mkdir(exist_ok=True)
         for t, node, report in self.dcgm_checks:
             if self.month_start_h <= t < self.horizon:
                 path = out_dir / "dcgm" / node / f"{self._ts(t).strftime('%Y%m%dT%H%M%SZ')}.json"

@@ -202,3 +202,18 @@ def test_attributed_attempts_are_exactly_the_predicted_ones(month_run):
         ).fetchall()
     expected = {(f["job_id_raw"], f["submit"], f["expected_cause"]) for f in attributed_by_rule(month_run["truth"])}
     assert set(rows) == expected
+
+
+def test_every_health_source_reaches_the_classified_events(month_run):
+    import duckdb
+
+    config = load_config(month_run["config"])
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        by_source = dict(
+            con.execute(
+                "select source, count(*) from int_health_events_classified where severity = 'critical' group by source"
+            ).fetchall()
+        )
+    assert set(by_source) == {"xid", "slurm_event", "nhc", "dcgm"}
+    sources = month_run["metrics"]["inputs"]
+    assert {"nhc_syslog", "dcgm_health_dir"} <= set(sources)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -15,6 +16,20 @@ class InputFormatError(ValueError):
         self.path, self.line, self.field, self.value, self.reason = str(path), line, field, value, reason
         shown = value if len(value) <= 80 else value[:77] + "..."
         super().__init__(f"{path}:{line}: field {field}={shown!r}: {reason}")
+
+
+@dataclass
+class HealthCheck:
+    """A failed or warning health check on a node (NHC, DCGM, ...): one row of the health-event table."""
+
+    node: str
+    ts: datetime
+    source: str  # nhc, dcgm
+    check: str  # check_fs_mount, "Memory system", ...
+    status: str  # the check's own verdict: ERROR, Failure, Warning
+    message: str
+    source_file: str
+    source_line: int  # line in the file (1 for one-document files)
 
 
 def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:

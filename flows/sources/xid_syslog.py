@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.sources import InputFormatError
+from flows.sources.syslog import syslog_timestamp_and_host
 
 XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
-_ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
-_BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
 
 
 @dataclass
@@ -51,29 +49,7 @@ def read_xid_syslog(path: Path, tz: ZoneInfo, year: int, stats: XidReadStats | N
                 stats.other_lines += 1
                 continue
             stats.xid_lines += 1
-            ts, node = _timestamp_and_host(line, path, line_no, tz, year)
+            ts, node = syslog_timestamp_and_host(line, path, line_no, tz, year)
             yield XidEvent(
                 node=node, ts=ts, xid=int(xid.group(2)), pci=xid.group(1), message=xid.group(3), source_line=line_no
             )
-
-
-def _timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo, year: int) -> tuple[datetime, str]:
-    iso = _ISO_PREFIX.match(line)
-    if iso:
-        try:
-            ts = datetime.fromisoformat(iso.group(1))
-        except ValueError as exc:
-            raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=tz)
-        return ts.astimezone(UTC), iso.group(2)
-    bsd = _BSD_PREFIX.match(line)
-    if bsd:
-        try:
-            ts = datetime.strptime(f"{year} {bsd.group(1)}", "%Y %b %d %H:%M:%S")
-        except ValueError as exc:
-            raise InputFormatError(path, line_no, "timestamp", bsd.group(1), str(exc)) from None
-        return ts.replace(tzinfo=tz).astimezone(UTC), bsd.group(2)
-    raise InputFormatError(
-        path, line_no, "timestamp", line[:40], "an Xid line needs a syslog timestamp and host (ISO or BSD format)"
-    )

@@ -28,11 +28,28 @@ slurm_events as (
 
 ),
 
+checks as (
+
+    select
+        cluster, node, event_at,
+        source,
+        check_name,
+        status as code,
+        message,
+        -- NHC rules match the check name; DCGM rules match "<system>: <Failure|Warning>"
+        case when source = 'dcgm' then check_name || ': ' || status else check_name end as signal_text,
+        source_file, source_line
+    from {{ ref('stg_health__checks') }}
+
+),
+
 events as (
 
     select * from xid
     union all
     select * from slurm_events
+    union all
+    select * from checks
 
 ),
 

@@ -1,0 +1,24 @@
+with source as (
+
+    select * from {{ source('landed', 'health_checks') }}
+
+),
+
+renamed as (
+
+    select
+        cluster,
+        node,
+        ts as event_at,
+        source,
+        check_name,
+        status,
+        message,
+        source_file,
+        source_line
+
+    from source
+
+)
+
+select * from renamed

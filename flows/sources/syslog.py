@@ -1,0 +1,41 @@
+"""The prefix syslog daemons put before a message: a timestamp and the sending host.
+
+- ISO (rsyslog RFC 3339, `journalctl -o short-iso`): `2026-10-03T12:34:56.123456+00:00 gpu0001 ...`
+- BSD (RFC 3164): `Oct  3 12:34:56 gpu0001 ...` (no year: the caller gives the report month's)
+A timestamp without an offset is in the configured site time zone.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from flows.sources import InputFormatError
+
+_ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
+_BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
+
+
+def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo, year: int) -> tuple[datetime, str]:
+    """UTC time and host of a syslog line; an error naming the file and line when there is neither."""
+    iso = _ISO_PREFIX.match(line)
+    if iso:
+        try:
+            ts = datetime.fromisoformat(iso.group(1))
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=tz)
+        return ts.astimezone(UTC), iso.group(2)
+    bsd = _BSD_PREFIX.match(line)
+    if bsd:
+        try:
+            ts = datetime.strptime(f"{year} {bsd.group(1)}", "%Y %b %d %H:%M:%S")
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, "timestamp", bsd.group(1), str(exc)) from None
+        return ts.replace(tzinfo=tz).astimezone(UTC), bsd.group(2)
+    raise InputFormatError(
+        path, line_no, "timestamp", line[:40], "a syslog line needs a timestamp and a host (ISO or BSD format)"
+    )
