@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from flows.config import ConfigError, load_config
+from flows.land import TooManyBadRowsError
 from flows.months import Month
 from flows.sources import InputFormatError
 
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InputFormatError, ConfigError, FileNotFoundError) as exc:
+    except (InputFormatError, TooManyBadRowsError, ConfigError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # dbt build and data-quality failures name what failed

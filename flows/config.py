@@ -29,6 +29,14 @@ class SourceConfig:
 
 
 @dataclass(frozen=True)
+class IngestConfig:
+    # A source may have up to max(max_bad_rows, max_bad_row_share x its rows) unreadable rows; they are
+    # quarantined and reported. More than that fails the run.
+    max_bad_rows: int = 10
+    max_bad_row_share: float = 0.001
+
+
+@dataclass(frozen=True)
 class AnalysisConfig:
     gpus_per_node: int = 8
     attr_before_minutes: int = 10
@@ -47,6 +55,7 @@ class ClusterConfig:
     warehouse_path: Path
     site_timezone: str = "UTC"
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
     email_to: tuple[str, ...] = ()
 
     def source_paths(self, month: Month) -> dict[str, Path]:
@@ -99,5 +108,14 @@ def load_config(path: str | Path) -> ClusterConfig:
         warehouse_path=(base / paths.get("warehouse", f"warehouse/{cluster}.duckdb")).resolve(),
         site_timezone=str(raw.get("site_timezone", "UTC")),
         analysis=AnalysisConfig(**analysis_raw),
+        ingest=_section(path, raw, "ingest", IngestConfig),
         email_to=tuple(raw.get("email", {}).get("to", ())),
     )
+
+
+def _section(path: Path, raw: dict, name: str, cls):
+    values = raw.get(name, {})
+    unknown = set(values) - set(cls.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(f"{path}: unknown [{name}] keys: {', '.join(sorted(unknown))}")
+    return cls(**values)

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from flows.atomic import replace_dir_atomically
 from flows.config import ClusterConfig
 from flows.months import Month
-from flows.sources import HealthCheck
+from flows.sources import HealthCheck, InputFormatError, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import NhcReadStats, read_nhc_log
 from flows.sources.sacct import SacctReadStats, read_sacct
@@ -114,6 +114,30 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
 
 
 DIRECTORY_SOURCES = ("dcgm_health_dir",)
+QUARANTINE_SAMPLE = 10
+
+
+class TooManyBadRowsError(ValueError):
+    """A source with more unreadable rows than the configured limit: the run stops instead of reporting on it."""
+
+
+def _check_quarantines(
+    config: ClusterConfig, sources: dict[str, Path], quarantines: dict[str, Quarantine], manifest: dict
+) -> list[InputFormatError]:
+    """Count each source's quarantined rows into the manifest; fail when one has too many."""
+    everything = []
+    for kind, quarantine in quarantines.items():
+        entry = manifest["sources"][kind]
+        bad = len(quarantine.errors)
+        entry["quarantined"] = bad
+        limit = max(config.ingest.max_bad_rows, config.ingest.max_bad_row_share * (entry["records"] + bad))
+        if bad > limit:
+            raise TooManyBadRowsError(
+                f"{sources[kind]}: {bad} of {entry['records'] + bad} rows could not be read (limit {limit:g}, "
+                f"see [ingest] in {config.config_path.name}); first: {quarantine.errors[0]}"
+            )
+        everything.extend(quarantine.errors)
+    return everything
 
 
 def _check_row(cluster: str, check: HealthCheck) -> dict:
@@ -153,7 +177,8 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
 
     sacct_path = sources["sacct_psv"]
     stats = SacctReadStats()
-    for a in read_sacct(sacct_path, tz, stats):
+    quarantines = {kind: Quarantine(strict=False) for kind in sources}
+    for a in read_sacct(sacct_path, tz, stats, quarantines["sacct_psv"]):
         row = asdict(a)
         nodes = row.pop("nodes")
         row.pop("source_line")
@@ -171,7 +196,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
 
     if "sacctmgr_events_psv" in sources:
         path = sources["sacctmgr_events_psv"]
-        for e in read_sacctmgr_events(path, tz):
+        for e in read_sacctmgr_events(path, tz, quarantines["sacctmgr_events_psv"]):
             tables["node_events"].append(
                 {
                     "cluster": config.cluster,
@@ -190,7 +215,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     if "xid_syslog" in sources:
         path = sources["xid_syslog"]
         xstats = XidReadStats()
-        for x in read_xid_syslog(path, tz, month.year, xstats):
+        for x in read_xid_syslog(path, tz, month.year, xstats, quarantines["xid_syslog"]):
             tables["xid_events"].append(
                 {
                     "cluster": config.cluster,
@@ -209,16 +234,22 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     if "nhc_syslog" in sources:
         path = sources["nhc_syslog"]
         nstats = NhcReadStats()
-        checks.extend(_check_row(config.cluster, c) for c in read_nhc_log(path, tz, month.year, nstats))
+        checks.extend(
+            _check_row(config.cluster, c) for c in read_nhc_log(path, tz, month.year, nstats, quarantines["nhc_syslog"])
+        )
         manifest["sources"]["nhc_syslog"] = {"file": str(path), "records": nstats.failed_checks, **asdict(nstats)}
     if "dcgm_health_dir" in sources:
         path = sources["dcgm_health_dir"]
         dstats = DcgmReadStats()
-        checks.extend(_check_row(config.cluster, c) for c in read_dcgm_health_dir(path, dstats))
+        checks.extend(
+            _check_row(config.cluster, c) for c in read_dcgm_health_dir(path, dstats, quarantines["dcgm_health_dir"])
+        )
         manifest["sources"]["dcgm_health_dir"] = {"file": str(path), "records": dstats.incidents, **asdict(dstats)}
 
     for kind, path in sources.items():
         manifest["sources"][kind]["sha256"] = _sha256(path)
+    quarantined = _check_quarantines(config, sources, quarantines, manifest)
+    manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
     manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
 
     raw_dir = config.data_dir / "raw" / config.cluster / str(month)
@@ -232,6 +263,12 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
                 shutil.copy2(path, tmp / path.name)
 
     def write_landed(tmp: Path) -> None:
+        with open(tmp / "quarantine.jsonl", "w") as out:
+            for e in quarantined:
+                out.write(
+                    json.dumps({"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason})
+                    + "\n"
+                )
         for name, rows in tables.items():
             pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMAS[name]), tmp / f"{name}.parquet")
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))

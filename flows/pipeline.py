@@ -46,7 +46,13 @@ def analyse(config: ClusterConfig, month: Month) -> dict:
 def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path) -> dict:
     inputs = json.loads((landed_dir / "manifest.json").read_text())
     quality_rows = [vars(q) for q in quality]
-    full_metrics = {**metrics, "cluster": config.cluster, "inputs": inputs["sources"], "data_quality": quality_rows}
+    full_metrics = {
+        **metrics,
+        "cluster": config.cluster,
+        "inputs": inputs["sources"],
+        "quarantine_sample": inputs["quarantine_sample"],
+        "data_quality": quality_rows,
+    }
     html = render_report({"cluster": config.cluster, "metrics": metrics, "inputs": inputs, "quality": quality_rows})
     return write_report(config.report_dir(month), html, full_metrics)
 

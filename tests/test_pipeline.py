@@ -12,11 +12,11 @@ import pytest
 
 from flows.cli import write_demo_config
 from flows.config import load_config
+from flows.land import TooManyBadRowsError
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.quality import DataQualityError, validate_month
 from flows.simulate import SimParams, simulate
-from flows.sources import InputFormatError
 
 MONTH = Month.parse("2026-10")
 CLUSTER = "testc"
@@ -137,23 +137,54 @@ def test_rerun_gives_identical_results(month_run):
     assert {name: (report_dir / name).read_bytes() for name in before} == before
 
 
-def test_corrupt_input_fails_with_file_and_line_and_keeps_previous_report(month_run, tmp_path):
+def corrupt_line(sacct: Path, index: int, field: int, value: str) -> str:
+    """Put `value` into one field of line `index` (0 = header); return the original text."""
+    original = sacct.read_text()
+    lines = original.splitlines()
+    fields = lines[index].split("|")
+    fields[field] = value
+    lines[index] = "|".join(fields)
+    sacct.write_text("\n".join(lines) + "\n")
+    return original
+
+
+def test_bad_rows_beyond_the_limit_fail_naming_file_line_and_field(month_run):
     workdir = month_run["workdir"]
     report = workdir / "reports" / CLUSTER / str(MONTH) / "report.html"
     before = report.read_bytes()
+    strict = workdir / "strict.toml"
+    strict.write_text(month_run["config"].read_text() + "\n[ingest]\nmax_bad_rows = 0\nmax_bad_row_share = 0\n")
     sacct = month_run["sim"] / "sacct.psv"
-    original = sacct.read_text()
-    lines = original.splitlines()
-    fields = lines[6].split("|")
-    fields[14] = "two"  # NNodes
-    lines[6] = "|".join(fields)
+    original = corrupt_line(sacct, 6, 14, "two")  # NNodes
     try:
-        sacct.write_text("\n".join(lines) + "\n")
-        with pytest.raises(InputFormatError, match=rf"{re.escape(str(sacct))}:7: field NNodes='two'"):
-            monthly_report(cluster=CLUSTER, config=str(month_run["config"]), month=str(MONTH))
+        with pytest.raises(TooManyBadRowsError, match=rf"{re.escape(str(sacct))}:7: field NNodes='two'"):
+            monthly_report(cluster=CLUSTER, config=str(strict), month=str(MONTH))
     finally:
         sacct.write_text(original)
-    assert report.read_bytes() == before
+    assert report.read_bytes() == before  # a failed run leaves the previous report alone
+
+
+def test_a_bad_row_is_quarantined_and_reported(tmp_path):
+    config = write_demo_config(tmp_path, "q", tmp_path / "reports")
+    sim = tmp_path / "sim" / "q" / str(MONTH)
+    simulate(SimParams("q", MONTH, nodes=8, seed=2), sim)
+    rows_before = len((sim / "sacct.psv").read_text().splitlines()) - 1
+    corrupt_line(sim / "sacct.psv", 3, 13, "12:xx:00")  # Elapsed
+    with open(sim / "xid.log", "a") as log:
+        log.write("[ 1843.308145] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus.\n")
+    summary = monthly_report(cluster="q", config=str(config), month=str(MONTH))
+    metrics = json.loads(Path(summary["metrics"]).read_text())
+    assert metrics["inputs"]["sacct_psv"]["quarantined"] == 1
+    assert metrics["inputs"]["xid_syslog"]["quarantined"] == 1
+    assert metrics["inputs"]["sacct_psv"]["records"] == rows_before - 1
+    landed = tmp_path / "data" / "landed" / "q" / str(MONTH)
+    quarantined = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
+    assert {(Path(q["file"]).name, q["line"], q["field"]) for q in quarantined} == {
+        ("sacct.psv", 4, "Elapsed"),
+        ("xid.log", len((sim / "xid.log").read_text().splitlines()), "timestamp"),
+    }
+    html = Path(summary["report"]).read_text()
+    assert "quarantined" in html and "field Elapsed=&#39;12:xx:00&#39;" in html
 
 
 def test_failed_expectation_is_named(month_run, tmp_path):

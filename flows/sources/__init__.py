@@ -18,6 +18,19 @@ class InputFormatError(ValueError):
         super().__init__(f"{path}:{line}: field {field}={shown!r}: {reason}")
 
 
+class Quarantine:
+    """Collects the rows a reader could not read. A strict one (the default) raises the first instead."""
+
+    def __init__(self, strict: bool = True):
+        self.strict = strict
+        self.errors: list[InputFormatError] = []
+
+    def reject(self, error: InputFormatError) -> None:
+        if self.strict:
+            raise error
+        self.errors.append(error)
+
+
 @dataclass
 class HealthCheck:
     """A failed or warning health check on a node (NHC, DCGM, ...): one row of the health-event table."""
@@ -39,11 +52,13 @@ def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:
     return datetime.fromisoformat(text).replace(tzinfo=tz).astimezone(UTC)
 
 
-def read_parsable_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+def read_parsable_rows(
+    path: Path, required: tuple[str, ...], quarantine: Quarantine
+) -> Iterator[tuple[int, dict[str, str]]]:
     """Rows of a Slurm `--parsable2` file (`|` between fields, a header line) as (line number, {column: value}).
 
-    Columns are found by the header, never by position; a row whose field count differs from the
-    header's is an error naming the file and line.
+    Columns are found by the header, never by position. A header without the required columns
+    fails the file; a row whose field count differs from the header's goes to the quarantine.
     """
     with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         header_line = handle.readline().rstrip("\r\n")
@@ -57,7 +72,10 @@ def read_parsable_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[
                 continue
             values = line.split("|")
             if len(values) != len(header):
-                raise InputFormatError(
-                    path, line_no, "row", line, f"has {len(values)} fields, the header has {len(header)}"
+                quarantine.reject(
+                    InputFormatError(
+                        path, line_no, "row", line, f"has {len(values)} fields, the header has {len(header)}"
+                    )
                 )
+                continue
             yield line_no, dict(zip(header, values, strict=True))

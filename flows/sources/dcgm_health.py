@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.sources import HealthCheck, InputFormatError
+from flows.sources import HealthCheck, InputFormatError, Quarantine
 
 
 @dataclass
@@ -26,11 +26,18 @@ class DcgmReadStats:
     incidents: int = 0
 
 
-def read_dcgm_health_dir(root: Path, stats: DcgmReadStats | None = None) -> Iterator[HealthCheck]:
+def read_dcgm_health_dir(
+    root: Path, stats: DcgmReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[HealthCheck]:
     stats = stats if stats is not None else DcgmReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
     for path in sorted(root.glob("*/*.json")):
         stats.files += 1
-        found = list(_read_one(path))
+        try:
+            found = list(_read_one(path))
+        except InputFormatError as error:
+            quarantine.reject(error)
+            continue
         stats.incidents += len(found)
         stats.healthy_files += not found
         yield from found

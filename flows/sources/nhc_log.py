@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.sources import HealthCheck
+from flows.sources import HealthCheck, InputFormatError, Quarantine
 from flows.sources.syslog import syslog_timestamp_and_host
 
 FAILED_CHECK_RE = re.compile(r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*(.*)$")
@@ -27,8 +27,11 @@ class NhcReadStats:
     other_lines: int = 0
 
 
-def read_nhc_log(path: Path, tz: ZoneInfo, year: int, stats: NhcReadStats | None = None) -> Iterator[HealthCheck]:
+def read_nhc_log(
+    path: Path, tz: ZoneInfo, year: int, stats: NhcReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[HealthCheck]:
     stats = stats if stats is not None else NhcReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")
@@ -38,7 +41,11 @@ def read_nhc_log(path: Path, tz: ZoneInfo, year: int, stats: NhcReadStats | None
                 stats.other_lines += 1
                 continue
             stats.failed_checks += 1
-            ts, node = syslog_timestamp_and_host(line, path, line_no, tz, year)
+            try:
+                ts, node = syslog_timestamp_and_host(line, path, line_no, tz, year)
+            except InputFormatError as error:
+                quarantine.reject(error)
+                continue
             yield HealthCheck(
                 node=node,
                 ts=ts,

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, parse_local_timestamp, read_parsable_rows
+from flows.sources import InputFormatError, Quarantine, parse_local_timestamp, read_parsable_rows
 
 REQUIRED_FIELDS = (
     "JobID",
@@ -106,15 +106,23 @@ def expand_nodes(node_list: str) -> list[str]:
     return list(NodeSet(node_list))
 
 
-def read_sacct(path: Path, tz: ZoneInfo, stats: SacctReadStats | None = None) -> Iterator[Attempt]:
+def read_sacct(
+    path: Path, tz: ZoneInfo, stats: SacctReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[Attempt]:
     stats = stats if stats is not None else SacctReadStats()
-    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS):
+    quarantine = quarantine if quarantine is not None else Quarantine()
+    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
         stats.rows += 1
         if "." in row["JobID"]:
             stats.steps_skipped += 1
             continue
-        yield _attempt_from_row(row, path, line_no, tz)
+        try:
+            attempt = _attempt_from_row(row, path, line_no, tz)
+        except InputFormatError as error:
+            quarantine.reject(error)
+            continue
         stats.attempts += 1
+        yield attempt
 
 
 def _attempt_from_row(row: dict[str, str], path: Path, line_no: int, tz: ZoneInfo) -> Attempt:

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, parse_local_timestamp, read_parsable_rows
+from flows.sources import InputFormatError, Quarantine, parse_local_timestamp, read_parsable_rows
 
 REQUIRED_FIELDS = ("Event", "NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")
 
@@ -29,29 +29,39 @@ class NodeEvent:
     source_line: int
 
 
-def read_sacctmgr_events(path: Path, tz: ZoneInfo) -> Iterator[NodeEvent]:
-    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS):
+def read_sacctmgr_events(path: Path, tz: ZoneInfo, quarantine: Quarantine | None = None) -> Iterator[NodeEvent]:
+    quarantine = quarantine if quarantine is not None else Quarantine()
+    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
         if row["Event"] == "Cluster" or not row["NodeName"]:
             continue
         try:
-            nodes = list(NodeSet(row["NodeName"]))
-        except NodeSetParseError as exc:
-            raise InputFormatError(path, line_no, "NodeName", row["NodeName"], str(exc)) from None
-        times = {}
-        for name in ("TimeStart", "TimeEnd"):
-            try:
-                times[name] = parse_local_timestamp(row[name], tz)
-            except ValueError as exc:
-                raise InputFormatError(path, line_no, name, row[name], str(exc)) from None
-        if times["TimeStart"] is None:
-            raise InputFormatError(path, line_no, "TimeStart", row["TimeStart"], "a node event needs a start")
-        for node in nodes:
-            yield NodeEvent(
-                node=node,
-                started_at=times["TimeStart"],
-                ended_at=times["TimeEnd"],
-                state=row["State"],
-                reason=row["Reason"],
-                user=row["User"],
-                source_line=line_no,
-            )
+            yield from _events_from_row(row, path, line_no, tz)
+        except InputFormatError as error:
+            quarantine.reject(error)
+
+
+def _events_from_row(row: dict[str, str], path: Path, line_no: int, tz: ZoneInfo) -> list[NodeEvent]:
+    try:
+        nodes = list(NodeSet(row["NodeName"]))
+    except NodeSetParseError as exc:
+        raise InputFormatError(path, line_no, "NodeName", row["NodeName"], str(exc)) from None
+    times = {}
+    for name in ("TimeStart", "TimeEnd"):
+        try:
+            times[name] = parse_local_timestamp(row[name], tz)
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, name, row[name], str(exc)) from None
+    if times["TimeStart"] is None:
+        raise InputFormatError(path, line_no, "TimeStart", row["TimeStart"], "a node event needs a start")
+    return [
+        NodeEvent(
+            node=node,
+            started_at=times["TimeStart"],
+            ended_at=times["TimeEnd"],
+            state=row["State"],
+            reason=row["Reason"],
+            user=row["User"],
+            source_line=line_no,
+        )
+        for node in nodes
+    ]

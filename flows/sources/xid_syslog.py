@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from flows.sources import InputFormatError, Quarantine
 from flows.sources.syslog import syslog_timestamp_and_host
 
 XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
@@ -38,8 +39,11 @@ class XidReadStats:
     other_lines: int = 0
 
 
-def read_xid_syslog(path: Path, tz: ZoneInfo, year: int, stats: XidReadStats | None = None) -> Iterator[XidEvent]:
+def read_xid_syslog(
+    path: Path, tz: ZoneInfo, year: int, stats: XidReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[XidEvent]:
     stats = stats if stats is not None else XidReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")
@@ -49,7 +53,11 @@ def read_xid_syslog(path: Path, tz: ZoneInfo, year: int, stats: XidReadStats | N
                 stats.other_lines += 1
                 continue
             stats.xid_lines += 1
-            ts, node = syslog_timestamp_and_host(line, path, line_no, tz, year)
+            try:
+                ts, node = syslog_timestamp_and_host(line, path, line_no, tz, year)
+            except InputFormatError as error:
+                quarantine.reject(error)
+                continue
             yield XidEvent(
                 node=node, ts=ts, xid=int(xid.group(2)), pci=xid.group(1), message=xid.group(3), source_line=line_no
             )
