@@ -12,7 +12,10 @@ from pathlib import Path
 
 from flows.months import Month
 
-SOURCE_KINDS = ("sacct_psv", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir")
+FILE_KINDS = ("sacct_psv", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir")
+# Live sources run a command (e.g. ["sacct"] or ["ssh", "slurm-head", "sacct"]) and stand for a file kind.
+COMMAND_KINDS = {"sacct_command": "sacct_psv", "sacctmgr_events_command": "sacctmgr_events_psv"}
+SOURCE_KINDS = FILE_KINDS + tuple(COMMAND_KINDS)
 
 
 class ConfigError(ValueError):
@@ -22,7 +25,8 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class SourceConfig:
     kind: str
-    path: str  # template with {month} and {cluster}
+    path: str = ""  # file kinds: template with {month} and {cluster}
+    command: tuple[str, ...] = ()  # command kinds: the program and its prefix
 
     def resolve(self, base: Path, cluster: str, month: Month) -> Path:
         return (base / self.path.format(month=month, cluster=cluster)).resolve()
@@ -59,8 +63,12 @@ class ClusterConfig:
     email_to: tuple[str, ...] = ()
 
     def source_paths(self, month: Month) -> dict[str, Path]:
+        """The file sources' paths for `month` (command sources are pulled by the landing)."""
         base = self.config_path.parent
-        return {s.kind: s.resolve(base, self.cluster, month) for s in self.sources}
+        return {s.kind: s.resolve(base, self.cluster, month) for s in self.sources if s.kind in FILE_KINDS}
+
+    def command_sources(self) -> list[SourceConfig]:
+        return [s for s in self.sources if s.kind in COMMAND_KINDS]
 
     def report_dir(self, month: Month) -> Path:
         return self.reports_dir / self.cluster / str(month)
@@ -86,9 +94,18 @@ def load_config(path: str | Path) -> ClusterConfig:
         kind = need(src, "kind", f"sources[{i}].")
         if kind not in SOURCE_KINDS:
             raise ConfigError(f"{path}: sources[{i}].kind={kind!r} is not one of {', '.join(SOURCE_KINDS)}")
-        sources.append(SourceConfig(kind=kind, path=str(need(src, "path", f"sources[{i}]."))))
-    if "sacct_psv" not in {s.kind for s in sources}:
-        raise ConfigError(f"{path}: a sacct_psv source (the Slurm job records) is required")
+        if kind in COMMAND_KINDS:
+            command = need(src, "command", f"sources[{i}].")
+            if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
+                raise ConfigError(f'{path}: sources[{i}].command must be a list of strings, e.g. ["sacct"]')
+            sources.append(SourceConfig(kind=kind, command=tuple(command)))
+        else:
+            sources.append(SourceConfig(kind=kind, path=str(need(src, "path", f"sources[{i}]."))))
+    logical = {COMMAND_KINDS.get(s.kind, s.kind) for s in sources}
+    if "sacct_psv" not in logical:
+        raise ConfigError(f"{path}: a sacct_psv or sacct_command source (the Slurm job records) is required")
+    if len(logical) != len(sources):
+        raise ConfigError(f"{path}: each kind of input may come from one source only")
 
     base = path.parent
     paths = raw.get("paths", {})

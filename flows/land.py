@@ -21,13 +21,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.atomic import replace_dir_atomically
-from flows.config import ClusterConfig
+from flows.config import COMMAND_KINDS, ClusterConfig
 from flows.months import Month
 from flows.sources import HealthCheck, InputFormatError, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import NhcReadStats, read_nhc_log
 from flows.sources.sacct import SacctReadStats, read_sacct
 from flows.sources.sacctmgr_events import read_sacctmgr_events
+from flows.sources.slurm_live import pull_node_events, pull_sacct
 from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
 
 TS = pa.timestamp("us")
@@ -114,6 +115,7 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
 
 
 DIRECTORY_SOURCES = ("dcgm_health_dir",)
+PULLERS = {"sacct_command": ("sacct.usv", pull_sacct), "sacctmgr_events_command": ("events.psv", pull_node_events)}
 QUARANTINE_SAMPLE = 10
 
 
@@ -168,6 +170,11 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
     tz = ZoneInfo(config.site_timezone)
     sources = config.source_paths(month)
+    pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+    for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
+        pulled_dir.mkdir(parents=True, exist_ok=True)
+        file_name, pull = PULLERS[live.kind]
+        sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name)
     for kind, path in sources.items():
         if not (path.is_dir() if kind in DIRECTORY_SOURCES else path.is_file()):
             raise FileNotFoundError(f"source {kind}: {path} does not exist")

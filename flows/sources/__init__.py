@@ -55,14 +55,16 @@ def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:
 def read_parsable_rows(
     path: Path, required: tuple[str, ...], quarantine: Quarantine
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """Rows of a Slurm `--parsable2` file (`|` between fields, a header line) as (line number, {column: value}).
+    """Rows of a Slurm `--parsable2` file (a header line, then `|` between fields, or the 0x1f of
+    `--delimiter=$'\\x1f'` that a `|` in a job name cannot break) as (line number, {column: value}).
 
     Columns are found by the header, never by position. A header without the required columns
     fails the file; a row whose field count differs from the header's goes to the quarantine.
     """
     with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         header_line = handle.readline().rstrip("\r\n")
-        header = header_line.split("|")
+        delimiter = "\x1f" if "\x1f" in header_line else "|"
+        header = header_line.split(delimiter)
         missing = [f for f in required if f not in header]
         if missing:
             raise InputFormatError(path, 1, "header", header_line, f"missing columns {', '.join(missing)}")
@@ -70,7 +72,7 @@ def read_parsable_rows(
             line = line.rstrip("\r\n")
             if not line:
                 continue
-            values = line.split("|")
+            values = line.split(delimiter)
             if len(values) != len(header):
                 quarantine.reject(
                     InputFormatError(

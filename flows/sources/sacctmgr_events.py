@@ -15,7 +15,8 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
 from flows.sources import InputFormatError, Quarantine, parse_local_timestamp, read_parsable_rows
 
-REQUIRED_FIELDS = ("Event", "NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")
+# `Event` is only in an explicit format list; the default layout has none, and its cluster row has no node.
+REQUIRED_FIELDS = ("NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")
 
 
 @dataclass
@@ -32,7 +33,7 @@ class NodeEvent:
 def read_sacctmgr_events(path: Path, tz: ZoneInfo, quarantine: Quarantine | None = None) -> Iterator[NodeEvent]:
     quarantine = quarantine if quarantine is not None else Quarantine()
     for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
-        if row["Event"] == "Cluster" or not row["NodeName"]:
+        if row.get("Event") == "Cluster" or not row["NodeName"]:
             continue
         try:
             yield from _events_from_row(row, path, line_no, tz)

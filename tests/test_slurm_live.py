@@ -1,0 +1,145 @@
+"""A real Slurm 22.05 (slurmctld, 4 slurmd, slurmdbd, MariaDB, munge; all on 127.0.0.1), started here
+from Debian's packages by tests/slurm/slurm_up.sh, runs the job scenario of tests/slurm/slurm_jobs.sh.
+The pipeline then pulls the month live with `sacct` / `sacctmgr` and reports it.
+
+The scripts are the project's copies of ../shared/reference/ (see ../shared/docs/slurm-real.md for
+every pitfall they handle). The daemons are stopped by PID at the end, even when a test fails.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from flows.months import Month
+from flows.pipeline import monthly_report
+
+SCRIPTS = Path(__file__).resolve().parent / "slurm"
+PORT_BASE = "17800"  # away from the scripts' default, so a developer's own test cluster is not touched
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    # Not pytest's tmp_path: that is mode 700, and the scenario submits a job as `nobody`.
+    cluster_dir = Path(tempfile.mkdtemp(prefix="slurm-ci-", dir="/tmp"))
+    cluster_dir.chmod(0o755)
+    env = {**os.environ, "SLURM_CI_DIR": str(cluster_dir), "SLURM_CI_PORT_BASE": PORT_BASE}
+    try:
+        up = subprocess.run(
+            ["bash", str(SCRIPTS / "slurm_up.sh"), "up"], env=env, capture_output=True, text=True, timeout=600
+        )
+        if up.returncode != 0:
+            pytest.fail(f"slurm_up.sh failed:\n{up.stdout[-4000:]}\n{up.stderr[-2000:]}")
+        out = cluster_dir / "scenario"
+        jobs = subprocess.run(
+            ["bash", str(SCRIPTS / "slurm_jobs.sh"), str(out)],
+            env={**env, "SLURM_JOBS_FAST": "1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if jobs.returncode != 0:
+            pytest.fail(f"slurm_jobs.sh failed:\n{jobs.stdout[-4000:]}\n{jobs.stderr[-2000:]}")
+        job_ids = dict(line.split() for line in (out / "job_ids.txt").read_text().splitlines())
+        yield {"dir": cluster_dir, "job_ids": job_ids}
+    finally:
+        subprocess.run(["bash", str(SCRIPTS / "slurm_up.sh"), "down"], env=env, capture_output=True, timeout=180)
+        shutil.rmtree(cluster_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pulled(slurm, tmp_path_factory):
+    os.environ["SLURM_CONF"] = str(slurm["dir"] / "etc" / "slurm.conf")
+    work = tmp_path_factory.mktemp("live")
+    config = work / "ci.toml"
+    config.write_text(
+        'cluster = "ci"\n\n'
+        '[[sources]]\nkind = "sacct_command"\ncommand = ["sacct"]\n\n'
+        '[[sources]]\nkind = "sacctmgr_events_command"\ncommand = ["sacctmgr"]\n\n'
+        '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "warehouse/ci.duckdb"\n'
+    )
+    now = datetime.now(UTC)
+    month = Month(now.year, now.month)
+    summary = monthly_report(cluster="ci", config=str(config), month=str(month))
+    landed = work / "data" / "landed" / "ci" / str(month)
+    return {
+        "summary": summary,
+        "attempts": pq.read_table(landed / "attempts.parquet").to_pylist(),
+        "events": pq.read_table(landed / "node_events.parquet").to_pylist(),
+        "raw": work / "data" / "raw" / "ci" / str(month),
+        "ids": slurm["job_ids"],
+    }
+
+
+def records(pulled, name: str) -> list[dict]:
+    raw_id = pulled["ids"][name]
+    return sorted((a for a in pulled["attempts"] if a["job_id_raw"] == raw_id), key=lambda a: a["submit_at"])
+
+
+def test_states_exit_codes_and_gpus(pulled):
+    (ok,) = records(pulled, "ok")
+    assert (ok["state"], ok["gpus"], ok["exit_code"]) == ("COMPLETED", 3, 0)
+    (exit3,) = records(pulled, "exit3")
+    assert (exit3["state"], exit3["exit_code"], exit3["gpus"]) == ("FAILED", 3, 2)  # typed + untyped TRES once
+    (sigkill,) = records(pulled, "sigkill")
+    assert (sigkill["state"], sigkill["exit_signal"]) == ("FAILED", 9)
+    (cancelled,) = records(pulled, "cancel_running")
+    assert cancelled["state"] == "CANCELLED" and cancelled["cancelled_by_uid"] == 0
+    (multinode,) = records(pulled, "multinode")
+    assert multinode["n_nodes"] == 2 and multinode["gpus"] == 4
+    (other,) = records(pulled, "other_user")
+    assert other["user_name"] == "nobody"
+    (pipe,) = records(pulled, "pipe")
+    assert pipe["state"] == "COMPLETED"  # a `|` in the command line breaks nothing
+
+
+def test_requeues_are_separate_attempts_of_one_job(pulled):
+    assert [a["state"] for a in records(pulled, "requeue")] == ["REQUEUED", "COMPLETED"]
+    assert [a["state"] for a in records(pulled, "nodefail_requeue")] == ["NODE_FAIL", "COMPLETED"]
+    later = records(pulled, "nodefail_requeue")[1]
+    assert later["reason"] == "BeginTime"
+
+
+def test_node_failures_and_arrays(pulled):
+    (admin,) = records(pulled, "nodefail_admin")
+    (lost,) = records(pulled, "node_lost")
+    assert (admin["state"], admin["node_list"]) == ("NODE_FAIL", "node3")
+    assert (lost["state"], lost["node_list"], lost["gpus"]) == ("NODE_FAIL", "node4", 8)
+    array_master = pulled["ids"]["array"]
+    tasks = sorted(a["job_id"] for a in pulled["attempts"] if a["job_id"].startswith(f"{array_master}_"))
+    assert tasks == [f"{array_master}_0", f"{array_master}_1", f"{array_master}_2"]
+
+
+def test_node_events_with_reasons(pulled):
+    events = {(e["node"], e["state"]): e["reason"] for e in pulled["events"]}
+    assert events[("node3", "DOWN")] == "xid 79 gpu fell off bus"
+    assert events[("node4", "DOWN*")] == "Not responding"
+    assert any(state == "DRAIN" for _, state in events)
+
+
+def test_the_warehouse_attributes_the_node_failures(pulled):
+    import duckdb
+
+    warehouse = Path(pulled["summary"]["report"]).parents[3] / "warehouse" / "ci.duckdb"
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = con.execute(
+            "select job_id_raw, slurm_state, outcome, cause_category, matched_categories from fct_attempts"
+        ).fetchall()
+    by_id = {}
+    for job_id_raw, state, outcome, cause, matched in rows:
+        by_id.setdefault(job_id_raw, []).append((state, outcome, cause, matched))
+    ids = pulled["ids"]
+    # node3 was set DOWN with reason "xid 79 gpu fell off bus" under both jobs
+    assert ("NODE_FAIL", "infra_failed", "gpu_unavailable", "gpu_unavailable") in by_id[ids["nodefail_admin"]]
+    assert ("NODE_FAIL", "infra_failed", "gpu_unavailable", "gpu_unavailable") in by_id[ids["nodefail_requeue"]]
+    # node4 stopped answering (DOWN*), then was drained for ECC errors inside the same window: the
+    # higher-priority category wins and the co-occurrence is kept
+    ((state, outcome, cause, matched),) = by_id[ids["node_lost"]]
+    assert (state, outcome, cause) == ("NODE_FAIL", "infra_failed", "gpu_memory")
+    assert matched.split(",") == ["gpu_memory", "node_unresponsive"]
+    assert (pulled["raw"] / "sacct.usv").is_file() and (pulled["raw"] / "events.psv").is_file()
