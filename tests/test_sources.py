@@ -160,3 +160,48 @@ def test_xid_line_without_timestamp_is_an_error(tmp_path: Path):
     )
     with pytest.raises(InputFormatError, match=r"xid.log:2: field timestamp"):
         list(read_xid_syslog(log, UTC, 2026))
+
+
+def test_remote_kernel_log_lines_from_real_reports(shared_dir: Path, tmp_path: Path):
+    with open(shared_dir / "fixtures" / "health" / "xid_lines.tsv", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["raw_line"].startswith("192.168.")]
+    log = tmp_path / "remote.log"
+    log.write_text("".join(r["raw_line"] + "\n" for r in rows))
+    stats = XidReadStats()
+    events = list(read_xid_syslog(log, UTC, 2026, stats))
+    assert [e.xid for e in events] == [int(r["xid"]) for r in rows if r["raw_line"].count("NVRM: Xid")]
+    assert events[0].node == "192.168.11.119"
+    assert events[0].ts.isoformat() == "2026-04-22T21:29:21.342163+00:00"  # nanoseconds cut to microseconds
+    assert stats.other_lines == len(rows) - len(events)
+
+
+def test_gzip_dump_reads_like_the_plain_one(slurm_fixtures: Path, tmp_path: Path):
+    import gzip
+
+    plain = slurm_fixtures / "sacct_fields_allocations.psv"
+    packed = tmp_path / "sacct.psv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert [a.job_id for a in read_sacct(packed, UTC)] == [a.job_id for a in read_sacct(plain, UTC)]
+
+
+def test_empty_file_fails_naming_it(tmp_path: Path):
+    empty = tmp_path / "sacct.psv"
+    empty.write_text("")
+    with pytest.raises(InputFormatError, match=r"sacct.psv:1: field header='': missing columns JobID"):
+        list(read_sacct(empty, UTC))
+
+
+def test_undecodable_job_name_is_kept(slurm_fixtures: Path, tmp_path: Path):
+    data = (slurm_fixtures / "sacct_fields_allocations.psv").read_bytes().replace(b"t_ok", b"t_\xff\xfeok")
+    bad = tmp_path / "sacct.psv"
+    bad.write_bytes(data)
+    names = [a.job_name for a in read_sacct(bad, UTC)]
+    assert "t_\ufffd\ufffdok" in names and len(names) == 18
+
+
+def test_pipe_in_job_name_with_the_0x1f_delimiter(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    usv = tmp_path / "sacct.usv"
+    usv.write_text("\n".join(line.replace("|", "\x1f") for line in lines).replace("t_pipe", "a|b") + "\n")
+    attempts = list(read_sacct(usv, UTC))
+    assert len(attempts) == 18 and "a|b" in {a.job_name for a in attempts}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,6 +53,13 @@ def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:
     return datetime.fromisoformat(text).replace(tzinfo=tz).astimezone(UTC)
 
 
+def open_text(path: Path):
+    """A text file, gzip-compressed when it ends in .gz; undecodable bytes become U+FFFD, never an error."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    return open(path, encoding="utf-8", errors="replace", newline="")
+
+
 def read_parsable_rows(
     path: Path, required: tuple[str, ...], quarantine: Quarantine
 ) -> Iterator[tuple[int, dict[str, str]]]:
@@ -61,7 +69,7 @@ def read_parsable_rows(
     Columns are found by the header, never by position. A header without the required columns
     fails the file; a row whose field count differs from the header's goes to the quarantine.
     """
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+    with open_text(path) as handle:
         header_line = handle.readline().rstrip("\r\n")
         delimiter = "\x1f" if "\x1f" in header_line else "|"
         header = header_line.split(delimiter)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.sources import HealthCheck, InputFormatError, Quarantine
+from flows.sources import HealthCheck, InputFormatError, Quarantine, open_text
 from flows.sources.syslog import syslog_timestamp_and_host
 
 FAILED_CHECK_RE = re.compile(r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*(.*)$")
@@ -32,7 +32,7 @@ def read_nhc_log(
 ) -> Iterator[HealthCheck]:
     stats = stats if stats is not None else NhcReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")
             stats.lines += 1

@@ -2,6 +2,8 @@
 
 - ISO (rsyslog RFC 3339, `journalctl -o short-iso`): `2026-10-03T12:34:56.123456+00:00 gpu0001 ...`
 - BSD (RFC 3164): `Oct  3 12:34:56 gpu0001 ...` (no year: the caller gives the report month's)
+- remote kernel log (host first, bracketed ISO time, nanoseconds):
+  `192.168.11.119: kern: warning: [2026-04-22T21:27:51.291912866Z]: NVRM: ...`
 A timestamp without an offset is in the configured site time zone.
 """
 
@@ -16,6 +18,9 @@ from flows.sources import InputFormatError
 
 _ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
 _BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
+_REMOTE_KERN_PREFIX = re.compile(
+    r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\]: "
+)
 
 
 def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo, year: int) -> tuple[datetime, str]:
@@ -29,6 +34,12 @@ def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo,
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=tz)
         return ts.astimezone(UTC), iso.group(2)
+    remote = _REMOTE_KERN_PREFIX.match(line)
+    if remote:
+        host, seconds, fraction, offset = remote.groups()
+        text = seconds + (f".{fraction[:6]}" if fraction else "") + (offset or "")  # Python keeps microseconds
+        ts = datetime.fromisoformat(text)
+        return (ts if ts.tzinfo else ts.replace(tzinfo=tz)).astimezone(UTC), host
     bsd = _BSD_PREFIX.match(line)
     if bsd:
         try:

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.sources import InputFormatError, Quarantine
+from flows.sources import InputFormatError, Quarantine, open_text
 from flows.sources.syslog import syslog_timestamp_and_host
 
 XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
@@ -44,7 +44,7 @@ def read_xid_syslog(
 ) -> Iterator[XidEvent]:
     stats = stats if stats is not None else XidReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")
             stats.lines += 1
