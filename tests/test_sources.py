@@ -205,3 +205,46 @@ def test_pipe_in_job_name_with_the_0x1f_delimiter(slurm_fixtures: Path, tmp_path
     usv.write_text("\n".join(line.replace("|", "\x1f") for line in lines).replace("t_pipe", "a|b") + "\n")
     attempts = list(read_sacct(usv, UTC))
     assert len(attempts) == 18 and "a|b" in {a.job_name for a in attempts}
+
+
+def test_multi_line_job_name_is_rejoined(slurm_fixtures: Path, tmp_path: Path):
+    text = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().replace("t_exit3", "first line\nsecond line")
+    dump = tmp_path / "sacct.psv"
+    dump.write_text(text)
+    attempts = list(read_sacct(dump, UTC))
+    assert len(attempts) == 18
+    rejoined = next(a for a in attempts if a.job_name.startswith("first"))
+    assert rejoined.job_name == "first line\nsecond line" and rejoined.exit_code == 3 and rejoined.source_line == 5
+
+
+def test_truncated_last_row_is_quarantined(slurm_fixtures: Path, tmp_path: Path):
+    from flows.sources import Quarantine
+
+    text = (slurm_fixtures / "sacct_fields_allocations.psv").read_text()
+    dump = tmp_path / "sacct.psv"
+    dump.write_text(text[: text.rindex("|COMPLETED|")])  # the file ends in the middle of a row
+    quarantine = Quarantine(strict=False)
+    attempts = list(read_sacct(dump, UTC, quarantine=quarantine))
+    assert len(attempts) == 17
+    (error,) = quarantine.errors
+    assert error.line == 19 and error.field == "row" and "the header has 20" in error.reason
+
+
+def test_het_jobs_pending_arrays_and_unknown_states(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    ok = lines[3].split("|")  # t_ok
+    het0 = [*ok]
+    het0[0:3] = ["40+0", "40", "het"]
+    het1 = [*ok]
+    het1[0:3] = ["40+1", "41", "het"]
+    pending = [*ok]
+    pending[0:3], pending[7] = ["50_[1-3]", "50", "sweep"], "PENDING"
+    pending[11:14] = ["Unknown", "Unknown", "00:00:00"]
+    special = [*ok]
+    special[0:3], special[7] = ["60", "60", "odd"], "SPECIAL_EXIT"
+    dump = tmp_path / "sacct.psv"
+    dump.write_text("\n".join([*lines, *("|".join(r) for r in (het0, het1, pending, special))]) + "\n")
+    by_id = {a.job_id: a for a in read_sacct(dump, UTC)}
+    assert (by_id["40+0"].job_id_raw, by_id["40+1"].job_id_raw) == ("40", "41")  # two attempts
+    assert by_id["50_[1-3]"].state == "PENDING" and by_id["50_[1-3]"].start_at is None
+    assert by_id["60"].state == "SPECIAL_EXIT"  # kept: the warehouse counts it as outcome `unknown`

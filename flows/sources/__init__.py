@@ -67,7 +67,8 @@ def read_parsable_rows(
     `--delimiter=$'\\x1f'` that a `|` in a job name cannot break) as (line number, {column: value}).
 
     Columns are found by the header, never by position. A header without the required columns
-    fails the file; a row whose field count differs from the header's goes to the quarantine.
+    fails the file; a row whose field count differs from the header's goes to the quarantine,
+    unless it is a row split by a newline inside a field (a multi-line job name), which is rejoined.
     """
     with open_text(path) as handle:
         header_line = handle.readline().rstrip("\r\n")
@@ -76,16 +77,38 @@ def read_parsable_rows(
         missing = [f for f in required if f not in header]
         if missing:
             raise InputFormatError(path, 1, "header", header_line, f"missing columns {', '.join(missing)}")
+        width = len(header)
+
+        def wrong_width(line_no: int, text: str) -> InputFormatError:
+            count = len(text.split(delimiter))
+            return InputFormatError(path, line_no, "row", text, f"has {count} fields, the header has {width}")
+
+        # A newline inside a job name splits a row over lines: a short row takes the next lines
+        # while that completes it exactly; otherwise it is quarantined (so is a truncated last row).
+        broken: tuple[int, str] | None = None
         for line_no, line in enumerate(handle, start=2):
             line = line.rstrip("\r\n")
+            if broken is not None:
+                joined = broken[1] + "\n" + line
+                count = len(joined.split(delimiter))
+                if count <= width:
+                    if count == width:
+                        yield broken[0], dict(zip(header, joined.split(delimiter), strict=True))
+                        broken = None
+                    else:
+                        broken = (broken[0], joined)
+                    continue
+                quarantine.reject(wrong_width(*broken))
+                broken = None
             if not line:
                 continue
             values = line.split(delimiter)
-            if len(values) != len(header):
-                quarantine.reject(
-                    InputFormatError(
-                        path, line_no, "row", line, f"has {len(values)} fields, the header has {len(header)}"
-                    )
-                )
+            if len(values) < width:
+                broken = (line_no, line)
+                continue
+            if len(values) > width:
+                quarantine.reject(wrong_width(line_no, line))
                 continue
             yield line_no, dict(zip(header, values, strict=True))
+        if broken is not None:
+            quarantine.reject(wrong_width(*broken))
