@@ -25,11 +25,12 @@ from flows.config import COMMAND_KINDS, ClusterConfig
 from flows.months import Month
 from flows.sources import HealthCheck, InputFormatError, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
-from flows.sources.nhc_log import NhcReadStats, read_nhc_log
+from flows.sources.nhc_log import read_nhc_log
 from flows.sources.sacct import SacctReadStats, read_sacct
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.slurm_live import pull_node_events, pull_sacct
-from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
+from flows.sources.syslog import SyslogReadStats
+from flows.sources.xid_syslog import read_xid_syslog
 
 TS = pa.timestamp("us")
 SCHEMAS = {
@@ -221,7 +222,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
 
     if "xid_syslog" in sources:
         path = sources["xid_syslog"]
-        xstats = XidReadStats()
+        xstats = SyslogReadStats()
         for x in read_xid_syslog(path, tz, month.year, xstats, quarantines["xid_syslog"]):
             tables["xid_events"].append(
                 {
@@ -235,16 +236,16 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
                     "source_line": x.source_line,
                 }
             )
-        manifest["sources"]["xid_syslog"] = {"file": str(path), "records": xstats.xid_lines, **asdict(xstats)}
+        manifest["sources"]["xid_syslog"] = {"file": str(path), "records": xstats.matched, **asdict(xstats)}
 
     checks = tables["health_checks"]
     if "nhc_syslog" in sources:
         path = sources["nhc_syslog"]
-        nstats = NhcReadStats()
+        nstats = SyslogReadStats()
         checks.extend(
             _check_row(config.cluster, c) for c in read_nhc_log(path, tz, month.year, nstats, quarantines["nhc_syslog"])
         )
-        manifest["sources"]["nhc_syslog"] = {"file": str(path), "records": nstats.failed_checks, **asdict(nstats)}
+        manifest["sources"]["nhc_syslog"] = {"file": str(path), "records": nstats.matched, **asdict(nstats)}
     if "dcgm_health_dir" in sources:
         path = sources["dcgm_health_dir"]
         dstats = DcgmReadStats()

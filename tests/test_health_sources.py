@@ -10,7 +10,8 @@ from flows.months import Month
 from flows.simulate import SimParams, dcgm_health_json, simulate
 from flows.sources import InputFormatError
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
-from flows.sources.nhc_log import NhcReadStats, read_nhc_log
+from flows.sources.nhc_log import read_nhc_log
+from flows.sources.syslog import SyslogReadStats
 
 UTC = ZoneInfo("UTC")
 
@@ -23,14 +24,14 @@ def test_nhc_lines_as_syslog_writes_them(tmp_path: Path):
         "Oct  3 12:00:02 gpu0042 nhc[811]: SUCCESS:  nhc:  Health check passed:  check_gpu_count: Expected 8 and found 8\n"
         "2026-10-03T12:05:00+02:00 gpu0043 nhc[900]: ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE\n"
     )
-    stats = NhcReadStats()
+    stats = SyslogReadStats()
     checks = list(read_nhc_log(log, UTC, 2026, stats))
     assert [(c.node, c.check, c.message) for c in checks] == [
         ("gpu0042", "check_fs_mount", "/home not mounted"),
         ("gpu0043", "check_hw_ib", "No IB port mlx5_0:1 is ACTIVE"),
     ]
     assert checks[1].ts.hour == 10  # +02:00 converted to UTC
-    assert stats.other_lines == 1 and stats.failed_checks == 2
+    assert stats.other_lines == 1 and stats.matched == 2
 
 
 def test_nhc_failed_check_without_prefix_names_the_line(tmp_path: Path):

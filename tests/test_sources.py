@@ -9,7 +9,8 @@ from flows.simulate import SimParams, simulate
 from flows.sources import InputFormatError
 from flows.sources.sacct import SacctReadStats, gpus_from_tres, parse_elapsed, read_sacct
 from flows.sources.sacctmgr_events import read_sacctmgr_events
-from flows.sources.xid_syslog import XidReadStats, read_xid_syslog
+from flows.sources.syslog import SyslogReadStats
+from flows.sources.xid_syslog import read_xid_syslog
 
 UTC = ZoneInfo("UTC")
 
@@ -145,7 +146,7 @@ def test_xid_lines_from_real_reports_in_syslog_form(shared_dir: Path, tmp_path: 
         "".join(f"Oct  3 12:00:{i:02d} gpu0042 {r['raw_line']}\n" for i, r in enumerate(kernel))
         + "Oct  3 12:01:00 gpu0042 kernel: eth0: link up\n"
     )
-    stats = XidReadStats()
+    stats = SyslogReadStats()
     events = list(read_xid_syslog(log, UTC, 2026, stats))
     assert [e.xid for e in events] == [int(r["xid"]) for r in kernel]
     assert stats.other_lines == 1 and events[0].node == "gpu0042" and events[0].ts.year == 2026
@@ -167,7 +168,7 @@ def test_remote_kernel_log_lines_from_real_reports(shared_dir: Path, tmp_path: P
         rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["raw_line"].startswith("192.168.")]
     log = tmp_path / "remote.log"
     log.write_text("".join(r["raw_line"] + "\n" for r in rows))
-    stats = XidReadStats()
+    stats = SyslogReadStats()
     events = list(read_xid_syslog(log, UTC, 2026, stats))
     assert [e.xid for e in events] == [int(r["xid"]) for r in rows if r["raw_line"].count("NVRM: Xid")]
     assert events[0].node == "192.168.11.119"

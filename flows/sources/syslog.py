@@ -10,11 +10,13 @@ A timestamp without an offset is in the configured site time zone.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.sources import InputFormatError
+from flows.sources import InputFormatError, Quarantine, open_text
 
 _ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
 _BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
@@ -50,3 +52,34 @@ def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo,
     raise InputFormatError(
         path, line_no, "timestamp", line[:40], "a syslog line needs a timestamp and a host (ISO or BSD format)"
     )
+
+
+@dataclass
+class SyslogReadStats:
+    lines: int = 0
+    matched: int = 0  # lines with the message the reader looks for
+    other_lines: int = 0  # every other line: counted and skipped
+
+
+def read_syslog_matches(
+    path: Path, message: re.Pattern, tz: ZoneInfo, year: int, stats: SyslogReadStats, quarantine: Quarantine
+) -> Iterator[tuple[int, re.Match, datetime, str]]:
+    """(line number, match, UTC time, host) of each line whose message matches `message`.
+
+    A matching line without a readable prefix goes to the quarantine (it names the file and line).
+    """
+    with open_text(path) as handle:
+        for line_no, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            stats.lines += 1
+            match = message.search(line)
+            if not match:
+                stats.other_lines += 1
+                continue
+            stats.matched += 1
+            try:
+                ts, host = syslog_timestamp_and_host(line, path, line_no, tz, year)
+            except InputFormatError as error:
+                quarantine.reject(error)
+                continue
+            yield line_no, match, ts, host

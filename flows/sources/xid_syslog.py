@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.sources import InputFormatError, Quarantine, open_text
-from flows.sources.syslog import syslog_timestamp_and_host
+from flows.sources import Quarantine
+from flows.sources.syslog import SyslogReadStats, read_syslog_matches
 
 XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
 
@@ -32,32 +32,11 @@ class XidEvent:
     source_line: int
 
 
-@dataclass
-class XidReadStats:
-    lines: int = 0
-    xid_lines: int = 0
-    other_lines: int = 0
-
-
 def read_xid_syslog(
-    path: Path, tz: ZoneInfo, year: int, stats: XidReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path, tz: ZoneInfo, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[XidEvent]:
-    stats = stats if stats is not None else XidReadStats()
-    quarantine = quarantine if quarantine is not None else Quarantine()
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            stats.lines += 1
-            xid = XID_RE.search(line)
-            if not xid:
-                stats.other_lines += 1
-                continue
-            stats.xid_lines += 1
-            try:
-                ts, node = syslog_timestamp_and_host(line, path, line_no, tz, year)
-            except InputFormatError as error:
-                quarantine.reject(error)
-                continue
-            yield XidEvent(
-                node=node, ts=ts, xid=int(xid.group(2)), pci=xid.group(1), message=xid.group(3), source_line=line_no
-            )
+    found = read_syslog_matches(path, XID_RE, tz, year, stats or SyslogReadStats(), quarantine or Quarantine())
+    for line_no, xid, ts, node in found:
+        yield XidEvent(
+            node=node, ts=ts, xid=int(xid.group(2)), pci=xid.group(1), message=xid.group(3), source_line=line_no
+        )
