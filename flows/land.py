@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from flows.atomic import replace_dir_atomically
 from flows.config import COMMAND_KINDS, ClusterConfig
 from flows.months import Month
-from flows.sources import HealthCheck, InputFormatError, Quarantine
+from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
 from flows.sources.sacct import SacctReadStats, read_sacct
@@ -169,13 +169,15 @@ def _sha256(path: Path) -> str:
 
 def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
-    tz = ZoneInfo(config.site_timezone)
     sources = config.source_paths(month)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
         file_name, pull = PULLERS[live.kind]
         sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name)
+    # Local times are in the site's zone, except what we pulled ourselves with TZ=UTC.
+    pulled_kinds = {COMMAND_KINDS[live.kind] for live in config.command_sources()}
+    clocks = {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
     for kind, path in sources.items():
         if not (path.is_dir() if kind in DIRECTORY_SOURCES else path.is_file()):
             raise FileNotFoundError(f"source {kind}: {path} does not exist")
@@ -186,7 +188,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     sacct_path = sources["sacct_psv"]
     stats = SacctReadStats()
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
-    for a in read_sacct(sacct_path, tz, stats, quarantines["sacct_psv"]):
+    for a in read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"]):
         row = asdict(a)
         nodes = row.pop("nodes")
         row.pop("source_line")
@@ -204,7 +206,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
 
     if "sacctmgr_events_psv" in sources:
         path = sources["sacctmgr_events_psv"]
-        for e in read_sacctmgr_events(path, tz, quarantines["sacctmgr_events_psv"]):
+        for e in read_sacctmgr_events(path, clocks["sacctmgr_events_psv"], quarantines["sacctmgr_events_psv"]):
             tables["node_events"].append(
                 {
                     "cluster": config.cluster,
@@ -223,7 +225,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     if "xid_syslog" in sources:
         path = sources["xid_syslog"]
         xstats = SyslogReadStats()
-        for x in read_xid_syslog(path, tz, month.year, xstats, quarantines["xid_syslog"]):
+        for x in read_xid_syslog(path, clocks["xid_syslog"], month.year, xstats, quarantines["xid_syslog"]):
             tables["xid_events"].append(
                 {
                     "cluster": config.cluster,
@@ -243,7 +245,8 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
         path = sources["nhc_syslog"]
         nstats = SyslogReadStats()
         checks.extend(
-            _check_row(config.cluster, c) for c in read_nhc_log(path, tz, month.year, nstats, quarantines["nhc_syslog"])
+            _check_row(config.cluster, c)
+            for c in read_nhc_log(path, clocks["nhc_syslog"], month.year, nstats, quarantines["nhc_syslog"])
         )
         manifest["sources"]["nhc_syslog"] = {"file": str(path), "records": nstats.matched, **asdict(nstats)}
     if "dcgm_health_dir" in sources:
@@ -256,6 +259,9 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
 
     for kind, path in sources.items():
         manifest["sources"][kind]["sha256"] = _sha256(path)
+    for kind, clock in clocks.items():
+        manifest["sources"][kind]["dst_ambiguous_times"] = clock.ambiguous
+        manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
     quarantined = _check_quarantines(config, sources, quarantines, manifest)
     manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
     manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")

@@ -249,3 +249,23 @@ def test_het_jobs_pending_arrays_and_unknown_states(slurm_fixtures: Path, tmp_pa
     assert (by_id["40+0"].job_id_raw, by_id["40+1"].job_id_raw) == ("40", "41")  # two attempts
     assert by_id["50_[1-3]"].state == "PENDING" and by_id["50_[1-3]"].start_at is None
     assert by_id["60"].state == "SPECIAL_EXIT"  # kept: the warehouse counts it as outcome `unknown`
+
+
+def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_path: Path):
+    from zoneinfo import ZoneInfo
+
+    from flows.sources import LocalClock
+
+    berlin = LocalClock(ZoneInfo("Europe/Berlin"))
+    log = tmp_path / "xid.log"
+    log.write_text(
+        # 2026-10-25 02:30 happens twice in Berlin; 2026-03-29 02:30 never happens
+        "2026-10-25T02:30:00 gpu1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+        "2026-03-29T02:30:00 gpu1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+        "2026-10-25T12:00:00 gpu1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+    )
+    events = list(read_xid_syslog(log, berlin, 2026))
+    assert events[0].ts.isoformat() == "2026-10-25T00:30:00+00:00"  # the first 02:30 (still CEST)
+    assert events[1].ts.isoformat() == "2026-03-29T01:30:00+00:00"  # read with the offset before the change (+01:00)
+    assert events[2].ts.isoformat() == "2026-10-25T11:00:00+00:00"
+    assert (berlin.ambiguous, berlin.nonexistent) == (1, 1)

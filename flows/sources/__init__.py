@@ -46,11 +46,45 @@ class HealthCheck:
     source_line: int  # line in the file (1 for one-document files)
 
 
-def parse_local_timestamp(text: str, tz: ZoneInfo) -> datetime | None:
+class LocalClock:
+    """Turns a log's local wall-clock times (no offset) into UTC, counting the times DST makes doubtful.
+
+    An ambiguous time (the repeated hour when clocks go back) is read as the first of the two
+    instants; a nonexistent one (the skipped hour when clocks go forward) as the offset before the
+    change. Both are counted so the report can show them.
+    """
+
+    def __init__(self, tz: ZoneInfo):
+        self.tz = tz
+        self.ambiguous = 0
+        self.nonexistent = 0
+
+    def to_utc(self, naive: datetime) -> datetime:
+        first = naive.replace(tzinfo=self.tz, fold=0)
+        if first.utcoffset() != naive.replace(tzinfo=self.tz, fold=1).utcoffset():
+            round_trip = first.astimezone(UTC).astimezone(self.tz).replace(tzinfo=None)
+            if round_trip == naive:
+                self.ambiguous += 1
+            else:
+                self.nonexistent += 1
+        return first.astimezone(UTC)
+
+
+TimeZone = ZoneInfo | LocalClock
+
+
+def to_utc(naive: datetime, tz: TimeZone) -> datetime:
+    """A naive local time in `tz` as UTC (through a LocalClock when DST cases are to be counted)."""
+    if isinstance(tz, LocalClock):
+        return tz.to_utc(naive)
+    return naive.replace(tzinfo=tz).astimezone(UTC)
+
+
+def parse_local_timestamp(text: str, tz: TimeZone) -> datetime | None:
     """Slurm prints `YYYY-MM-DDTHH:MM:SS` in the local time of the process; `Unknown`/`None` mean no time."""
     if text in ("", "Unknown", "None"):
         return None
-    return datetime.fromisoformat(text).replace(tzinfo=tz).astimezone(UTC)
+    return to_utc(datetime.fromisoformat(text), tz)
 
 
 def open_text(path: Path):

@@ -11,16 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
-from flows.sources import HealthCheck, Quarantine
+from flows.sources import HealthCheck, Quarantine, TimeZone
 from flows.sources.syslog import SyslogReadStats, read_syslog_matches
 
 FAILED_CHECK_RE = re.compile(r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*(.*)$")
 
 
 def read_nhc_log(
-    path: Path, tz: ZoneInfo, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[HealthCheck]:
     found = read_syslog_matches(path, FAILED_CHECK_RE, tz, year, stats or SyslogReadStats(), quarantine or Quarantine())
     for line_no, failed, ts, node in found:

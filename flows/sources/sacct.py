@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, Quarantine, parse_local_timestamp, read_parsable_rows
+from flows.sources import InputFormatError, Quarantine, TimeZone, parse_local_timestamp, read_parsable_rows
 
 REQUIRED_FIELDS = (
     "JobID",
@@ -107,7 +106,7 @@ def expand_nodes(node_list: str) -> list[str]:
 
 
 def read_sacct(
-    path: Path, tz: ZoneInfo, stats: SacctReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path, tz: TimeZone, stats: SacctReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[Attempt]:
     stats = stats if stats is not None else SacctReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
@@ -125,7 +124,7 @@ def read_sacct(
         yield attempt
 
 
-def _attempt_from_row(row: dict[str, str], path: Path, line_no: int, tz: ZoneInfo) -> Attempt:
+def _attempt_from_row(row: dict[str, str], path: Path, line_no: int, tz: TimeZone) -> Attempt:
     def field(name: str, convert):
         try:
             return convert(row[name])

@@ -9,11 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, Quarantine, parse_local_timestamp, read_parsable_rows
+from flows.sources import InputFormatError, Quarantine, TimeZone, parse_local_timestamp, read_parsable_rows
 
 # `Event` is only in an explicit format list; the default layout has none, and its cluster row has no node.
 REQUIRED_FIELDS = ("NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")
@@ -30,7 +29,7 @@ class NodeEvent:
     source_line: int
 
 
-def read_sacctmgr_events(path: Path, tz: ZoneInfo, quarantine: Quarantine | None = None) -> Iterator[NodeEvent]:
+def read_sacctmgr_events(path: Path, tz: TimeZone, quarantine: Quarantine | None = None) -> Iterator[NodeEvent]:
     quarantine = quarantine if quarantine is not None else Quarantine()
     for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
         if row.get("Event") == "Cluster" or not row["NodeName"]:
@@ -41,7 +40,7 @@ def read_sacctmgr_events(path: Path, tz: ZoneInfo, quarantine: Quarantine | None
             quarantine.reject(error)
 
 
-def _events_from_row(row: dict[str, str], path: Path, line_no: int, tz: ZoneInfo) -> list[NodeEvent]:
+def _events_from_row(row: dict[str, str], path: Path, line_no: int, tz: TimeZone) -> list[NodeEvent]:
     try:
         nodes = list(NodeSet(row["NodeName"]))
     except NodeSetParseError as exc:

@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
-from flows.sources import InputFormatError, Quarantine, open_text
+from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, to_utc
 
 _ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
 _BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
@@ -25,7 +24,7 @@ _REMOTE_KERN_PREFIX = re.compile(
 )
 
 
-def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo, year: int) -> tuple[datetime, str]:
+def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: TimeZone, year: int) -> tuple[datetime, str]:
     """UTC time and host of a syslog line; an error naming the file and line when there is neither."""
     iso = _ISO_PREFIX.match(line)
     if iso:
@@ -33,22 +32,20 @@ def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: ZoneInfo,
             ts = datetime.fromisoformat(iso.group(1))
         except ValueError as exc:
             raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=tz)
-        return ts.astimezone(UTC), iso.group(2)
+        return (ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz)), iso.group(2)
     remote = _REMOTE_KERN_PREFIX.match(line)
     if remote:
         host, seconds, fraction, offset = remote.groups()
         text = seconds + (f".{fraction[:6]}" if fraction else "") + (offset or "")  # Python keeps microseconds
         ts = datetime.fromisoformat(text)
-        return (ts if ts.tzinfo else ts.replace(tzinfo=tz)).astimezone(UTC), host
+        return (ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz)), host
     bsd = _BSD_PREFIX.match(line)
     if bsd:
         try:
             ts = datetime.strptime(f"{year} {bsd.group(1)}", "%Y %b %d %H:%M:%S")
         except ValueError as exc:
             raise InputFormatError(path, line_no, "timestamp", bsd.group(1), str(exc)) from None
-        return ts.replace(tzinfo=tz).astimezone(UTC), bsd.group(2)
+        return to_utc(ts, tz), bsd.group(2)
     raise InputFormatError(
         path, line_no, "timestamp", line[:40], "a syslog line needs a timestamp and a host (ISO or BSD format)"
     )
@@ -62,7 +59,7 @@ class SyslogReadStats:
 
 
 def read_syslog_matches(
-    path: Path, message: re.Pattern, tz: ZoneInfo, year: int, stats: SyslogReadStats, quarantine: Quarantine
+    path: Path, message: re.Pattern, tz: TimeZone, year: int, stats: SyslogReadStats, quarantine: Quarantine
 ) -> Iterator[tuple[int, re.Match, datetime, str]]:
     """(line number, match, UTC time, host) of each line whose message matches `message`.
 

@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
-from flows.sources import Quarantine
+from flows.sources import Quarantine, TimeZone
 from flows.sources.syslog import SyslogReadStats, read_syslog_matches
 
 XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
@@ -33,7 +32,7 @@ class XidEvent:
 
 
 def read_xid_syslog(
-    path: Path, tz: ZoneInfo, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[XidEvent]:
     found = read_syslog_matches(path, XID_RE, tz, year, stats or SyslogReadStats(), quarantine or Quarantine())
     for line_no, xid, ts, node in found:
