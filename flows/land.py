@@ -26,7 +26,7 @@ from flows.months import Month
 from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
-from flows.sources.sacct import SacctReadStats, read_sacct
+from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.slurm_live import pull_node_events, pull_sacct
 from flows.sources.syslog import SyslogReadStats
@@ -170,6 +170,10 @@ def _sha256(path: Path) -> str:
 def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
     sources = config.source_paths(month)
+    sacct_header = None
+    if "sacct_xdmod" in sources:  # Open XDMoD's headerless dump: the same records, a fixed column order
+        sources["sacct_psv"] = sources.pop("sacct_xdmod")
+        sacct_header = XDMOD_FIELDS
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
@@ -188,7 +192,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     sacct_path = sources["sacct_psv"]
     stats = SacctReadStats()
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
-    for a in read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"]):
+    for a in read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"], sacct_header):
         row = asdict(a)
         nodes = row.pop("nodes")
         row.pop("source_line")

@@ -269,3 +269,29 @@ def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_
     assert events[1].ts.isoformat() == "2026-03-29T01:30:00+00:00"  # read with the offset before the change (+01:00)
     assert events[2].ts.isoformat() == "2026-10-25T11:00:00+00:00"
     assert (berlin.ambiguous, berlin.nonexistent) == (1, 1)
+
+
+def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
+    from flows.sources.sacct import XDMOD_FIELDS
+
+    with open(slurm_fixtures / "sacct_fields_allocations.psv", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="|"))
+    rows[1]["JobName"] = "a|b"  # the last column: a `|` in it survives
+    filler = {
+        "Cluster": "ci",
+        "Group": "root",
+        "GID": "0",
+        "UID": "0",
+        "NCPUS": "1",
+        "ReqCPUS": "1",
+        "ReqMem": "100M",
+        "Timelimit": "UNLIMITED",
+    }
+    dump = tmp_path / "xdmod.log"
+    dump.write_text("".join("|".join({**filler, **row}[f] for f in XDMOD_FIELDS) + "\n" for row in rows))
+    attempts = list(read_sacct(dump, UTC, header=XDMOD_FIELDS))
+    plain = list(read_sacct(slurm_fixtures / "sacct_fields_allocations.psv", UTC))
+    assert [(a.job_id, a.state, a.gpus, a.nodes, a.end_at) for a in attempts] == [
+        (a.job_id, a.state, a.gpus, a.nodes, a.end_at) for a in plain
+    ]
+    assert attempts[1].job_name == "a|b" and attempts[0].source_line == 1

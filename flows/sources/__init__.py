@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -95,22 +96,29 @@ def open_text(path: Path):
 
 
 def read_parsable_rows(
-    path: Path, required: tuple[str, ...], quarantine: Quarantine
+    path: Path, required: tuple[str, ...], quarantine: Quarantine, header: tuple[str, ...] | None = None
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """Rows of a Slurm `--parsable2` file (a header line, then `|` between fields, or the 0x1f of
-    `--delimiter=$'\\x1f'` that a `|` in a job name cannot break) as (line number, {column: value}).
+    """Rows of a Slurm `--parsable2` file (`|` between fields, or the 0x1f of `--delimiter=$'\\x1f'` that a
+    `|` in a job name cannot break) as (line number, {column: value}).
 
-    Columns are found by the header, never by position. A header without the required columns
-    fails the file; a row whose field count differs from the header's goes to the quarantine,
-    unless it is a row split by a newline inside a field (a multi-line job name), which is rejoined.
+    Columns are found by the file's header line, never by position; a headerless file (`--noheader`)
+    needs `header`. When the last column is JobName a row is split at most width-1 times, so a `|` in
+    the name survives. A header without the required columns fails the file; a row whose field count
+    differs from the header's goes to the quarantine, unless it is a row split by a newline inside a
+    field (a multi-line job name), which is rejoined.
     """
     with open_text(path) as handle:
-        header_line = handle.readline().rstrip("\r\n")
-        delimiter = "\x1f" if "\x1f" in header_line else "|"
-        header = header_line.split(delimiter)
+        first_line = handle.readline().rstrip("\r\n")
+        delimiter = "\x1f" if "\x1f" in first_line else "|"
+        if header is None:
+            header = tuple(first_line.split(delimiter))
+            lines = enumerate(handle, start=2)
+        else:
+            lines = enumerate(itertools.chain([first_line + "\n"], handle), start=1)
         missing = [f for f in required if f not in header]
         if missing:
-            raise InputFormatError(path, 1, "header", header_line, f"missing columns {', '.join(missing)}")
+            raise InputFormatError(path, 1, "header", first_line, f"missing columns {', '.join(missing)}")
+        maxsplit = len(header) - 1 if header[-1] == "JobName" else -1
         width = len(header)
 
         def wrong_width(line_no: int, text: str) -> InputFormatError:
@@ -120,14 +128,14 @@ def read_parsable_rows(
         # A newline inside a job name splits a row over lines: a short row takes the next lines
         # while that completes it exactly; otherwise it is quarantined (so is a truncated last row).
         broken: tuple[int, str] | None = None
-        for line_no, line in enumerate(handle, start=2):
+        for line_no, line in lines:
             line = line.rstrip("\r\n")
             if broken is not None:
                 joined = broken[1] + "\n" + line
-                count = len(joined.split(delimiter))
+                count = len(joined.split(delimiter, maxsplit))
                 if count <= width:
                     if count == width:
-                        yield broken[0], dict(zip(header, joined.split(delimiter), strict=True))
+                        yield broken[0], dict(zip(header, joined.split(delimiter, maxsplit), strict=True))
                         broken = None
                     else:
                         broken = (broken[0], joined)
@@ -136,7 +144,7 @@ def read_parsable_rows(
                 broken = None
             if not line:
                 continue
-            values = line.split(delimiter)
+            values = line.split(delimiter, maxsplit)
             if len(values) < width:
                 broken = (line_no, line)
                 continue

@@ -36,6 +36,35 @@ REQUIRED_FIELDS = (
     "AllocTRES",
 )
 OPTIONAL_FIELDS = ("ReqTRES", "Reason", "DerivedExitCode")
+# Open XDMoD's documented dump (`sacct --noheader ... --format jobid,...,jobname`, XDMoD 11): 26 fields.
+XDMOD_FIELDS = (
+    "JobID",
+    "JobIDRaw",
+    "Cluster",
+    "Partition",
+    "QOS",
+    "Account",
+    "Group",
+    "GID",
+    "User",
+    "UID",
+    "Submit",
+    "Eligible",
+    "Start",
+    "End",
+    "Elapsed",
+    "ExitCode",
+    "State",
+    "NNodes",
+    "NCPUS",
+    "ReqCPUS",
+    "ReqMem",
+    "ReqTRES",
+    "AllocTRES",
+    "Timelimit",
+    "NodeList",
+    "JobName",
+)
 
 _ELAPSED_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.\d+)?$")
 _EXIT_RE = re.compile(r"^(\d+):(\d+)$")
@@ -106,11 +135,16 @@ def expand_nodes(node_list: str) -> list[str]:
 
 
 def read_sacct(
-    path: Path, tz: TimeZone, stats: SacctReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path,
+    tz: TimeZone,
+    stats: SacctReadStats | None = None,
+    quarantine: Quarantine | None = None,
+    header: tuple[str, ...] | None = None,
 ) -> Iterator[Attempt]:
+    """Attempts of a sacct dump; `header=XDMOD_FIELDS` for Open XDMoD's headerless files."""
     stats = stats if stats is not None else SacctReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
+    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine, header):
         stats.rows += 1
         if "." in row["JobID"]:
             stats.steps_skipped += 1

@@ -1,0 +1,51 @@
+"""Landing through a config: raw copies, Parquet tables, manifest; each way of getting the job records."""
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from flows.config import ConfigError, load_config
+from flows.land import land_month
+from flows.months import Month
+from flows.sources.sacct import XDMOD_FIELDS
+
+
+def write_config(tmp_path: Path, sources: str) -> Path:
+    config = tmp_path / "c.toml"
+    config.write_text(f'cluster = "ci"\n\n{sources}\n[paths]\ndata = "data"\n')
+    return config
+
+
+def test_xdmod_dump_lands_like_a_sacct_dump(slurm_fixtures: Path, tmp_path: Path):
+    with open(slurm_fixtures / "sacct_fields_allocations.psv", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="|"))
+    filler = {
+        "Cluster": "ci",
+        "Group": "g",
+        "GID": "0",
+        "UID": "0",
+        "NCPUS": "1",
+        "ReqCPUS": "1",
+        "ReqMem": "1G",
+        "Timelimit": "UNLIMITED",
+    }
+    (tmp_path / "xdmod.log").write_text(
+        "".join("|".join({**filler, **r}[f] for f in XDMOD_FIELDS) + "\n" for r in rows)
+    )
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "xdmod.log"\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 18
+    manifest = json.loads((landed / "manifest.json").read_text())
+    assert manifest["sources"]["sacct_psv"]["records"] == 18
+    assert (tmp_path / "data" / "raw" / "ci" / "2026-11" / "xdmod.log").is_file()
+
+
+def test_one_source_per_input(tmp_path: Path):
+    both = '[[sources]]\nkind = "sacct_xdmod"\npath = "a"\n\n[[sources]]\nkind = "sacct_psv"\npath = "b"\n'
+    with pytest.raises(ConfigError, match="one source only"):
+        load_config(write_config(tmp_path, both))
+    with pytest.raises(ConfigError, match="job records"):
+        load_config(write_config(tmp_path, '[[sources]]\nkind = "xid_syslog"\npath = "x"\n'))
