@@ -12,9 +12,17 @@ from pathlib import Path
 
 from flows.months import Month
 
-FILE_KINDS = ("sacct_psv", "sacct_xdmod", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir")
+FILE_KINDS = (
+    "sacct_psv",
+    "sacct_xdmod",
+    "sacct_json",
+    "sacctmgr_events_psv",
+    "xid_syslog",
+    "nhc_syslog",
+    "dcgm_health_dir",
+)
 # Kinds that are another way to get the same input.
-SAME_INPUT = {"sacct_xdmod": "sacct_psv"}
+SAME_INPUT = {"sacct_xdmod": "sacct_psv", "sacct_json": "sacct_psv"}
 # Live sources run a command (e.g. ["sacct"] or ["ssh", "slurm-head", "sacct"]) and stand for a file kind.
 COMMAND_KINDS = {"sacct_command": "sacct_psv", "sacctmgr_events_command": "sacctmgr_events_psv"}
 SOURCE_KINDS = FILE_KINDS + tuple(COMMAND_KINDS)
@@ -105,7 +113,9 @@ def load_config(path: str | Path) -> ClusterConfig:
             sources.append(SourceConfig(kind=kind, path=str(need(src, "path", f"sources[{i}]."))))
     logical = {COMMAND_KINDS.get(s.kind, SAME_INPUT.get(s.kind, s.kind)) for s in sources}
     if "sacct_psv" not in logical:
-        raise ConfigError(f"{path}: a sacct_psv, sacct_xdmod or sacct_command source (the job records) is required")
+        raise ConfigError(
+            f"{path}: a sacct_psv, sacct_xdmod, sacct_json or sacct_command source (the job records) is required"
+        )
     if len(logical) != len(sources):
         raise ConfigError(f"{path}: each kind of input may come from one source only")
 

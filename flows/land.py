@@ -27,6 +27,7 @@ from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
 from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
+from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.slurm_live import pull_node_events, pull_sacct
 from flows.sources.syslog import SyslogReadStats
@@ -170,10 +171,9 @@ def _sha256(path: Path) -> str:
 def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
     sources = config.source_paths(month)
-    sacct_header = None
-    if "sacct_xdmod" in sources:  # Open XDMoD's headerless dump: the same records, a fixed column order
-        sources["sacct_psv"] = sources.pop("sacct_xdmod")
-        sacct_header = XDMOD_FIELDS
+    # The job records come as a sacct dump, Open XDMoD's headerless dump, or sacct/slurmrestd JSON.
+    sacct_format = next((kind for kind in ("sacct_xdmod", "sacct_json") if kind in sources), "sacct_psv")
+    sources["sacct_psv"] = sources.pop(sacct_format)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
@@ -190,9 +190,15 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
 
     sacct_path = sources["sacct_psv"]
-    stats = SacctReadStats()
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
-    for a in read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"], sacct_header):
+    if sacct_format == "sacct_json":
+        stats = SacctJsonReadStats()
+        attempts = read_sacct_json(sacct_path, stats, quarantines["sacct_psv"])
+    else:
+        stats = SacctReadStats()
+        header = XDMOD_FIELDS if sacct_format == "sacct_xdmod" else None
+        attempts = read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"], header)
+    for a in attempts:
         row = asdict(a)
         nodes = row.pop("nodes")
         row.pop("source_line")
@@ -206,7 +212,12 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
             {"cluster": config.cluster, "job_id_raw": a.job_id_raw, "submit_at": row["submit_at"], "node": n}
             for n in nodes
         )
-    manifest["sources"]["sacct_psv"] = {"file": str(sacct_path), "records": stats.attempts, **asdict(stats)}
+    manifest["sources"]["sacct_psv"] = {
+        "file": str(sacct_path),
+        "format": sacct_format,
+        "records": stats.attempts,
+        **asdict(stats),
+    }
 
     if "sacctmgr_events_psv" in sources:
         path = sources["sacctmgr_events_psv"]

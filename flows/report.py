@@ -13,6 +13,10 @@ from flows.atomic import replace_dir_atomically
 
 
 def _num(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:,.0f}"

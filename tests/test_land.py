@@ -49,3 +49,14 @@ def test_one_source_per_input(tmp_path: Path):
         load_config(write_config(tmp_path, both))
     with pytest.raises(ConfigError, match="job records"):
         load_config(write_config(tmp_path, '[[sources]]\nkind = "xid_syslog"\npath = "x"\n'))
+
+
+def test_sacct_json_lands_and_says_its_exit_codes_are_unreliable(slurm_fixtures: Path, tmp_path: Path):
+    import shutil
+
+    shutil.copy(slurm_fixtures / "sacct.json", tmp_path / "jobs.json")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_json"\npath = "jobs.json"\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 18
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert entry["format"] == "sacct_json" and entry["exit_codes_unreliable"] is True

@@ -1,4 +1,5 @@
 import csv
+import json
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -295,3 +296,63 @@ def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
         (a.job_id, a.state, a.gpus, a.nodes, a.end_at) for a in plain
     ]
     assert attempts[1].job_name == "a|b" and attempts[0].source_line == 1
+
+
+def test_sacct_json_reads_like_the_text_dump(slurm_fixtures: Path):
+    from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
+
+    stats = SacctJsonReadStats()
+    from_json = {(a.job_id, a.submit_at): a for a in read_sacct_json(slurm_fixtures / "sacct.json", stats)}
+    from_text = {(a.job_id, a.submit_at): a for a in read_sacct(slurm_fixtures / "sacct_fields_allocations.psv", UTC)}
+    assert set(from_json) == set(from_text) and len(from_json) == 18
+    fields = (
+        "job_id_raw",
+        "state",
+        "gpus",
+        "req_gpus",
+        "nodes",
+        "n_nodes",
+        "start_at",
+        "end_at",
+        "eligible_at",
+        "exit_signal",
+        "cancelled_by_uid",
+    )
+    for key, text in from_text.items():
+        assert [getattr(from_json[key], f) for f in fields] == [getattr(text, f) for f in fields], key
+    assert stats.exit_codes_unreliable  # 22.05: `exit 3` shows as 0 in JSON (slurm-real.md pitfall 14)
+    exit3 = next(key for key in from_text if key[0] == "4")  # t_exit3
+    assert (from_text[exit3].exit_code, from_json[exit3].exit_code) == (3, 0)
+
+
+def test_newer_json_shapes(tmp_path: Path):
+    """data_parser v0.0.39+: state lists and {set, infinite, number} times and counts."""
+    from flows.sources.sacct_json import read_sacct_json
+
+    job = {
+        "job_id": 41,
+        "name": "het",
+        "user": "u",
+        "account": "a",
+        "partition": "p",
+        "qos": "q",
+        "array": {"job_id": 0, "task_id": {"set": False, "infinite": False, "number": 0}},
+        "het": {"job_id": 40, "job_offset": {"set": True, "infinite": False, "number": 1}},
+        "state": {"current": ["NODE_FAIL"], "reason": "None"},
+        "exit_code": {"status": ["SUCCESS"], "return_code": {"set": True, "infinite": False, "number": 0}},
+        "time": {
+            "submission": 1795317715,
+            "eligible": 1795317715,
+            "start": 1795317718,
+            "end": {"set": True, "infinite": False, "number": 1795317724},
+            "elapsed": 6,
+        },
+        "allocation_nodes": 2,
+        "nodes": "gpu[01-02]",
+        "tres": {"allocated": [{"type": "gres", "name": "gpu:h100", "count": 16}], "requested": []},
+    }
+    path = tmp_path / "jobs.json"
+    path.write_text(json.dumps({"jobs": [job]}))
+    (attempt,) = read_sacct_json(path)
+    assert (attempt.job_id, attempt.job_id_raw, attempt.state, attempt.gpus) == ("40+1", "41", "NODE_FAIL", 16)
+    assert attempt.nodes == ["gpu01", "gpu02"] and attempt.end_at.isoformat() == "2026-11-22T03:22:04+00:00"

@@ -1,0 +1,117 @@
+"""Slurm job records as JSON: `sacct --json` or slurmrestd's `/slurmdb/v0.0.XX/jobs`.
+
+Both shapes seen in the wild are read: 22.05's openapi/dbv0.0.38 (state a string, times plain
+epoch seconds) and the data_parser v0.0.39+ (state a list, times `{"set", "infinite", "number"}`).
+JobID is rebuilt as sacct prints it (`12_2` for array tasks, `40+1` for het components) and
+`job_id` is JobIDRaw. 22.05's JSON reports non-zero exit codes as 0 (docs/slurm-real.md,
+pitfall 14): the stats say so, and signals are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ClusterShell.NodeSet import NodeSetParseError
+
+from flows.sources import InputFormatError, Quarantine, open_text
+from flows.sources.sacct import Attempt, expand_nodes
+
+
+@dataclass
+class SacctJsonReadStats:
+    jobs: int = 0
+    attempts: int = 0
+    exit_codes_unreliable: bool = False  # Slurm 22.05's JSON loses non-zero exit codes
+
+
+def _number(value) -> int | None:
+    """A count or time: plain (v0.0.38) or {"set", "infinite", "number"} (v0.0.39+)."""
+    if isinstance(value, dict):
+        return value.get("number") if value.get("set", True) and not value.get("infinite") else None
+    return value
+
+
+def _time(value) -> datetime | None:
+    seconds = _number(value)
+    return datetime.fromtimestamp(seconds, UTC) if seconds else None  # 0: not (yet) happened
+
+
+def _gpus(tres: list[dict]) -> int:
+    untyped = [t["count"] for t in tres if t.get("type") == "gres" and t.get("name") == "gpu"]
+    if untyped:
+        return int(_number(untyped[0]) or 0)
+    return sum(
+        int(_number(t["count"]) or 0) for t in tres if t.get("type") == "gres" and str(t.get("name")).startswith("gpu:")
+    )
+
+
+def read_sacct_json(
+    path: Path, stats: SacctJsonReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[Attempt]:
+    stats = stats if stats is not None else SacctJsonReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
+    try:
+        with open_text(path) as handle:
+            document = json.load(handle)
+        jobs = document["jobs"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
+    release = document.get("meta", {}).get("Slurm", {}).get("release", "")
+    stats.exit_codes_unreliable = release.startswith("22.05")
+    for index, job in enumerate(jobs):
+        stats.jobs += 1
+        try:
+            attempt = _attempt(job, index)
+        except (KeyError, TypeError, ValueError, NodeSetParseError) as exc:
+            quarantine.reject(InputFormatError(path, index + 1, "jobs[]", str(job.get("job_id", "?")), repr(exc)))
+            continue
+        stats.attempts += 1
+        yield attempt
+
+
+def _attempt(job: dict, index: int) -> Attempt:
+    raw = int(_number(job["job_id"]))
+    array, het = job.get("array") or {}, job.get("het") or {}
+    task, offset = _number(array.get("task_id")), _number(het.get("job_offset"))
+    if task is not None:
+        job_id = f"{_number(array['job_id'])}_{task}"
+    elif offset is not None:
+        job_id = f"{_number(het['job_id'])}+{offset}"
+    else:
+        job_id = str(raw)
+    state = job["state"]["current"]
+    state = state[0] if isinstance(state, list) else state
+    exit_code = job.get("exit_code") or {}
+    signal = (exit_code.get("signal") or {}).get("signal_id")
+    times = job["time"]
+    nodes = job.get("nodes") or ""
+    cancelled_by = job.get("kill_request_user")
+    return Attempt(
+        job_id=job_id,
+        job_id_raw=str(raw),
+        job_name=job.get("name") or "",
+        user=job.get("user") or "",
+        account=job.get("account") or "",
+        partition=job.get("partition") or "",
+        qos=job.get("qos") or "",
+        state=state,
+        cancelled_by_uid=0 if state == "CANCELLED" and cancelled_by == "root" else None,
+        exit_code=_number(exit_code.get("return_code")),
+        exit_signal=_number(signal) if signal is not None else 0,
+        submit_at=_time(times["submission"]),
+        eligible_at=_time(times.get("eligible")),
+        start_at=_time(times.get("start")),
+        end_at=_time(times.get("end")),
+        elapsed_seconds=int(_number(times.get("elapsed")) or 0),
+        n_nodes=int(_number(job.get("allocation_nodes")) or 0),
+        node_list=nodes,
+        nodes=expand_nodes(nodes),
+        gpus=_gpus(job.get("tres", {}).get("allocated", [])),
+        req_gpus=_gpus(job.get("tres", {}).get("requested", [])),
+        reason=job["state"].get("reason") or "",
+        source_line=index + 1,
+    )
