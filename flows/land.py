@@ -13,7 +13,7 @@ import hashlib
 import json
 import shutil
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -26,7 +26,7 @@ from flows.months import Month
 from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
-from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
+from flows.sources.sacct import XDMOD_FIELDS, Attempt, SacctReadStats, read_sacct
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.slurm_live import pull_node_events, pull_sacct
@@ -119,6 +119,7 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
 DIRECTORY_SOURCES = ("dcgm_health_dir",)
 PULLERS = {"sacct_command": ("sacct.usv", pull_sacct), "sacctmgr_events_command": ("events.psv", pull_node_events)}
 QUARANTINE_SAMPLE = 10
+FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than this is a bad record
 
 
 class TooManyBadRowsError(ValueError):
@@ -198,7 +199,25 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
         stats = SacctReadStats()
         header = XDMOD_FIELDS if sacct_format == "sacct_xdmod" else None
         attempts = read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"], header)
+    latest_plausible = datetime.now(UTC) + FUTURE_TOLERANCE
+    kept: dict[tuple[str, datetime], Attempt] = {}
+    duplicates = 0
     for a in attempts:
+        if max(t for t in (a.submit_at, a.start_at, a.end_at) if t is not None) > latest_plausible:
+            quarantines["sacct_psv"].reject(
+                InputFormatError(
+                    sacct_path, a.source_line, "End", str(a.end_at or a.start_at or a.submit_at), "a time in the future"
+                )
+            )
+            continue
+        # The same attempt twice (overlapping daily dumps concatenated): keep the most complete record.
+        key = (a.job_id_raw, a.submit_at)
+        if key in kept:
+            duplicates += 1
+            if kept[key].end_at is not None and a.end_at is None:
+                continue
+        kept[key] = a
+    for a in kept.values():
         row = asdict(a)
         nodes = row.pop("nodes")
         row.pop("source_line")
@@ -215,7 +234,8 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     manifest["sources"]["sacct_psv"] = {
         "file": str(sacct_path),
         "format": sacct_format,
-        "records": stats.attempts,
+        "duplicate_records": duplicates,
+        "records": len(tables["attempts"]),
         **asdict(stats),
     }
 

@@ -60,3 +60,33 @@ def test_sacct_json_lands_and_says_its_exit_codes_are_unreliable(slurm_fixtures:
     assert pq.read_table(landed / "attempts.parquet").num_rows == 18
     entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
     assert entry["format"] == "sacct_json" and entry["exit_codes_unreliable"] is True
+
+
+def test_duplicate_records_are_landed_once_and_counted(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    # Two overlapping dumps concatenated; in the later one the running job has ended.
+    later = [
+        line.replace("|RUNNING|0:0|", "|COMPLETED|0:0|").replace("|Unknown|00:01:29|", "|2026-11-22T03:30:00|00:08:02|")
+        for line in lines[1:]
+    ]
+    (tmp_path / "sacct.psv").write_text("\n".join(lines + later) + "\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    attempts = pq.read_table(landed / "attempts.parquet").to_pylist()
+    assert len(attempts) == 18
+    assert next(a for a in attempts if a["job_name"] == "t_still_running")["state"] == "COMPLETED"
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert entry["duplicate_records"] == 18 and entry["records"] == 18
+
+
+def test_records_in_the_future_are_quarantined(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    fields = lines[3].split("|")  # t_ok
+    fields[12] = "2099-11-22T03:22:00"  # End
+    lines[3] = "|".join(fields)
+    (tmp_path / "sacct.psv").write_text("\n".join(lines) + "\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 17
+    (quarantined,) = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
+    assert (quarantined["line"], quarantined["field"], quarantined["reason"]) == (4, "End", "a time in the future")
