@@ -172,14 +172,14 @@ def _sha256(path: Path) -> str:
 def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
     sources = config.source_paths(month)
-    # The job records come as a sacct dump, Open XDMoD's headerless dump, or sacct/slurmrestd JSON.
-    sacct_format = next((kind for kind in ("sacct_xdmod", "sacct_json") if kind in sources), "sacct_psv")
-    sources["sacct_psv"] = sources.pop(sacct_format)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
         file_name, pull = PULLERS[live.kind]
         sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name)
+    # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
+    sacct_format = next((kind for kind in ("sacct_xdmod", "sacct_json") if kind in sources), "sacct_psv")
+    sources["sacct_psv"] = sources.pop(sacct_format)
     # Local times are in the site's zone, except what we pulled ourselves with TZ=UTC.
     pulled_kinds = {COMMAND_KINDS[live.kind] for live in config.command_sources()}
     clocks = {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}

@@ -90,3 +90,20 @@ def test_records_in_the_future_are_quarantined(slurm_fixtures: Path, tmp_path: P
     assert pq.read_table(landed / "attempts.parquet").num_rows == 17
     (quarantined,) = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
     assert (quarantined["line"], quarantined["field"], quarantined["reason"]) == (4, "End", "a time in the future")
+
+
+def test_command_sources_are_pulled_then_landed(slurm_fixtures: Path, tmp_path: Path):
+    """The live path without a cluster: a stand-in `sacct` that checks its arguments and prints a real dump."""
+    fake = tmp_path / "fake_sacct.sh"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "-V" ]; then echo "slurm-wlm 22.05.8"; exit 0; fi\n'
+        'case "$*" in *"--allusers --duplicates --allocations"*"-S 2026-11-01T00:00:00 -E 2026-12-01T00:00:00"*) ;;\n'
+        '  *) echo "unexpected arguments: $*" >&2; exit 2;; esac\n'
+        f'[ "$TZ" = "UTC" ] || exit 3\ncat "{slurm_fixtures / "sacct_fields_allocations.psv"}"\n'
+    )
+    fake.chmod(0o755)
+    config = load_config(write_config(tmp_path, f'[[sources]]\nkind = "sacct_command"\ncommand = ["{fake}"]\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 18
+    assert (tmp_path / "data" / "pulled" / "ci" / "2026-11" / "sacct.usv").is_file()
