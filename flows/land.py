@@ -13,20 +13,22 @@ import hashlib
 import json
 import shutil
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.atomic import replace_dir_atomically
 from flows.config import COMMAND_KINDS, ClusterConfig
 from flows.months import Month
-from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine
+from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine, sql_quote
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.sources.job_records import STAGED_COLUMNS
 from flows.sources.nhc_log import read_nhc_log
-from flows.sources.sacct import XDMOD_FIELDS, Attempt, SacctReadStats, read_sacct
+from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.slurm_live import pull_node_events, pull_sacct
@@ -34,43 +36,9 @@ from flows.sources.syslog import SyslogReadStats
 from flows.sources.xid_syslog import read_xid_syslog
 
 TS = pa.timestamp("us")
+# attempts.parquet (attempt_nodes.parquet is cluster, job_id_raw, submit_at, node), written by DuckDB
+ATTEMPT_COLUMNS = ("cluster", *STAGED_COLUMNS[:-1], "source_file", "source_line")
 SCHEMAS = {
-    "attempts": pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("job_id", pa.string()),
-            ("job_id_raw", pa.string()),
-            ("job_name", pa.string()),
-            ("user_name", pa.string()),
-            ("account", pa.string()),
-            ("partition", pa.string()),
-            ("qos", pa.string()),
-            ("state", pa.string()),
-            ("cancelled_by_uid", pa.int64()),
-            ("exit_code", pa.int64()),
-            ("exit_signal", pa.int64()),
-            ("submit_at", TS),
-            ("eligible_at", TS),
-            ("start_at", TS),
-            ("end_at", TS),
-            ("elapsed_seconds", pa.int64()),
-            ("n_nodes", pa.int64()),
-            ("node_list", pa.string()),
-            ("gpus", pa.int64()),
-            ("req_gpus", pa.int64()),
-            ("reason", pa.string()),
-            ("source_file", pa.string()),
-            ("source_line", pa.int64()),
-        ]
-    ),
-    "attempt_nodes": pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("job_id_raw", pa.string()),
-            ("submit_at", TS),
-            ("node", pa.string()),
-        ]
-    ),
     "node_events": pa.schema(
         [
             ("cluster", pa.string()),
@@ -119,7 +87,6 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
 DIRECTORY_SOURCES = ("dcgm_health_dir",)
 PULLERS = {"sacct_command": ("sacct.usv", pull_sacct), "sacctmgr_events_command": ("events.psv", pull_node_events)}
 QUARANTINE_SAMPLE = 10
-FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than this is a bad record
 
 
 class TooManyBadRowsError(ValueError):
@@ -171,6 +138,11 @@ def _sha256(path: Path) -> str:
 
 def land_month(config: ClusterConfig, month: Month) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
+    with duckdb.connect() as jobs:  # in memory: millions of job records are read and typed in SQL
+        return _land_month(config, month, jobs)
+
+
+def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection) -> Path:
     sources = config.source_paths(month)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
@@ -194,48 +166,15 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
     if sacct_format == "sacct_json":
         stats = SacctJsonReadStats()
-        attempts = read_sacct_json(sacct_path, stats, quarantines["sacct_psv"])
+        read_sacct_json(jobs, sacct_path, quarantines["sacct_psv"], stats)
     else:
         stats = SacctReadStats()
         header = XDMOD_FIELDS if sacct_format == "sacct_xdmod" else None
-        attempts = read_sacct(sacct_path, clocks["sacct_psv"], stats, quarantines["sacct_psv"], header)
-    latest_plausible = datetime.now(UTC) + FUTURE_TOLERANCE
-    kept: dict[tuple[str, datetime], Attempt] = {}
-    duplicates = 0
-    for a in attempts:
-        if max(t for t in (a.submit_at, a.start_at, a.end_at) if t is not None) > latest_plausible:
-            quarantines["sacct_psv"].reject(
-                InputFormatError(
-                    sacct_path, a.source_line, "End", str(a.end_at or a.start_at or a.submit_at), "a time in the future"
-                )
-            )
-            continue
-        # The same attempt twice (overlapping daily dumps concatenated): keep the most complete record.
-        key = (a.job_id_raw, a.submit_at)
-        if key in kept:
-            duplicates += 1
-            if kept[key].end_at is not None and a.end_at is None:
-                continue
-        kept[key] = a
-    for a in kept.values():
-        row = asdict(a)
-        nodes = row.pop("nodes")
-        row.pop("source_line")
-        for key in ("submit_at", "eligible_at", "start_at", "end_at"):
-            row[key] = _naive_utc(row[key])
-        row["user_name"] = row.pop("user")
-        tables["attempts"].append(
-            {**row, "cluster": config.cluster, "source_file": sacct_path.name, "source_line": a.source_line}
-        )
-        tables["attempt_nodes"].extend(
-            {"cluster": config.cluster, "job_id_raw": a.job_id_raw, "submit_at": row["submit_at"], "node": n}
-            for n in nodes
-        )
+        read_sacct(jobs, sacct_path, clocks["sacct_psv"], quarantines["sacct_psv"], header, stats)
     manifest["sources"]["sacct_psv"] = {
         "file": str(sacct_path),
         "format": sacct_format,
-        "duplicate_records": duplicates,
-        "records": len(tables["attempts"]),
+        "records": stats.attempts,
         **asdict(stats),
     }
 
@@ -318,6 +257,7 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
                     json.dumps({"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason})
                     + "\n"
                 )
+        write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
         for name, rows in tables.items():
             pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMAS[name]), tmp / f"{name}.parquet")
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -325,3 +265,22 @@ def land_month(config: ClusterConfig, month: Month) -> Path:
     replace_dir_atomically(raw_dir, write_raw)
     replace_dir_atomically(landed_dir, write_landed)
     return landed_dir
+
+
+def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file: str, out: Path) -> None:
+    """attempts.parquet and attempt_nodes.parquet from the job-record reader's `attempts` table."""
+    columns = [
+        {"cluster": f"{sql_quote(cluster)} AS cluster", "source_file": f"{sql_quote(source_file)} AS source_file"}.get(
+            name, name
+        )
+        for name in ATTEMPT_COLUMNS
+    ]
+    jobs.execute(
+        f"COPY (SELECT {', '.join(columns)} FROM attempts) "
+        f"TO {sql_quote(str(out / 'attempts.parquet'))} (FORMAT parquet)"
+    )
+    jobs.execute(
+        f"""COPY (SELECT {sql_quote(cluster)} AS cluster, a.job_id_raw, a.submit_at, m.node
+                  FROM attempts a JOIN host_list_members m USING (list_id))
+            TO {sql_quote(str(out / "attempt_nodes.parquet"))} (FORMAT parquet)"""
+    )

@@ -7,11 +7,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from ClusterShell.NodeSet import NodeSet
+from job_records import sacct_attempts
 
 from flows.analysis import poisson_interval
 from flows.months import Month
 from flows.simulate import SimParams, fold_hostlist, simulate
-from flows.sources.sacct import SacctReadStats, read_sacct
+from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.xid_syslog import read_xid_syslog
 
@@ -23,7 +24,7 @@ MONTH = Month.parse("2026-10")
 def sim(tmp_path_factory):
     out = tmp_path_factory.mktemp("sim")
     truth = simulate(SimParams("s", MONTH, nodes=160, seed=21, r_f=15.0, outside_window_share=0.3), out)
-    attempts = list(read_sacct(out / "sacct.psv", UTC, SacctReadStats()))
+    attempts = sacct_attempts(out / "sacct.psv", UTC, SacctReadStats())
     return {"out": out, "truth": truth, "attempts": attempts}
 
 
@@ -142,7 +143,7 @@ def test_slurm_2411_field_set(tmp_path):
     simulate(SimParams("n", MONTH, nodes=64, seed=2, r_f=40.0, slurm_version="24.11"), tmp_path)
     header = (tmp_path / "sacct.psv").read_text().splitlines()[0].split("|")
     assert header[-2:] == ["Restarts", "FailedNode"]
-    attempts = list(read_sacct(tmp_path / "sacct.psv", UTC))
+    attempts = sacct_attempts(tmp_path / "sacct.psv", UTC)
     assert attempts
     rows = [line.split("|") for line in (tmp_path / "sacct.psv").read_text().splitlines()[1:]]
     node_fail = [r for r in rows if r[7] == "NODE_FAIL"]

@@ -4,11 +4,12 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from job_records import json_attempts, sacct_attempts
 
 from flows.months import Month
 from flows.simulate import SimParams, simulate
 from flows.sources import InputFormatError
-from flows.sources.sacct import SacctReadStats, gpus_from_tres, parse_elapsed, read_sacct
+from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.syslog import SyslogReadStats
 from flows.sources.xid_syslog import read_xid_syslog
@@ -22,7 +23,7 @@ def by_name(attempts):
 
 def test_real_sacct_allocations(slurm_fixtures: Path):
     stats = SacctReadStats()
-    attempts = list(read_sacct(slurm_fixtures / "sacct_fields_allocations.psv", UTC, stats))
+    attempts = sacct_attempts(slurm_fixtures / "sacct_fields_allocations.psv", UTC, stats)
     assert stats.attempts == 18 and stats.steps_skipped == 0
     jobs = by_name(attempts)
     assert jobs[("t_exit3", "FAILED")].gpus == 2  # typed + untyped GPU TRES counted once
@@ -47,7 +48,7 @@ def test_real_sacct_allocations(slurm_fixtures: Path):
 
 def test_real_sacct_with_steps_and_pending(slurm_fixtures: Path):
     stats = SacctReadStats()
-    attempts = list(read_sacct(slurm_fixtures / "sacct_fields_by_jobid.psv", UTC, stats))
+    attempts = sacct_attempts(slurm_fixtures / "sacct_fields_by_jobid.psv", UTC, stats)
     assert stats.steps_skipped == 20 and stats.attempts == 20
     pending = by_name(attempts)[("t_held", "PENDING")]
     assert pending.start_at is None and pending.nodes == [] and pending.gpus == 0
@@ -58,7 +59,7 @@ def test_real_sacct_with_steps_and_pending(slurm_fixtures: Path):
 def test_simulated_sacct_reads_with_the_same_reader(tmp_path: Path):
     truth = simulate(SimParams("sim", Month.parse("2026-10"), nodes=32, seed=3), tmp_path)
     stats = SacctReadStats()
-    attempts = list(read_sacct(tmp_path / "sacct.psv", UTC, stats))
+    attempts = sacct_attempts(tmp_path / "sacct.psv", UTC, stats)
     lines = (tmp_path / "sacct.psv").read_text().splitlines()
     assert lines[0] == (slurm_shared_header := lines[0])
     assert len(attempts) == len(lines) - 1 == stats.attempts
@@ -92,7 +93,7 @@ def test_corrupt_sacct_field_names_file_line_and_field(slurm_fixtures: Path, tmp
     bad = tmp_path / "sacct.psv"
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputFormatError) as err:
-        list(read_sacct(bad, UTC))
+        sacct_attempts(bad, UTC)
     assert err.value.line == 4 and err.value.field == "Elapsed"
     assert f"{bad}:4: field Elapsed='12:xx:00'" in str(err.value)
 
@@ -103,27 +104,151 @@ def test_row_with_extra_fields_is_an_error(slurm_fixtures: Path, tmp_path: Path)
     bad = tmp_path / "sacct.psv"
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputFormatError, match=r"sacct.psv:3: field row=.*has 21 fields, the header has 20"):
-        list(read_sacct(bad, UTC))
+        sacct_attempts(bad, UTC)
 
 
 def test_missing_column_is_an_error(tmp_path: Path):
     bad = tmp_path / "sacct.psv"
     bad.write_text("JobID|State\n1|COMPLETED\n")
     with pytest.raises(InputFormatError, match="missing columns JobIDRaw"):
-        list(read_sacct(bad, UTC))
+        sacct_attempts(bad, UTC)
+
+
+def one_row_dump(slurm_fixtures: Path, tmp_path: Path, **fields: str) -> Path:
+    """The real dump's header and its t_ok row, with some fields replaced."""
+    header, *rows = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    columns = header.split("|")
+    row = dict(zip(columns, next(r for r in rows if "|t_ok|" in r).split("|"), strict=True))
+    dump = tmp_path / "one.psv"
+    dump.write_text(header + "\n" + "|".join({**row, **fields}[c] for c in columns) + "\n")
+    return dump
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("00:01:27", 87), ("1-12:46:25", 132385), ("05:03", 303), ("10-00:00:00", 864000)]
+    ("text", "seconds"),
+    [("00:01:27", 87), ("1-12:46:25", 132385), ("05:03", 303), ("10-00:00:00", 864000), ("00:00:01.500", 1)],
 )
-def test_parse_elapsed(text, seconds):
-    assert parse_elapsed(text) == seconds
+def test_elapsed(slurm_fixtures: Path, tmp_path: Path, text: str, seconds: int):
+    (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, Elapsed=text), UTC)
+    assert attempt.elapsed_seconds == seconds
 
 
-def test_gpus_from_tres():
-    assert gpus_from_tres("billing=1,cpu=1,gres/gpu:h100=3,gres/gpu=3,mem=100M,node=1") == 3
-    assert gpus_from_tres("cpu=1,gres/gpu:a100=2,gres/gpu:h100=4") == 6  # typed only: summed
-    assert gpus_from_tres("billing=1,cpu=1,mem=100M,node=1") == 0
+@pytest.mark.parametrize(
+    ("tres", "gpus"),
+    [
+        ("billing=1,cpu=1,gres/gpu:h100=3,gres/gpu=3,mem=100M,node=1", 3),  # typed + untyped: counted once
+        ("cpu=1,gres/gpu:a100=2,gres/gpu:h100=4", 6),  # typed only: summed
+        ("billing=1,cpu=1,mem=100M,node=1", 0),
+        ("cpu=1,gres/gpu=2,gres/gpumem=80G", 2),  # another TRES that starts with gres/gpu
+        ("", 0),
+    ],
+)
+def test_gpus_from_tres(slurm_fixtures: Path, tmp_path: Path, tres: str, gpus: int):
+    (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, AllocTRES=tres), UTC)
+    assert attempt.gpus == gpus
+
+
+@pytest.mark.parametrize(
+    ("fields", "bad_field"),
+    [
+        ({"AllocTRES": "cpu=1,gres/gpu=two"}, "AllocTRES"),
+        ({"ReqTRES": "gres/gpu:h100="}, "ReqTRES"),
+        ({"State": "completed"}, "State"),
+        ({"ExitCode": "0"}, "ExitCode"),
+        ({"Submit": "Unknown"}, "Submit"),
+        ({"Start": "2026-13-01T00:00:00"}, "Start"),
+        ({"NNodes": "x"}, "NNodes"),
+        ({"JobIDRaw": "abc"}, "JobIDRaw"),
+        ({"NodeList": "node[1-"}, "NodeList"),
+        ({"NodeList": "node[3-1]"}, "NodeList"),
+    ],
+)
+def test_bad_field_is_quarantined_with_its_name(slurm_fixtures: Path, tmp_path: Path, fields: dict, bad_field: str):
+    from flows.sources import Quarantine
+
+    quarantine = Quarantine(strict=False)
+    assert sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, **fields), UTC, quarantine=quarantine) == []
+    (error,) = quarantine.errors
+    assert (error.line, error.field, error.value) == (2, bad_field, next(iter(fields.values())))
+
+
+@pytest.mark.parametrize(
+    ("node_list", "nodes"),
+    [
+        ("gpu[008-010],cpu7", ["cpu7", "gpu008", "gpu009", "gpu010"]),
+        ("rack[1-2]n[1-2]", ["rack1n1", "rack1n2", "rack2n1", "rack2n2"]),  # two brackets: ClusterShell
+        ("n[1-2]-ib", ["n1-ib", "n2-ib"]),
+        ("None assigned", []),
+    ],
+)
+def test_host_lists_are_expanded(slurm_fixtures: Path, tmp_path: Path, node_list: str, nodes: list[str]):
+    (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, NodeList=node_list), UTC)
+    assert attempt.nodes == nodes
+
+
+def test_sql_host_lists_agree_with_clustershell(tmp_path: Path):
+    """Every host list of a simulated month, expanded in SQL, equals ClusterShell's expansion."""
+    import duckdb
+    from ClusterShell.NodeSet import NodeSet
+
+    from flows.sources.hostlists import expand_host_lists
+
+    simulate(SimParams("sim", Month.parse("2026-10"), nodes=300, seed=5), tmp_path)
+    with duckdb.connect() as con:
+        con.execute(
+            "CREATE TABLE jobs AS SELECT NodeList AS node_list FROM read_csv(?, delim = '|', all_varchar = true)",
+            [str(tmp_path / "sacct.psv")],
+        )
+        assert expand_host_lists(con, "jobs") == {}
+        members: dict[str, set[str]] = {}
+        for node_list, node in con.execute(
+            "SELECT node_list, node FROM host_list_members JOIN host_lists USING (list_id)"
+        ).fetchall():
+            members.setdefault(node_list, set()).add(node)
+        assert len(members) > 100
+    assert all(nodes == set(NodeSet(node_list)) for node_list, nodes in members.items())
+
+
+def test_sql_local_times_agree_with_the_python_clock(slurm_fixtures: Path, tmp_path: Path):
+    """The DuckDB conversion of local times resolves and counts DST doubts like LocalClock.to_utc."""
+    from datetime import datetime
+
+    from flows.sources import LocalClock
+
+    dump = one_row_dump(
+        slurm_fixtures,
+        tmp_path,
+        Submit="2026-10-25T02:30:00",  # ambiguous in Berlin
+        Eligible="2026-03-29T02:30:00",  # nonexistent in Berlin
+        Start="2026-10-25T03:00:00",
+        End="2026-10-25T12:00:00",
+    )
+    sql_clock, python_clock = LocalClock(ZoneInfo("Europe/Berlin")), LocalClock(ZoneInfo("Europe/Berlin"))
+    (attempt,) = sacct_attempts(dump, sql_clock)
+    for column, text in [
+        ("submit_at", "2026-10-25T02:30:00"),
+        ("eligible_at", "2026-03-29T02:30:00"),
+        ("start_at", "2026-10-25T03:00:00"),
+        ("end_at", "2026-10-25T12:00:00"),
+    ]:
+        expected = python_clock.to_utc(datetime.fromisoformat(text)).replace(tzinfo=None)
+        assert getattr(attempt, column) == expected, column
+    assert (sql_clock.ambiguous, sql_clock.nonexistent) == (python_clock.ambiguous, python_clock.nonexistent) == (1, 1)
+
+
+def test_line_numbers_survive_blank_crlf_and_undecodable_lines(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b"t_ok", b"t_\xffok")  # DuckDB rejects this line; Python reads it
+    lines.insert(5, b"")  # a blank line
+    dump = tmp_path / "sacct.psv"
+    dump.write_bytes(b"\r\n".join(lines))
+    attempts = sacct_attempts(dump, UTC)
+    text_lines = dump.read_bytes().decode("utf-8", errors="replace").split("\r\n")
+    assert len(attempts) == 18
+    for a in attempts:
+        assert text_lines[a.source_line - 1].split("|")[0] == a.job_id
+        assert not a.reason.endswith("\r")
+    assert next(a for a in attempts if a.job_name.startswith("t_\ufffd")).source_line == 4
 
 
 def test_real_node_events(slurm_fixtures: Path):
@@ -183,21 +308,21 @@ def test_gzip_dump_reads_like_the_plain_one(slurm_fixtures: Path, tmp_path: Path
     plain = slurm_fixtures / "sacct_fields_allocations.psv"
     packed = tmp_path / "sacct.psv.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    assert [a.job_id for a in read_sacct(packed, UTC)] == [a.job_id for a in read_sacct(plain, UTC)]
+    assert [a.job_id for a in sacct_attempts(packed, UTC)] == [a.job_id for a in sacct_attempts(plain, UTC)]
 
 
 def test_empty_file_fails_naming_it(tmp_path: Path):
     empty = tmp_path / "sacct.psv"
     empty.write_text("")
     with pytest.raises(InputFormatError, match=r"sacct.psv:1: field header='': missing columns JobID"):
-        list(read_sacct(empty, UTC))
+        sacct_attempts(empty, UTC)
 
 
 def test_undecodable_job_name_is_kept(slurm_fixtures: Path, tmp_path: Path):
     data = (slurm_fixtures / "sacct_fields_allocations.psv").read_bytes().replace(b"t_ok", b"t_\xff\xfeok")
     bad = tmp_path / "sacct.psv"
     bad.write_bytes(data)
-    names = [a.job_name for a in read_sacct(bad, UTC)]
+    names = [a.job_name for a in sacct_attempts(bad, UTC)]
     assert "t_\ufffd\ufffdok" in names and len(names) == 18
 
 
@@ -205,7 +330,7 @@ def test_pipe_in_job_name_with_the_0x1f_delimiter(slurm_fixtures: Path, tmp_path
     lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
     usv = tmp_path / "sacct.usv"
     usv.write_text("\n".join(line.replace("|", "\x1f") for line in lines).replace("t_pipe", "a|b") + "\n")
-    attempts = list(read_sacct(usv, UTC))
+    attempts = sacct_attempts(usv, UTC)
     assert len(attempts) == 18 and "a|b" in {a.job_name for a in attempts}
 
 
@@ -213,7 +338,7 @@ def test_multi_line_job_name_is_rejoined(slurm_fixtures: Path, tmp_path: Path):
     text = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().replace("t_exit3", "first line\nsecond line")
     dump = tmp_path / "sacct.psv"
     dump.write_text(text)
-    attempts = list(read_sacct(dump, UTC))
+    attempts = sacct_attempts(dump, UTC)
     assert len(attempts) == 18
     rejoined = next(a for a in attempts if a.job_name.startswith("first"))
     assert rejoined.job_name == "first line\nsecond line" and rejoined.exit_code == 3 and rejoined.source_line == 5
@@ -226,7 +351,7 @@ def test_truncated_last_row_is_quarantined(slurm_fixtures: Path, tmp_path: Path)
     dump = tmp_path / "sacct.psv"
     dump.write_text(text[: text.rindex("|COMPLETED|")])  # the file ends in the middle of a row
     quarantine = Quarantine(strict=False)
-    attempts = list(read_sacct(dump, UTC, quarantine=quarantine))
+    attempts = sacct_attempts(dump, UTC, quarantine=quarantine)
     assert len(attempts) == 17
     (error,) = quarantine.errors
     assert error.line == 19 and error.field == "row" and "the header has 20" in error.reason
@@ -246,7 +371,7 @@ def test_het_jobs_pending_arrays_and_unknown_states(slurm_fixtures: Path, tmp_pa
     special[0:3], special[7] = ["60", "60", "odd"], "SPECIAL_EXIT"
     dump = tmp_path / "sacct.psv"
     dump.write_text("\n".join([*lines, *("|".join(r) for r in (het0, het1, pending, special))]) + "\n")
-    by_id = {a.job_id: a for a in read_sacct(dump, UTC)}
+    by_id = {a.job_id: a for a in sacct_attempts(dump, UTC)}
     assert (by_id["40+0"].job_id_raw, by_id["40+1"].job_id_raw) == ("40", "41")  # two attempts
     assert by_id["50_[1-3]"].state == "PENDING" and by_id["50_[1-3]"].start_at is None
     assert by_id["60"].state == "SPECIAL_EXIT"  # kept: the warehouse counts it as outcome `unknown`
@@ -290,8 +415,8 @@ def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
     }
     dump = tmp_path / "xdmod.log"
     dump.write_text("".join("|".join({**filler, **row}[f] for f in XDMOD_FIELDS) + "\n" for row in rows))
-    attempts = list(read_sacct(dump, UTC, header=XDMOD_FIELDS))
-    plain = list(read_sacct(slurm_fixtures / "sacct_fields_allocations.psv", UTC))
+    attempts = sacct_attempts(dump, UTC, header=XDMOD_FIELDS)
+    plain = sacct_attempts(slurm_fixtures / "sacct_fields_allocations.psv", UTC)
     assert [(a.job_id, a.state, a.gpus, a.nodes, a.end_at) for a in attempts] == [
         (a.job_id, a.state, a.gpus, a.nodes, a.end_at) for a in plain
     ]
@@ -299,11 +424,13 @@ def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
 
 
 def test_sacct_json_reads_like_the_text_dump(slurm_fixtures: Path):
-    from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
+    from flows.sources.sacct_json import SacctJsonReadStats
 
     stats = SacctJsonReadStats()
-    from_json = {(a.job_id, a.submit_at): a for a in read_sacct_json(slurm_fixtures / "sacct.json", stats)}
-    from_text = {(a.job_id, a.submit_at): a for a in read_sacct(slurm_fixtures / "sacct_fields_allocations.psv", UTC)}
+    from_json = {(a.job_id, a.submit_at): a for a in json_attempts(slurm_fixtures / "sacct.json", stats)}
+    from_text = {
+        (a.job_id, a.submit_at): a for a in sacct_attempts(slurm_fixtures / "sacct_fields_allocations.psv", UTC)
+    }
     assert set(from_json) == set(from_text) and len(from_json) == 18
     fields = (
         "job_id_raw",
@@ -327,7 +454,6 @@ def test_sacct_json_reads_like_the_text_dump(slurm_fixtures: Path):
 
 def test_newer_json_shapes(tmp_path: Path):
     """data_parser v0.0.39+: state lists and {set, infinite, number} times and counts."""
-    from flows.sources.sacct_json import read_sacct_json
 
     job = {
         "job_id": 41,
@@ -353,6 +479,6 @@ def test_newer_json_shapes(tmp_path: Path):
     }
     path = tmp_path / "jobs.json"
     path.write_text(json.dumps({"jobs": [job]}))
-    (attempt,) = read_sacct_json(path)
+    (attempt,) = json_attempts(path)
     assert (attempt.job_id, attempt.job_id_raw, attempt.state, attempt.gpus) == ("40+1", "41", "NODE_FAIL", 16)
-    assert attempt.nodes == ["gpu01", "gpu02"] and attempt.end_at.isoformat() == "2026-11-22T03:22:04+00:00"
+    assert attempt.nodes == ["gpu01", "gpu02"] and attempt.end_at.isoformat() == "2026-11-22T03:22:04"

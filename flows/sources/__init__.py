@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gzip
-import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
+
+import duckdb
+import pyarrow as pa
 
 
 class InputFormatError(ValueError):
@@ -47,12 +49,32 @@ class HealthCheck:
     source_line: int  # line in the file (1 for one-document files)
 
 
+@dataclass(frozen=True)
+class OffsetChange:
+    """A change of a zone's UTC offset (a DST switch), seen from the local wall clock."""
+
+    at_utc: datetime  # naive UTC instant of the switch
+    before: timedelta
+    after: timedelta
+
+    @property
+    def doubtful_from(self) -> datetime:
+        """First local time that is ambiguous (clocks went back) or nonexistent (clocks went forward)."""
+        return self.at_utc + min(self.before, self.after)
+
+    @property
+    def doubtful_until(self) -> datetime:
+        """End (exclusive) of the doubtful local times; from here on the new offset applies."""
+        return self.at_utc + max(self.before, self.after)
+
+
 class LocalClock:
     """Turns a log's local wall-clock times (no offset) into UTC, counting the times DST makes doubtful.
 
     An ambiguous time (the repeated hour when clocks go back) is read as the first of the two
     instants; a nonexistent one (the skipped hour when clocks go forward) as the offset before the
-    change. Both are counted so the report can show them.
+    change. Both are counted so the report can show them. `sql_to_utc` applies the same rule to a
+    column in DuckDB, for the readers that work there.
     """
 
     def __init__(self, tz: ZoneInfo):
@@ -69,6 +91,59 @@ class LocalClock:
             else:
                 self.nonexistent += 1
         return first.astimezone(UTC)
+
+    def _offset(self, epoch: int) -> timedelta:
+        return datetime.fromtimestamp(epoch, self.tz).utcoffset() or timedelta(0)
+
+    def offset_changes(self, first: datetime, last: datetime) -> tuple[timedelta, list[OffsetChange]]:
+        """The offset in force before naive local time `first`, and every change up to `last`."""
+        step = 3600  # zones change offset at most once in an hour
+        epoch = int((first - timedelta(days=2)).replace(tzinfo=UTC).timestamp())
+        stop = int((last + timedelta(days=2)).replace(tzinfo=UTC).timestamp())
+        initial = current = self._offset(epoch)
+        changes = []
+        while epoch < stop:
+            following = self._offset(epoch + step)
+            if following != current:
+                low, high = epoch, epoch + step  # the switch is in (low, high]: find its second
+                while high - low > 1:
+                    middle = (low + high) // 2
+                    low, high = (middle, high) if self._offset(middle) == current else (low, middle)
+                at = datetime.fromtimestamp(high, UTC).replace(tzinfo=None)
+                changes.append(OffsetChange(at, current, following))
+                current = following
+            epoch += step
+        return initial, changes
+
+    def sql_to_utc(self, column: str, changes: tuple[timedelta, list[OffsetChange]]) -> str:
+        """A DuckDB expression turning naive local TIMESTAMP `column` into naive UTC (see `to_utc`)."""
+        initial, switches = changes
+
+        def minus(offset: timedelta) -> str:
+            return f"{column} - to_seconds({int(offset.total_seconds())})"
+
+        if not switches:
+            return column if not initial else minus(initial)
+        whens = " ".join(
+            f"WHEN {column} < TIMESTAMP '{c.doubtful_until.isoformat()}' THEN {minus(c.before)}" for c in switches
+        )
+        return f"CASE {whens} ELSE {minus(switches[-1].after)} END"
+
+    @staticmethod
+    def sql_doubtful_counts(column: str, changes: tuple[timedelta, list[OffsetChange]]) -> tuple[str, str]:
+        """Two DuckDB aggregates: how many values of `column` are ambiguous, how many nonexistent."""
+        counts = {"ambiguous": [], "nonexistent": []}
+        for c in changes[1]:
+            kind = "ambiguous" if c.after < c.before else "nonexistent"
+            counts[kind].append(
+                f"count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
+                f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}')"
+            )
+        return tuple(" + ".join(parts) if parts else "0" for parts in counts.values())
+
+    def count(self, ambiguous: int, nonexistent: int) -> None:
+        self.ambiguous += ambiguous
+        self.nonexistent += nonexistent
 
 
 TimeZone = ZoneInfo | LocalClock
@@ -95,62 +170,107 @@ def open_text(path: Path):
     return open(path, encoding="utf-8", errors="replace", newline="")
 
 
-def read_parsable_rows(
-    path: Path, required: tuple[str, ...], quarantine: Quarantine, header: tuple[str, ...] | None = None
-) -> Iterator[tuple[int, dict[str, str]]]:
-    """Rows of a Slurm `--parsable2` file (`|` between fields, or the 0x1f of `--delimiter=$'\\x1f'` that a
-    `|` in a job name cannot break) as (line number, {column: value}).
+@dataclass(frozen=True)
+class ParsableLayout:
+    """How a Slurm `--parsable2` file splits into rows: its delimiter, columns and where rows start."""
 
-    Columns are found by the file's header line, never by position; a headerless file (`--noheader`)
-    needs `header`. When the last column is JobName a row is split at most width-1 times, so a `|` in
-    the name survives. A header without the required columns fails the file; a row whose field count
-    differs from the header's goes to the quarantine, unless it is a row split by a newline inside a
-    field (a multi-line job name), which is rejoined.
+    path: Path
+    delimiter: str  # `|`, or the 0x1f of `--delimiter=$'\\x1f'` that a `|` in a job name cannot break
+    header: tuple[str, ...]
+    first_row_line: int  # 2 after a header line, 1 for a headerless (`--noheader`) file
+
+    @property
+    def width(self) -> int:
+        return len(self.header)
+
+    @property
+    def maxsplit(self) -> int:
+        """When the last column is JobName a row is split at most width-1 times, so a `|` in the name survives."""
+        return self.width - 1 if self.header[-1] == "JobName" else -1
+
+    def split(self, text: str) -> list[str]:
+        return text.split(self.delimiter, self.maxsplit)
+
+    def wrong_width(self, line_no: int, text: str) -> InputFormatError:
+        count = len(text.split(self.delimiter))
+        return InputFormatError(self.path, line_no, "row", text, f"has {count} fields, the header has {self.width}")
+
+
+def parsable_layout(path: Path, required: tuple[str, ...], header: tuple[str, ...] | None = None) -> ParsableLayout:
+    """The layout of a parsable2 file from its header line (or the given `header` of a headerless one).
+
+    Columns are found by name, never by position; a header without the required columns fails the file.
     """
     with open_text(path) as handle:
         first_line = handle.readline().rstrip("\r\n")
-        delimiter = "\x1f" if "\x1f" in first_line else "|"
-        if header is None:
-            header = tuple(first_line.split(delimiter))
-            lines = enumerate(handle, start=2)
-        else:
-            lines = enumerate(itertools.chain([first_line + "\n"], handle), start=1)
-        missing = [f for f in required if f not in header]
-        if missing:
-            raise InputFormatError(path, 1, "header", first_line, f"missing columns {', '.join(missing)}")
-        maxsplit = len(header) - 1 if header[-1] == "JobName" else -1
-        width = len(header)
+    delimiter = "\x1f" if "\x1f" in first_line else "|"
+    layout = ParsableLayout(path, delimiter, header or tuple(first_line.split(delimiter)), 1 if header else 2)
+    missing = [f for f in required if f not in layout.header]
+    if missing:
+        raise InputFormatError(path, 1, "header", first_line, f"missing columns {', '.join(missing)}")
+    return layout
 
-        def wrong_width(line_no: int, text: str) -> InputFormatError:
-            count = len(text.split(delimiter))
-            return InputFormatError(path, line_no, "row", text, f"has {count} fields, the header has {width}")
 
-        # A newline inside a job name splits a row over lines: a short row takes the next lines
-        # while that completes it exactly; otherwise it is quarantined (so is a truncated last row).
-        broken: tuple[int, str] | None = None
-        for line_no, line in lines:
-            line = line.rstrip("\r\n")
-            if broken is not None:
-                joined = broken[1] + "\n" + line
-                count = len(joined.split(delimiter, maxsplit))
-                if count <= width:
-                    if count == width:
-                        yield broken[0], dict(zip(header, joined.split(delimiter, maxsplit), strict=True))
-                        broken = None
-                    else:
-                        broken = (broken[0], joined)
-                    continue
-                quarantine.reject(wrong_width(*broken))
-                broken = None
-            if not line:
-                continue
-            values = line.split(delimiter, maxsplit)
-            if len(values) < width:
-                broken = (line_no, line)
-                continue
-            if len(values) > width:
-                quarantine.reject(wrong_width(line_no, line))
-                continue
-            yield line_no, dict(zip(header, values, strict=True))
+def assemble_rows(
+    layout: ParsableLayout, lines: Iterable[tuple[int, str]], quarantine: Quarantine
+) -> Iterator[tuple[int, list[str]]]:
+    """Rows as (line number, values) from numbered lines in file order, which may skip lines.
+
+    A newline inside a field (a multi-line job name) splits a row over lines: a short row takes the
+    lines right after it, each short itself, while that completes it exactly. Anything else of the
+    wrong width (including a truncated last row) goes to the quarantine.
+    """
+    broken: tuple[int, str] | None = None
+    previous = None
+    for line_no, line in lines:
+        values = layout.split(line)
         if broken is not None:
-            quarantine.reject(wrong_width(*broken))
+            if line_no == previous + 1 and len(values) < layout.width:
+                joined = broken[1] + "\n" + line
+                count = len(layout.split(joined))
+                if count == layout.width:
+                    yield broken[0], layout.split(joined)
+                    broken = None
+                    previous = line_no
+                    continue
+                if count < layout.width:
+                    broken = (broken[0], joined)
+                    previous = line_no
+                    continue
+            quarantine.reject(layout.wrong_width(*broken))
+            broken = None
+        previous = line_no
+        if not line:
+            continue
+        if len(values) < layout.width:
+            broken = (line_no, line)
+        elif len(values) > layout.width:
+            quarantine.reject(layout.wrong_width(line_no, line))
+        else:
+            yield line_no, values
+    if broken is not None:
+        quarantine.reject(layout.wrong_width(*broken))
+
+
+def read_parsable_rows(
+    path: Path, required: tuple[str, ...], quarantine: Quarantine, header: tuple[str, ...] | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Rows of a Slurm `--parsable2` file as (line number, {column: value}), read line by line in Python
+    (for the small files; job records go through DuckDB in `sacct.py`)."""
+    layout = parsable_layout(path, required, header)
+    with open_text(path) as handle:
+        lines = ((no, line.rstrip("\r\n")) for no, line in enumerate(handle, start=1) if no >= layout.first_row_line)
+        for line_no, values in assemble_rows(layout, lines, quarantine):
+            yield line_no, dict(zip(layout.header, values, strict=True))
+
+
+def sql_quote(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def create_temp_table(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
+    """Temp table `name` in DuckDB holding an Arrow table built in Python."""
+    con.register(f"{name}_arrow", table)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
+    con.unregister(f"{name}_arrow")

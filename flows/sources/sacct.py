@@ -1,20 +1,33 @@
 """Slurm job records as `sacct --allusers --duplicates --allocations --parsable2` prints them.
 
-Columns are found by the header, never by position. Step rows (`123.batch`, `123.0`) are not
-attempts and are skipped (and counted). Each remaining row is one attempt.
+A month of a large cluster is millions of records, so the file is read and typed inside DuckDB:
+each line is read whole (so every row keeps its line number), split at the delimiter and
+converted in SQL. The few lines DuckDB cannot take (bad UTF-8, too long) and the rows of the
+wrong width (multi-line job names) are reassembled by the same Python rules as every other
+parsable2 file (`flows.sources.assemble_rows`) and put back. Columns are found by the header,
+never by position. Step rows (`123.batch`, `123.0`) are not attempts and are skipped (and counted).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+import gzip
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+import duckdb
+import pyarrow as pa
 
-from flows.sources import InputFormatError, Quarantine, TimeZone, parse_local_timestamp, read_parsable_rows
+from flows.sources import (
+    InputFormatError,
+    LocalClock,
+    ParsableLayout,
+    Quarantine,
+    assemble_rows,
+    create_temp_table,
+    parsable_layout,
+    sql_quote,
+)
+from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
 
 REQUIRED_FIELDS = (
     "JobID",
@@ -66,148 +79,187 @@ XDMOD_FIELDS = (
     "JobName",
 )
 
-_ELAPSED_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.\d+)?$")
-_EXIT_RE = re.compile(r"^(\d+):(\d+)$")
-_STATE_RE = re.compile(r"^([A-Z_]+)(?: by (\d+))?$")
-_NO_NODES = ("", "None assigned", "(null)")
-
-
-@dataclass
-class Attempt:
-    job_id: str
-    job_id_raw: str
-    job_name: str
-    user: str
-    account: str
-    partition: str
-    qos: str
-    state: str  # the state word, e.g. CANCELLED
-    cancelled_by_uid: int | None
-    exit_code: int | None
-    exit_signal: int | None
-    submit_at: datetime
-    eligible_at: datetime | None
-    start_at: datetime | None
-    end_at: datetime | None
-    elapsed_seconds: int
-    n_nodes: int
-    node_list: str
-    nodes: list[str]
-    gpus: int
-    req_gpus: int | None
-    reason: str
-    source_line: int
+ELAPSED_PATTERN = r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.\d+)?$"
+STATE_PATTERN = r"^([A-Z_]+)(?: by (\d+))?$"
+EXIT_PATTERN = r"^(\d+):(\d+)$"
+BAD_GPU_TRES_PATTERN = r"(?:^|,)gres/gpu(?::[^=,]*)?=(?:[^,]*[^0-9,][^,]*)?(?:,|$)"
+LINE_SENTINEL = "\x1e"  # never in sacct output: each line is read as one column
 
 
 @dataclass
 class SacctReadStats:
-    rows: int = 0
+    rows: int = 0  # records read, steps included
     attempts: int = 0
     steps_skipped: int = 0
-
-
-def parse_elapsed(text: str) -> int:
-    """`[D-]HH:MM:SS` or `MM:SS` to seconds."""
-    match = _ELAPSED_RE.match(text)
-    if not match:
-        raise ValueError("expected [D-]HH:MM:SS")
-    days, hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
-    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
-
-
-def gpus_from_tres(tres: str) -> int:
-    """GPU count of a TRES string. The untyped `gres/gpu=N` is authoritative; typed entries
-    (`gres/gpu:h100=N`) duplicate it and are only summed when no untyped entry exists."""
-    untyped, typed = None, 0
-    for item in filter(None, tres.split(",")):
-        key, _, value = item.partition("=")
-        if key == "gres/gpu":
-            untyped = int(value)
-        elif key.startswith("gres/gpu:"):
-            typed += int(value)
-    return untyped if untyped is not None else typed
-
-
-def expand_nodes(node_list: str) -> list[str]:
-    if node_list in _NO_NODES:
-        return []
-    return list(NodeSet(node_list))
+    duplicate_records: int = 0
 
 
 def read_sacct(
+    con: duckdb.DuckDBPyConnection,
     path: Path,
-    tz: TimeZone,
-    stats: SacctReadStats | None = None,
+    clock: LocalClock,
     quarantine: Quarantine | None = None,
     header: tuple[str, ...] | None = None,
-) -> Iterator[Attempt]:
-    """Attempts of a sacct dump; `header=XDMOD_FIELDS` for Open XDMoD's headerless files."""
+    stats: SacctReadStats | None = None,
+) -> duckdb.DuckDBPyRelation:
+    """Attempts of a sacct dump as temp table `attempts` (see `job_records`); `header=XDMOD_FIELDS`
+    for Open XDMoD's headerless files. Times without an offset are local to `clock`.
+
+    One statement reads, splits and types every line into `sacct_lines`, whose rowid + 1 is the
+    line number (a table keeps the file's order). DuckDB rejects a line it cannot decode as UTF-8
+    (or one over its size limit): that line is missing from the table, so the numbers after it
+    are shifted back, and it is read again in Python with the other odd lines (wrong width, blank)
+    to be reassembled, typed by the same SQL and added.
+    """
     stats = stats if stats is not None else SacctReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine, header):
-        stats.rows += 1
-        if "." in row["JobID"]:
-            stats.steps_skipped += 1
-            continue
-        try:
-            attempt = _attempt_from_row(row, path, line_no, tz)
-        except InputFormatError as error:
-            quarantine.reject(error)
-            continue
-        stats.attempts += 1
-        yield attempt
-
-
-def _attempt_from_row(row: dict[str, str], path: Path, line_no: int, tz: TimeZone) -> Attempt:
-    def field(name: str, convert):
-        try:
-            return convert(row[name])
-        except (ValueError, NodeSetParseError) as exc:
-            raise InputFormatError(path, line_no, name, row[name], str(exc) or "invalid value") from None
-
-    def timestamp(name: str) -> datetime | None:
-        return field(name, lambda v: parse_local_timestamp(v, tz))
-
-    state_match = _STATE_RE.match(row["State"])
-    if not state_match:
-        raise InputFormatError(path, line_no, "State", row["State"], "expected STATE or 'CANCELLED by <uid>'")
-    exit_code, exit_signal = field("ExitCode", _parse_exit)
-    submit = timestamp("Submit")
-    if submit is None:
-        raise InputFormatError(path, line_no, "Submit", row["Submit"], "every attempt has a submit time")
-    nodes = field("NodeList", expand_nodes)
-    req_tres = row.get("ReqTRES", "")
-    return Attempt(
-        job_id=row["JobID"],
-        job_id_raw=field("JobIDRaw", lambda v: str(int(v))),
-        job_name=row["JobName"],
-        user=row["User"],
-        account=row["Account"],
-        partition=row["Partition"],
-        qos=row["QOS"],
-        state=state_match.group(1),
-        cancelled_by_uid=int(state_match.group(2)) if state_match.group(2) else None,
-        exit_code=exit_code,
-        exit_signal=exit_signal,
-        submit_at=submit,
-        eligible_at=timestamp("Eligible"),
-        start_at=timestamp("Start"),
-        end_at=timestamp("End"),
-        elapsed_seconds=field("Elapsed", parse_elapsed),
-        n_nodes=field("NNodes", int),
-        node_list=row["NodeList"],
-        nodes=nodes,
-        gpus=field("AllocTRES", gpus_from_tres),
-        req_gpus=field("ReqTRES", gpus_from_tres) if req_tres else None,
-        reason=row.get("Reason", ""),
-        source_line=line_no,
+    layout = parsable_layout(path, REQUIRED_FIELDS, header)
+    typed = _typed_select(layout)
+    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as handle:
+        new_line = "\\r\\n" if handle.readline().endswith(b"\r\n") else "\\n"
+    lines = f"""(SELECT CAST(NULL AS BIGINT) AS line_no, string_split(line, {sql_quote(layout.delimiter)}) AS parts
+        FROM read_csv({sql_quote(str(path))}, columns = {{'line': 'VARCHAR'}}, header = false,
+                      delim = {sql_quote(LINE_SENTINEL)}, quote = '', escape = '', new_line = '{new_line}',
+                      auto_detect = false, store_rejects = true, rejects_table = 'sacct_rejects',
+                      rejects_scan = 'sacct_reject_scans'))"""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE sacct_lines AS {typed.replace('{source}', lines)}")
+    rejected = con.execute("SELECT DISTINCT line, line_byte_position FROM sacct_rejects ORDER BY line").fetchall()
+    line_no = "coalesce(line_no, rowid + 1)"
+    if rejected:  # row n is line n + #{j : reject_j - j < n} (rejects in order, j from 1)
+        kept_before = ", ".join(str(line - j) for j, (line, _) in enumerate(rejected, start=1))
+        line_no = f"coalesce(line_no, rowid + 1 + len(list_filter([{kept_before}], lambda k: k < rowid + 1)))"
+    con.execute(
+        f"""CREATE OR REPLACE TEMP VIEW sacct_rows AS SELECT * EXCLUDE (line_no), {line_no} AS source_line
+            FROM sacct_lines WHERE {line_no} >= {layout.first_row_line}"""
     )
+    odd = con.execute("SELECT source_line, odd_text FROM sacct_rows WHERE kind = 'odd'").fetchall()
+    odd.extend((line, _line_at(path, at)) for line, at in rejected if line >= layout.first_row_line)
+    rows = list(assemble_rows(layout, sorted(odd), quarantine))
+    recovered = pa.table(
+        {"line_no": [no for no, _ in rows], "parts": [values for _, values in rows]},
+        schema=pa.schema([("line_no", pa.int64()), ("parts", pa.list_(pa.string()))]),
+    )
+    create_temp_table(con, "sacct_recovered_rows", recovered)
+    con.execute(f"INSERT INTO sacct_lines {typed.replace('{source}', 'sacct_recovered_rows')}")
+
+    stats.rows, stats.steps_skipped = con.execute(
+        "SELECT count_if(kind <> 'odd'), count_if(kind = 'step') FROM sacct_rows"
+    ).fetchall()[0]
+    con.execute(
+        f"""CREATE OR REPLACE TEMP VIEW attempts_staged AS
+            SELECT {", ".join(STAGED_COLUMNS)} FROM sacct_rows WHERE kind = 'attempt' AND problem IS NULL"""
+    )
+    problems = [
+        InputFormatError(path, line, field, value, reason)
+        for line, field, value, reason in con.execute(
+            """SELECT source_line, problem.field, problem.value, problem.reason FROM sacct_rows
+               WHERE kind = 'attempt' AND problem IS NOT NULL"""
+        ).fetchall()
+    ]
+    return finish_attempts(con, path, clock, quarantine, stats, problems)
 
 
-def _parse_exit(text: str) -> tuple[int | None, int | None]:
-    if text == "":
-        return None, None
-    match = _EXIT_RE.match(text)
-    if not match:
-        raise ValueError("expected <code>:<signal>")
-    return int(match.group(1)), int(match.group(2))
+def _line_at(path: Path, byte_position: int) -> str:
+    """A line DuckDB rejected, read by its byte offset; undecodable bytes become U+FFFD."""
+    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as handle:
+        handle.seek(byte_position)
+        return handle.readline().decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def _typed_select(layout: ParsableLayout) -> str:
+    """A SELECT over `{source}(line_no, parts)` giving each line's kind (attempt, step, or odd: the
+    wrong width, or blank), an odd line's text, and the typed STAGED_COLUMNS (local times) with the
+    first field that cannot be read (`problem`, NULL when none)."""
+    index = {name: i + 1 for i, name in enumerate(layout.header)}
+    delimiter, width = sql_quote(layout.delimiter), layout.width
+    if layout.maxsplit > 0:  # JobName last: whatever follows the other columns is the name
+        fields = (
+            f"CASE WHEN len(parts) > {width} "
+            f"THEN parts[:{width - 1}] || [array_to_string(parts[{width}:], {delimiter})] ELSE parts END"
+        )
+        regular = f"coalesce(len(parts) >= {width}, false)"
+    else:
+        fields, regular = "parts", f"coalesce(len(parts) = {width}, false)"
+
+    def raw(name: str) -> str:
+        return f"f[{index[name]}]" if name in index else "''"
+
+    def given(name: str) -> str:
+        return f"{raw(name)} NOT IN ('', 'Unknown', 'None')"
+
+    def timestamp(name: str) -> str:
+        return f"TRY_CAST({raw(name)} AS TIMESTAMP)"  # NULL for Unknown and None too
+
+    # The untyped `gres/gpu=N` is authoritative; typed entries (`gres/gpu:h100=N`) repeat it and
+    # are only summed (and checked) when no untyped entry exists.
+    tres = [name for name in ("AllocTRES", "ReqTRES") if name in index]
+    untyped = ", ".join(f"regexp_extract({raw(name)}, 'gres/gpu=(\\d+)(?:,|$)', 1) AS untyped_{name}" for name in tres)
+
+    def gpus(name: str) -> str:
+        typed = f"regexp_extract_all({raw(name)}, 'gres/gpu:[^=,]*=(\\d+)', 1)"
+        return f"""CASE WHEN untyped_{name} <> '' THEN CAST(untyped_{name} AS BIGINT)
+                        ELSE coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) END"""
+
+    def tres_unreadable(name: str) -> str:
+        """A GPU entry whose count is not a whole number."""
+        return (
+            f"untyped_{name} = '' AND contains({raw(name)}, 'gres/gpu') "
+            f"AND regexp_matches({raw(name)}, '{BAD_GPU_TRES_PATTERN}')"
+        )
+
+    # Checked in this order; the first failing field names the row's problem.
+    checks = [
+        ("State", "state.state = ''", "expected STATE or 'CANCELLED by <uid>'"),
+        ("ExitCode", f"{raw('ExitCode')} <> '' AND exit_code IS NULL", "expected <code>:<signal>"),
+        ("Submit", "submit_at IS NULL", "every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS"),
+        ("JobIDRaw", "job_id_raw IS NULL", "expected a job number"),
+        ("Eligible", f"eligible_at IS NULL AND {given('Eligible')}", "expected YYYY-MM-DDTHH:MM:SS"),
+        ("Start", f"start_at IS NULL AND {given('Start')}", "expected YYYY-MM-DDTHH:MM:SS"),
+        ("End", f"end_at IS NULL AND {given('End')}", "expected YYYY-MM-DDTHH:MM:SS"),
+        ("Elapsed", "elapsed_seconds IS NULL", "expected [D-]HH:MM:SS"),
+        ("NNodes", "n_nodes IS NULL", "expected a whole number"),
+        ("AllocTRES", tres_unreadable("AllocTRES"), "expected gres/gpu[:type]=<count>"),
+    ]
+    if "ReqTRES" in index:
+        checks.append(("ReqTRES", tres_unreadable("ReqTRES"), "expected gres/gpu[:type]=<count>"))
+        req_gpus = f"CASE WHEN {raw('ReqTRES')} <> '' THEN {gpus('ReqTRES')} END"
+    else:
+        req_gpus = "CAST(NULL AS BIGINT)"
+    problem = " ".join(
+        f"WHEN {condition} THEN {{'field': '{name}', 'value': {raw(name)}, 'reason': {sql_quote(reason)}}}"
+        for name, condition, reason in checks
+    )
+    return f"""
+        SELECT line_no, kind, odd_text, job_id, job_id_raw, job_name, user_name, account, partition, qos,
+               nullif(state.state, '') AS state, TRY_CAST(nullif(state.uid, '') AS BIGINT) AS cancelled_by_uid,
+               exit_code, exit_signal, submit_at, eligible_at, start_at, end_at, elapsed_seconds, n_nodes,
+               node_list, gpus, req_gpus, reason,
+               CASE WHEN kind <> 'attempt' THEN NULL {problem} END AS problem
+        FROM (
+            SELECT line_no, f, {", ".join(f"untyped_{name}" for name in tres)},
+                   CASE WHEN NOT {regular} THEN 'odd' WHEN contains({raw("JobID")}, '.') THEN 'step' ELSE 'attempt' END
+                     AS kind,
+                   CASE WHEN NOT {regular} THEN coalesce(array_to_string(parts, {delimiter}), '') END AS odd_text,
+                   {raw("JobID")} AS job_id,
+                   CAST(TRY_CAST({raw("JobIDRaw")} AS BIGINT) AS VARCHAR) AS job_id_raw,
+                   {raw("JobName")} AS job_name, {raw("User")} AS user_name, {raw("Account")} AS account,
+                   {raw("Partition")} AS partition, {raw("QOS")} AS qos,
+                   regexp_extract({raw("State")}, '{STATE_PATTERN}', ['state', 'uid']) AS state,
+                   TRY_CAST(nullif(exit.code, '') AS BIGINT) AS exit_code,
+                   TRY_CAST(nullif(exit.signal, '') AS BIGINT) AS exit_signal,
+                   {timestamp("Submit")} AS submit_at, {timestamp("Eligible")} AS eligible_at,
+                   {timestamp("Start")} AS start_at, {timestamp("End")} AS end_at,
+                   CASE WHEN elapsed.s <> '' THEN
+                     ((coalesce(TRY_CAST(nullif(elapsed.d, '') AS BIGINT), 0) * 24
+                       + coalesce(TRY_CAST(nullif(elapsed.h, '') AS BIGINT), 0)) * 60
+                      + TRY_CAST(elapsed.m AS BIGINT)) * 60 + TRY_CAST(elapsed.s AS BIGINT) END AS elapsed_seconds,
+                   TRY_CAST({raw("NNodes")} AS BIGINT) AS n_nodes,
+                   {raw("NodeList")} AS node_list,
+                   {gpus("AllocTRES")} AS gpus,
+                   {req_gpus} AS req_gpus,
+                   {raw("Reason")} AS reason
+            FROM (SELECT *, regexp_extract({raw("Elapsed")}, '{ELAPSED_PATTERN}', ['d', 'h', 'm', 's']) AS elapsed,
+                         regexp_extract({raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit, {untyped}
+                  FROM (SELECT line_no, parts, {fields} AS f FROM {{source}}))
+        )
+    """

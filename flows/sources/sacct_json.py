@@ -10,22 +10,39 @@ pitfall 14): the stats say so, and signals are kept.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ClusterShell.NodeSet import NodeSetParseError
+import duckdb
+import pyarrow as pa
 
-from flows.sources import InputFormatError, Quarantine, open_text
-from flows.sources.sacct import Attempt, expand_nodes
+from flows.sources import InputFormatError, Quarantine, create_temp_table, open_text
+from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
 
 
 @dataclass
 class SacctJsonReadStats:
     jobs: int = 0
     attempts: int = 0
+    duplicate_records: int = 0
     exit_codes_unreliable: bool = False  # Slurm 22.05's JSON loses non-zero exit codes
+
+
+STAGED_SCHEMA = pa.schema(
+    [
+        *((name, pa.string()) for name in STAGED_COLUMNS[:8]),
+        *((name, pa.int64()) for name in ("cancelled_by_uid", "exit_code", "exit_signal")),
+        *((name, pa.timestamp("us")) for name in ("submit_at", "eligible_at", "start_at", "end_at")),
+        ("elapsed_seconds", pa.int64()),
+        ("n_nodes", pa.int64()),
+        ("node_list", pa.string()),
+        ("gpus", pa.int64()),
+        ("req_gpus", pa.int64()),
+        ("reason", pa.string()),
+        ("source_line", pa.int64()),
+    ]
+)
 
 
 def _number(value) -> int | None:
@@ -37,7 +54,7 @@ def _number(value) -> int | None:
 
 def _time(value) -> datetime | None:
     seconds = _number(value)
-    return datetime.fromtimestamp(seconds, UTC) if seconds else None  # 0: not (yet) happened
+    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None) if seconds else None  # 0: not (yet) happened
 
 
 def _gpus(tres: list[dict]) -> int:
@@ -50,8 +67,13 @@ def _gpus(tres: list[dict]) -> int:
 
 
 def read_sacct_json(
-    path: Path, stats: SacctJsonReadStats | None = None, quarantine: Quarantine | None = None
-) -> Iterator[Attempt]:
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    quarantine: Quarantine | None = None,
+    stats: SacctJsonReadStats | None = None,
+) -> duckdb.DuckDBPyRelation:
+    """Attempts of a sacct JSON document as temp table `attempts` (see `job_records`). A job is
+    located by its index in `jobs` (reported as the line)."""
     stats = stats if stats is not None else SacctJsonReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     try:
@@ -62,18 +84,18 @@ def read_sacct_json(
         raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
     release = document.get("meta", {}).get("Slurm", {}).get("release", "")
     stats.exit_codes_unreliable = release.startswith("22.05")
+    rows, problems = [], []
     for index, job in enumerate(jobs):
         stats.jobs += 1
         try:
-            attempt = _attempt(job, index)
-        except (KeyError, TypeError, ValueError, NodeSetParseError) as exc:
-            quarantine.reject(InputFormatError(path, index + 1, "jobs[]", str(job.get("job_id", "?")), repr(exc)))
-            continue
-        stats.attempts += 1
-        yield attempt
+            rows.append(_attempt(job, index))
+        except (KeyError, TypeError, ValueError) as exc:
+            problems.append(InputFormatError(path, index + 1, "jobs[]", str(job.get("job_id", "?")), repr(exc)))
+    create_temp_table(con, "attempts_staged", pa.Table.from_pylist(rows, schema=STAGED_SCHEMA))
+    return finish_attempts(con, path, None, quarantine, stats, problems)
 
 
-def _attempt(job: dict, index: int) -> Attempt:
+def _attempt(job: dict, index: int) -> dict:
     raw = int(_number(job["job_id"]))
     array, het = job.get("array") or {}, job.get("het") or {}
     task, offset = _number(array.get("task_id")), _number(het.get("job_offset"))
@@ -88,30 +110,31 @@ def _attempt(job: dict, index: int) -> Attempt:
     exit_code = job.get("exit_code") or {}
     signal = (exit_code.get("signal") or {}).get("signal_id")
     times = job["time"]
-    nodes = job.get("nodes") or ""
+    submit = _time(times["submission"])
+    if submit is None:
+        raise ValueError("every attempt has a submit time")
     cancelled_by = job.get("kill_request_user")
-    return Attempt(
-        job_id=job_id,
-        job_id_raw=str(raw),
-        job_name=job.get("name") or "",
-        user=job.get("user") or "",
-        account=job.get("account") or "",
-        partition=job.get("partition") or "",
-        qos=job.get("qos") or "",
-        state=state,
-        cancelled_by_uid=0 if state == "CANCELLED" and cancelled_by == "root" else None,
-        exit_code=_number(exit_code.get("return_code")),
-        exit_signal=_number(signal) if signal is not None else 0,
-        submit_at=_time(times["submission"]),
-        eligible_at=_time(times.get("eligible")),
-        start_at=_time(times.get("start")),
-        end_at=_time(times.get("end")),
-        elapsed_seconds=int(_number(times.get("elapsed")) or 0),
-        n_nodes=int(_number(job.get("allocation_nodes")) or 0),
-        node_list=nodes,
-        nodes=expand_nodes(nodes),
-        gpus=_gpus(job.get("tres", {}).get("allocated", [])),
-        req_gpus=_gpus(job.get("tres", {}).get("requested", [])),
-        reason=job["state"].get("reason") or "",
-        source_line=index + 1,
-    )
+    return {
+        "job_id": job_id,
+        "job_id_raw": str(raw),
+        "job_name": job.get("name") or "",
+        "user_name": job.get("user") or "",
+        "account": job.get("account") or "",
+        "partition": job.get("partition") or "",
+        "qos": job.get("qos") or "",
+        "state": state,
+        "cancelled_by_uid": 0 if state == "CANCELLED" and cancelled_by == "root" else None,
+        "exit_code": _number(exit_code.get("return_code")),
+        "exit_signal": _number(signal) if signal is not None else 0,
+        "submit_at": submit,
+        "eligible_at": _time(times.get("eligible")),
+        "start_at": _time(times.get("start")),
+        "end_at": _time(times.get("end")),
+        "elapsed_seconds": int(_number(times.get("elapsed")) or 0),
+        "n_nodes": int(_number(job.get("allocation_nodes")) or 0),
+        "node_list": job.get("nodes") or "",
+        "gpus": _gpus(job.get("tres", {}).get("allocated", [])),
+        "req_gpus": _gpus(job.get("tres", {}).get("requested", [])),
+        "reason": job["state"].get("reason") or "",
+        "source_line": index + 1,
+    }

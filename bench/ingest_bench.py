@@ -1,0 +1,104 @@
+"""Benchmark: ingestion throughput of a sacct dump against DuckDB's own read_csv of the same file.
+
+Usage: .venv/bin/python bench/ingest_bench.py [--sim DIR] [--repeat 3]
+DIR holds a simulated month (default: simulate the 4,000-node, ~1.5M-attempt month of
+bench/simulate_bench.py into a temporary directory first). In one process and on the same file it
+times, as medians of --repeat runs:
+  floor          DuckDB `read_csv(all_varchar=true)` of sacct.psv into a table (the physical floor)
+  read_sacct     our reader: read, split, type, quarantine, expand host lists, deduplicate
+  land_sacct     read_sacct plus writing attempts.parquet and attempt_nodes.parquet
+  land_month     the whole landing stage (every source of the demo config, raw copies, manifest)
+and prints rows per second and each figure's ratio to the floor. Results go to bench/results/ingest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import duckdb
+
+from flows.cli import write_demo_config
+from flows.config import load_config
+from flows.land import land_month, write_job_tables
+from flows.months import Month
+from flows.simulate import SimParams, simulate
+from flows.sources import LocalClock, Quarantine
+from flows.sources.sacct import read_sacct
+
+
+def _floor(path: Path) -> None:
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE jobs AS SELECT * FROM read_csv(?, all_varchar = true)", [str(path)])
+
+
+def _read(path: Path, out: Path | None = None) -> None:
+    with duckdb.connect() as con:
+        read_sacct(con, path, LocalClock(ZoneInfo("UTC")), Quarantine(strict=False))
+        if out is not None:
+            write_job_tables(con, "bench", path.name, out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sim", help="a simulated month (sacct.psv, events.psv, xid.log, nhc.log, dcgm/)")
+    parser.add_argument("--month", default="2026-10")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    month = Month.parse(args.month)
+    work = Path(tempfile.mkdtemp(prefix="ingestbench-"))
+    if args.sim:
+        sim = Path(args.sim).resolve()
+    else:
+        sim = work / "sim" / "bench" / str(month)
+        simulate(SimParams("bench", month, nodes=4000, seed=1, duration_scale=0.25), sim)
+    # The demo config reads sim/<cluster>/<month>/ under its work directory.
+    (work / "sim" / "bench").mkdir(parents=True, exist_ok=True)
+    if not (work / "sim" / "bench" / str(month)).exists():
+        (work / "sim" / "bench" / str(month)).symlink_to(sim)
+    config = load_config(write_demo_config(work, "bench", work / "reports"))
+    sacct = sim / "sacct.psv"
+    rows = sum(1 for _ in open(sacct, "rb")) - 1
+    out = work / "parquet"
+    out.mkdir()
+
+    stages = {
+        "floor": lambda: _floor(sacct),
+        "read_sacct": lambda: _read(sacct),
+        "land_sacct": lambda: _read(sacct, out),
+        "land_month": lambda: land_month(config, month),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in stages}
+    for _ in range(args.repeat):  # interleaved, so a noisy moment hits every stage alike
+        for name, run in stages.items():
+            started = time.perf_counter()
+            run()
+            seconds[name].append(time.perf_counter() - started)
+    medians = {name: statistics.median(values) for name, values in seconds.items()}
+    result = {
+        "benchmark": "ingest",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sacct_rows": rows,
+        "sacct_mib": round(sacct.stat().st_size / 2**20, 1),
+        "repeat": args.repeat,
+        "seconds_median": {name: round(value, 2) for name, value in medians.items()},
+        "rows_per_second": {name: round(rows / value) for name, value in medians.items()},
+        "ratio_to_floor": {name: round(value / medians["floor"], 2) for name, value in medians.items()},
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "sim": str(sim),
+    }
+    print(json.dumps(result, indent=1))
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "ingest.json").write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

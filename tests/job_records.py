@@ -1,0 +1,42 @@
+"""Read job records the way landing does (into DuckDB) and hand them to tests as plain objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from zoneinfo import ZoneInfo
+
+import duckdb
+
+from flows.sources import LocalClock, Quarantine
+from flows.sources.sacct import SacctReadStats, read_sacct
+from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
+
+
+def _objects(con: duckdb.DuckDBPyConnection) -> list[SimpleNamespace]:
+    members: dict[int, list[str]] = {}
+    for list_id, node in con.execute("SELECT list_id, node FROM host_list_members ORDER BY node").fetchall():
+        members.setdefault(list_id, []).append(node)
+    rows = con.sql("SELECT * FROM attempts ORDER BY source_line").to_arrow_table().to_pylist()
+    return [SimpleNamespace(**row, nodes=members.get(row["list_id"], [])) for row in rows]
+
+
+def sacct_attempts(
+    path: Path,
+    tz: ZoneInfo | LocalClock,
+    stats: SacctReadStats | None = None,
+    quarantine: Quarantine | None = None,
+    header: tuple[str, ...] | None = None,
+) -> list[SimpleNamespace]:
+    clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
+    with duckdb.connect() as con:
+        read_sacct(con, path, clock, quarantine, header, stats)
+        return _objects(con)
+
+
+def json_attempts(
+    path: Path, stats: SacctJsonReadStats | None = None, quarantine: Quarantine | None = None
+) -> list[SimpleNamespace]:
+    with duckdb.connect() as con:
+        read_sacct_json(con, path, quarantine, stats)
+        return _objects(con)
