@@ -17,14 +17,22 @@ FILE_KINDS = (
     "sacct_xdmod",
     "sacct_json",
     "sacctmgr_events_psv",
+    "scontrol_nodes",
     "xid_syslog",
+    "xid_dmesg_dir",
     "nhc_syslog",
     "dcgm_health_dir",
+    "gcm_health_dir",
+    "repair_tickets_csv",
 )
 # Kinds that are another way to get the same input.
 SAME_INPUT = {"sacct_xdmod": "sacct_psv", "sacct_json": "sacct_psv"}
 # Live sources run a command (e.g. ["sacct"] or ["ssh", "slurm-head", "sacct"]) and stand for a file kind.
-COMMAND_KINDS = {"sacct_command": "sacct_psv", "sacctmgr_events_command": "sacctmgr_events_psv"}
+COMMAND_KINDS = {
+    "sacct_command": "sacct_psv",
+    "sacctmgr_events_command": "sacctmgr_events_psv",
+    "scontrol_nodes_command": "scontrol_nodes",
+}
 SOURCE_KINDS = FILE_KINDS + tuple(COMMAND_KINDS)
 
 

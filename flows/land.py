@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import asdict
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -26,14 +27,18 @@ from flows.config import COMMAND_KINDS, ClusterConfig
 from flows.months import Month
 from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine, sql_quote
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.sources.gcm_health import GcmReadStats, read_gcm_health_dir
 from flows.sources.job_records import STAGED_COLUMNS
 from flows.sources.nhc_log import read_nhc_log
+from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
 from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
-from flows.sources.sacctmgr_events import read_sacctmgr_events
-from flows.sources.slurm_live import pull_node_events, pull_sacct
+from flows.sources.sacctmgr_events import NodeEvent, read_sacctmgr_events
+from flows.sources.scontrol_nodes import ScontrolReadStats, read_scontrol_nodes
+from flows.sources.slurm_live import pull_node_events, pull_node_states, pull_sacct
 from flows.sources.syslog import SyslogReadStats
-from flows.sources.xid_syslog import read_xid_syslog
+from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
+from flows.sources.xid_syslog import XidEvent, read_xid_syslog
 
 TS = pa.timestamp("us")
 # attempts.parquet (attempt_nodes.parquet is cluster, job_id_raw, submit_at, node), written by DuckDB
@@ -84,8 +89,12 @@ def _naive_utc(ts: datetime | None) -> datetime | None:
     return None if ts is None else ts.astimezone(UTC).replace(tzinfo=None)
 
 
-DIRECTORY_SOURCES = ("dcgm_health_dir",)
-PULLERS = {"sacct_command": ("sacct.usv", pull_sacct), "sacctmgr_events_command": ("events.psv", pull_node_events)}
+DIRECTORY_SOURCES = ("dcgm_health_dir", "gcm_health_dir", "xid_dmesg_dir")
+PULLERS = {
+    "sacct_command": ("sacct.usv", pull_sacct),
+    "sacctmgr_events_command": ("events.psv", pull_node_events),
+    "scontrol_nodes_command": ("scontrol_nodes.txt", pull_node_states),
+}
 QUARANTINE_SAMPLE = 10
 
 
@@ -112,7 +121,7 @@ def _check_quarantines(
     return everything
 
 
-def _check_row(cluster: str, check: HealthCheck) -> dict:
+def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
     return {
         "cluster": cluster,
         "node": check.node,
@@ -124,6 +133,70 @@ def _check_row(cluster: str, check: HealthCheck) -> dict:
         "source_file": check.source_file,
         "source_line": check.source_line,
     }
+
+
+def _event_row(cluster: str, path: Path, event: NodeEvent) -> dict:
+    return {
+        "cluster": cluster,
+        "node": event.node,
+        "started_at": _naive_utc(event.started_at),
+        "ended_at": _naive_utc(event.ended_at),
+        "state": event.state,
+        "reason": event.reason,
+        "user_name": event.user,
+        "source_file": path.name,
+        "source_line": event.source_line,
+    }
+
+
+def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
+    return {
+        "cluster": cluster,
+        "node": xid.node,
+        "ts": _naive_utc(xid.ts),
+        "xid": xid.xid,
+        "pci": xid.pci,
+        "message": xid.message,
+        "source_file": xid.source_file,
+        "source_line": xid.source_line,
+    }
+
+
+def _not_in_accounting(snapshot: Iterable[dict], accounted: list[dict]) -> Iterator[dict]:
+    """The snapshot's node events that sacctmgr did not record. A drain is accounted when the node
+    becomes DRAINED, which can be well after the reason was set (docs/slurm-real.md, pitfall 16), so
+    an accounting event with the same node and reason that starts at or after the reason's time
+    (less a minute of clock skew) is the same outage."""
+    starts: dict[tuple[str, str], list[datetime]] = {}
+    for row in accounted:
+        starts.setdefault((row["node"], row["reason"]), []).append(row["started_at"])
+    for row in snapshot:
+        earliest = row["started_at"] - timedelta(minutes=1)
+        if not any(start >= earliest for start in starts.get((row["node"], row["reason"]), ())):
+            yield row
+
+
+ROWS = {"health_checks": _check_row, "node_events": _event_row, "xid_events": _xid_row}
+
+
+@dataclass
+class EventReadStats:
+    """sacctmgr events have no reader statistics beyond the landed count."""
+
+
+# Node-signal sources: the table they land in, their statistics and how to read them
+# (path, clock, month, stats, quarantine). Node events from sacctmgr come before the scontrol
+# snapshot, which is deduplicated against them.
+HEALTH_SOURCES = {
+    "sacctmgr_events_psv": ("node_events", EventReadStats, lambda p, c, m, s, q: read_sacctmgr_events(p, c, q)),
+    "scontrol_nodes": ("node_events", ScontrolReadStats, lambda p, c, m, s, q: read_scontrol_nodes(p, c, s, q)),
+    "xid_syslog": ("xid_events", SyslogReadStats, lambda p, c, m, s, q: read_xid_syslog(p, c, m.year, s, q)),
+    "xid_dmesg_dir": ("xid_events", DmesgReadStats, lambda p, c, m, s, q: read_xid_dmesg_dir(p, c, m.year, s, q)),
+    "nhc_syslog": ("health_checks", SyslogReadStats, lambda p, c, m, s, q: read_nhc_log(p, c, m.year, s, q)),
+    "dcgm_health_dir": ("health_checks", DcgmReadStats, lambda p, c, m, s, q: read_dcgm_health_dir(p, s, q)),
+    "gcm_health_dir": ("health_checks", GcmReadStats, lambda p, c, m, s, q: read_gcm_health_dir(p, s, q)),
+    "repair_tickets_csv": ("health_checks", TicketReadStats, lambda p, c, m, s, q: read_repair_tickets(p, c, s, q)),
+}
 
 
 def _sha256(path: Path) -> str:
@@ -178,58 +251,20 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
         **asdict(stats),
     }
 
-    if "sacctmgr_events_psv" in sources:
-        path = sources["sacctmgr_events_psv"]
-        for e in read_sacctmgr_events(path, clocks["sacctmgr_events_psv"], quarantines["sacctmgr_events_psv"]):
-            tables["node_events"].append(
-                {
-                    "cluster": config.cluster,
-                    "node": e.node,
-                    "started_at": _naive_utc(e.started_at),
-                    "ended_at": _naive_utc(e.ended_at),
-                    "state": e.state,
-                    "reason": e.reason,
-                    "user_name": e.user,
-                    "source_file": path.name,
-                    "source_line": e.source_line,
-                }
-            )
-        manifest["sources"]["sacctmgr_events_psv"] = {"file": str(path), "records": len(tables["node_events"])}
-
-    if "xid_syslog" in sources:
-        path = sources["xid_syslog"]
-        xstats = SyslogReadStats()
-        for x in read_xid_syslog(path, clocks["xid_syslog"], month.year, xstats, quarantines["xid_syslog"]):
-            tables["xid_events"].append(
-                {
-                    "cluster": config.cluster,
-                    "node": x.node,
-                    "ts": _naive_utc(x.ts),
-                    "xid": x.xid,
-                    "pci": x.pci,
-                    "message": x.message,
-                    "source_file": path.name,
-                    "source_line": x.source_line,
-                }
-            )
-        manifest["sources"]["xid_syslog"] = {"file": str(path), "records": xstats.matched, **asdict(xstats)}
-
-    checks = tables["health_checks"]
-    if "nhc_syslog" in sources:
-        path = sources["nhc_syslog"]
-        nstats = SyslogReadStats()
-        checks.extend(
-            _check_row(config.cluster, c)
-            for c in read_nhc_log(path, clocks["nhc_syslog"], month.year, nstats, quarantines["nhc_syslog"])
+    for kind, (table, stats_type, read) in HEALTH_SOURCES.items():
+        if kind not in sources:
+            continue
+        path, rows = sources[kind], tables[table]
+        stats = stats_type()
+        before = len(rows)
+        found = (
+            ROWS[table](config.cluster, path, record)
+            for record in read(path, clocks[kind], month, stats, quarantines[kind])
         )
-        manifest["sources"]["nhc_syslog"] = {"file": str(path), "records": nstats.matched, **asdict(nstats)}
-    if "dcgm_health_dir" in sources:
-        path = sources["dcgm_health_dir"]
-        dstats = DcgmReadStats()
-        checks.extend(
-            _check_row(config.cluster, c) for c in read_dcgm_health_dir(path, dstats, quarantines["dcgm_health_dir"])
-        )
-        manifest["sources"]["dcgm_health_dir"] = {"file": str(path), "records": dstats.incidents, **asdict(dstats)}
+        if kind == "scontrol_nodes":
+            found = _not_in_accounting(found, rows)
+        rows.extend(found)
+        manifest["sources"][kind] = {"file": str(path), "records": len(rows) - before, **asdict(stats)}
 
     for kind, path in sources.items():
         manifest["sources"][kind]["sha256"] = _sha256(path)

@@ -107,3 +107,76 @@ def test_command_sources_are_pulled_then_landed(slurm_fixtures: Path, tmp_path: 
     landed = land_month(config, Month.parse("2026-11"))
     assert pq.read_table(landed / "attempts.parquet").num_rows == 18
     assert (tmp_path / "data" / "pulled" / "ci" / "2026-11" / "sacct.usv").is_file()
+
+
+def test_every_node_signal_source_lands(slurm_fixtures: Path, tmp_path: Path):
+    """Snapshot, kernel captures, GCM and tickets land beside the accounting data, each counted."""
+    import shutil
+
+    for name in ("sacct_fields_allocations.psv", "sacctmgr_event.final.psv", "scontrol_show_node.drain.txt"):
+        shutil.copy(slurm_fixtures / name, tmp_path / name)
+    (tmp_path / "dmesg" / "node3").mkdir(parents=True)
+    (tmp_path / "dmesg" / "node3" / "epilog.log").write_text(
+        "2026-11-22T03:22:03,500000+00:00 NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+    )
+    (tmp_path / "gcm").mkdir()
+    (tmp_path / "gcm" / "health.log").write_text(
+        json.dumps(
+            [
+                {
+                    "node": "node4",
+                    "health_check": "nvidia smi ecc_uncorrected",
+                    "result": 2,
+                    "_msg": "uncorrected ECC errors on GPU 3",
+                    "end_time": 1795404100,
+                }
+            ]
+        )
+        + "\n"
+    )
+    (tmp_path / "tickets.csv").write_text("ticket_id,node,opened_at,category\nT-9,node4,2026-11-22T04:00:00,gpu\n")
+    sources = "".join(
+        f'[[sources]]\nkind = "{kind}"\npath = "{path}"\n\n'
+        for kind, path in [
+            ("sacct_psv", "sacct_fields_allocations.psv"),
+            ("sacctmgr_events_psv", "sacctmgr_event.final.psv"),
+            ("scontrol_nodes", "scontrol_show_node.drain.txt"),
+            ("xid_dmesg_dir", "dmesg"),
+            ("gcm_health_dir", "gcm"),
+            ("repair_tickets_csv", "tickets.csv"),
+        ]
+    )
+    landed = land_month(load_config(write_config(tmp_path, sources)), Month.parse("2026-11"))
+    manifest = json.loads((landed / "manifest.json").read_text())["sources"]
+    # both drains of the snapshot are in the accounting events (node2's only since its job ended)
+    assert manifest["scontrol_nodes"]["out_of_service"] == 2 and manifest["scontrol_nodes"]["records"] == 0
+    events = pq.read_table(landed / "node_events.parquet").to_pylist()
+    assert len(events) == manifest["sacctmgr_events_psv"]["records"] == 4
+    (xid,) = pq.read_table(landed / "xid_events.parquet").to_pylist()
+    assert (xid["node"], xid["xid"], xid["source_file"]) == ("node3", 79, "node3/epilog.log")
+    checks = pq.read_table(landed / "health_checks.parquet").to_pylist()
+    assert sorted((c["source"], c["node"], c["check_name"], c["status"]) for c in checks) == [
+        ("gcm", "node4", "nvidia smi ecc_uncorrected", "CRITICAL"),
+        ("ticket", "node4", "gpu", "OPEN"),
+    ]
+    assert (tmp_path / "data" / "raw" / "ci" / "2026-11" / "dmesg" / "node3" / "epilog.log").is_file()
+
+
+def test_a_drain_missing_from_accounting_lands_from_the_snapshot(slurm_fixtures: Path, tmp_path: Path):
+    import shutil
+
+    shutil.copy(slurm_fixtures / "sacct_fields_allocations.psv", tmp_path / "sacct.psv")
+    shutil.copy(slurm_fixtures / "sacctmgr_event.down.psv", tmp_path / "events.psv")  # taken before the drains
+    shutil.copy(slurm_fixtures / "scontrol_show_node.drain.txt", tmp_path / "nodes.txt")
+    sources = (
+        '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n'
+        '[[sources]]\nkind = "sacctmgr_events_psv"\npath = "events.psv"\n\n'
+        '[[sources]]\nkind = "scontrol_nodes"\npath = "nodes.txt"\n'
+    )
+    landed = land_month(load_config(write_config(tmp_path, sources)), Month.parse("2026-11"))
+    events = pq.read_table(landed / "node_events.parquet").to_pylist()
+    from_snapshot = [(e["node"], e["state"], e["reason"]) for e in events if e["source_file"] == "nodes.txt"]
+    assert from_snapshot == [
+        ("node2", "DRAIN", "nvlink errors, drain after job"),
+        ("node4", "DRAIN", "ecc: uncorrectable errors on gpu 3"),
+    ]

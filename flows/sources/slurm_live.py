@@ -1,4 +1,4 @@
-"""Pull a month straight from Slurm: `sacct` and `sacctmgr` run locally or through a prefix (ssh ...).
+"""Pull a month straight from Slurm: `sacct`, `sacctmgr` and `scontrol` run locally or through a prefix (ssh ...).
 
 Both run with TZ=UTC and an explicit window [month start, next month start): sacctmgr's default
 window is only since yesterday. sacct uses the 0x1f delimiter so a `|` in a job name cannot break
@@ -93,4 +93,11 @@ def pull_node_events(sacctmgr: list[str], month: Month, out: Path) -> Path:
             ]
         )
     )
+    return out
+
+
+def pull_node_states(scontrol: list[str], month: Month, out: Path) -> Path:
+    """A snapshot of every node's state and reason now (`scontrol show node -o`); `month` is not
+    needed: the reasons carry their own times."""
+    out.write_bytes(_run([*scontrol, "show", "node", "-o"]))
     return out

@@ -1,7 +1,8 @@
 """The prefix syslog daemons put before a message: a timestamp and the sending host.
 
 - ISO (rsyslog RFC 3339, `journalctl -o short-iso`): `2026-10-03T12:34:56.123456+00:00 gpu0001 ...`
-- BSD (RFC 3164): `Oct  3 12:34:56 gpu0001 ...` (no year: the caller gives the report month's)
+- BSD (RFC 3164, `journalctl` short): `Oct  3 12:34:56 gpu0001 ...` (no year: the caller gives the
+  report month's), also with microseconds (`journalctl -o short-precise`)
 - remote kernel log (host first, bracketed ISO time, nanoseconds):
   `192.168.11.119: kern: warning: [2026-04-22T21:27:51.291912866Z]: NVRM: ...`
 A timestamp without an offset is in the configured site time zone.
@@ -18,7 +19,7 @@ from pathlib import Path
 from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, to_utc
 
 _ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
-_BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})\s+(\S+)\s+")
+_BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\s+(\S+)\s+")
 _REMOTE_KERN_PREFIX = re.compile(
     r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\]: "
 )
@@ -41,11 +42,12 @@ def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: TimeZone,
         return (ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz)), host
     bsd = _BSD_PREFIX.match(line)
     if bsd:
+        stamp, fraction, host = bsd.groups()
         try:
-            ts = datetime.strptime(f"{year} {bsd.group(1)}", "%Y %b %d %H:%M:%S")
+            ts = datetime.strptime(f"{year} {stamp}.{fraction or 0}", "%Y %b %d %H:%M:%S.%f")
         except ValueError as exc:
-            raise InputFormatError(path, line_no, "timestamp", bsd.group(1), str(exc)) from None
-        return to_utc(ts, tz), bsd.group(2)
+            raise InputFormatError(path, line_no, "timestamp", stamp, str(exc)) from None
+        return to_utc(ts, tz), host
     raise InputFormatError(
         path, line_no, "timestamp", line[:40], "a syslog line needs a timestamp and a host (ISO or BSD format)"
     )

@@ -29,6 +29,7 @@ class XidEvent:
     pci: str
     message: str
     source_line: int
+    source_file: str  # relative to the source's path
 
 
 def read_xid_syslog(
@@ -37,5 +38,11 @@ def read_xid_syslog(
     found = read_syslog_matches(path, XID_RE, tz, year, stats or SyslogReadStats(), quarantine or Quarantine())
     for line_no, xid, ts, node in found:
         yield XidEvent(
-            node=node, ts=ts, xid=int(xid.group(2)), pci=xid.group(1), message=xid.group(3), source_line=line_no
+            node=node,
+            ts=ts,
+            xid=int(xid.group(2)),
+            pci=xid.group(1),
+            message=xid.group(3),
+            source_line=line_no,
+            source_file=path.name,
         )

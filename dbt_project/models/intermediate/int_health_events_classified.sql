@@ -36,8 +36,13 @@ checks as (
         check_name,
         status as code,
         message,
-        -- NHC rules match the check name; DCGM rules match "<system>: <Failure|Warning>"
-        case when source = 'dcgm' then check_name || ': ' || status else check_name end as signal_text,
+        -- NHC and ticket rules match the check name (ticket: its category); DCGM rules match
+        -- "<system>: <Failure|Warning>"; GCM rules "<check>: <CRITICAL|WARNING|UNKNOWN>: <message>"
+        case
+            when source = 'dcgm' then check_name || ': ' || status
+            when source = 'gcm' then check_name || ': ' || status || ': ' || message
+            else check_name
+        end as signal_text,
         source_file, source_line
     from {{ ref('stg_health__checks') }}
 

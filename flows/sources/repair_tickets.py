@@ -1,0 +1,75 @@
+"""Repair tickets, as a CSV exported from the site's ticket system (optional source).
+
+Columns, found by name: `node` and `opened_at` are required; `ticket_id`, `closed_at`, `category`
+and `summary` are read when present. Times are ISO 8601; without an offset they are in the site's
+time zone. Each ticket becomes one health event at `opened_at` (source `ticket`, check = the
+category or `repair`): a lemon-node signal, never the cause of a failure. A row that cannot be
+read goes to the quarantine, naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from flows.sources import HealthCheck, InputFormatError, Quarantine, TimeZone, open_text, to_utc
+
+REQUIRED_COLUMNS = ("node", "opened_at")
+
+
+@dataclass
+class TicketReadStats:
+    rows: int = 0
+    tickets: int = 0
+
+
+def read_repair_tickets(
+    path: Path, tz: TimeZone, stats: TicketReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[HealthCheck]:
+    stats = stats if stats is not None else TicketReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
+    with open_text(path) as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            header = ",".join(reader.fieldnames or ())
+            raise InputFormatError(path, 1, "header", header, f"missing columns {', '.join(missing)}")
+        for row in reader:
+            stats.rows += 1
+            line_no = reader.line_num
+            try:
+                ticket = _ticket(row, path, line_no, tz)
+            except InputFormatError as error:
+                quarantine.reject(error)
+                continue
+            stats.tickets += 1
+            yield ticket
+
+
+def _ticket(row: dict, path: Path, line_no: int, tz: TimeZone) -> HealthCheck:
+    if None in row:  # more fields than the header
+        raise InputFormatError(path, line_no, "row", ",".join(row[None]), "more fields than the header")
+    node = (row.get("node") or "").strip()
+    if not node:
+        raise InputFormatError(path, line_no, "node", "", "every ticket names a node")
+    opened = (row.get("opened_at") or "").strip()
+    try:
+        ts = datetime.fromisoformat(opened)
+    except ValueError:
+        raise InputFormatError(path, line_no, "opened_at", opened, "expected an ISO 8601 time") from None
+    closed = (row.get("closed_at") or "").strip()
+    summary = (row.get("summary") or "").strip()
+    ticket_id = (row.get("ticket_id") or "").strip()
+    return HealthCheck(
+        node=node,
+        ts=ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz),
+        source="ticket",
+        check=(row.get("category") or "").strip() or "repair",
+        status="CLOSED" if closed else "OPEN",
+        message=": ".join(part for part in (ticket_id, summary) if part),
+        source_file=path.name,
+        source_line=line_no,
+    )

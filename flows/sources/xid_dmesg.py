@@ -1,0 +1,127 @@
+"""NVIDIA Xid lines from kernel-ring-buffer captures saved per node (`dmesg` in a job epilog or a cron).
+
+Layout: `<dir>/<node>/<any name>[.gz]`: the node is the folder (node names may contain dots), and
+a node may have any number of captures; the same line in two overlapping captures is read once.
+Each line's time prefix may be, as the tools print it:
+- `dmesg --time-format=iso` (best: it carries the offset), with or without `--decode`'s
+  `kern  :warn  : `: `2026-11-22T03:22:04,123456+00:00 NVRM: Xid ...`
+- `dmesg -T` / `--ctime`, local time: `[Sun Nov 22 03:22:04 2026] NVRM: Xid ...`
+- `journalctl -k` formats, with a host: `short`, `short-precise`, `short-iso`, `short-iso-precise`
+- raw `dmesg` or `journalctl -o short-monotonic`, seconds since boot: `[171167.620236] NVRM: Xid ...`.
+  These need the boot time, given in the capture by a line `# boot_time: 2026-11-20T08:00:00Z`
+  (e.g. `echo "# boot_time: $(date -u -d "$(uptime -s)" +%FT%TZ)"; dmesg`); a later such line
+  starts the next boot. Without one, the Xid lines are quarantined, saying so.
+Times without an offset are in the site's time zone. Non-Xid lines (the rest of the kernel log,
+multi-line context) are counted and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, to_utc
+from flows.sources.syslog import syslog_timestamp_and_host
+from flows.sources.xid_syslog import XID_RE, XidEvent
+
+_BOOT_TIME = re.compile(r"^#\s*boot_time:\s*(\S+)\s*$")
+_MONOTONIC = re.compile(r"^\[\s*(\d+)\.(\d{1,9})\]\s")
+_CTIME = re.compile(r"^\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]\s")
+_DMESG_ISO = re.compile(r"^(?:\w+\s*:\s*\w+\s*:\s+)?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}),(\d{6})([+-]\d{2}:\d{2})\s")
+
+
+@dataclass
+class DmesgReadStats:
+    files: int = 0
+    lines: int = 0
+    matched: int = 0
+    other_lines: int = 0
+    repeated_lines: int = 0  # the same Xid line in overlapping captures of one node
+
+
+def read_xid_dmesg_dir(
+    root: Path, tz: TimeZone, year: int, stats: DmesgReadStats | None = None, quarantine: Quarantine | None = None
+) -> Iterator[XidEvent]:
+    """Xid events of every capture under `root`; `year` dates journal lines that print none."""
+    stats = stats if stats is not None else DmesgReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
+    for node_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        seen: set[tuple[datetime, str]] = set()
+        for path in sorted(p for p in node_dir.rglob("*") if p.is_file()):
+            stats.files += 1
+            for event in _read_capture(path, node_dir.name, tz, year, stats, quarantine):
+                key = (event.ts, f"{event.pci}|{event.xid}|{event.message}")
+                if key in seen:
+                    stats.repeated_lines += 1
+                    continue
+                seen.add(key)
+                yield event
+
+
+def _read_capture(
+    path: Path, node: str, tz: TimeZone, year: int, stats: DmesgReadStats, quarantine: Quarantine
+) -> Iterator[XidEvent]:
+    boot: datetime | None = None
+    with open_text(path) as handle:
+        for line_no, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            stats.lines += 1
+            marker = _BOOT_TIME.match(line)
+            if marker:
+                boot = _boot_time(marker.group(1), path, line_no, tz)
+                continue
+            xid = XID_RE.search(line)
+            if not xid:
+                stats.other_lines += 1
+                continue
+            stats.matched += 1
+            try:
+                ts = _line_time(line, path, line_no, tz, year, boot)
+            except InputFormatError as error:
+                quarantine.reject(error)
+                continue
+            yield XidEvent(
+                node=node,
+                ts=ts,
+                xid=int(xid.group(2)),
+                pci=xid.group(1),
+                message=xid.group(3),
+                source_line=line_no,
+                source_file=str(path.relative_to(path.parents[1])),
+            )
+
+
+def _boot_time(text: str, path: Path, line_no: int, tz: TimeZone) -> datetime:
+    try:
+        boot = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise InputFormatError(path, line_no, "boot_time", text, str(exc)) from None
+    return boot.astimezone(UTC) if boot.tzinfo else to_utc(boot, tz)
+
+
+def _line_time(line: str, path: Path, line_no: int, tz: TimeZone, year: int, boot: datetime | None) -> datetime:
+    iso = _DMESG_ISO.match(line)
+    if iso:
+        return datetime.fromisoformat(f"{iso.group(1)}.{iso.group(2)}{iso.group(3)}").astimezone(UTC)
+    ctime = _CTIME.match(line)
+    if ctime:
+        try:
+            return to_utc(datetime.strptime(ctime.group(1), "%a %b %d %H:%M:%S %Y"), tz)
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, "timestamp", ctime.group(1), str(exc)) from None
+    monotonic = _MONOTONIC.match(line)
+    if monotonic:
+        if boot is None:
+            raise InputFormatError(
+                path,
+                line_no,
+                "timestamp",
+                line[:40],
+                "seconds since boot need the boot time: add a '# boot_time: <ISO time>' line before them",
+            )
+        seconds, fraction = monotonic.groups()
+        return boot + timedelta(seconds=int(seconds), microseconds=int(fraction.ljust(6, "0")[:6]))
+    return syslog_timestamp_and_host(line, path, line_no, tz, year)[0]
