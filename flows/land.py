@@ -316,6 +316,6 @@ def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file:
     )
     jobs.execute(
         f"""COPY (SELECT {sql_quote(cluster)} AS cluster, a.job_id_raw, a.submit_at, m.node
-                  FROM attempts a JOIN host_list_members m USING (list_id))
+                  FROM attempts a JOIN host_lists USING (node_list) JOIN host_list_members m USING (list_id))
             TO {sql_quote(str(out / "attempt_nodes.parquet"))} (FORMAT parquet)"""
     )

@@ -14,11 +14,13 @@ from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 
 
 def _objects(con: duckdb.DuckDBPyConnection) -> list[SimpleNamespace]:
-    members: dict[int, list[str]] = {}
-    for list_id, node in con.execute("SELECT list_id, node FROM host_list_members ORDER BY node").fetchall():
-        members.setdefault(list_id, []).append(node)
+    members: dict[str, list[str]] = {}
+    for node_list, node in con.execute(
+        "SELECT node_list, node FROM host_list_members JOIN host_lists USING (list_id) ORDER BY node"
+    ).fetchall():
+        members.setdefault(node_list, []).append(node)
     rows = con.sql("SELECT * FROM attempts ORDER BY source_line").to_arrow_table().to_pylist()
-    return [SimpleNamespace(**row, nodes=members.get(row["list_id"], [])) for row in rows]
+    return [SimpleNamespace(**row, nodes=members.get(row["node_list"], [])) for row in rows]
 
 
 def sacct_attempts(

@@ -319,3 +319,41 @@ def test_node_state_to_event_state(state: str, expected: str | None):
     from flows.sources.scontrol_nodes import event_state
 
     assert event_state(state) == expected
+
+
+def test_dcgm_diag_results_become_checks(tmp_path: Path):
+    diag = {
+        "DCGM GPU Diagnostic": {
+            "version": "3.3.1",
+            "test_categories": [
+                {"category": "Deployment", "tests": [{"name": "Denylist", "results": [{"status": "Pass"}]}]},
+                {
+                    "category": "Hardware",
+                    "tests": [
+                        {
+                            "name": "GPU Memory",
+                            "results": [
+                                {"gpu_id": "0", "status": "Pass"},
+                                {
+                                    "gpu_id": "3",
+                                    "status": "Fail",
+                                    "warnings": [{"warning": "Error using CUDA API cudaMalloc", "error_id": 11}],
+                                },
+                            ],
+                        },
+                        {"name": "Diagnostic", "results": [{"gpu_ids": "1", "status": "WARN", "warnings": ["slow"]}]},
+                        {"name": "Targeted Power", "results": [{"gpu_id": "2", "status": "Skip"}]},
+                    ],
+                },
+            ],
+        }
+    }
+    (tmp_path / "gpu5").mkdir()
+    (tmp_path / "gpu5" / "20261102T101500Z.json").write_text(json.dumps(diag))
+    stats = DcgmReadStats()
+    checks = list(read_dcgm_health_dir(tmp_path, stats))
+    assert [(c.node, c.check, c.status, c.message) for c in checks] == [
+        ("gpu5", "diag GPU Memory", "Failure", "GPU 3: Error using CUDA API cudaMalloc"),
+        ("gpu5", "diag Diagnostic", "Warning", "GPU 1: slow"),
+    ]
+    assert checks[0].ts.isoformat() == "2026-11-02T10:15:00+00:00" and stats.incidents == 2

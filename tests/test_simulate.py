@@ -144,11 +144,13 @@ def test_slurm_2411_field_set(tmp_path):
     header = (tmp_path / "sacct.psv").read_text().splitlines()[0].split("|")
     assert header[-2:] == ["Restarts", "FailedNode"]
     attempts = sacct_attempts(tmp_path / "sacct.psv", UTC)
-    assert attempts
     rows = [line.split("|") for line in (tmp_path / "sacct.psv").read_text().splitlines()[1:]]
     node_fail = [r for r in rows if r[7] == "NODE_FAIL"]
     assert node_fail and all(r[-1] in NodeSet(r[15]) for r in node_fail)
     assert any(int(r[-2]) > 0 for r in rows)
+    # the reader lands the newer fields
+    assert [(a.restarts, a.failed_node) for a in attempts] == [(int(r[-2]), r[-1] or None) for r in rows]
+    assert all(a.sluid is None for a in attempts)
 
 
 @pytest.mark.parametrize("indices", [[1], [1, 2, 3, 4, 7], [9, 10, 12, 100, 101], list(range(1, 513))])

@@ -6,6 +6,7 @@ The scripts are the project's copies of ../shared/reference/ (see ../shared/docs
 every pitfall they handle). The daemons are stopped by PID at the end, even when a test fails.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -61,6 +62,7 @@ def pulled(slurm, tmp_path_factory):
         'cluster = "ci"\n\n'
         '[[sources]]\nkind = "sacct_command"\ncommand = ["sacct"]\n\n'
         '[[sources]]\nkind = "sacctmgr_events_command"\ncommand = ["sacctmgr"]\n\n'
+        '[[sources]]\nkind = "scontrol_nodes_command"\ncommand = ["scontrol"]\n\n'
         '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "warehouse/ci.duckdb"\n'
     )
     now = datetime.now(UTC)
@@ -72,6 +74,7 @@ def pulled(slurm, tmp_path_factory):
         "attempts": pq.read_table(landed / "attempts.parquet").to_pylist(),
         "events": pq.read_table(landed / "node_events.parquet").to_pylist(),
         "raw": work / "data" / "raw" / "ci" / str(month),
+        "manifest": json.loads((landed / "manifest.json").read_text()),
         "ids": slurm["job_ids"],
     }
 
@@ -120,6 +123,9 @@ def test_node_events_with_reasons(pulled):
     assert events[("node3", "DOWN")] == "xid 79 gpu fell off bus"
     assert events[("node4", "DOWN*")] == "Not responding"
     assert any(state == "DRAIN" for _, state in events)
+    # the live `scontrol show node -o` snapshot: every node read, all back in service at pull time
+    snapshot = pulled["manifest"]["sources"]["scontrol_nodes"]
+    assert (snapshot["nodes"], snapshot["out_of_service"], snapshot["records"]) == (4, 0, 0)
 
 
 def test_the_warehouse_attributes_the_node_failures(pulled):

@@ -4,7 +4,7 @@ A reader leaves temp table `attempts_staged` (STAGED_COLUMNS, one row per attemp
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
 expanded, records dated in the future are quarantined and duplicate records (overlapping daily
 dumps concatenated) are landed once, the most complete kept. The result is temp table `attempts`
-plus `host_list_members`, joined by `list_id`.
+whose nodes are `host_list_members`, reached through `host_lists` by `node_list`.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ STAGED_COLUMNS = (
     "gpus",
     "req_gpus",
     "reason",
+    "failed_node",  # sacct FailedNode (23.02+): the node whose failure ended the job
+    "restarts",  # sacct Restarts (24.11+): times the job was requeued
+    "sluid",  # sacct SLUID (25.11+): unique per run
     "source_line",
 )
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
@@ -83,27 +86,33 @@ def finish_attempts(
             clock.count(*con.execute(f"SELECT {ambiguous}, {nonexistent} FROM attempts_staged").fetchall()[0])
 
     unreadable = expand_host_lists(con, "attempts_staged")
-    create_temp_table(
-        con,
-        "unreadable_host_lists",
-        pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
-    )
+    bad = []
+    if unreadable:
+        create_temp_table(
+            con,
+            "unreadable_host_lists",
+            pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
+        )
+        bad += con.execute(
+            """SELECT s.source_line, 'NodeList', s.node_list, bad.reason
+               FROM attempts_staged s JOIN unreadable_host_lists bad USING (node_list)"""
+        ).fetchall()
     latest = (datetime.now(UTC) + FUTURE_TOLERANCE).replace(tzinfo=None).isoformat()
     future = " ".join(
         f"WHEN {utc[column]} > TIMESTAMP '{latest}' THEN {{'field': '{name}', 'value': CAST({utc[column]} AS VARCHAR), "
         "'reason': 'a time in the future'}"
         for column, name in (("end_at", "End"), ("start_at", "Start"), ("submit_at", "Submit"))
     )
-    bad = con.execute(
-        f"""
-        SELECT source_line, problem.field, problem.value, problem.reason FROM (
-            SELECT source_line, CASE WHEN bad.reason IS NOT NULL
-                                     THEN {{'field': 'NodeList', 'value': node_list, 'reason': bad.reason}}
-                                     {future} END AS problem
-            FROM attempts_staged LEFT JOIN unreadable_host_lists bad USING (node_list))
-        WHERE problem IS NOT NULL
-        """
-    ).fetchall()
+    bad_lines = {row[0] for row in bad}
+    bad += [
+        row
+        for row in con.execute(
+            f"""SELECT source_line, problem.field, problem.value, problem.reason
+                FROM (SELECT source_line, CASE {future} END AS problem FROM attempts_staged)
+                WHERE problem IS NOT NULL"""
+        ).fetchall()
+        if row[0] not in bad_lines
+    ]
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
@@ -127,11 +136,11 @@ def finish_attempts(
     con.execute(
         f"""
         CREATE OR REPLACE TEMP VIEW attempts AS
-        SELECT {others}, {times}, l.list_id
-        FROM attempts_staged s LEFT JOIN host_lists l USING (node_list)
+        SELECT {others}, {times}
+        FROM attempts_staged s
         WHERE {kept}
         """
     )
-    stats.attempts = _count(con, "attempts")
     stats.duplicate_records = con.execute("SELECT coalesce(sum(dropped), 0) FROM attempt_duplicates").fetchall()[0][0]
+    stats.attempts = _count(con, "attempts_staged") - len(bad) - stats.duplicate_records
     return con.table("attempts")

@@ -49,6 +49,8 @@ REQUIRED_FIELDS = (
     "AllocTRES",
 )
 OPTIONAL_FIELDS = ("ReqTRES", "Reason", "DerivedExitCode")
+# Read when present; the live pull asks for each from the version that has it (docs/anchors.md §2).
+NEWER_FIELDS = {"FailedNode": (23, 2), "Restarts": (24, 11), "SLUID": (25, 11)}
 # Open XDMoD's documented dump (`sacct --noheader ... --format jobid,...,jobname`, XDMoD 11): 26 fields.
 XDMOD_FIELDS = (
     "JobID",
@@ -184,6 +186,10 @@ def _typed_select(layout: ParsableLayout) -> str:
     def raw(name: str) -> str:
         return f"f[{index[name]}]" if name in index else "''"
 
+    def optional(name: str) -> str:
+        """A column only newer Slurm versions print: NULL when absent or empty."""
+        return f"nullif({raw(name)}, '')" if name in index else "CAST(NULL AS VARCHAR)"
+
     def given(name: str) -> str:
         return f"{raw(name)} NOT IN ('', 'Unknown', 'None')"
 
@@ -233,7 +239,7 @@ def _typed_select(layout: ParsableLayout) -> str:
         SELECT line_no, kind, odd_text, job_id, job_id_raw, job_name, user_name, account, partition, qos,
                nullif(state.state, '') AS state, TRY_CAST(nullif(state.uid, '') AS BIGINT) AS cancelled_by_uid,
                exit_code, exit_signal, submit_at, eligible_at, start_at, end_at, elapsed_seconds, n_nodes,
-               node_list, gpus, req_gpus, reason,
+               node_list, gpus, req_gpus, reason, failed_node, restarts, sluid,
                CASE WHEN kind <> 'attempt' THEN NULL {problem} END AS problem
         FROM (
             SELECT line_no, f, {", ".join(f"untyped_{name}" for name in tres)},
@@ -257,7 +263,10 @@ def _typed_select(layout: ParsableLayout) -> str:
                    {raw("NodeList")} AS node_list,
                    {gpus("AllocTRES")} AS gpus,
                    {req_gpus} AS req_gpus,
-                   {raw("Reason")} AS reason
+                   {raw("Reason")} AS reason,
+                   {optional("FailedNode")} AS failed_node,
+                   TRY_CAST({optional("Restarts")} AS BIGINT) AS restarts,
+                   {optional("SLUID")} AS sluid
             FROM (SELECT *, regexp_extract({raw("Elapsed")}, '{ELAPSED_PATTERN}', ['d', 'h', 'm', 's']) AS elapsed,
                          regexp_extract({raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit, {untyped}
                   FROM (SELECT line_no, parts, {fields} AS f FROM {{source}}))

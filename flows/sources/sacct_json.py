@@ -40,6 +40,9 @@ STAGED_SCHEMA = pa.schema(
         ("gpus", pa.int64()),
         ("req_gpus", pa.int64()),
         ("reason", pa.string()),
+        ("failed_node", pa.string()),
+        ("restarts", pa.int64()),
+        ("sluid", pa.string()),
         ("source_line", pa.int64()),
     ]
 )
@@ -136,5 +139,8 @@ def _attempt(job: dict, index: int) -> dict:
         "gpus": _gpus(job.get("tres", {}).get("allocated", [])),
         "req_gpus": _gpus(job.get("tres", {}).get("requested", [])),
         "reason": job["state"].get("reason") or "",
+        "failed_node": job.get("failed_node") or None,
+        "restarts": _number(job.get("restart_cnt")),
+        "sluid": job.get("sluid") or None,
         "source_line": index + 1,
     }

@@ -2,7 +2,8 @@
 
 Both run with TZ=UTC and an explicit window [month start, next month start): sacctmgr's default
 window is only since yesterday. sacct uses the 0x1f delimiter so a `|` in a job name cannot break
-a row, and asks for `Restarts` and `FailedNode` when the version has them (23.02+). The output is
+a row, and asks for `FailedNode` (23.02+), `Restarts` (24.11+) and `SLUID` (25.11+) when the version
+has them. The output is
 written to a file that the file readers then read, so the raw pull is kept like any other input.
 """
 
@@ -14,10 +15,9 @@ import subprocess
 from pathlib import Path
 
 from flows.months import Month
-from flows.sources.sacct import OPTIONAL_FIELDS, REQUIRED_FIELDS
+from flows.sources.sacct import NEWER_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS
 
 EVENT_FIELDS = "Cluster,ClusterNodes,Duration,End,Event,EventRaw,NodeName,Reason,Start,State,StateRaw,TRES,User"
-NEWER_SACCT_FIELDS = ("Restarts", "FailedNode")  # sacct 23.02 and later
 COMMAND_TIMEOUT_S = 900
 
 
@@ -54,9 +54,8 @@ def _window(month: Month) -> tuple[str, str]:
 
 
 def pull_sacct(sacct: list[str], month: Month, out: Path) -> Path:
-    fields = [*REQUIRED_FIELDS, *OPTIONAL_FIELDS]
-    if slurm_version(sacct) >= (23, 2):
-        fields += NEWER_SACCT_FIELDS
+    version = slurm_version(sacct)
+    fields = [*REQUIRED_FIELDS, *OPTIONAL_FIELDS, *(f for f, since in NEWER_FIELDS.items() if version >= since)]
     start, end = _window(month)
     out.write_bytes(
         _run(

@@ -30,6 +30,9 @@ renamed as (
         gpus,
         req_gpus,
         reason,
+        failed_node,
+        restarts,
+        sluid,
         source_file,
         source_line
 
