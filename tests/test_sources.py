@@ -482,3 +482,32 @@ def test_newer_json_shapes(tmp_path: Path):
     (attempt,) = json_attempts(path)
     assert (attempt.job_id, attempt.job_id_raw, attempt.state, attempt.gpus) == ("40+1", "41", "NODE_FAIL", 16)
     assert attempt.nodes == ["gpu01", "gpu02"] and attempt.end_at.isoformat() == "2026-11-22T03:22:04"
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_a_latin1_dump_keeps_every_row_and_its_line(slurm_fixtures: Path, tmp_path: Path, suffix: str):
+    """Many lines DuckDB rejects as not UTF-8 (a Latin-1 file): each is read again, numbered right."""
+    import gzip
+
+    header, *rows = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    columns = header.split("|")
+    ok = dict(zip(columns, next(r for r in rows if "|t_ok|" in r).split("|"), strict=True))
+    lines = [header]
+    for i in range(1, 1501):
+        name = f"café_{i}" if i % 3 else f"plain_{i}"
+        lines.append("|".join({**ok, "JobID": str(i), "JobIDRaw": str(i), "JobName": name}[c] for c in columns))
+    data = ("\n".join(lines) + "\n").encode("latin-1")
+    dump = tmp_path / f"sacct.psv{suffix}"
+    dump.write_bytes(gzip.compress(data) if suffix else data)
+    stats = SacctReadStats()
+    attempts = sacct_attempts(dump, UTC, stats)
+    assert len(attempts) == 1500 and stats.undecodable_lines == 1000
+    for a in attempts:
+        assert a.source_line == int(a.job_id) + 1
+        assert a.job_name == (f"caf\ufffd_{a.job_id}" if int(a.job_id) % 3 else f"plain_{a.job_id}")
+
+
+def test_quotes_and_tabs_in_names_are_kept_verbatim(slurm_fixtures: Path, tmp_path: Path):
+    name = "say \"hi\",\tthen 'bye'"
+    (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, JobName=name), UTC)
+    assert attempt.job_name == name

@@ -94,6 +94,7 @@ class SacctReadStats:
     attempts: int = 0
     steps_skipped: int = 0
     duplicate_records: int = 0
+    undecodable_lines: int = 0  # not UTF-8 (or over DuckDB's line limit): read again, bad bytes as U+FFFD
 
 
 def read_sacct(
@@ -125,17 +126,18 @@ def read_sacct(
                       auto_detect = false, store_rejects = true, rejects_table = 'sacct_rejects',
                       rejects_scan = 'sacct_reject_scans'))"""
     con.execute(f"CREATE OR REPLACE TEMP TABLE sacct_lines AS {typed.replace('{source}', lines)}")
-    rejected = con.execute("SELECT DISTINCT line, line_byte_position FROM sacct_rejects ORDER BY line").fetchall()
-    line_no = "coalesce(line_no, rowid + 1)"
-    if rejected:  # row n is line n + #{j : reject_j - j < n} (rejects in order, j from 1)
-        kept_before = ", ".join(str(line - j) for j, (line, _) in enumerate(rejected, start=1))
-        line_no = f"coalesce(line_no, rowid + 1 + len(list_filter([{kept_before}], lambda k: k < rowid + 1)))"
+    rejected = [row[0] for row in con.execute("SELECT DISTINCT line FROM sacct_rejects ORDER BY line").fetchall()]
+    stats.undecodable_lines = len(rejected)
+    if rejected:
+        _number_lines_around(con, rejected)
     con.execute(
-        f"""CREATE OR REPLACE TEMP VIEW sacct_rows AS SELECT * EXCLUDE (line_no), {line_no} AS source_line
-            FROM sacct_lines WHERE {line_no} >= {layout.first_row_line}"""
+        f"""CREATE OR REPLACE TEMP VIEW sacct_rows AS
+            SELECT * EXCLUDE (line_no), coalesce(line_no, rowid + 1) AS source_line FROM sacct_lines
+            WHERE coalesce(line_no, rowid + 1) >= {layout.first_row_line}"""
     )
     odd = con.execute("SELECT source_line, odd_text FROM sacct_rows WHERE kind = 'odd'").fetchall()
-    odd.extend((line, _line_at(path, at)) for line, at in rejected if line >= layout.first_row_line)
+    wanted = [line for line in rejected if line >= layout.first_row_line]
+    odd.extend(zip(wanted, _read_lines(path, wanted), strict=True))
     rows = list(assemble_rows(layout, sorted(odd), quarantine))
     recovered = pa.table(
         {"line_no": [no for no, _ in rows], "parts": [values for _, values in rows]},
@@ -161,11 +163,42 @@ def read_sacct(
     return finish_attempts(con, path, clock, quarantine, stats, problems)
 
 
-def _line_at(path: Path, byte_position: int) -> str:
-    """A line DuckDB rejected, read by its byte offset; undecodable bytes become U+FFFD."""
+def _number_lines_around(con: duckdb.DuckDBPyConnection, rejected: list[int]) -> None:
+    """Give every row of `sacct_lines` its line number when DuckDB rejected the lines `rejected`.
+
+    Those lines are missing from the table, so row n (rowid + 1) is line n + #{j : r_j - j < n},
+    with the rejected lines r_j in order and j from 1; r_j - j never decreases, so an ASOF join
+    finds that count for every row at once.
+    """
+    shifts = pa.table(
+        {
+            "kept_before": [line - j for j, line in enumerate(rejected, start=1)],
+            "shift": list(range(1, len(rejected) + 1)),
+        }
+    )
+    create_temp_table(con, "sacct_line_shifts", shifts)
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE sacct_lines AS
+           SELECT l.* REPLACE (coalesce(l.line_no, l.n + coalesce(s.shift, 0)) AS line_no)
+           FROM (SELECT *, rowid + 1 AS n FROM sacct_lines) l
+           ASOF LEFT JOIN (SELECT kept_before, max(shift) AS shift FROM sacct_line_shifts GROUP BY ALL) s
+             ON l.n > s.kept_before
+           ORDER BY l.n"""
+    )
+    con.execute("ALTER TABLE sacct_lines DROP COLUMN n")
+
+
+def _read_lines(path: Path, line_numbers: list[int]) -> list[str]:
+    """Lines DuckDB rejected, read again in one pass (by number: its byte offsets of rejected lines
+    are not reliable); undecodable bytes become U+FFFD."""
+    wanted, lines = set(line_numbers), {}
     with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as handle:
-        handle.seek(byte_position)
-        return handle.readline().decode("utf-8", errors="replace").rstrip("\r\n")
+        for number, raw in enumerate(handle, start=1):
+            if number in wanted:
+                lines[number] = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if len(lines) == len(wanted):
+                    break
+    return [lines.get(number, "") for number in line_numbers]
 
 
 def _typed_select(layout: ParsableLayout) -> str:
