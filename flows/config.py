@@ -64,6 +64,9 @@ class AnalysisConfig:
     attr_before_minutes: int = 10
     attr_after_minutes: int = 5
     paper_min_gpus: int = 128  # the paper's r_f uses jobs with more than this many GPUs
+    # A job submitted within this gap after a same-named job of the same user and account ended
+    # other than COMPLETED continues its job run (domain.md); 0 switches chaining off.
+    run_link_gap_minutes: int = 120
     projection_gpus: tuple[int, ...] = (1024, 4096, 16384, 131072)
 
 

@@ -26,6 +26,8 @@ def dbt_vars(config: ClusterConfig, month: Month, landed_dir: Path) -> dict:
         "gpus_per_node": a.gpus_per_node,
         "attr_before_minutes": a.attr_before_minutes,
         "attr_after_minutes": a.attr_after_minutes,
+        "run_link_gap_minutes": a.run_link_gap_minutes,
+        "paper_min_gpus": a.paper_min_gpus,
     }
 
 

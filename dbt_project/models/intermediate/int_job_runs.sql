@@ -1,0 +1,94 @@
+-- Which job run each attempt of the month belongs to (domain.md "Units"). A job is every attempt
+-- with one job id; a job run is a job plus the later jobs chained to it: same user, account and
+-- job name, submitted at most run_link_gap_minutes after the previous job ended other than
+-- COMPLETED. A gap of 0 switches chaining off (each job is its own run).
+
+with attempts as (
+
+    select * from {{ ref('int_attempts_month_scoped') }}
+
+),
+
+jobs as (
+
+    select
+        cluster,
+        job_id_raw,
+        min(user_name) as user_name,
+        min(account) as account,
+        min(job_name) as job_name,
+        min(submit_at) as first_submit_at,
+        max(end_at) as last_end_at,
+        -- the state of the job's last attempt decides whether a later job continues its run
+        arg_max(slurm_state, submit_at) as last_state,
+        bool_or(is_open) as is_open
+    from attempts
+    group by cluster, job_id_raw
+
+),
+
+ordered as (
+
+    select
+        *,
+        lag(last_end_at) over chain as previous_end_at,
+        lag(last_state) over chain as previous_state,
+        lag(is_open) over chain as previous_open
+    from jobs
+    window chain as (partition by cluster, user_name, account, job_name order by first_submit_at, job_id_raw)
+
+),
+
+linked as (
+
+    select
+        *,
+        coalesce(
+            {{ var('run_link_gap_minutes') }} > 0
+            and not previous_open
+            and previous_state <> 'COMPLETED'
+            and first_submit_at >= previous_end_at
+            and first_submit_at <= {{ dbt.dateadd('minute', var('run_link_gap_minutes'), 'previous_end_at') }},
+            false
+        ) as continues_run
+    from ordered
+
+),
+
+numbered as (
+
+    select
+        *,
+        sum(case when continues_run then 0 else 1 end) over (
+            partition by cluster, user_name, account, job_name
+            order by first_submit_at, job_id_raw
+            rows between unbounded preceding and current row
+        ) as run_number
+    from linked
+
+),
+
+runs as (
+
+    select
+        *,
+        -- a run is named after its first job
+        first_value(job_id_raw) over (
+            partition by cluster, user_name, account, job_name, run_number
+            order by first_submit_at, job_id_raw
+        ) as run_first_job_id_raw
+    from numbered
+
+)
+
+select
+    attempts.attempt_id,
+    attempts.cluster,
+    attempts.job_id_raw,
+    {{ dbt.hash(dbt.concat(["runs.cluster", "'|'", "runs.run_first_job_id_raw"])) }} as job_run_id,
+    runs.run_first_job_id_raw,
+    runs.continues_run as job_continues_run
+from attempts
+inner join runs
+    on runs.cluster = attempts.cluster
+    and runs.job_id_raw = attempts.job_id_raw

@@ -1,0 +1,105 @@
+-- Exposure and signals by node and UTC day of the month: busy time of the attempts that ran on
+-- the node (split at day and month boundaries), GPU-busy time, critical and warning health
+-- events, and the infrastructure failures the node was named as the cause of. A node appears on
+-- a day when it ran something or logged something.
+
+with attempts as (
+
+    select attempt_id, exposure_start, exposure_end, gpus, n_nodes
+    from {{ ref('int_attempts_month_scoped') }}
+    where exposure_start is not null and exposure_end > exposure_start
+
+),
+
+attempt_nodes as (
+
+    select * from {{ ref('stg_slurm__attempt_nodes') }}
+
+),
+
+days as (
+
+    -- generate_series: DuckDB and Postgres; other engines need a date spine here
+    select cast(day_start as timestamp) as day_start
+    from generate_series(
+        cast('{{ var("month_start") }}' as timestamp),
+        cast('{{ var("month_end") }}' as timestamp) - interval 1 day,
+        interval 1 day
+    ) as spine(day_start)
+
+),
+
+busy as (
+
+    select
+        attempt_nodes.node,
+        days.day_start,
+        count(distinct attempts.attempt_id) as attempts,
+        cast(sum({{ dbt.datediff(
+            'greatest(attempts.exposure_start, days.day_start)',
+            'least(attempts.exposure_end, days.day_start + interval 1 day)',
+            'second') }}) as bigint) as busy_seconds,
+        cast(sum({{ dbt.datediff(
+            'greatest(attempts.exposure_start, days.day_start)',
+            'least(attempts.exposure_end, days.day_start + interval 1 day)',
+            'second') }} * attempts.gpus / greatest(attempts.n_nodes, 1)) as bigint) as gpu_busy_seconds
+    from attempts
+    inner join attempt_nodes on attempt_nodes.attempt_id = attempts.attempt_id
+    inner join days
+        on days.day_start < attempts.exposure_end
+        and days.day_start + interval 1 day > attempts.exposure_start
+    group by attempt_nodes.node, days.day_start
+
+),
+
+events as (
+
+    select
+        node,
+        {{ dbt.date_trunc('day', 'event_at') }} as day_start,
+        cast(sum(case when severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
+        cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events
+    from {{ ref('int_health_events_classified') }}
+    where event_at >= cast('{{ var("month_start") }}' as timestamp)
+        and event_at < cast('{{ var("month_end") }}' as timestamp)
+    group by node, {{ dbt.date_trunc('day', 'event_at') }}
+
+),
+
+failures as (
+
+    select
+        cause_node as node,
+        {{ dbt.date_trunc('day', 'failed_at') }} as day_start,
+        count(*) as infra_failures
+    from {{ ref('fct_failures') }}
+    where month = '{{ var("month") }}' and cause_node is not null
+    group by cause_node, {{ dbt.date_trunc('day', 'failed_at') }}
+
+),
+
+node_days as (
+
+    select node, day_start from busy
+    union
+    select node, day_start from events
+    union
+    select node, day_start from failures
+
+)
+
+select
+    '{{ var("month") }}' as month,
+    '{{ var("cluster") }}' as cluster,
+    node_days.node,
+    cast(node_days.day_start as date) as day,
+    coalesce(busy.attempts, 0) as attempts,
+    coalesce(busy.busy_seconds, 0) as busy_seconds,
+    coalesce(busy.gpu_busy_seconds, 0) as gpu_busy_seconds,
+    coalesce(events.critical_events, 0) as critical_events,
+    coalesce(events.warning_events, 0) as warning_events,
+    coalesce(failures.infra_failures, 0) as infra_failures
+from node_days
+left join busy on busy.node = node_days.node and busy.day_start = node_days.day_start
+left join events on events.node = node_days.node and events.day_start = node_days.day_start
+left join failures on failures.node = node_days.node and failures.day_start = node_days.day_start
