@@ -33,8 +33,9 @@ def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> di
 
 
 @task(name="data-quality", cache_policy=NO_CACHE)
-def check_quality(config: ClusterConfig, month: Month) -> list[SuiteResult]:
-    return validate_month(config.warehouse_path, month)
+def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list[SuiteResult]:
+    results_dir = config.data_dir / "quality" / config.cluster / str(month)
+    return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir)
 
 
 @task(name="metrics", cache_policy=NO_CACHE)
@@ -81,7 +82,7 @@ def monthly_report(cluster: str, config: str, month: str | None = None) -> dict:
 
     landed_dir = timed("land", pull_and_land, cfg, report_month)
     dbt_statuses = timed("dbt", build_warehouse, cfg, report_month, landed_dir)
-    quality = timed("quality", check_quality, cfg, report_month)
+    quality = timed("quality", check_quality, cfg, report_month, landed_dir)
     metrics = timed("metrics", analyse, cfg, report_month)
     paths = timed("render", render, cfg, report_month, metrics, quality, landed_dir)
     delivery = timed("deliver", deliver, cfg, report_month, paths)

@@ -1,4 +1,10 @@
-"""Data-quality suites (Great Expectations 1.x, JSON files in expectations/) run on the month's marts.
+"""Data-quality suites (Great Expectations 1.x, JSON files in expectations/) run on the month's data.
+
+A suite's `meta` says what it checks: `table` (a warehouse table or view, with `filter_by_month`
+to take the month's rows) or `query`, SQL with `{month}`, `{month_start}`, `{month_end}` and
+`{landed_dir}` filled in (so the landed Parquet and shares of rows can be checked too). Each
+expectation is `critical` (the default: a failure stops the run) or, with `"meta": {"severity":
+"warning"}`, a warning that is reported but lets the run go on.
 
 GX's SQL datasource does not work on DuckDB (../shared/docs/stack.md §5), so each table is read
 into a pandas frame and validated there. GX silently drops unknown expectation types, so the
@@ -9,7 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -29,7 +36,8 @@ class SuiteResult:
     rows: int
     evaluated: int
     successful: int
-    failures: list[dict] = field(default_factory=list)
+    failures: list[dict] = field(default_factory=list)  # critical: the run stops
+    warnings: list[dict] = field(default_factory=list)  # reported only
 
     @property
     def success(self) -> bool:
@@ -50,8 +58,29 @@ def load_suite(path: Path):
     return suite
 
 
-def validate_month(warehouse_path: Path, month: Month, suites_dir: Path = EXPECTATIONS_DIR) -> list[SuiteResult]:
-    """Run every suite on its table's rows for `month`; raise DataQualityError naming the failures."""
+def _rows_query(meta: dict, month: Month, landed_dir: Path | None) -> tuple[str, list]:
+    if "query" in meta:
+        return meta["query"].format(
+            month=month,
+            month_start=month.start.strftime("%Y-%m-%d %H:%M:%S"),
+            month_end=month.end.strftime("%Y-%m-%d %H:%M:%S"),
+            landed_dir=landed_dir,
+        ), []
+    query = f'select * from "{meta["table"]}"'
+    return (query + " where month = ?", [str(month)]) if meta.get("filter_by_month") else (query, [])
+
+
+def validate_month(
+    warehouse_path: Path,
+    month: Month,
+    suites_dir: Path = EXPECTATIONS_DIR,
+    landed_dir: Path | None = None,
+    results_dir: Path | None = None,
+) -> list[SuiteResult]:
+    """Run every suite on its rows for `month`; raise DataQualityError naming the critical failures.
+
+    With `results_dir`, every run's results are kept there as `<UTC time>.json` (a failed run too).
+    """
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -65,26 +94,25 @@ def validate_month(warehouse_path: Path, month: Month, suites_dir: Path = EXPECT
     with duckdb.connect(str(warehouse_path), read_only=True) as con:
         for path in sorted(suites_dir.glob("*.json")):
             suite = load_suite(path)
-            table = suite.meta.get("table", suite.name)
-            query = f'select * from "{table}"'
-            params = []
-            if suite.meta.get("filter_by_month"):
-                query += " where month = ?"
-                params = [str(month)]
+            table = suite.meta.get("table", "query")
+            query, params = _rows_query({"table": suite.name, **suite.meta}, month, landed_dir)
             frame = con.execute(query, params).df()
             batch_def = datasource.add_dataframe_asset(name=suite.name).add_batch_definition_whole_dataframe("month")
             outcome = batch_def.get_batch(batch_parameters={"dataframe": frame}).validate(
                 suite, result_format="SUMMARY"
             )
-            failures = [
-                {
-                    "expectation": r.expectation_config.type,
-                    "column": r.expectation_config.kwargs.get("column"),
-                    "observed": _jsonable(r.result.get("observed_value")),
-                    "unexpected_count": r.result.get("unexpected_count"),
-                    "sample": _jsonable(r.result.get("partial_unexpected_list")),
-                    "error": (r.exception_info or {}).get("exception_message") if r.exception_info else None,
-                }
+            failed = [
+                (
+                    (r.expectation_config.meta or {}).get("severity", "critical"),
+                    {
+                        "expectation": r.expectation_config.type,
+                        "column": r.expectation_config.kwargs.get("column"),
+                        "observed": _jsonable(r.result.get("observed_value")),
+                        "unexpected_count": r.result.get("unexpected_count"),
+                        "sample": _jsonable(r.result.get("partial_unexpected_list")),
+                        "error": (r.exception_info or {}).get("exception_message") if r.exception_info else None,
+                    },
+                )
                 for r in outcome.results
                 if not r.success
             ]
@@ -96,9 +124,14 @@ def validate_month(warehouse_path: Path, month: Month, suites_dir: Path = EXPECT
                     rows=len(frame),
                     evaluated=int(stats["evaluated_expectations"]),
                     successful=int(stats["successful_expectations"]),
-                    failures=failures,
+                    failures=[f for severity, f in failed if severity != "warning"],
+                    warnings=[f for severity, f in failed if severity == "warning"],
                 )
             )
+    if results_dir is not None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        (results_dir / f"{stamp}.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
     failed = [r for r in results if not r.success]
     if failed:
         lines = [

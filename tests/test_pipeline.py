@@ -126,7 +126,11 @@ def test_report_and_metrics_on_disk(month_run):
     assert "MTTF by job size" in html and "Node failure rate" in html
     metrics = month_run["metrics"]
     assert metrics["month"] == str(MONTH) and metrics["cluster"] == CLUSTER
-    assert {q["suite"] for q in metrics["data_quality"]} == {"fct_attempts", "fct_mttf_by_size_monthly"}
+    suites = {p.stem for p in (Path(__file__).resolve().parents[1] / "expectations").glob("*.json")}
+    assert {q["suite"] for q in metrics["data_quality"]} == suites  # every mart, the landed data, shares
+    assert all(not q["failures"] and not q["warnings"] for q in metrics["data_quality"])
+    stored = list((month_run["workdir"] / "data" / "quality" / CLUSTER / str(MONTH)).glob("*.json"))
+    assert stored and {r["suite"] for r in json.loads(stored[0].read_text())} == suites  # kept per run
     assert metrics["node_failure_rate"]["all"]["lower"] <= metrics["node_failure_rate"]["all"]["value"]
 
 
@@ -207,6 +211,63 @@ def test_failed_expectation_is_named(month_run, tmp_path):
     )
     with pytest.raises(DataQualityError, match="strict: expect_column_values_to_be_between on gpus"):
         validate_month(config.warehouse_path, MONTH, suites)
+
+
+def test_a_warning_expectation_is_reported_without_failing_the_run(month_run, tmp_path):
+    config = load_config(month_run["config"])
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "soft.json").write_text(
+        json.dumps(
+            {
+                "name": "soft",
+                "meta": {"table": "fct_attempts", "filter_by_month": True},
+                "expectations": [
+                    {
+                        "type": "expect_column_values_to_be_between",
+                        "kwargs": {"column": "gpus", "min_value": 0, "max_value": 4},
+                        "meta": {"severity": "warning"},
+                    }
+                ],
+            }
+        )
+    )
+    (result,) = validate_month(config.warehouse_path, MONTH, suites, results_dir=tmp_path / "runs")
+    assert result.success and [w["column"] for w in result.warnings] == ["gpus"]
+    assert result.warnings[0]["unexpected_count"] > 0
+    (stored,) = (tmp_path / "runs").glob("*.json")
+    assert json.loads(stored.read_text())[0]["warnings"][0]["expectation"] == "expect_column_values_to_be_between"
+
+
+@pytest.mark.parametrize(
+    ("corruption", "named"),
+    [
+        (
+            "update fct_attempts set runtime_hours = -1 where attempt_id = (select min(attempt_id) from fct_attempts)",
+            "fct_attempts: expect_column_values_to_be_between on runtime_hours",
+        ),
+        (
+            "insert into fct_attempts select * from fct_attempts where attempt_id = (select min(attempt_id) from fct_attempts)",
+            "fct_attempts: expect_column_values_to_be_unique on attempt_id",
+        ),
+        (
+            "delete from fct_attempts where attempt_id in (select attempt_id from fct_attempts order by attempt_id limit 5)",
+            "layer_row_counts: expect_column_pair_values_to_be_equal",
+        ),
+    ],
+    ids=["negative-runtime", "duplicate-key", "lost-rows"],
+)
+def test_a_corrupted_mart_fails_naming_the_expectation(month_run, tmp_path, corruption, named):
+    import duckdb
+
+    config = load_config(month_run["config"])
+    warehouse = tmp_path / "corrupt.duckdb"
+    shutil.copy(config.warehouse_path, warehouse)
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute(corruption)
+    landed = month_run["workdir"] / "data" / "landed" / CLUSTER / str(MONTH)
+    with pytest.raises(DataQualityError, match=re.escape(named)):
+        validate_month(warehouse, MONTH, landed_dir=landed)
 
 
 def test_unknown_expectation_type_is_not_silently_dropped(month_run, tmp_path):
