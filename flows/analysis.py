@@ -6,12 +6,14 @@ is a rate, an exact (Garwood) Poisson 95% interval.
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import duckdb
-from scipy.stats import chi2
+from scipy.stats import binomtest, chi2
 
 from flows.config import AnalysisConfig
+from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
 from flows.months import Month
 
 CONFIDENCE = 0.95
@@ -57,6 +59,116 @@ def observed_mttf(runtime_hours: float, failures: int) -> dict:
         "mttf_lower_hours": runtime_hours / upper_count if runtime_hours > 0 else None,
         "mttf_upper_hours": runtime_hours / lower_count if failures and runtime_hours > 0 else None,
     }
+
+
+def rate_change(failures: int, node_days: float, previous_failures: int, previous_node_days: float) -> dict:
+    """This month's failure rate against the previous month's, with an exact test of equal rates:
+    given both counts, this month's is binomial with p = its share of the exposure. `significant`
+    when the two-sided p-value is below 1 - CONFIDENCE (a Poisson test, not a fixed percentage)."""
+    current = failure_rate(failures, node_days)["value"]
+    before = failure_rate(previous_failures, previous_node_days)["value"]
+    if not node_days or not previous_node_days or failures + previous_failures == 0:
+        return {"value": current, "previous": before, "change": None, "p_value": None, "significant": False}
+    test = binomtest(failures, failures + previous_failures, node_days / (node_days + previous_node_days))
+    return {
+        "value": current,
+        "previous": before,
+        "change": (current - before) / before if before else None,
+        "p_value": test.pvalue,
+        "significant": bool(test.pvalue < 1 - CONFIDENCE),
+    }
+
+
+def job_run_rows(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> list[dict]:
+    """The month's job runs of at least ettr_min_run_hours with their interruptions and the work
+    those lost: u0 + ckpt/2 each, at most what the interrupted attempt had run."""
+    return _rows(
+        con,
+        """
+        select r.job_run_id, r.first_job_id_raw, r.size_bucket, r.bucket_order, r.runtime_seconds, r.queue_seconds,
+               count_if(a.outcome in ('infra_failed', 'preempted', 'requeued'))::bigint as interruptions,
+               coalesce(sum(least(a.runtime_seconds, ?)) filter (
+                   where a.outcome in ('infra_failed', 'preempted', 'requeued')), 0)::bigint as lost_seconds
+        from fct_job_runs r
+        join fct_attempts a on a.job_run_id = r.job_run_id and a.month = r.month
+        where r.month = ? and r.runtime_seconds >= ?
+        group by all""",
+        [
+            (params.restart_overhead_minutes + params.ckpt_interval_minutes / 2) * 60,
+            str(month),
+            params.ettr_min_run_hours * 3600,
+        ],
+    )
+
+
+def job_run_ettr(runs: list[dict], params: AnalysisConfig) -> list[dict]:
+    """ETTR = R / W of each job run (domain.md "ETTR of a job run"): W = queue + runtime, and R is
+    the runtime less, per interruption, u0 + ckpt/2 (at most what the interrupted attempt ran)
+    and the checkpoint writes w_cp / ckpt x runtime."""
+    result = []
+    for run in runs:
+        wall = run["runtime_seconds"] + run["queue_seconds"]
+        write_overhead = params.ckpt_write_minutes / params.ckpt_interval_minutes * run["runtime_seconds"]
+        productive = max(run["runtime_seconds"] - run["lost_seconds"] - write_overhead, 0)
+        if wall > 0:
+            result.append({**run, "productive_seconds": productive, "ettr": productive / wall})
+    return result
+
+
+def run_ettr_summary(runs: list[dict], params: AnalysisConfig) -> list[dict]:
+    """The ETTR of the month's long job runs, by size bucket."""
+    by_bucket: dict[tuple, list[float]] = {}
+    for run in job_run_ettr(runs, params):
+        by_bucket.setdefault((run["bucket_order"], run["size_bucket"]), []).append(run["ettr"])
+    return [
+        {
+            "size_bucket": bucket,
+            "runs": len(values),
+            "mean_ettr": statistics.fmean(values),
+            "median_ettr": statistics.median(values),
+            "min_ettr": min(values),
+        }
+        for (_, bucket), values in sorted(by_bucket.items())
+    ]
+
+
+def expected_ettr_curves(r_f: dict, params: AnalysisConfig) -> dict:
+    """E[ETTR] against the checkpoint interval for this cluster's r_f, at each projection size."""
+    definition = "paper" if r_f["paper"]["value"] else "all"
+    rate = r_f[definition]["value"]
+    gpn = params.gpus_per_node
+    curves = []
+    for gpus in params.projection_gpus:
+        points = (
+            [
+                {
+                    "ckpt_minutes": minutes,
+                    "ettr": expected_ettr(
+                        gpus,
+                        rate,
+                        gpn,
+                        minutes,
+                        params.restart_overhead_minutes,
+                        params.queue_after_failure_minutes,
+                        params.ckpt_write_minutes,
+                    ),
+                    "valid": formula_is_valid(gpus, rate, gpn, minutes),
+                }
+                for minutes in params.ettr_curve_minutes
+            ]
+            if rate
+            else []
+        )
+        curves.append(
+            {
+                "gpus": gpus,
+                "points": points,
+                "optimal_ckpt_minutes": optimal_checkpoint_minutes(gpus, rate, gpn, params.ckpt_write_minutes)
+                if rate
+                else None,
+            }
+        )
+    return {"r_f_definition": definition, "r_f": rate, "curves": curves}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list) -> list[dict]:
@@ -109,6 +221,23 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             group by all order by failures desc, category""",
             m,
         )
+        runs = job_run_rows(con, month, params)
+        goodput = _rows(
+            con,
+            """
+            select coalesce(sum(least(runtime_seconds, ?) * gpus), 0)::double / 3600 as lost_gpu_hours,
+                   count(*)::bigint as failures
+            from fct_attempts where month = ? and is_infra_failure""",
+            [params.lost_work_cap_minutes * 60, str(month)],
+        )[0]
+        previous = _rows(
+            con,
+            """
+            select coalesce(count_if(is_infra_failure and gpus > 0), 0)::bigint as failures,
+                   coalesce(sum(gpu_node_seconds), 0)::bigint / 86400.0 as node_days
+            from fct_attempts where month = ?""",
+            [str(month.previous())],
+        )[0]
         events = _rows(
             con,
             """
@@ -155,6 +284,15 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
     failures_by_cause = [
         {**c, "per_1000_node_days": c["failures"] * 1000 / node_days_all if node_days_all else None} for c in causes
     ]
+    gpu_hours_all = sum(b["gpu_hours"] for b in buckets)
+    failures_by_cause = [
+        {
+            **c,
+            **{f"rate_{k}": v for k, v in failure_rate(c["failures"], node_days_all).items()},
+            "per_million_gpu_hours": c["failures"] * 1e6 / gpu_hours_all if gpu_hours_all else None,
+        }
+        for c in failures_by_cause
+    ]
     total_events = sum(e["events"] for e in events)
     unclassified = sum(e["events"] for e in events if e["category"] == "unclassified")
     return {
@@ -167,6 +305,12 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             "paper_min_gpus": params.paper_min_gpus,
             "confidence": CONFIDENCE,
             "projection_gpus": list(params.projection_gpus),
+            "restart_overhead_minutes": params.restart_overhead_minutes,
+            "ckpt_interval_minutes": params.ckpt_interval_minutes,
+            "ckpt_write_minutes": params.ckpt_write_minutes,
+            "queue_after_failure_minutes": params.queue_after_failure_minutes,
+            "ettr_min_run_hours": params.ettr_min_run_hours,
+            "lost_work_cap_minutes": params.lost_work_cap_minutes,
         },
         "totals": {
             "attempts": total_attempts,
@@ -183,6 +327,20 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             for n in params.projection_gpus
         ],
         "failures_by_cause": failures_by_cause,
+        "month_over_month": rate_change(
+            rates["all_failures"], rates["all_node_days"], previous["failures"], previous["node_days"]
+        ),
+        "run_ettr": run_ettr_summary(runs, params),
+        "expected_ettr": expected_ettr_curves(r_f, params),
+        "lost_goodput": {
+            "lost_gpu_hours": goodput["lost_gpu_hours"],
+            "infra_failures": goodput["failures"],
+            "share_of_gpu_hours": goodput["lost_gpu_hours"] / gpu_hours_all if gpu_hours_all else None,
+            "estimator": (
+                f"per infrastructure failure min(runtime, {params.lost_work_cap_minutes:g} min) x GPUs (the paper's"
+                " first-order estimate; second-order preemptions are not yet counted)"
+            ),
+        },
         "health_events": {
             "total": total_events,
             "unclassified": unclassified,

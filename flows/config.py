@@ -68,6 +68,14 @@ class AnalysisConfig:
     # other than COMPLETED continues its job run (domain.md); 0 switches chaining off.
     run_link_gap_minutes: int = 120
     projection_gpus: tuple[int, ...] = (1024, 4096, 16384, 131072)
+    # ETTR (domain.md "ETTR of a job run", "Expected ETTR"), all in minutes
+    restart_overhead_minutes: float = 5.0  # u0
+    ckpt_interval_minutes: float = 60.0
+    ckpt_write_minutes: float = 0.0  # w_cp
+    queue_after_failure_minutes: float = 0.0  # q
+    ettr_curve_minutes: tuple[float, ...] = (2, 5, 10, 15, 30, 60, 120)
+    ettr_min_run_hours: float = 24.0  # runs shorter than this are left out of the ETTR summary
+    lost_work_cap_minutes: float = 30.0  # lost goodput per infra failure: min(runtime, cap) x GPUs
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,8 @@ def load_config(path: str | Path) -> ClusterConfig:
         raise ConfigError(f"{path}: unknown [analysis] keys: {', '.join(sorted(unknown))}")
     if "projection_gpus" in analysis_raw:
         analysis_raw["projection_gpus"] = tuple(int(n) for n in analysis_raw["projection_gpus"])
+    if "ettr_curve_minutes" in analysis_raw:
+        analysis_raw["ettr_curve_minutes"] = tuple(float(n) for n in analysis_raw["ettr_curve_minutes"])
     return ClusterConfig(
         cluster=cluster,
         config_path=path,

@@ -350,3 +350,36 @@ def test_months_build_in_any_order_and_a_rebuild_replaces_exactly_its_month(tmp_
     assert all(october_first[m] for m in ("fct_attempts", "fct_job_runs", "fct_node_days"))
     assert mart_rows(warehouse, september) == september_first
     assert mart_rows(warehouse, october) == october_first
+
+
+def test_job_run_ettr_recovers_the_simulated_runs(month_run):
+    """ETTR of each long job run (R / W with the configured u0 and checkpoint interval) is within
+    0.02 of the simulator's realised ETTR, for every run whose whole history is in the month."""
+    import duckdb
+
+    from flows.analysis import job_run_ettr, job_run_rows
+
+    config = load_config(month_run["config"])
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        ours = {
+            r["first_job_id_raw"]: r for r in job_run_ettr(job_run_rows(con, MONTH, config.analysis), config.analysis)
+        }
+    compared = []
+    for run in month_run["truth"]["training_runs"]:
+        mine = ours.get(run["job_ids"][0]) if run["job_ids"] else None
+        if mine is None or abs(mine["runtime_seconds"] - run["runtime_seconds"]) > 120:
+            continue  # part of the run lies outside the month
+        truth = run["productive_seconds"] / (run["runtime_seconds"] + run["queue_seconds"])
+        compared.append((mine["ettr"], truth, mine["interruptions"]))
+    assert len(compared) >= 10 and any(interruptions for *_, interruptions in compared)
+    assert all(abs(mine - truth) <= 0.02 for mine, truth, _ in compared)
+
+
+def test_month_over_month_change_is_a_poisson_test():
+    from flows.analysis import rate_change
+
+    same = rate_change(10, 1000.0, 12, 1000.0)
+    assert not same["significant"] and same["p_value"] > 0.5
+    worse = rate_change(40, 1000.0, 10, 1000.0)
+    assert worse["significant"] and worse["change"] == pytest.approx(3.0)
+    assert rate_change(5, 1000.0, 0, 0.0)["p_value"] is None  # no previous month: nothing to test

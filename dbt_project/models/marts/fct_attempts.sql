@@ -18,6 +18,12 @@ buckets as (
 
 ),
 
+runs as (
+
+    select attempt_id, job_run_id from {{ ref('int_job_runs') }}
+
+),
+
 classified as (
 
     select
@@ -57,6 +63,7 @@ final as (
         '{{ var("month") }}' as month,
         classified.job_id,
         classified.job_id_raw,
+        runs.job_run_id,
         classified.job_name,
         classified.user_name,
         classified.account,
@@ -95,6 +102,7 @@ final as (
         classified.source_file,
         classified.source_line
     from classified
+    left join runs on runs.attempt_id = classified.attempt_id
     inner join buckets
         -- An attempt that never got an allocation (pending, cancelled while pending) is sized by its request.
         on (case when classified.gpus = 0 and coalesce(classified.req_gpus, 0) > 0
