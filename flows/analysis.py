@@ -14,6 +14,7 @@ from scipy.stats import binomtest, chi2
 
 from flows.config import AnalysisConfig
 from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
+from flows.lemons import lemon_candidates
 from flows.months import Month
 
 CONFIDENCE = 0.95
@@ -238,6 +239,7 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             from fct_attempts where month = ?""",
             [str(month.previous())],
         )[0]
+        lemons = lemon_candidates(con, month, params)
         events = _rows(
             con,
             """
@@ -311,6 +313,11 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             "queue_after_failure_minutes": params.queue_after_failure_minutes,
             "ettr_min_run_hours": params.ettr_min_run_hours,
             "lost_work_cap_minutes": params.lost_work_cap_minutes,
+            "lemon_window_days": params.lemon_window_days,
+            "lemon_repeat_failures": params.lemon_repeat_failures,
+            "lemon_repeat_days": params.lemon_repeat_days,
+            "lemon_min_incidents": params.lemon_min_incidents,
+            "lemon_p_value": params.lemon_p_value,
         },
         "totals": {
             "attempts": total_attempts,
@@ -331,6 +338,7 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             rates["all_failures"], rates["all_node_days"], previous["failures"], previous["node_days"]
         ),
         "run_ettr": run_ettr_summary(runs, params),
+        "lemon_nodes": lemons,
         "expected_ettr": expected_ettr_curves(r_f, params),
         "lost_goodput": {
             "lost_gpu_hours": goodput["lost_gpu_hours"],

@@ -76,6 +76,12 @@ class AnalysisConfig:
     ettr_curve_minutes: tuple[float, ...] = (2, 5, 10, 15, 30, 60, 120)
     ettr_min_run_hours: float = 24.0  # runs shorter than this are left out of the ETTR summary
     lost_work_cap_minutes: float = 30.0  # lost goodput per infra failure: min(runtime, cap) x GPUs
+    # Lemon nodes (domain.md): signals over a trailing window ending at the month's end
+    lemon_window_days: int = 28
+    lemon_repeat_failures: int = 2  # the repeat-offender rule: this many infra failures naming a node ...
+    lemon_repeat_days: int = 14  # ... within this many days
+    lemon_min_incidents: int = 3  # outlier rule: hours with a critical event on the node, at least this many ...
+    lemon_p_value: float = 0.001  # ... and more than the fleet's rate explains (Poisson upper tail)
 
 
 @dataclass(frozen=True)
