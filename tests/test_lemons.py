@@ -27,3 +27,25 @@ def test_every_injected_lemon_is_found_and_few_healthy_nodes_are_flagged(tmp_pat
     assert len(healthy_flagged) < 0.01 * (lemons["fleet_nodes"] - len(injected))
     for candidate in lemons["candidates"]:  # each comes with its evidence
         assert candidate["rules"] and candidate["failures"] is not None and "incident_hours" in candidate
+
+
+def test_rates_and_mttf_intervals_contain_the_truth(tmp_path: Path):
+    """A month at the paper's RSC-1 rate (6.5 per 1000 node-days): both r_f definitions and every
+    bucket's MTTF come with 95% intervals that contain the simulator's realised values."""
+    config = write_demo_config(tmp_path, "rsc1", tmp_path / "reports")
+    truth = simulate(SimParams("rsc1", MONTH, nodes=400, seed=9, r_f=6.5), tmp_path / "sim" / "rsc1" / str(MONTH))
+    metrics = json.loads(
+        Path(monthly_report(cluster="rsc1", config=str(config), month=str(MONTH))["metrics"]).read_text()
+    )
+    for definition in ("paper", "all"):
+        rate, true_rate = metrics["node_failure_rate"][definition], truth["r_f_per_1000_node_days"][definition]
+        assert rate["lower"] <= true_rate["value"] <= rate["upper"], definition
+    checked = 0
+    for bucket in metrics["mttf_by_size"]:
+        true_bucket = truth["size_buckets"].get(bucket["size_bucket"])
+        if not true_bucket or not true_bucket["infra_failures"] or not bucket["infra_failures"]:
+            continue
+        true_mttf = true_bucket["runtime_hours"] / true_bucket["infra_failures"]
+        assert bucket["mttf_lower_hours"] <= true_mttf <= bucket["mttf_upper_hours"], bucket["size_bucket"]
+        checked += 1
+    assert checked >= 5
