@@ -49,3 +49,18 @@ def test_rates_and_mttf_intervals_contain_the_truth(tmp_path: Path):
         assert bucket["mttf_lower_hours"] <= true_mttf <= bucket["mttf_upper_hours"], bucket["size_bucket"]
         checked += 1
     assert checked >= 5
+
+    # Second-order preemptions (an estimate: Slurm does not record who preempted whom): most of the
+    # preemptions the simulator made for restarts after failures are found, and most found are real.
+    import duckdb
+
+    injected = {(p["job_id_raw"], p["submit"]) for p in truth["preemptions"] if p["by_restart_after_failure"]}
+    with duckdb.connect(str(tmp_path / "warehouse" / "rsc1.duckdb"), read_only=True) as con:
+        found = set(
+            con.execute(
+                "select job_id_raw, strftime(submit_at, '%Y-%m-%dT%H:%M:%S') from fct_second_order_preemptions"
+            ).fetchall()
+        )
+    assert len(injected) >= 10
+    assert len(found & injected) >= 0.85 * len(injected) and len(found & injected) >= 0.6 * len(found)
+    assert metrics["lost_goodput"]["second_order_preemptions"] == len(found)

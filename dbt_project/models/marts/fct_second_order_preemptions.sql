@@ -1,0 +1,92 @@
+-- The paper's second-order cost of failures: attempts PREEMPTED to make room for a job that an
+-- infrastructure failure had interrupted. Slurm does not record who preempted whom, so this is an
+-- estimate: a preemption counts when the attempt ended at most 5 minutes before the start of such
+-- a restarting attempt (a later attempt of a job run with an earlier infrastructure failure) and
+-- the two share a node.
+
+with attempts as (
+
+    select * from {{ ref('fct_attempts') }}
+    where month = '{{ var("month") }}'
+
+),
+
+attempt_nodes as (
+
+    select * from {{ ref('stg_slurm__attempt_nodes') }}
+
+),
+
+restarts as (
+
+    select restart.attempt_id, restart.job_run_id, restart.start_at, restart.gpus
+    from attempts as restart
+    where restart.start_at is not null
+        and exists (
+            select 1 from attempts as failed
+            where failed.job_run_id = restart.job_run_id
+                and failed.is_infra_failure
+                and failed.end_at <= restart.start_at
+        )
+
+),
+
+preempted as (
+
+    select * from attempts where outcome = 'preempted' and end_at is not null
+
+),
+
+in_window as (
+
+    select
+        preempted.attempt_id,
+        restarts.attempt_id as restart_attempt_id,
+        restarts.job_run_id as restart_job_run_id,
+        restarts.start_at as restart_start_at
+    from preempted
+    inner join restarts
+        on preempted.end_at >= {{ dbt.dateadd('minute', -5, 'restarts.start_at') }}
+        and preempted.end_at <= restarts.start_at
+
+),
+
+-- node lists of just these attempts, so the node overlap stays a small join
+sharing_a_node as (
+
+    select distinct in_window.attempt_id, in_window.restart_attempt_id
+    from in_window
+    inner join attempt_nodes as victim_nodes on victim_nodes.attempt_id = in_window.attempt_id
+    inner join attempt_nodes as restart_nodes
+        on restart_nodes.attempt_id = in_window.restart_attempt_id
+        and restart_nodes.node = victim_nodes.node
+
+),
+
+pairs as (
+
+    select
+        in_window.*,
+        row_number() over (partition by in_window.attempt_id order by in_window.restart_start_at,
+                           in_window.restart_attempt_id) as pair_rank
+    from in_window
+    inner join sharing_a_node
+        on sharing_a_node.attempt_id = in_window.attempt_id
+        and sharing_a_node.restart_attempt_id = in_window.restart_attempt_id
+
+)
+
+select
+    preempted.attempt_id,
+    preempted.month,
+    preempted.job_id_raw,
+    preempted.submit_at,
+    preempted.end_at as preempted_at,
+    preempted.gpus,
+    preempted.runtime_seconds,
+    pairs.restart_attempt_id,
+    pairs.restart_job_run_id,
+    pairs.restart_start_at
+from pairs
+inner join preempted on preempted.attempt_id = pairs.attempt_id
+where pairs.pair_rank = 1
