@@ -116,6 +116,50 @@ def job_run_ettr(runs: list[dict], params: AnalysisConfig) -> list[dict]:
     return result
 
 
+def history(monthly: dict[str, dict], months: list[Month], params: AnalysisConfig) -> dict:
+    """r_f of each of the last months built (the trend chart), and over trailing windows ending at
+    this month, each with the change against the window before it (a Poisson test)."""
+    series = [
+        {
+            "month": str(m),
+            **{
+                definition: failure_rate(
+                    monthly[str(m)][f"{definition}_failures"], monthly[str(m)][f"{definition}_node_days"]
+                )
+                for definition in ("paper", "all")
+            },
+        }
+        for m in months
+        if str(m) in monthly
+    ]
+    windows = []
+    for size in params.trailing_months:
+        inside = [str(m) for m in months[-size:] if str(m) in monthly]
+        earlier = inside[:-1] if inside and inside[-1] == str(months[-1]) else inside
+        failures = sum(monthly[m]["all_failures"] for m in inside)
+        node_days = sum(monthly[m]["all_node_days"] for m in inside)
+        current = monthly.get(str(months[-1]))
+        windows.append(
+            {
+                "months": size,
+                "months_available": len(inside),
+                "paper": failure_rate(
+                    sum(monthly[m]["paper_failures"] for m in inside),
+                    sum(monthly[m]["paper_node_days"] for m in inside),
+                ),
+                "all": failure_rate(failures, node_days),
+                # this month against the months before it in the window
+                "this_month_vs_window": rate_change(
+                    current["all_failures"] if current else 0,
+                    current["all_node_days"] if current else 0.0,
+                    sum(monthly[m]["all_failures"] for m in earlier),
+                    sum(monthly[m]["all_node_days"] for m in earlier),
+                ),
+            }
+        )
+    return {"monthly": series, "trailing": windows}
+
+
 def run_ettr_summary(runs: list[dict], params: AnalysisConfig) -> list[dict]:
     """The ETTR of the month's long job runs, by size bucket."""
     by_bucket: dict[tuple, list[float]] = {}
@@ -239,14 +283,25 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             from fct_second_order_preemptions where month = ?""",
             [params.lost_work_cap_minutes * 60, str(month)],
         )[0]
-        previous = _rows(
-            con,
-            """
-            select coalesce(count_if(is_infra_failure and gpus > 0), 0)::bigint as failures,
-                   coalesce(sum(gpu_node_seconds), 0)::bigint / 86400.0 as node_days
-            from fct_attempts where month = ?""",
-            [str(month.previous())],
-        )[0]
+        history_months = [month]
+        for _ in range(max(params.trailing_months, default=1) - 1):
+            history_months.insert(0, history_months[0].previous())
+        monthly = {
+            row["month"]: row
+            for row in _rows(
+                con,
+                f"""
+                select month,
+                       count_if(is_infra_failure and gpus > ?)::bigint as paper_failures,
+                       coalesce(sum(gpu_node_seconds) filter (where gpus > ?), 0)::bigint / 86400.0 as paper_node_days,
+                       count_if(is_infra_failure and gpus > 0)::bigint as all_failures,
+                       coalesce(sum(gpu_node_seconds), 0)::bigint / 86400.0 as all_node_days
+                from fct_attempts where month in ({", ".join("?" for _ in history_months)})
+                group by month""",
+                [params.paper_min_gpus, params.paper_min_gpus, *map(str, history_months)],
+            )
+        }
+        previous = monthly.get(str(month.previous()), {"all_failures": 0, "all_node_days": 0.0})
         lemons = lemon_candidates(con, month, params)
         events = _rows(
             con,
@@ -343,8 +398,9 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
         ],
         "failures_by_cause": failures_by_cause,
         "month_over_month": rate_change(
-            rates["all_failures"], rates["all_node_days"], previous["failures"], previous["node_days"]
+            rates["all_failures"], rates["all_node_days"], previous["all_failures"], previous["all_node_days"]
         ),
+        "history": history(monthly, history_months, params),
         "run_ettr": run_ettr_summary(runs, params),
         "lemon_nodes": lemons,
         "expected_ettr": expected_ettr_curves(r_f, params),

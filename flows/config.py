@@ -76,6 +76,7 @@ class AnalysisConfig:
     ettr_curve_minutes: tuple[float, ...] = (2, 5, 10, 15, 30, 60, 120)
     ettr_min_run_hours: float = 24.0  # runs shorter than this are left out of the ETTR summary
     lost_work_cap_minutes: float = 30.0  # lost goodput per infra failure: min(runtime, cap) x GPUs
+    trailing_months: tuple[int, ...] = (3, 6, 12)  # trailing windows for r_f and its trend
     # Lemon nodes (domain.md): signals over a trailing window ending at the month's end
     lemon_window_days: int = 28
     lemon_repeat_failures: int = 2  # the repeat-offender rule: this many infra failures naming a node ...
@@ -153,6 +154,8 @@ def load_config(path: str | Path) -> ClusterConfig:
         raise ConfigError(f"{path}: unknown [analysis] keys: {', '.join(sorted(unknown))}")
     if "projection_gpus" in analysis_raw:
         analysis_raw["projection_gpus"] = tuple(int(n) for n in analysis_raw["projection_gpus"])
+    if "trailing_months" in analysis_raw:
+        analysis_raw["trailing_months"] = tuple(int(n) for n in analysis_raw["trailing_months"])
     if "ettr_curve_minutes" in analysis_raw:
         analysis_raw["ettr_curve_minutes"] = tuple(float(n) for n in analysis_raw["ettr_curve_minutes"])
     return ClusterConfig(

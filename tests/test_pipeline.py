@@ -383,3 +383,22 @@ def test_month_over_month_change_is_a_poisson_test():
     worse = rate_change(40, 1000.0, 10, 1000.0)
     assert worse["significant"] and worse["change"] == pytest.approx(3.0)
     assert rate_change(5, 1000.0, 0, 0.0)["p_value"] is None  # no previous month: nothing to test
+
+
+def test_trailing_windows_sum_the_months_built(tmp_path):
+    """Two months built: the trailing windows add both months' failures and node-days, and the
+    monthly series has both; a window longer than the history says how many months it had."""
+    september, october = Month.parse("2026-09"), Month.parse("2026-10")
+    config = write_demo_config(tmp_path, "hist", tmp_path / "reports")
+    for month, seed in ((september, 3), (october, 4)):
+        simulate(SimParams("hist", month, nodes=16, seed=seed, r_f=30.0), tmp_path / "sim" / "hist" / str(month))
+        summary = monthly_report(cluster="hist", config=str(config), month=str(month))
+    metrics = json.loads(Path(summary["metrics"]).read_text())
+    series = {row["month"]: row for row in metrics["history"]["monthly"]}
+    assert set(series) == {"2026-09", "2026-10"}
+    assert series["2026-10"]["all"]["failures"] == metrics["node_failure_rate"]["all"]["failures"]
+    three = next(w for w in metrics["history"]["trailing"] if w["months"] == 3)
+    assert three["months_available"] == 2
+    assert three["all"]["failures"] == sum(row["all"]["failures"] for row in series.values())
+    assert three["all"]["node_days"] == pytest.approx(sum(row["all"]["node_days"] for row in series.values()))
+    assert three["this_month_vs_window"]["previous"] == series["2026-09"]["all"]["value"]
