@@ -10,6 +10,7 @@ import statistics
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 from scipy.stats import binomtest, chi2
 
 from flows.config import AnalysisConfig
@@ -425,4 +426,22 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             "unclassified_share": unclassified / total_events if total_events else None,
             "by_category": events,
         },
+    }
+
+
+def detail_tables(warehouse_path: Path, month: Month, params: AnalysisConfig) -> dict[str, pa.Table]:
+    """The month's figures row by row, for the Parquet files beside the report: each long job run
+    with its ETTR, each infrastructure failure with its cause, each node-day."""
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        runs = job_run_ettr(job_run_rows(con, month, params), params)
+        failures_table = con.sql(
+            "select * from fct_failures where month = ? order by failed_at, attempt_id", params=[str(month)]
+        ).to_arrow_table()
+        node_days_table = con.sql(
+            "select * from fct_node_days where month = ? order by node, day", params=[str(month)]
+        ).to_arrow_table()
+    return {
+        "job_runs_ettr": pa.Table.from_pylist(sorted(runs, key=lambda r: r["job_run_id"])),
+        "failures": failures_table,
+        "node_days": node_days_table,
     }

@@ -12,7 +12,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.analysis import compute_metrics
+from flows.analysis import compute_metrics, detail_tables
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import deliver_report
 from flows.land import land_month
@@ -55,7 +55,8 @@ def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[Sui
         "data_quality": quality_rows,
     }
     html = render_report({"cluster": config.cluster, "metrics": metrics, "inputs": inputs, "quality": quality_rows})
-    return write_report(config.report_dir(month), html, full_metrics)
+    tables = detail_tables(config.warehouse_path, month, config.analysis)
+    return write_report(config.report_dir(month), html, full_metrics, tables)
 
 
 @task(name="deliver", cache_policy=NO_CACHE)

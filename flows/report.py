@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from flows import TEMPLATES_DIR
@@ -58,12 +59,15 @@ def render_report(context: dict) -> str:
     return environment().get_template("report.html.j2").render(**context)
 
 
-def write_report(report_dir: Path, html: str, metrics: dict) -> dict[str, Path]:
-    """Write report.html and metrics.json together; a failure leaves the previous pair untouched."""
+def write_report(report_dir: Path, html: str, metrics: dict, tables: dict | None = None) -> dict[str, Path]:
+    """Write report.html, metrics.json and the detail tables (`<name>.parquet`) together; a failure
+    leaves the previous set untouched."""
 
     def fill(tmp: Path) -> None:
         (tmp / "report.html").write_text(html)
         (tmp / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True, default=str) + "\n")
+        for name, table in (tables or {}).items():
+            pq.write_table(table, tmp / f"{name}.parquet")
 
     replace_dir_atomically(report_dir, fill)
     return {"report": report_dir / "report.html", "metrics": report_dir / "metrics.json"}

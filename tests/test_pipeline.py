@@ -129,6 +129,13 @@ def test_report_and_metrics_on_disk(month_run):
     suites = {p.stem for p in (Path(__file__).resolve().parents[1] / "expectations").glob("*.json")}
     assert {q["suite"] for q in metrics["data_quality"]} == suites  # every mart, the landed data, shares
     assert all(not q["failures"] and not q["warnings"] for q in metrics["data_quality"])
+    import pyarrow.parquet as pq
+
+    failures = pq.read_table(report_dir / "failures.parquet")
+    assert failures.num_rows == metrics["totals"]["infra_failures"] and "cause_category" in failures.column_names
+    assert pq.read_table(report_dir / "node_days.parquet").num_rows > 0
+    runs = pq.read_table(report_dir / "job_runs_ettr.parquet")
+    assert runs.num_rows == sum(bucket["runs"] for bucket in metrics["run_ettr"])
     stored = list((month_run["workdir"] / "data" / "quality" / CLUSTER / str(MONTH)).glob("*.json"))
     assert stored and {r["suite"] for r in json.loads(stored[0].read_text())} == suites  # kept per run
     assert metrics["node_failure_rate"]["all"]["lower"] <= metrics["node_failure_rate"]["all"]["value"]
