@@ -362,7 +362,7 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
     total_events = sum(e["events"] for e in events)
     unclassified = sum(e["events"] for e in events if e["category"] == "unclassified")
     return {
-        "schema_version": 1,
+        "schema_version": 2,  # docs/metrics.md
         "month": str(month),
         "parameters": {
             "gpus_per_node": gpn,
@@ -377,6 +377,9 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             "queue_after_failure_minutes": params.queue_after_failure_minutes,
             "ettr_min_run_hours": params.ettr_min_run_hours,
             "lost_work_cap_minutes": params.lost_work_cap_minutes,
+            "run_link_gap_minutes": params.run_link_gap_minutes,
+            "trailing_months": list(params.trailing_months),
+            "ettr_curve_minutes": list(params.ettr_curve_minutes),
             "lemon_window_days": params.lemon_window_days,
             "lemon_repeat_failures": params.lemon_repeat_failures,
             "lemon_repeat_days": params.lemon_repeat_days,

@@ -129,6 +129,9 @@ def test_report_and_metrics_on_disk(month_run):
     suites = {p.stem for p in (Path(__file__).resolve().parents[1] / "expectations").glob("*.json")}
     assert {q["suite"] for q in metrics["data_quality"]} == suites  # every mart, the landed data, shares
     assert all(not q["failures"] and not q["warnings"] for q in metrics["data_quality"])
+    schema_doc = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text()
+    assert [key for key in metrics if f"`{key}" not in schema_doc] == []  # every key is documented
+
     import pyarrow.parquet as pq
 
     failures = pq.read_table(report_dir / "failures.parquet")
