@@ -117,9 +117,17 @@ def job_run_ettr(runs: list[dict], params: AnalysisConfig) -> list[dict]:
     return result
 
 
-def history(monthly: dict[str, dict], months: list[Month], params: AnalysisConfig) -> dict:
+def history(
+    monthly: dict[str, dict],
+    months: list[Month],
+    params: AnalysisConfig,
+    causes: list[dict] | None = None,
+    buckets: list[dict] | None = None,
+) -> dict:
     """r_f of each of the last months built (the trend chart), and over trailing windows ending at
-    this month, each with the change against the window before it (a Poisson test)."""
+    this month: r_f, failures by cause and MTTF by size over the window, and this month against the
+    window's earlier months (a Poisson test). `causes` and `buckets` are the monthly rows of
+    fct_failures_by_cause_monthly and fct_mttf_by_size_monthly for those months."""
     series = [
         {
             "month": str(m),
@@ -156,9 +164,40 @@ def history(monthly: dict[str, dict], months: list[Month], params: AnalysisConfi
                     sum(monthly[m]["all_failures"] for m in earlier),
                     sum(monthly[m]["all_node_days"] for m in earlier),
                 ),
+                "by_cause": _window_causes(causes or [], inside, node_days),
+                "mttf_by_size": _window_mttf(buckets or [], inside),
             }
         )
     return {"monthly": series, "trailing": windows}
+
+
+def _window_causes(causes: list[dict], months: list[str], node_days: float) -> list[dict]:
+    totals: dict[str, int] = {}
+    for row in causes:
+        if row["month"] in months:
+            totals[row["cause_category"]] = totals.get(row["cause_category"], 0) + row["failures"]
+    return [
+        {"category": category, **failure_rate(count, node_days)}
+        for category, count in sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
+def _window_mttf(buckets: list[dict], months: list[str]) -> list[dict]:
+    totals: dict[tuple, list[float]] = {}
+    for row in buckets:
+        if row["month"] in months:
+            key = (row["bucket_order"], row["size_bucket"])
+            runtime, failures = totals.get(key, [0.0, 0])
+            totals[key] = [runtime + row["runtime_hours"], failures + row["infra_failures"]]
+    return [
+        {
+            "size_bucket": bucket,
+            "runtime_hours": runtime,
+            "infra_failures": failures,
+            **observed_mttf(runtime, failures),
+        }
+        for (_, bucket), (runtime, failures) in sorted(totals.items())
+    ]
 
 
 def run_ettr_summary(runs: list[dict], params: AnalysisConfig) -> list[dict]:
@@ -303,6 +342,18 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             )
         }
         previous = monthly.get(str(month.previous()), {"all_failures": 0, "all_node_days": 0.0})
+        in_history = ", ".join("?" for _ in history_months)
+        window_causes = _rows(
+            con,
+            f"select month, cause_category, failures from fct_failures_by_cause_monthly where month in ({in_history})",
+            list(map(str, history_months)),
+        )
+        window_buckets = _rows(
+            con,
+            f"""select month, size_bucket, bucket_order, runtime_hours, infra_failures
+                from fct_mttf_by_size_monthly where month in ({in_history})""",
+            list(map(str, history_months)),
+        )
         lemons = lemon_candidates(con, month, params)
         events = _rows(
             con,
@@ -404,7 +455,7 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
         "month_over_month": rate_change(
             rates["all_failures"], rates["all_node_days"], previous["all_failures"], previous["all_node_days"]
         ),
-        "history": history(monthly, history_months, params),
+        "history": history(monthly, history_months, params, window_causes, window_buckets),
         "run_ettr": run_ettr_summary(runs, params),
         "lemon_nodes": lemons,
         "expected_ettr": expected_ettr_curves(r_f, params),

@@ -412,3 +412,6 @@ def test_trailing_windows_sum_the_months_built(tmp_path):
     assert three["all"]["failures"] == sum(row["all"]["failures"] for row in series.values())
     assert three["all"]["node_days"] == pytest.approx(sum(row["all"]["node_days"] for row in series.values()))
     assert three["this_month_vs_window"]["previous"] == series["2026-09"]["all"]["value"]
+    # every failure has one cause and one size bucket (`all` leaves out CPU-only attempts)
+    by_cause = sum(c["failures"] for c in three["by_cause"])
+    assert by_cause >= three["all"]["failures"] and by_cause == sum(b["infra_failures"] for b in three["mttf_by_size"])
