@@ -124,6 +124,8 @@ def test_report_and_metrics_on_disk(month_run):
     html = (report_dir / "report.html").read_text()
     assert f"Cluster reliability: {CLUSTER}, {MONTH}" in html
     assert "MTTF by job size" in html and "Node failure rate" in html
+    for section in ("Trend", "Effective training time ratio", "Lost goodput", "Lemon-node candidates"):
+        assert f"<h2>{section}</h2>" in html
     metrics = month_run["metrics"]
     assert metrics["month"] == str(MONTH) and metrics["cluster"] == CLUSTER
     suites = {p.stem for p in (Path(__file__).resolve().parents[1] / "expectations").glob("*.json")}
