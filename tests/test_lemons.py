@@ -1,9 +1,13 @@
 """Lemon-node candidates recovered from a simulated month with known lemon nodes."""
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from flows.cli import write_demo_config
+from flows.lemons import _incidents, _most_within, fleet_tail
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.simulate import SimParams, simulate
@@ -11,26 +15,68 @@ from flows.simulate import SimParams, simulate
 MONTH = Month.parse("2026-10")
 
 
-def test_every_injected_lemon_is_found_and_few_healthy_nodes_are_flagged(tmp_path: Path):
-    """At the paper's RSC-2 rate (2.34 per 1000 node-days) with lemons failing 100x as often, every
-    lemon is a candidate and under 1 in 100 healthy nodes is. (At 6.5 and 25x, on 4,000 nodes, the
-    rules find 18 of 20 lemons and flag 1.3% of healthy nodes: see the session note.)"""
-    config = write_demo_config(tmp_path, "lem", tmp_path / "reports")
-    params = SimParams("lem", MONTH, nodes=300, seed=4, r_f=2.34, lemon_fraction=0.02, lemon_factor=100.0)
-    truth = simulate(params, tmp_path / "sim" / "lem" / str(MONTH))
-    summary = monthly_report(cluster="lem", config=str(config), month=str(MONTH))
+@pytest.mark.parametrize(
+    ("r_f", "lemon_factor", "nodes", "seed"),
+    [
+        (2.34, 100.0, 300, 4),  # the paper's RSC-2 rate
+        (6.5, 60.0, 1000, 5),  # RSC-1's
+    ],
+)
+def test_every_injected_lemon_is_found_and_few_healthy_nodes_are_flagged(
+    tmp_path: Path, r_f: float, lemon_factor: float, nodes: int, seed: int
+):
+    """Every lemon is a candidate and under 1 in 100 healthy nodes is, at both of the paper's rates.
+    The lemons fail 60-100x as often as the fleet: at the simulator's default 25x, a lemon has a
+    handful of incidents in 28 days and some have only 1 or 2, as many healthy nodes do, so no
+    rule can find them all (at 6.5 and 25x on 2,000 nodes these rules find 14 of 20 and flag 0.7%
+    of healthy nodes: see the session note)."""
+    cluster = f"lem{seed}"
+    config = write_demo_config(tmp_path, cluster, tmp_path / "reports")
+    params = SimParams(
+        cluster,
+        MONTH,
+        nodes=nodes,
+        seed=seed,
+        r_f=r_f,
+        lemon_fraction=0.01 if nodes > 500 else 0.02,
+        lemon_factor=lemon_factor,
+    )
+    truth = simulate(params, tmp_path / "sim" / cluster / str(MONTH))
+    summary = monthly_report(cluster=cluster, config=str(config), month=str(MONTH))
     metrics = json.loads(Path(summary["metrics"]).read_text())
     lemons = metrics["lemon_nodes"]
-    for definition in ("paper", "all"):  # RSC-2's rate (the lemons raise the realised one)
+    for definition in ("paper", "all"):  # the realised rate (the lemons raise it) is inside the interval
         rate, true_rate = metrics["node_failure_rate"][definition], truth["r_f_per_1000_node_days"][definition]
         assert rate["lower"] <= true_rate["value"] <= rate["upper"], definition
     flagged = {c["node"] for c in lemons["candidates"]}
     injected = set(truth["lemon_nodes"])
-    assert len(injected) == 6 and injected <= flagged
+    assert len(injected) >= 6 and injected <= flagged
     healthy_flagged = flagged - injected
     assert len(healthy_flagged) < 0.01 * (lemons["fleet_nodes"] - len(injected))
     for candidate in lemons["candidates"]:  # each comes with its evidence
         assert candidate["rules"] and candidate["failures"] is not None and "incident_hours" in candidate
+
+
+def test_one_incident_that_ends_several_jobs_is_not_a_repeat_offence():
+    at = datetime(2026, 10, 5, 12, 0)
+    same_incident = [at, at + timedelta(minutes=2), at + timedelta(minutes=7)]
+    assert _incidents(same_incident) == [at]
+    assert _most_within(_incidents(same_incident), timedelta(days=14)) == 1
+    twice = same_incident + [at + timedelta(days=3)]
+    assert _most_within(_incidents(twice), timedelta(days=14)) == 2
+    assert _most_within(_incidents([at, at + timedelta(days=20)]), timedelta(days=14)) == 1
+
+
+def test_the_fleet_tail_accounts_for_overdispersion():
+    # 1,000 nodes, mean 0.2 incidents: Poisson-like counts give a Poisson tail ...
+    poisson_like = [0] * 818 + [1] * 164 + [2] * 16 + [3] * 2
+    tail, mean, dispersion = fleet_tail(poisson_like)
+    assert dispersion == pytest.approx(1.0, abs=0.05) and tail(3) < 0.002
+    # ... the same mean spread over unequal nodes gives a heavier tail, so 3 is no longer an outlier
+    spread = [0] * 880 + [1] * 70 + [2] * 30 + [3] * 15 + [4] * 5
+    tail, mean, dispersion = fleet_tail(spread)
+    assert mean == pytest.approx(0.195) and dispersion > 1.5 and tail(3) > 0.01
+    assert fleet_tail([0, 0, 0])[0](1) == 0.0
 
 
 def test_rates_and_mttf_intervals_contain_the_truth(tmp_path: Path):
