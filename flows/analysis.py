@@ -164,21 +164,36 @@ def history(
                     sum(monthly[m]["all_failures"] for m in earlier),
                     sum(monthly[m]["all_node_days"] for m in earlier),
                 ),
-                "by_cause": _window_causes(causes or [], inside, node_days),
+                "by_cause": _window_causes(causes or [], inside, earlier, monthly),
                 "mttf_by_size": _window_mttf(buckets or [], inside),
             }
         )
     return {"monthly": series, "trailing": windows}
 
 
-def _window_causes(causes: list[dict], months: list[str], node_days: float) -> list[dict]:
-    totals: dict[str, int] = {}
+def _window_causes(causes: list[dict], months: list[str], earlier: list[str], monthly: dict[str, dict]) -> list[dict]:
+    """Each cause's rate over the window, and its rate this month (the window's last) against the
+    window's earlier months (the same Poisson test as the overall rate)."""
+    node_days = sum(monthly[m]["all_node_days"] for m in months)
+    current = [m for m in months if m not in earlier]
+    totals: dict[str, dict[str, int]] = {}
     for row in causes:
         if row["month"] in months:
-            totals[row["cause_category"]] = totals.get(row["cause_category"], 0) + row["failures"]
+            counts = totals.setdefault(row["cause_category"], {"all": 0, "current": 0, "earlier": 0})
+            counts["all"] += row["failures"]
+            counts["current" if row["month"] in current else "earlier"] += row["failures"]
     return [
-        {"category": category, **failure_rate(count, node_days)}
-        for category, count in sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+        {
+            "category": category,
+            **failure_rate(counts["all"], node_days),
+            "this_month_vs_window": rate_change(
+                counts["current"],
+                sum(monthly[m]["all_node_days"] for m in current),
+                counts["earlier"],
+                sum(monthly[m]["all_node_days"] for m in earlier),
+            ),
+        }
+        for category, counts in sorted(totals.items(), key=lambda item: (-item[1]["all"], item[0]))
     ]
 
 
@@ -402,11 +417,17 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
         {**c, "per_1000_node_days": c["failures"] * 1000 / node_days_all if node_days_all else None} for c in causes
     ]
     gpu_hours_all = sum(b["gpu_hours"] for b in buckets)
+    previous_by_cause = {
+        row["cause_category"]: row["failures"] for row in window_causes if row["month"] == str(month.previous())
+    }
     failures_by_cause = [
         {
             **c,
             **{f"rate_{k}": v for k, v in failure_rate(c["failures"], node_days_all).items()},
             "per_million_gpu_hours": c["failures"] * 1e6 / gpu_hours_all if gpu_hours_all else None,
+            "month_over_month": rate_change(
+                c["failures"], node_days_all, previous_by_cause.get(c["category"], 0), previous["all_node_days"]
+            ),
         }
         for c in failures_by_cause
     ]

@@ -417,3 +417,17 @@ def test_trailing_windows_sum_the_months_built(tmp_path):
     # every failure has one cause and one size bucket (`all` leaves out CPU-only attempts)
     by_cause = sum(c["failures"] for c in three["by_cause"])
     assert by_cause >= three["all"]["failures"] and by_cause == sum(b["infra_failures"] for b in three["mttf_by_size"])
+    # each cause's rate this month is tested against September's and against the window's earlier months
+    september_metrics = json.loads((tmp_path / "reports" / "hist" / "2026-09" / "metrics.json").read_text())
+    september_causes = {c["category"]: c["failures"] for c in september_metrics["failures_by_cause"]}
+    september_node_days = september_metrics["node_failure_rate"]["all"]["node_days"]
+    window_causes = {c["category"]: c for c in three["by_cause"]}
+    assert metrics["failures_by_cause"]
+    for cause in metrics["failures_by_cause"]:
+        change = cause["month_over_month"]
+        assert change["value"] == pytest.approx(cause["per_1000_node_days"])
+        assert change["previous"] == pytest.approx(
+            september_causes.get(cause["category"], 0) * 1000 / september_node_days
+        )
+        assert window_causes[cause["category"]]["this_month_vs_window"]["value"] == pytest.approx(change["value"])
+        assert isinstance(change["significant"], bool)
