@@ -6,8 +6,10 @@ in a source path are replaced with the report month and cluster name.
 
 from __future__ import annotations
 
+import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from email.utils import parseaddr
 from pathlib import Path
 
 from flows.months import Month
@@ -85,6 +87,41 @@ class AnalysisConfig:
     lemon_p_value: float = 0.001  # ... and more than the fleet's rate explains (Poisson upper tail)
 
 
+SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class EmailConfig:
+    """[email]: who gets the report and the failure alerts, and the SMTP server that sends them.
+
+    Credentials never sit in the config: it names the environment variables (or the Prefect Secret
+    block) that hold them.
+    """
+
+    sender: str  # the `from` key
+    to: tuple[str, ...] = ()
+    alert_to: tuple[str, ...] = ()
+    smtp_host: str = ""
+    smtp_port: int = 0  # 0: the default port of smtp_security
+    smtp_security: str = "starttls"
+    smtp_username_env: str = ""
+    smtp_password_env: str = ""
+    smtp_password_secret: str = ""  # name of a Prefect Secret block
+    smtp_ca_file: str = ""  # CA bundle for a private CA (default: the system's)
+    smtp_timeout_seconds: float = 60.0
+    send_attempts: int = 6  # temporary errors (4xx, refused connections, timeouts) are retried ...
+    retry_wait_seconds: float = 30.0  # ... after 30 s, 60 s, 120 s, ... (capped at 10 min)
+
+    @property
+    def port(self) -> int:
+        return self.smtp_port or SMTP_SECURITY[self.smtp_security]
+
+    @property
+    def alert_recipients(self) -> tuple[str, ...]:
+        return self.alert_to or self.to  # nobody left out of a failure by default
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     cluster: str
@@ -96,7 +133,7 @@ class ClusterConfig:
     site_timezone: str = "UTC"
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
-    email_to: tuple[str, ...] = ()
+    email: EmailConfig | None = None  # None: reports are archived only, failures only logged
 
     def source_paths(self, month: Month) -> dict[str, Path]:
         """The file sources' paths for `month` (command sources are pulled by the landing)."""
@@ -168,7 +205,7 @@ def load_config(path: str | Path) -> ClusterConfig:
         site_timezone=str(raw.get("site_timezone", "UTC")),
         analysis=AnalysisConfig(**analysis_raw),
         ingest=_section(path, raw, "ingest", IngestConfig),
-        email_to=tuple(raw.get("email", {}).get("to", ())),
+        email=_email(path, raw.get("email")),
     )
 
 
@@ -178,3 +215,64 @@ def _section(path: Path, raw: dict, name: str, cls):
     if unknown:
         raise ConfigError(f"{path}: unknown [{name}] keys: {', '.join(sorted(unknown))}")
     return cls(**values)
+
+
+def _email(path: Path, raw: dict | None) -> EmailConfig | None:
+    if raw is None:
+        return None
+    where = f"{path}: [email]"
+    keys = {("from" if name == "sender" else name) for name in EmailConfig.__dataclass_fields__}
+    unknown = set(raw) - keys
+    if unknown & {"password", "smtp_password", "username", "smtp_username"}:
+        raise ConfigError(
+            f"{where}: credentials never go in the config; name the environment variables that hold them "
+            "(smtp_username_env, smtp_password_env) or a Prefect Secret block (smtp_password_secret)"
+        )
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
+
+    def addresses(key: str) -> tuple[str, ...]:
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+            raise ConfigError(f'{where}: {key} must be a list of addresses, e.g. ["ops@example.org"]')
+        for address in value:
+            if "@" not in parseaddr(address)[1]:
+                raise ConfigError(f"{where}: {key}: {address!r} is not an email address")
+        return tuple(value)
+
+    to, alert_to = addresses("to"), addresses("alert_to")
+    values = {k: v for k, v in raw.items() if k not in ("from", "to", "alert_to")}
+    try:
+        email = EmailConfig(sender=str(raw.get("from", "")), to=to, alert_to=alert_to, **values)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if not (to or alert_to):
+        return None
+    if "@" not in parseaddr(email.sender)[1]:
+        raise ConfigError(f'{where}: from must be the sender\'s address, e.g. "Reliability <reports@example.org>"')
+    if not email.smtp_host:
+        raise ConfigError(f"{where}: smtp_host is required to send to {', '.join(to + alert_to)}")
+    if email.smtp_security not in SMTP_SECURITY:
+        raise ConfigError(f"{where}: smtp_security must be one of {', '.join(SMTP_SECURITY)}")
+    for key in ("smtp_username_env", "smtp_password_env"):
+        if getattr(email, key) and not _ENV_NAME.match(getattr(email, key)):
+            raise ConfigError(f"{where}: {key} must be the name of an environment variable")
+    has_password = bool(email.smtp_password_env) + bool(email.smtp_password_secret)
+    if has_password > 1:
+        raise ConfigError(f"{where}: give smtp_password_env or smtp_password_secret, not both")
+    if bool(email.smtp_username_env) != bool(has_password):
+        raise ConfigError(f"{where}: a login needs smtp_username_env and a password (env or secret)")
+    if email.smtp_username_env and email.smtp_security == "plain":
+        raise ConfigError(f"{where}: no login over an unencrypted connection; use starttls or ssl")
+    numbers = {
+        "smtp_port": (email.smtp_port, int, 0),
+        "send_attempts": (email.send_attempts, int, 1),
+        "retry_wait_seconds": (email.retry_wait_seconds, (int, float), 0),
+        "smtp_timeout_seconds": (email.smtp_timeout_seconds, (int, float), 0.001),
+    }
+    for key, (value, kind, least) in numbers.items():
+        if isinstance(value, bool) or not isinstance(value, kind) or value < least:
+            raise ConfigError(f"{where}: {key} must be a number >= {least}, got {value!r}")
+    if email.smtp_ca_file:
+        email = replace(email, smtp_ca_file=str((path.parent / email.smtp_ca_file).resolve()))
+    return email

@@ -1,4 +1,11 @@
+import asyncio
+import contextlib
+import email
+import email.message
+import email.policy
 import os
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,3 +27,74 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def slurm_fixtures(shared_dir: Path) -> Path:
     return shared_dir / "fixtures" / "slurm-22.05"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class SmtpRecorder:
+    """aiosmtpd handler: keeps what it accepts; `replies` are answered to DATA first (e.g. a 4xx);
+    with `hold` set, DATA waits for it (a send in flight) after setting `receiving`."""
+
+    def __init__(self) -> None:
+        self.messages: list = []  # aiosmtpd Envelopes
+        self.replies: list[str] = []
+        self.data_commands = 0
+        self.logins: list[str] = []
+        self.hold: threading.Event | None = None
+        self.receiving = threading.Event()
+        self.port = 0
+
+    def reset(self) -> None:
+        self.messages.clear()
+        self.replies.clear()
+        self.logins.clear()
+        self.data_commands = 0
+        self.hold = None
+        self.receiving.clear()
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        self.data_commands += 1
+        if self.replies:
+            return self.replies.pop(0)
+        if self.hold is not None:
+            self.receiving.set()
+            await asyncio.get_running_loop().run_in_executor(None, self.hold.wait)
+        self.messages.append(envelope)
+        return "250 OK"
+
+    def parsed(self) -> list[email.message.EmailMessage]:
+        return [
+            email.message_from_bytes(m.original_content, policy=email.policy.default)  # type: ignore[arg-type]
+            for m in self.messages
+        ]
+
+
+@contextlib.contextmanager
+def smtp_controller(**smtp_parameters):
+    """A real SMTP server (aiosmtpd) on 127.0.0.1; Controller(port=0) cannot be used (stack.md §6)."""
+    from aiosmtpd.controller import Controller
+
+    handler = SmtpRecorder()
+    handler.port = free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=handler.port, **smtp_parameters)
+    controller.start()
+    try:
+        yield handler
+    finally:
+        controller.stop()
+
+
+@pytest.fixture(scope="module")
+def smtp_server():
+    with smtp_controller() as handler:
+        yield handler
+
+
+@pytest.fixture(autouse=True)
+def _reset_smtp(request):
+    if "smtp_server" in request.fixturenames:
+        request.getfixturevalue("smtp_server").reset()

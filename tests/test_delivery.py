@@ -1,0 +1,263 @@
+"""Email delivery against a real SMTP server (aiosmtpd on 127.0.0.1): retries, permanent refusals,
+TLS and logins, the [email] config, and the sent-log that makes a rerun send nothing twice."""
+
+import datetime as dt
+import ipaddress
+import smtplib
+import ssl
+import time
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from aiosmtpd.smtp import AuthResult, LoginPassword
+from conftest import free_port, smtp_controller
+
+from flows import mailer
+from flows.config import ConfigError, EmailConfig, load_config
+from flows.sent_log import SENDING, SENT, SentLog, SentRecord
+
+BASE_CONFIG = 'cluster = "m"\n\n[[sources]]\nkind = "sacct_psv"\npath = "x.psv"\n\n'
+
+
+def email_config(port: int, **overrides) -> EmailConfig:
+    values = {
+        "sender": "Reports <reports@example.org>",
+        "to": ("ops@example.org", "lead@example.org"),
+        "smtp_host": "127.0.0.1",
+        "smtp_port": port,
+        "smtp_security": "plain",
+        "send_attempts": 3,
+        "retry_wait_seconds": 0.05,
+        "smtp_timeout_seconds": 5,
+    }
+    return EmailConfig(**{**values, **overrides})
+
+
+def plain_message(subject: str = "hello") -> EmailMessage:
+    message = EmailMessage()
+    message["Subject"], message["From"], message["To"] = subject, "reports@example.org", "ops@example.org"
+    message.set_content("figures")
+    return message
+
+
+def test_a_message_arrives(smtp_server):
+    refused = mailer.send(plain_message(), email_config(smtp_server.port), ["ops@example.org", "lead@example.org"])
+    assert refused == {}
+    (received,) = smtp_server.messages
+    assert received.rcpt_tos == ["ops@example.org", "lead@example.org"]
+    assert smtp_server.parsed()[0]["Subject"] == "hello"
+
+
+def test_a_temporary_refusal_is_retried(smtp_server, caplog):
+    smtp_server.replies = ["451 4.3.0 try again later"]
+    mailer.send(plain_message(), email_config(smtp_server.port), ["ops@example.org"])
+    assert smtp_server.data_commands == 2 and len(smtp_server.messages) == 1
+    assert "attempt 1 of 3 failed (451 4.3.0 try again later); retrying" in caplog.text
+
+
+def test_a_permanent_refusal_fails_at_once_with_the_reply(smtp_server):
+    smtp_server.replies = ["554 5.7.1 message rejected by policy"]
+    with pytest.raises(mailer.DeliveryError, match="refused the message: 554 5.7.1 message rejected by policy"):
+        mailer.send(plain_message(), email_config(smtp_server.port), ["ops@example.org"])
+    assert smtp_server.data_commands == 1 and not smtp_server.messages
+
+
+def test_a_server_that_stays_temporary_is_given_up_after_the_attempts(smtp_server):
+    smtp_server.replies = ["421 4.3.2 shutting down"] * 5
+    with pytest.raises(mailer.DeliveryError, match="gave up after 3 attempts: 421 4.3.2 shutting down"):
+        mailer.send(plain_message(), email_config(smtp_server.port), ["ops@example.org"])
+    assert smtp_server.data_commands == 3
+
+
+def test_a_server_that_is_down_is_retried_with_back_off_then_fails():
+    port = free_port()  # nothing listens there
+    started = time.monotonic()
+    with pytest.raises(mailer.DeliveryError, match=r"gave up after 3 attempts: ConnectionRefusedError"):
+        mailer.send(plain_message(), email_config(port, retry_wait_seconds=0.2), ["ops@example.org"])
+    assert time.monotonic() - started >= 0.2 + 0.4  # waited 0.2 s, then 0.4 s
+
+
+def test_partly_refused_recipients_are_returned(smtp_server):
+    class Refusing:
+        async def handle_RCPT(self, server, session, envelope, address, options):
+            if address.startswith("gone"):
+                return "550 5.1.1 no such user"
+            envelope.rcpt_tos.append(address)
+            return "250 OK"
+
+        handle_DATA = smtp_server.handle_DATA
+
+    with smtp_controller() as handler:
+        handler.handle_RCPT = Refusing().handle_RCPT
+        refused = mailer.send(plain_message(), email_config(handler.port), ["ops@example.org", "gone@example.org"])
+    assert refused == {"gone@example.org": "550 5.1.1 no such user"}
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 and its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    directory = tmp_path_factory.mktemp("tls")
+    (directory / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (directory / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return directory / "cert.pem", directory / "key.pem"
+
+
+def server_tls(tls_files) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(*tls_files)
+    return context
+
+
+def check_login(logins: list[str]):
+    def authenticator(server, session, envelope, mechanism, auth_data):
+        ok = isinstance(auth_data, LoginPassword) and (auth_data.login, auth_data.password) == (b"bot", b"s3cret")
+        logins.append(f"{mechanism} {auth_data.login.decode()} {'ok' if ok else 'refused'}")
+        return AuthResult(success=ok, handled=False)  # not handled: the server answers 535
+
+    return authenticator
+
+
+def test_starttls_with_a_login_from_environment_variables(tls_files, monkeypatch):
+    monkeypatch.setenv("TEST_SMTP_USER", "bot")
+    monkeypatch.setenv("TEST_SMTP_PASSWORD", "s3cret")
+    logins: list[str] = []
+    with smtp_controller(
+        tls_context=server_tls(tls_files),
+        require_starttls=True,
+        authenticator=check_login(logins),
+        auth_required=True,
+    ) as handler:
+        config = email_config(
+            handler.port,
+            smtp_security="starttls",
+            smtp_username_env="TEST_SMTP_USER",
+            smtp_password_env="TEST_SMTP_PASSWORD",
+            smtp_ca_file=str(tls_files[0]),
+        )
+        mailer.send(plain_message(), config, ["ops@example.org"])
+        assert len(handler.messages) == 1 and logins == ["PLAIN bot ok"]
+
+        monkeypatch.setenv("TEST_SMTP_PASSWORD", "wrong")
+        with pytest.raises(mailer.DeliveryError, match="refused the message: 535"):
+            mailer.send(plain_message(), config, ["ops@example.org"])
+        monkeypatch.delenv("TEST_SMTP_PASSWORD")
+        with pytest.raises(mailer.DeliveryError, match="TEST_SMTP_PASSWORD .smtp_password_env. is unset"):
+            mailer.send(plain_message(), config, ["ops@example.org"])
+
+
+def test_implicit_tls_checks_the_certificate(tls_files):
+    with smtp_controller(ssl_context=server_tls(tls_files)) as handler:
+        mailer.send(
+            plain_message(),
+            email_config(handler.port, smtp_security="ssl", smtp_ca_file=str(tls_files[0])),
+            ["ops@example.org"],
+        )
+        assert len(handler.messages) == 1
+        # Without the CA the certificate does not verify: permanent, not retried.
+        with pytest.raises(mailer.DeliveryError, match="refused the message: SSLCertVerificationError"):
+            mailer.send(plain_message(), email_config(handler.port, smtp_security="ssl"), ["ops@example.org"])
+
+
+def test_the_password_can_come_from_a_prefect_secret_block(tls_files, monkeypatch):
+    from prefect.blocks.system import Secret
+
+    Secret(value="s3cret").save("test-smtp-password", overwrite=True)
+    monkeypatch.setenv("TEST_SMTP_USER", "bot")
+    logins: list[str] = []
+    with smtp_controller(tls_context=server_tls(tls_files), authenticator=check_login(logins)) as handler:
+        config = email_config(
+            handler.port,
+            smtp_security="starttls",
+            smtp_username_env="TEST_SMTP_USER",
+            smtp_password_secret="test-smtp-password",
+            smtp_ca_file=str(tls_files[0]),
+        )
+        mailer.send(plain_message(), config, ["ops@example.org"])
+    assert logins == ["PLAIN bot ok"]
+    with pytest.raises(mailer.DeliveryError, match="Secret block 'no-such-block'"):
+        mailer.credentials(email_config(0, smtp_username_env="TEST_SMTP_USER", smtp_password_secret="no-such-block"))
+
+
+def test_temporary_and_permanent_errors():
+    assert mailer.is_temporary(smtplib.SMTPDataError(452, b"4.3.1 insufficient storage"))
+    assert mailer.is_temporary(smtplib.SMTPServerDisconnected("gone"))
+    assert mailer.is_temporary(ConnectionResetError())
+    assert mailer.is_temporary(TimeoutError())
+    assert not mailer.is_temporary(smtplib.SMTPDataError(552, b"5.3.4 message too big"))
+    assert not mailer.is_temporary(smtplib.SMTPAuthenticationError(535, b"5.7.8 bad credentials"))
+    assert not mailer.is_temporary(smtplib.SMTPRecipientsRefused({"a@x": (450, b"busy"), "b@x": (550, b"unknown")}))
+
+
+def write_email_config(tmp_path: Path, email: str) -> Path:
+    path = tmp_path / "m.toml"
+    path.write_text(BASE_CONFIG + "[email]\n" + email)
+    return path
+
+
+def test_email_config_is_read_and_checked(tmp_path):
+    config = load_config(
+        write_email_config(
+            tmp_path,
+            'from = "Reports <r@example.org>"\nto = ["a@example.org"]\nsmtp_host = "mail.example.org"\n'
+            'smtp_username_env = "U"\nsmtp_password_env = "P"\nsmtp_ca_file = "ca.pem"\n',
+        )
+    )
+    email = config.email
+    assert (email.port, email.smtp_security, email.alert_recipients) == (587, "starttls", ("a@example.org",))
+    assert email.smtp_ca_file == str(tmp_path / "ca.pem")
+    assert load_config(write_email_config(tmp_path, 'from = "r@example.org"\n')).email is None  # archive only
+
+    bad = {
+        'to = ["a@example.org"]\nsmtp_host = "h"\n': "from must be the sender",
+        'from = "r@x.org"\nto = ["a@x.org"]\n': "smtp_host is required",
+        'from = "r@x.org"\nto = ["not an address"]\nsmtp_host = "h"\n': "'not an address' is not an email address",
+        'from = "r@x.org"\nto = "a@x.org"\nsmtp_host = "h"\n': "to must be a list of addresses",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\npassword = "hunter2"\n': "credentials never go in",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\nsmtp_security = "tls"\n': "smtp_security must be",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\nsmtp_username_env = "U"\n': "a login needs",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\nsmtp_security = "plain"\n'
+        'smtp_username_env = "U"\nsmtp_password_env = "P"\n': "no login over an unencrypted connection",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\nsmtp_port = "25"\n': "smtp_port must be a number",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\nsmtp_password_env = "MY-PASS"\n'
+        'smtp_username_env = "U"\n': "smtp_password_env must be the name of an environment variable",
+        'from = "r@x.org"\nto = ["a@x.org"]\nsmtp_host = "h"\nsmtp_hots = "h"\n': "unknown keys: smtp_hots",
+    }
+    for text, error in bad.items():
+        with pytest.raises(ConfigError, match=error):
+            load_config(write_email_config(tmp_path, text))
+
+
+def test_the_sent_log_keeps_every_attempt_and_finds_an_interrupted_one(tmp_path):
+    log = SentLog.for_cluster(tmp_path, "m")
+    first = SentRecord("m", "2026-10", SENDING, "h1", "<1@x>", ("a@x",), "s", "report")
+    log.append(first)
+    assert log.interrupted("2026-10", "h1") == first and log.last_sent("2026-10") is None
+    log.append(SentRecord("m", "2026-10", SENT, "h1", "<1@x>", ("a@x",), "s", "report"))
+    log.append(SentRecord("m", "2026-09", SENDING, "h0", "<0@x>", ("a@x",), "s", "report"))
+    assert log.interrupted("2026-10", "h1") is None and log.last_sent("2026-10").message_id == "<1@x>"
+    assert log.interrupted("2026-09", "h0").message_id == "<0@x>" and log.interrupted("2026-09", "h9") is None
+    assert [r.status for r in log.records()] == [SENDING, SENT, SENDING]
+    assert [p.name for p in log.path.parent.iterdir()] == ["m.jsonl"]  # no temporary file left
