@@ -18,7 +18,7 @@ from flows.delivery import deliver_report
 from flows.land import land_month
 from flows.months import Month
 from flows.quality import SuiteResult, validate_month
-from flows.report import render_report, write_report
+from flows.report import reproduce, write_report
 from flows.warehouse import build_month
 
 
@@ -53,10 +53,10 @@ def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[Sui
         "inputs": inputs["sources"],
         "quarantine_sample": inputs["quarantine_sample"],
         "data_quality": quality_rows,
+        "reproduce": reproduce(config.config_path, str(month)),
     }
-    html = render_report({"cluster": config.cluster, "metrics": metrics, "inputs": inputs, "quality": quality_rows})
     tables = detail_tables(config.warehouse_path, month, config.analysis)
-    return write_report(config.report_dir(month), html, full_metrics, tables)
+    return write_report(config.report_dir(month), full_metrics, tables)
 
 
 @task(name="deliver", cache_policy=NO_CACHE)

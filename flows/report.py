@@ -1,73 +1,142 @@
-"""Render the monthly report (Jinja, autoescaped; templates only format) and write it with metrics.json."""
+"""Render the monthly report from metrics.json and write the report directory atomically.
+
+The directory (a contract: delivery builds the email from it, see flows/message.py):
+- `report.html`: self-contained archive copy, charts as data: URIs;
+- `email.html`: the same report with CSS inlined and charts as `cid:<name>.png@reliability-report`,
+  a `<!-- notice -->` placeholder at the top of the body for a correction banner;
+- `report.txt`: the plain-text alternative with the same headline figures;
+- `charts/<name>.png`, `metrics.json` (with the `summary` block) and the `<name>.parquet` tables.
+
+Templates only format (autoescaped HTML; the text template neutralises control characters); every
+figure comes from metrics.json, the summary from flows/summary.py, the charts from flows/charts.py.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
-import math
+import shlex
+from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
+import css_inline
+import pyarrow as pa
 import pyarrow.parquet as pq
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
 
 from flows import TEMPLATES_DIR
 from flows.atomic import replace_dir_atomically
+from flows.charts import Chart, render_charts
+from flows.summary import fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
+
+CHARTS_DIR = "charts"
+CID_DOMAIN = "reliability-report"
+NOTICE_PLACEHOLDER = "<!-- notice -->"
+FORMATS = {"num": fmt_num, "dec": fmt_dec, "duration": fmt_duration, "pct": fmt_pct}
 
 
-def _num(value) -> str:
-    if isinstance(value, str):
+def content_id(chart: str) -> str:
+    """The Content-ID of a chart's MIME part, with angle brackets; email.html refers to it as cid:."""
+    return f"<{chart}.png@{CID_DOMAIN}>"
+
+
+def _printable(value):
+    """Every value a template outputs: untrusted strings cannot carry control characters (terminal
+    escapes, bidi overrides, forged line breaks) into the report; HTML escaping comes after."""
+    if not isinstance(value, str) or isinstance(value, Markup):  # Markup: a macro's output, already safe
         return value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:,.0f}"
-
-
-def _dec(value, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:,.{digits}f}"
-
-
-def _pct(value) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
-
-
-def _duration(hours) -> str:
-    if hours is None or (isinstance(hours, float) and (math.isnan(hours) or math.isinf(hours))):
-        return "–"
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:.1f} d"
+    return "".join(
+        ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}" for ch in value
+    )
 
 
 def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = Environment(
         loader=FileSystemLoader(templates_dir),
-        autoescape=select_autoescape(["html", "j2"], default_for_string=True),
+        autoescape=lambda name: not (name or "").endswith(".txt.j2"),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=_printable,
     )
-    env.filters.update(num=_num, dec=_dec, pct=_pct, duration=_duration)
+    env.filters.update(
+        num=fmt_num,
+        dec=fmt_dec,
+        pct=fmt_pct,
+        duration=fmt_duration,
+        change=fmt_change,
+        label=label,
+        month_name=month_name,
+        fmt=lambda value, kind: FORMATS[kind](value),
+        timestamp=lambda value: str(value)[:16].replace("T", " "),
+    )
     return env
 
 
-def render_report(context: dict) -> str:
-    return environment().get_template("report.html.j2").render(**context)
+@dataclass(frozen=True)
+class Report:
+    html: str  # report.html
+    email_html: str
+    text: str
+    charts: dict[str, Chart]
+    metrics: dict  # with `summary`
 
 
-def write_report(report_dir: Path, html: str, metrics: dict, tables: dict | None = None) -> dict[str, Path]:
-    """Write report.html, metrics.json and the detail tables (`<name>.parquet`) together; a failure
-    leaves the previous set untouched."""
+def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
+    return {name: {"src": src(c), "alt": c.alt, "width": c.width, "height": c.height} for name, c in charts.items()}
+
+
+def build_report(metrics: dict) -> Report:
+    """Everything the report directory holds besides the tables, from the month's full metrics."""
+    metrics = {**metrics, "summary": summarise(metrics)}
+    charts = render_charts(metrics)
+    env = environment()
+    page = env.get_template("report.html.j2")
+    html = page.render(
+        metrics=metrics,
+        charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode()),
+    )
+    email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
+        page.render(metrics=metrics, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
+    )
+    text = env.get_template("report.txt.j2").render(metrics=metrics, charts=charts)
+    return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=metrics)
+
+
+def reproduce(config_path: Path, month: str) -> dict:
+    """How to rebuild the month: the command and the tool's version (the `reproduce` block)."""
+    command = shlex.join(["reliability-report", "run", "--month", month, "--config", str(config_path)])
+    return {"command": command, "tool_version": version("cluster-reliability-report")}
+
+
+def notice_html(notice: str) -> str:
+    """The banner that replaces NOTICE_PLACEHOLDER in email.html (styles inline: it goes in after inlining)."""
+    return environment().get_template("partials/notice.html.j2").render(notice=notice)
+
+
+def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None) -> dict[str, Path]:
+    """Write the report directory; a failure leaves the previous one untouched. Returns its paths."""
+    report = build_report(metrics)
 
     def fill(tmp: Path) -> None:
-        (tmp / "report.html").write_text(html)
-        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True, default=str) + "\n")
+        (tmp / "report.html").write_text(report.html)
+        (tmp / "email.html").write_text(report.email_html)
+        (tmp / "report.txt").write_text(report.text)
+        (tmp / CHARTS_DIR).mkdir()
+        for chart in report.charts.values():
+            (tmp / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
+        (tmp / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
         for name, table in (tables or {}).items():
             pq.write_table(table, tmp / f"{name}.parquet")
 
     replace_dir_atomically(report_dir, fill)
-    return {"report": report_dir / "report.html", "metrics": report_dir / "metrics.json"}
+    return {
+        "dir": report_dir,
+        "report": report_dir / "report.html",
+        "email": report_dir / "email.html",
+        "text": report_dir / "report.txt",
+        "metrics": report_dir / "metrics.json",
+    }

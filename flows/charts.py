@@ -1,0 +1,362 @@
+"""The report's charts: PNGs drawn from metrics.json alone (never the warehouse), byte-identical for
+identical metrics (no timestamp or version in the file, fixed fonts and sizes). Shown 560 px wide,
+drawn at 2x for sharp high-density screens and reduced to a 64-colour palette: 10-25 KB each,
+a quarter of the full-colour file. Each comes with alt text that states what it shows."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+# matplotlib builds a font cache in MPLCONFIGDIR; HOME may be read-only (CI, services).
+os.environ.setdefault("MPLCONFIGDIR", str(Path(tempfile.gettempdir()) / f"matplotlib-{os.getuid()}"))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from flows.summary import fmt_dec, fmt_duration, fmt_num, fmt_pct, label  # noqa: E402
+
+WIDTH_PX = 560  # shown at this width; drawn at 2x
+DPI = 200
+WIDTH_IN = 2 * WIDTH_PX / DPI
+# Okabe-Ito: distinguishable with colour-blindness, and on white whatever the client's theme.
+BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#6b7280",
+)  # fmt: skip
+# Then three of Paul Tol's muted colours, for the job mix's up to 11 outcomes.
+PALETTE = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY, "#882255", "#44AA99", "#999933", "#332288")
+STYLE = {
+    "font.family": "DejaVu Sans",  # shipped with matplotlib: the same glyphs on every machine
+    "font.size": 7.5,
+    "axes.titlesize": 8.5,
+    "axes.labelsize": 7.5,
+    "legend.fontsize": 6.5,
+    "xtick.labelsize": 6.5,
+    "ytick.labelsize": 6.5,
+    "axes.edgecolor": "#9aa5b1",
+    "axes.labelcolor": "#1f2933",
+    "text.color": "#1f2933",
+    "xtick.color": "#52606d",
+    "ytick.color": "#52606d",
+    "axes.grid": True,
+    "grid.color": "#e4e7eb",
+    "grid.linewidth": 0.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.facecolor": "white",  # opaque: readable when a client darkens the page around it
+    "axes.facecolor": "white",
+    "svg.hashsalt": "reliability-report",
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str
+    png: bytes
+    alt: str
+    width: int  # display size in CSS pixels
+    height: int
+
+
+def _text(value: str) -> str:
+    """Data shown in a chart: '$' would start matplotlib's math mode."""
+    return str(value).replace("$", r"\$")
+
+
+def _figure(height_px: int) -> Figure:
+    return Figure(figsize=(WIDTH_IN, 2 * height_px / DPI), dpi=DPI, layout="constrained")
+
+
+def _png(fig: Figure) -> bytes:
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format="png", dpi=DPI)
+    image = Image.open(drawn).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)  # Pillow writes no time or version chunk
+    return out.getvalue()
+
+
+def _gpus(bucket: dict) -> int:
+    """Where a size bucket sits on the GPU axis: its upper end (its lower end when open)."""
+    return bucket["max_gpus"] if bucket["max_gpus"] < 2**31 - 1 else bucket["min_gpus"]
+
+
+def _gpu_tick(value: float, _pos=None) -> str:
+    n = int(round(value))
+    return f"{n // 1024}k" if n >= 1024 else str(n)
+
+
+def mttf_chart(metrics: dict) -> Chart | None:
+    buckets = [b for b in metrics["mttf_by_size"] if _gpus(b) > 0 and b["runtime_hours"] > 0]
+    if not buckets:
+        return None
+    fig = _figure(300)
+    ax = fig.add_subplot()
+    observed = [b for b in buckets if b["mttf_hours"] is not None]
+    bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
+    rf = metrics["node_failure_rate"]
+    projections = metrics["projections"]
+    for definition, colour, style in (("paper", BLUE, "-"), ("all", GREY, "--")):
+        points = sorted(
+            [(_gpus(b), b["model_mttf_hours"][definition]) for b in metrics["mttf_by_size"] if _gpus(b) > 0]
+            + [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in projections]
+        )
+        points = [(x, y) for x, y in points if y]
+        if points:
+            ax.plot(
+                *zip(*points, strict=True),
+                style,
+                color=colour,
+                linewidth=1,
+                label=f"model, r_f {definition} = {fmt_dec(rf[definition]['value'])}",
+            )
+    definition = metrics["expected_ettr"]["r_f_definition"]
+    shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in projections if p[f"mttf_hours_{definition}"]]
+    if shown:
+        ax.plot(*zip(*shown, strict=True), "s", color=BLUE, markerfacecolor="white", markersize=4, label="projection")
+        for x, y in shown:
+            ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6, color=BLUE)
+    if observed:
+        xs = [_gpus(b) for b in observed]
+        ys = [b["mttf_hours"] for b in observed]
+        err = [
+            [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
+            [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
+        ]
+        ax.errorbar(xs, ys, yerr=err, fmt="o", color=VERMILLION, markersize=4, capsize=2, elinewidth=0.8,
+                    label="observed, 95% interval")  # fmt: skip
+    if bounds:
+        ax.plot(
+            [_gpus(b) for b in bounds],
+            [b["mttf_lower_hours"] for b in bounds],
+            "^",
+            color=GREEN,
+            markerfacecolor="white",
+            markersize=4.5,
+            label="no failure: MTTF above",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(_gpu_tick))
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("MTTF (hours)")
+    ax.set_title("Mean time to failure by job size")
+    ax.legend(loc="lower left", frameon=False)
+    alt = (
+        f"Log-log chart of mean time to failure against job size. Observed MTTF with 95% intervals for "
+        f"{len(observed)} size{'s' if len(observed) != 1 else ''} with failures"
+        + (", lower bounds for " + f"{len(bounds)} without" if bounds else "")
+        + "."
+    )
+    if shown:
+        alt += (
+            f" The model line for r_f {definition} = {fmt_dec(rf[definition]['value'])} projects "
+            + ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
+            + "."
+        )
+    return _finish("mttf", fig, alt, 300)
+
+
+def _month_tick(month: str) -> str:
+    year, number = month.split("-")
+    return f"{('Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec')[int(number) - 1]}\n{year}"
+
+
+def trend_chart(metrics: dict) -> Chart | None:
+    series = metrics["history"]["monthly"]
+    if len(series) < 2:
+        return None
+    fig = _figure(240)
+    ax = fig.add_subplot()
+    for offset, (definition, colour, name) in zip(
+        (-0.08, 0.08),
+        (
+            ("paper", BLUE, f"jobs > {metrics['parameters']['paper_min_gpus']} GPUs (paper)"),
+            ("all", ORANGE, "all GPU jobs"),
+        ),
+        strict=True,
+    ):
+        points = [(i + offset, row[definition]) for i, row in enumerate(series) if row[definition]["value"] is not None]
+        if not points:
+            continue
+        ax.errorbar(
+            [x for x, _ in points],
+            [r["value"] for _, r in points],
+            yerr=[[r["value"] - r["lower"] for _, r in points], [r["upper"] - r["value"] for _, r in points]],
+            fmt="-o",
+            color=colour,
+            markersize=3.5,
+            linewidth=1,
+            capsize=2,
+            elinewidth=0.7,
+            label=name,
+        )
+    ax.xaxis.set_major_locator(FixedLocator(range(len(series))))
+    ax.set_xticklabels([_month_tick(row["month"]) for row in series])
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("failures per 1000 node-days")
+    ax.set_title("Node failure rate r_f by month, 95% intervals")
+    ax.legend(loc="upper left", frameon=False, ncols=2)
+    first, last = series[0], series[-1]
+    alt = (
+        f"Line chart of the node failure rate per month from {first['month']} to {last['month']}, both definitions "
+        f"with 95% intervals: all GPU jobs {fmt_dec(first['all']['value'])} then {fmt_dec(last['all']['value'])}, "
+        f"paper definition {fmt_dec(first['paper']['value'])} then {fmt_dec(last['paper']['value'])} "
+        "failures per 1000 node-days."
+    )
+    return _finish("failure_rate_trend", fig, alt, 240)
+
+
+def causes_chart(metrics: dict) -> Chart | None:
+    causes = metrics["failures_by_cause"]
+    if not causes:
+        return None
+    window = max(metrics["history"]["trailing"], key=lambda w: w["months"], default=None)
+    previous = {}
+    if window and window["months_available"] > 1:
+        previous = {c["category"]: c for c in window["by_cause"]}
+    height = 70 + 22 * len(causes)
+    fig = _figure(height)
+    ax = fig.add_subplot()
+    ys = list(range(len(causes)))[::-1]
+    values = [c["rate_value"] or 0 for c in causes]
+    ax.barh(
+        ys,
+        values,
+        xerr=[
+            [v - (c["rate_lower"] or 0) for v, c in zip(values, causes, strict=True)],
+            [(c["rate_upper"] or 0) - v for v, c in zip(values, causes, strict=True)],
+        ],  # fmt: skip
+        color=BLUE,
+        height=0.6,
+        error_kw={"elinewidth": 0.7, "capsize": 2, "ecolor": "#52606d"},
+        label="this month, 95% interval",
+    )
+    for y, c in zip(ys, causes, strict=True):
+        ax.annotate(fmt_num(c["failures"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
+                    fontsize=6, color="white")  # fmt: skip
+    if previous:
+        marked = [
+            (y, previous[c["category"]]["value"]) for y, c in zip(ys, causes, strict=True) if c["category"] in previous
+        ]
+        if marked:
+            ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=3.5,
+                    label=f"last {window['months_available']} months")  # fmt: skip
+    ax.set_yticks(ys)
+    ax.set_yticklabels([_text(label(c["category"])) for c in causes])
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("failures per 1000 node-days (count on the bar)")
+    ax.set_title("Infrastructure failures by cause")
+    ax.legend(loc="lower right", frameon=False)
+    alt = "Bar chart of this month's failure rate by cause: " + "; ".join(
+        f"{label(c['category'])} {fmt_dec(c['rate_value'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
+        for c in causes[:6]
+    )
+    alt += f"; and {len(causes) - 6} more." if len(causes) > 6 else "."
+    return _finish("causes", fig, alt, height)
+
+
+def ettr_chart(metrics: dict) -> Chart | None:
+    expected = metrics["expected_ettr"]
+    curves = [c for c in expected["curves"] if c["points"]]
+    if not curves:
+        return None
+    fig = _figure(280)
+    ax = fig.add_subplot()
+    for colour, curve in zip(PALETTE, curves, strict=False):
+        xs = [p["ckpt_minutes"] for p in curve["points"]]
+        ys = [p["ettr"] for p in curve["points"]]
+        ax.plot(xs, ys, "-", color=colour, linewidth=1, label=f"{fmt_num(curve['gpus'])} GPUs")
+        invalid = [(p["ckpt_minutes"], p["ettr"]) for p in curve["points"] if not p["valid"]]
+        valid = [(p["ckpt_minutes"], p["ettr"]) for p in curve["points"] if p["valid"]]
+        if valid:
+            ax.plot(*zip(*valid, strict=True), "o", color=colour, markersize=3)
+        if invalid:
+            ax.plot(*zip(*invalid, strict=True), "o", color=colour, markerfacecolor="white", markersize=3)
+        if curve["optimal_ckpt_minutes"] is not None:
+            ax.axvline(curve["optimal_ckpt_minutes"], color=colour, linestyle="--", linewidth=0.8)
+            ax.annotate(f"optimum {fmt_dec(curve['optimal_ckpt_minutes'], 1)} min", (curve["optimal_ckpt_minutes"], 0),
+                        xycoords=("data", "axes fraction"), xytext=(2, 3), textcoords="offset points",
+                        rotation=90, fontsize=5.5, color=colour)  # fmt: skip
+    configured = metrics["parameters"]["ckpt_interval_minutes"]
+    ax.axvline(configured, color=GREY, linestyle=":", linewidth=1, label=f"configured {fmt_num(configured)} min")
+    ax.set_xscale("log")
+    minutes = metrics["parameters"]["ettr_curve_minutes"]
+    ax.xaxis.set_major_locator(FixedLocator(minutes))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(max(0.0, min(p["ettr"] for c in curves for p in c["points"]) - 0.02), 1.0)
+    ax.set_xlabel("checkpoint interval (minutes)")
+    ax.set_ylabel("expected ETTR")
+    ax.set_title(
+        f"E[ETTR] for r_f {expected['r_f_definition']} = {fmt_dec(expected['r_f'])} (hollow: outside the model's range)"
+    )
+    ax.legend(loc="lower left", frameon=False, ncols=2)
+    optima = [c for c in curves if c["optimal_ckpt_minutes"] is not None]
+    alt = (
+        f"Line chart of expected ETTR against checkpoint interval, {fmt_num(minutes[0])} to {fmt_num(minutes[-1])} min, "
+        f"for r_f = {fmt_dec(expected['r_f'])}: "
+        + "; ".join(
+            f"{fmt_num(c['gpus'])} GPUs {fmt_dec(c['points'][0]['ettr'], 3)} to {fmt_dec(c['points'][-1]['ettr'], 3)}"
+            for c in curves
+        )
+        + ". "
+        + (
+            "Optimal interval: "
+            + ", ".join(f"{fmt_dec(c['optimal_ckpt_minutes'], 1)} min at {fmt_num(c['gpus'])} GPUs" for c in optima)
+            + "."
+            if optima
+            else "No optimum without a checkpoint write time: shorter intervals are always better."
+        )
+    )
+    return _finish("ettr", fig, alt, 280)
+
+
+def job_mix_chart(metrics: dict) -> Chart | None:
+    mix = metrics["job_mix"]
+    if not mix or not metrics["totals"]["attempts"]:
+        return None
+    fig = _figure(150)
+    ax = fig.add_subplot()
+    left = [0.0, 0.0]
+    for colour, row in zip(PALETTE, mix, strict=False):  # 12 colours, 11 outcomes
+        shares = [row["attempt_share"] or 0, row["gpu_hours_share"] or 0]
+        ax.barh([1, 0], shares, left=left, color=colour, height=0.6, label=_text(label(row["outcome"])))
+        left = [a + b for a, b in zip(left, shares, strict=True)]
+    ax.set_yticks([1, 0])
+    ax.set_yticklabels(["attempts", "GPU-hours"])
+    ax.set_xlim(0, 1)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
+    ax.grid(visible=False)
+    fig.legend(loc="outside lower center", frameon=False, ncols=6)
+    ax.set_title("Job mix by outcome")
+    alt = "Stacked bars of the share of attempts and of GPU-hours by outcome: " + "; ".join(
+        f"{label(r['outcome'])} {fmt_pct(r['attempt_share'])} of attempts, {fmt_pct(r['gpu_hours_share'])} of GPU-hours"
+        for r in mix
+    )
+    return _finish("job_mix", fig, alt + ".", 150)
+
+
+def _finish(name: str, fig: Figure, alt: str, height: int) -> Chart:
+    return Chart(name=name, png=_png(fig), alt=alt, width=WIDTH_PX, height=height)
+
+
+CHARTS: tuple[Callable[[dict], Chart | None], ...] = (job_mix_chart, mttf_chart, trend_chart, causes_chart, ettr_chart)
+
+
+def render_charts(metrics: dict) -> dict[str, Chart]:
+    """Every chart the month's data supports, by name (a chart without data is left out)."""
+    with matplotlib.rc_context(STYLE):
+        drawn = [draw(metrics) for draw in CHARTS]
+    return {chart.name: chart for chart in drawn if chart is not None}
