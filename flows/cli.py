@@ -1,8 +1,9 @@
-"""`reliability-report`: simulate a cluster month, run the monthly pipeline, or run the demo."""
+"""`reliability-report`: simulate a cluster month, run the monthly pipeline, backfill months, or run the demo."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -17,6 +18,26 @@ def _month(text: str) -> Month:
         return Month.parse(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _report_month(text: str) -> Month:
+    from flows.pipeline import report_month
+
+    try:
+        return report_month(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def show_progress() -> None:
+    """Print the runs' progress lines (stage by stage, with counts) and delivery/lock warnings."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
+    for name in ("flows.progress", "flows.delivery", "flows.mailer", "flows.runlock"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -45,7 +66,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flows.pipeline import monthly_report
 
     config = load_config(args.config)
-    summary = monthly_report(month=str(args.month), cluster=config.cluster, config=str(config.config_path))
+    show_progress()
+    summary = monthly_report(
+        month=str(args.month), cluster=config.cluster, config=str(config.config_path), resend=args.resend
+    )
     print(
         f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
         f"{summary['infra_failures']} infrastructure failures; {summary['delivery']}"
@@ -53,6 +77,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
+    return 0
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from flows.backfill import backfill
+
+    config = load_config(args.config)
+    if args.to_month < args.from_month:
+        print(f"error: --from {args.from_month} is after --to {args.to_month}", file=sys.stderr)
+        return 2
+    show_progress()
+    outcomes = backfill(
+        cluster=config.cluster,
+        config=str(config.config_path),
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
+        force=args.force,
+        resend=args.resend,
+    )
+    print(f"{config.cluster} {args.from_month}..{args.to_month}:")
+    for outcome in outcomes:
+        print(f"  {outcome['month']}  {outcome['outcome']:<8} {outcome['detail']}")
     return 0
 
 
@@ -85,7 +131,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"simulated {args.cluster} {month}: {args.nodes} nodes, {len(truth['infra_failures'])} injected "
         f"infrastructure failures; logs in {sim_dir}"
     )
-    return cmd_run(argparse.Namespace(month=month, config=str(config_path)))
+    return cmd_run(argparse.Namespace(month=month, config=str(config_path), resend=False))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,9 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=cmd_simulate)
 
     run = sub.add_parser("run", help="build the monthly report of one cluster")
-    run.add_argument("--month", required=True, type=_month, help="YYYY-MM")
+    run.add_argument("--month", required=True, type=_report_month, help="YYYY-MM")
     run.add_argument("--config", required=True, help="cluster config (TOML)")
+    run.add_argument("--resend", action="store_true", help="email the report again although its figures were sent")
     run.set_defaults(func=cmd_run)
+
+    back = sub.add_parser("backfill", help="build a range of past months of one cluster, oldest first")
+    back.add_argument("--from", dest="from_month", required=True, type=_report_month, help="first month, YYYY-MM")
+    back.add_argument("--to", dest="to_month", required=True, type=_report_month, help="last month, YYYY-MM")
+    back.add_argument("--config", required=True, help="cluster config (TOML)")
+    back.add_argument("--force", action="store_true", help="rebuild months whose report was built and delivered")
+    back.add_argument("--resend", action="store_true", help="email reports again although their figures were sent")
+    back.set_defaults(func=cmd_backfill)
 
     demo = sub.add_parser("demo", help="simulate a demo cluster's month and report it")
     demo.add_argument("--cluster", default="demo")

@@ -6,20 +6,45 @@ Each task is a thin wrapper around a plain function that is tested on its own.
 from __future__ import annotations
 
 import json
+import logging
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Annotated
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.exceptions import ParameterTypeError
+from prefect.logging.loggers import flow_run_logger
+from prefect.runtime import flow_run as flow_run_info
+from pydantic import Field
 
 from flows.analysis import compute_metrics, detail_tables
 from flows.config import ClusterConfig, ConfigError, load_config
-from flows.delivery import deliver_report
+from flows.delivery import deliver_report, send_alert
 from flows.land import land_month
-from flows.months import Month
+from flows.months import _MONTH_RE, Month
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
+from flows.runlock import cluster_lock
 from flows.warehouse import build_month
+
+# A flow parameter `month`: the server checks the pattern when a run is created (`prefect deployment run`).
+MonthParam = Annotated[str, Field(pattern=_MONTH_RE.pattern, description="YYYY-MM")]
+# Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
+progress = logging.getLogger("flows.progress")
+STAGE_NOTE = "stage: "  # added to a failing stage's exception, for the failure alert
+
+
+def report_month(text: str | None, now: datetime | None = None) -> Month:
+    """The month to report: `text` (YYYY-MM, not in the future) or, by default, the month before
+    the run's scheduled time (a scheduled run that starts late still reports its own month)."""
+    if not text:
+        return Month.last_full(now or flow_run_info.scheduled_start_time)
+    month = Month.parse(text)
+    if month.start > (now or datetime.now(UTC)):
+        raise ValueError(f"month {month} is in the future")
+    return month
 
 
 @task(name="pull-and-land", cache_policy=NO_CACHE)
@@ -60,33 +85,88 @@ def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[Sui
 
 
 @task(name="deliver", cache_policy=NO_CACHE)
-def deliver(config: ClusterConfig, month: Month, paths: dict) -> str:
-    return deliver_report(config, str(month), paths)
+def deliver(config: ClusterConfig, month: Month, resend: bool) -> str:
+    return deliver_report(config, str(month), config.report_dir(month), resend=resend)
 
 
-@flow(name="monthly-report")
-def monthly_report(cluster: str, config: str, month: str | None = None) -> dict:
-    """Build, check and report one cluster's month (default: the last full month); returns a summary."""
+def stage_counts(stage: str, result) -> str:
+    """What a stage produced, in a few words with counts, for the progress lines."""
+    if stage == "land":
+        sources = json.loads((result / "manifest.json").read_text())["sources"]
+        return f"{sum(s.get('records', 0) for s in sources.values()):,} records from {len(sources)} sources"
+    if stage == "dbt":
+        return f"{sum(result.values())} dbt nodes ({', '.join(f'{n} {s}' for s, n in sorted(result.items()))})"
+    if stage == "quality":
+        passed = sum(q.successful for q in result)
+        return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {len(result)} suites"
+    if stage == "metrics":
+        return (
+            f"{result['totals']['attempts']:,} attempts, {result['totals']['infra_failures']:,} infrastructure failures"
+        )
+    if stage == "render":
+        return str(result["report"])
+    return str(result)
+
+
+def failure(state) -> tuple[str, str]:
+    """(stage, error) of a failed run's state: the stage from the note `timed` added."""
+    error = state.result(raise_on_failure=False)
+    if not isinstance(error, BaseException):
+        return "start", str(state.message)
+    notes = [n for n in getattr(error, "__notes__", ()) if n.startswith(STAGE_NOTE)]
+    stage = "parameters" if isinstance(error, ParameterTypeError) else "start"
+    return (notes[-1].removeprefix(STAGE_NOTE) if notes else stage), f"{type(error).__name__}: {error}"
+
+
+def alert_on_failure(flow, flow_run, state) -> None:
+    """Flow hook: say which run failed, at which stage and why, in the run log and by email."""
+    logger = flow_run_logger(flow_run, flow)
+    params = flow_run.parameters
+    what = params.get("month") or (
+        f"{params['from_month']}..{params['to_month']}" if "from_month" in params else "the last full month"
+    )
+    stage, error = failure(state)
+    logger.error("%s of cluster %s failed at stage %s: %s", what, params.get("cluster"), stage, error)
+    try:
+        logger.info(send_alert(load_config(params["config"]), what, stage, error))
+    except Exception as exc:  # a hook must not hide the run's own failure
+        logger.error("failure alert not sent: %s: %s", type(exc).__name__, exc)
+
+
+@flow(name="monthly-report", on_failure=[alert_on_failure], on_crashed=[alert_on_failure])
+def monthly_report(cluster: str, config: str, month: MonthParam | None = None, resend: bool = False) -> dict:
+    """Build, check and report one cluster's month (default: the last full month); returns a summary.
+
+    Email goes out once per set of figures; `resend` sends the unchanged report again."""
     logger = get_run_logger()
-    report_month = Month.parse(month) if month else Month.last_full()
-    month = str(report_month)
+    report = report_month(month)
+    month = str(report)
     cfg = load_config(config)
     if cfg.cluster != cluster:
         raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
     stage_seconds: dict[str, float] = {}
 
     def timed(stage: str, run_task, *args):
+        progress.info("%s %s: %s ...", cluster, month, stage)
         started = time.perf_counter()
-        result = run_task(*args)
+        try:
+            result = run_task(*args)
+        except BaseException as exc:
+            exc.add_note(f"{STAGE_NOTE}{stage}")
+            raise
         stage_seconds[stage] = round(time.perf_counter() - started, 2)
+        line = f"{cluster} {month}: {stage} done in {stage_seconds[stage]:.1f} s: {stage_counts(stage, result)}"
+        progress.info(line)
+        logger.info(line)
         return result
 
-    landed_dir = timed("land", pull_and_land, cfg, report_month)
-    dbt_statuses = timed("dbt", build_warehouse, cfg, report_month, landed_dir)
-    quality = timed("quality", check_quality, cfg, report_month, landed_dir)
-    metrics = timed("metrics", analyse, cfg, report_month)
-    paths = timed("render", render, cfg, report_month, metrics, quality, landed_dir)
-    delivery = timed("deliver", deliver, cfg, report_month, paths)
+    with cluster_lock(cfg.data_dir, cluster):  # one run per cluster writes at a time
+        landed_dir = timed("land", pull_and_land, cfg, report)
+        dbt_statuses = timed("dbt", build_warehouse, cfg, report, landed_dir)
+        quality = timed("quality", check_quality, cfg, report, landed_dir)
+        metrics = timed("metrics", analyse, cfg, report)
+        paths = timed("render", render, cfg, report, metrics, quality, landed_dir)
+        delivery = timed("deliver", deliver, cfg, report, resend)
     logger.info("report for %s %s written to %s", cluster, month, paths["report"])
     return {
         "cluster": cluster,

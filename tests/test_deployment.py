@@ -1,22 +1,83 @@
-"""prefect.yaml is valid offline: schema, cron, entrypoint import, parameters known to the flow."""
+"""prefect.yaml is valid offline: schema, cron, entrypoint import, parameters known to the flow; every
+cluster has a scheduled monthly deployment and a backfill deployment; flow parameters are checked."""
 
+import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 import yaml
 from prefect.cli.deploy._models import PrefectYamlModel  # private module: prefect is pinned
 from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
+from flows.backfill import month_range
+from flows.months import Month
+from flows.pipeline import report_month
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_prefect_yaml_is_valid(monkeypatch):
-    monkeypatch.chdir(ROOT)
+@pytest.fixture(scope="module")
+def deployments(request):
     config = PrefectYamlModel.model_validate(yaml.safe_load((ROOT / "prefect.yaml").read_text()))
-    assert config.deployments
-    for deployment in config.deployments:
-        for schedule in deployment.schedules:
+    return {d.name: d for d in config.deployments}
+
+
+def test_prefect_yaml_is_valid(deployments, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert deployments
+    for deployment in deployments.values():
+        for schedule in deployment.schedules or []:
             CronSchedule(cron=schedule.cron, timezone=schedule.timezone)
         flow = load_flow_from_entrypoint(deployment.entrypoint)
-        assert flow.name == "monthly-report"
+        assert flow.name == {"monthly": "monthly-report", "backfill": "backfill"}[deployment.name.split("-")[0]]
         assert set(deployment.parameters) <= set(flow.parameters.properties)
+        assert {"cluster", "config"} <= set(deployment.parameters)
+
+
+def test_each_cluster_runs_monthly_on_the_2nd_at_6_utc_and_can_backfill(deployments):
+    clusters = {d.parameters["cluster"] for d in deployments.values()}
+    for cluster in clusters:
+        monthly, backfill = deployments[f"monthly-{cluster}"], deployments[f"backfill-{cluster}"]
+        assert monthly.parameters == backfill.parameters and "month" not in monthly.parameters
+        assert not backfill.schedules
+        (schedule,) = monthly.schedules
+        cron = CronSchedule(cron=schedule.cron, timezone=schedule.timezone)
+        dates = asyncio.run(cron.get_dates(3, start=datetime(2026, 11, 22, tzinfo=UTC)))
+        assert [d.isoformat() for d in dates] == [
+            "2026-12-02T06:00:00+00:00",
+            "2027-01-02T06:00:00+00:00",
+            "2027-02-02T06:00:00+00:00",
+        ]
+
+
+def test_the_report_month_is_checked():
+    now = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
+    assert report_month(None, now) == Month(2026, 10)  # a scheduled run reports the month before
+    assert report_month("2026-11", now) == Month(2026, 11)  # the current month (a live pull) is allowed
+    with pytest.raises(ValueError, match="month 2026-12 is in the future"):
+        report_month("2026-12", now)
+    with pytest.raises(ValueError, match="month must be YYYY-MM"):
+        report_month("2026-1", now)
+    assert [str(m) for m in month_range(Month(2025, 11), Month(2026, 2))] == [
+        "2025-11",
+        "2025-12",
+        "2026-01",
+        "2026-02",
+    ]
+    with pytest.raises(ValueError, match="must not be after"):
+        month_range(Month(2026, 2), Month(2026, 1))
+
+
+def test_a_bad_month_parameter_is_refused_by_the_schema():
+    from prefect.utilities.callables import parameter_schema
+
+    from flows.backfill import backfill
+    from flows.pipeline import monthly_report
+
+    for flow, names in ((monthly_report, ["month"]), (backfill, ["from_month", "to_month"])):
+        properties = parameter_schema(flow).model_dump()["properties"]
+        for name in names:
+            schemas = properties[name].get("anyOf", [properties[name]])
+            assert {s.get("pattern") for s in schemas} >= {r"^(\d{4})-(0[1-9]|1[0-2])$"}
