@@ -4,13 +4,18 @@ import email
 import email.message
 import email.policy
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 # Prefect: a persistent home saves ~11 s of migrations per start; no server -> ephemeral mode.
 os.environ.setdefault("PREFECT_HOME", str(REPO_ROOT / ".prefect-test"))
 os.environ.pop("PREFECT_API_URL", None)
@@ -98,3 +103,48 @@ def smtp_server():
 def _reset_smtp(request):
     if "smtp_server" in request.fixturenames:
         request.getfixturevalue("smtp_server").reset()
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real Prefect server on 127.0.0.1, one per session; yields its API URL."""
+    import httpx
+
+    port = free_port()
+    env = {
+        **os.environ,
+        # Its own home, kept between runs so migrations run once per machine.
+        "PREFECT_HOME": str(REPO_ROOT / ".prefect-test-server"),
+        "PREFECT_SERVER_UI_ENABLED": "false",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",  # deployments get their runs at once
+    }
+    env.pop("PREFECT_API_URL", None)
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(
+            [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    api = f"http://127.0.0.1:{port}/api"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            try:
+                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"prefect server did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield api
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)

@@ -1,69 +1,22 @@
-"""The flow also runs against a real Prefect server (started here on 127.0.0.1), not only ephemerally."""
+"""The flow against a real Prefect server (started on 127.0.0.1 by conftest): a CLI run, and the
+deployments of prefect.yaml deployed, scheduled, and run by a process worker end to end."""
 
+import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
+from conftest import BIN
 
 from flows.cli import write_demo_config
 from flows.months import Month
 from flows.simulate import SimParams, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def prefect_server(tmp_path_factory):
-    port = free_port()
-    env = {
-        **os.environ,
-        # Its own home, kept between runs so migrations run once per machine.
-        "PREFECT_HOME": str(ROOT / ".prefect-test-server"),
-        "PREFECT_SERVER_UI_ENABLED": "false",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    }
-    env.pop("PREFECT_API_URL", None)
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "w") as out:
-        server = subprocess.Popen(
-            [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    api = f"http://127.0.0.1:{port}/api"
-    deadline = time.monotonic() + 120
-    try:
-        while True:
-            try:
-                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"prefect server did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield api
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
 
 
 def test_run_against_a_prefect_server(prefect_server, tmp_path):
@@ -80,6 +33,7 @@ def test_run_against_a_prefect_server(prefect_server, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "reports" / "srv" / str(month) / "report.html").is_file()
+    assert "srv 2026-09: dbt done in" in done.stdout  # progress by stage
     runs = httpx.post(
         f"{prefect_server}/flow_runs/filter",
         json={"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}, "sort": "START_TIME_DESC", "limit": 20},
@@ -87,3 +41,122 @@ def test_run_against_a_prefect_server(prefect_server, tmp_path):
     ).json()
     assert any(run["parameters"].get("config") == str(config) for run in runs)
     assert "Starting temporary server" not in done.stderr
+
+
+def prefect(env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "prefect"), *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def deployed(prefect_server, tmp_path_factory):
+    """prefect.yaml deployed with `prefect deploy --all`, and a process worker polling its pool."""
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": prefect_server,
+        "PROJECT_DIR": str(ROOT),  # prefect.yaml's pull step: the worker's runs start in the checkout
+        "PREFECT_WORKER_QUERY_SECONDS": "2",
+    }
+    # The server's database outlives sessions: start from no deployments (their scheduled runs go too).
+    for deployment in httpx.post(f"{prefect_server}/deployments/filter", json={}, timeout=10).json():
+        httpx.delete(f"{prefect_server}/deployments/{deployment['id']}", timeout=10).raise_for_status()
+    created = prefect(env, "work-pool", "create", "local-process", "--type", "process", "--overwrite")
+    assert created.returncode == 0, created.stdout + created.stderr
+    deploy = prefect(env, "--no-prompt", "deploy", "--all")
+    assert deploy.returncode == 0, deploy.stdout[-3000:] + deploy.stderr[-3000:]
+    log = tmp_path_factory.mktemp("worker") / "worker.log"
+    with open(log, "w") as out:
+        worker = subprocess.Popen(
+            [str(BIN / "prefect"), "worker", "start", "--pool", "local-process"],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        yield {"env": env, "api": prefect_server, "log": log}
+    finally:
+        # The first SIGINT starts a graceful shutdown that can hang; the second ends it (stack.md §3).
+        for _ in range(2):
+            os.killpg(worker.pid, signal.SIGINT)
+            try:
+                worker.wait(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+
+
+def next_second_of_month_at_6(now: datetime, count: int) -> list[str]:
+    month, dates = Month(now.year, now.month), []
+    while len(dates) < count:
+        run_at = datetime(month.year, month.month, 2, 6, tzinfo=UTC)
+        if run_at > now:
+            dates.append(run_at.isoformat().replace("+00:00", "Z"))
+        month = month.next()
+    return dates
+
+
+def test_the_monthly_deployment_is_scheduled_on_the_2nd_at_6_utc(deployed):
+    api = deployed["api"]
+    deployment = httpx.get(f"{api}/deployments/name/monthly-report/monthly-demo", timeout=10).json()
+    assert deployment["parameters"] == {"cluster": "demo", "config": "var/demo/demo.toml"}
+    query = {
+        "deployments": {"id": {"any_": [deployment["id"]]}},
+        "flow_runs": {"state": {"type": {"any_": ["SCHEDULED"]}}},
+        "sort": "EXPECTED_START_TIME_ASC",
+    }
+    runs = []
+    for _ in range(60):  # the scheduler service runs every 2 s here
+        runs = httpx.post(f"{api}/flow_runs/filter", json=query, timeout=10).json()
+        if len(runs) >= 3:
+            break
+        subprocess.run(["sleep", "1"])
+    expected = next_second_of_month_at_6(datetime.now(UTC), 3)
+    starts = [datetime.fromisoformat(r["expected_start_time"]).astimezone(UTC) for r in runs[:3]]
+    assert [s.isoformat().replace("+00:00", "Z") for s in starts] == expected
+    backfill = httpx.get(f"{api}/deployments/name/backfill/backfill-demo", timeout=10).json()
+    assert backfill["schedules"] == []
+
+
+def test_a_bad_month_is_refused_when_the_run_is_created(deployed):
+    run = prefect(deployed["env"], "deployment", "run", "monthly-report/monthly-demo", "--param", "month=2026-13")
+    assert run.returncode != 0
+    assert "Validation failed for field 'month'" in run.stdout and "'2026-13' does not match" in run.stdout
+
+
+def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server, tmp_path):
+    config = write_demo_config(tmp_path, "dep", tmp_path / "reports")
+    config.write_text(
+        config.read_text() + f'\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
+        f'smtp_host = "127.0.0.1"\nsmtp_port = {smtp_server.port}\nsmtp_security = "plain"\n'
+    )
+    for month, seed in (("2026-08", 8), ("2026-09", 9)):
+        simulate(SimParams("dep", Month.parse(month), nodes=16, seed=seed), tmp_path / "sim" / "dep" / month)
+    params = ["--param", "cluster=dep", "--param", f"config={config}"]
+
+    monthly = prefect(
+        deployed["env"],
+        *("deployment", "run", "monthly-report/monthly-demo", *params, "--param", "month=2026-09"),
+        *("--watch", "--watch-timeout", "400"),
+        timeout=420,
+    )
+    assert monthly.returncode == 0, monthly.stdout[-2000:] + deployed["log"].read_text()[-3000:]
+    backfill = prefect(
+        deployed["env"],
+        *("deployment", "run", "backfill/backfill-demo", *params),
+        *("--param", "from_month=2026-08", "--param", "to_month=2026-09", "--watch", "--watch-timeout", "400"),
+        timeout=420,
+    )
+    assert backfill.returncode == 0, backfill.stdout[-2000:] + deployed["log"].read_text()[-3000:]
+
+    for month in ("2026-08", "2026-09"):
+        metrics = json.loads((tmp_path / "reports" / "dep" / month / "metrics.json").read_text())
+        assert metrics["month"] == month
+    # 2026-09 by the monthly deployment, 2026-08 by the backfill, which skipped the delivered 2026-09.
+    subjects = sorted(m["Subject"] for m in smtp_server.parsed())
+    assert subjects == ["Cluster reliability report: dep, 2026-08", "Cluster reliability report: dep, 2026-09"]
