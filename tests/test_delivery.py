@@ -3,9 +3,12 @@ TLS and logins, the [email] config, and the sent-log that makes a rerun send not
 
 import datetime as dt
 import ipaddress
+import json
+import shutil
 import smtplib
 import ssl
 import time
+from dataclasses import replace
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -14,8 +17,13 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from conftest import free_port, smtp_controller
 
 from flows import mailer
+from flows.cli import write_demo_config
 from flows.config import ConfigError, EmailConfig, load_config
-from flows.sent_log import SENDING, SENT, SentLog, SentRecord
+from flows.delivery import deliver_report, is_delivered
+from flows.months import Month
+from flows.pipeline import monthly_report
+from flows.sent_log import FAILED, SENDING, SENT, SentLog, SentRecord
+from flows.simulate import SimParams, simulate
 
 BASE_CONFIG = 'cluster = "m"\n\n[[sources]]\nkind = "sacct_psv"\npath = "x.psv"\n\n'
 
@@ -261,3 +269,101 @@ def test_the_sent_log_keeps_every_attempt_and_finds_an_interrupted_one(tmp_path)
     assert log.interrupted("2026-09", "h0").message_id == "<0@x>" and log.interrupted("2026-09", "h9") is None
     assert [r.status for r in log.records()] == [SENDING, SENT, SENDING]
     assert [p.name for p in log.path.parent.iterdir()] == ["m.jsonl"]  # no temporary file left
+
+
+MONTH = "2026-10"
+
+
+def email_section(port: int) -> str:
+    return (
+        '\n[email]\nfrom = "Reliability <reports@example.org>"\nto = ["ops@example.org", "lead@example.org"]\n'
+        f'alert_to = ["oncall@example.org"]\nsmtp_host = "127.0.0.1"\nsmtp_port = {port}\nsmtp_security = "plain"\n'
+        "send_attempts = 3\nretry_wait_seconds = 0.05\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def built(smtp_server, tmp_path_factory):
+    """One month built and emailed by the flow."""
+    work = tmp_path_factory.mktemp("delivery")
+    config = write_demo_config(work, "mail", work / "reports")
+    config.write_text(config.read_text() + email_section(smtp_server.port))
+    simulate(SimParams("mail", Month.parse(MONTH), nodes=24, seed=3), work / "sim" / "mail" / MONTH)
+    summary = monthly_report(cluster="mail", config=str(config), month=MONTH)
+    return {
+        "config": load_config(config),
+        "summary": summary,
+        "report_dir": Path(summary["report"]).parent,
+        "messages": smtp_server.parsed(),
+    }
+
+
+def test_the_report_is_sent_once_and_a_rerun_sends_nothing(built, smtp_server):
+    (message,) = built["messages"]
+    assert message["Subject"] == "Cluster reliability report: mail, 2026-10"
+    assert message["To"] == "ops@example.org, lead@example.org"
+    assert message.get_content_type() == "multipart/alternative"
+    text, related = message.get_payload()
+    assert text.get_content_type() == "text/plain"
+    assert [p.get_content_type() for p in related.get_payload()][:2] == ["text/html", "image/png"]
+    log = SentLog.for_cluster(built["config"].data_dir, "mail")
+    assert [(r.status, r.kind) for r in log.records()] == [(SENDING, "report"), (SENT, "report")]
+    assert log.last_sent(MONTH).message_id == message["Message-ID"]
+    assert built["summary"]["delivery"].startswith("report sent to ops@example.org, lead@example.org")
+
+    summary = monthly_report(cluster="mail", config=str(built["config"].config_path), month=MONTH)
+    assert summary["delivery"].startswith("not sent again: these figures went to 2 recipients")
+    assert smtp_server.messages == [] and len(log.records()) == 2
+    assert is_delivered(built["config"], MONTH, built["report_dir"])
+
+
+def test_resend_sends_the_same_figures_again_after_a_temporary_refusal(built, smtp_server):
+    smtp_server.replies = ["451 4.7.1 greylisted, try again"]
+    done = deliver_report(built["config"], MONTH, built["report_dir"], resend=True)
+    assert done.startswith("resend sent to") and smtp_server.data_commands == 2
+    (message,) = smtp_server.parsed()
+    assert message["Subject"] == "Cluster reliability report: mail, 2026-10"  # same figures: no correction
+    assert message["Message-ID"] != built["messages"][0]["Message-ID"]
+
+
+def test_a_permanent_refusal_fails_and_marks_nothing_sent(built, smtp_server):
+    log = SentLog.for_cluster(built["config"].data_dir, "mail")
+    sent_before = log.last_sent(MONTH)
+    smtp_server.replies = ["550 5.1.1 <ops@example.org>: mailbox unavailable"]
+    with pytest.raises(mailer.DeliveryError, match="refused the message: 550 5.1.1 <ops@example.org>: mailbox"):
+        deliver_report(built["config"], MONTH, built["report_dir"], resend=True)
+    assert smtp_server.messages == [] and smtp_server.data_commands == 1
+    assert log.records()[-1].status == FAILED and "550 5.1.1" in log.records()[-1].error
+    assert log.last_sent(MONTH) == sent_before
+
+
+def test_a_server_that_is_down_marks_nothing_sent(built):
+    config = replace(built["config"], email=replace(built["config"].email, smtp_port=free_port()))
+    log = SentLog.for_cluster(config.data_dir, "mail")
+    sent_before = log.last_sent(MONTH)
+    with pytest.raises(mailer.DeliveryError, match="gave up after 3 attempts: ConnectionRefusedError"):
+        deliver_report(config, MONTH, built["report_dir"], resend=True)
+    assert log.records()[-1].status == FAILED and log.last_sent(MONTH) == sent_before
+
+
+def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
+    """A copy of the report whose metrics.json changed (what a rebuild with late records gives)."""
+    report_dir = tmp_path / MONTH
+    shutil.copytree(built["report_dir"], report_dir)
+    metrics = json.loads((report_dir / "metrics.json").read_text())
+    metrics["totals"]["infra_failures"] += 2
+    (report_dir / "metrics.json").write_text(json.dumps(metrics))
+    first = SentLog.for_cluster(built["config"].data_dir, "mail").last_sent(MONTH)  # what the correction replaces
+
+    assert not is_delivered(built["config"], MONTH, report_dir)
+    done = deliver_report(built["config"], MONTH, report_dir)
+    assert done.startswith("correction sent")
+    (message,) = smtp_server.parsed()
+    assert message["Subject"] == "Correction: Cluster reliability report: mail, 2026-10"
+    assert message["In-Reply-To"] == message["References"] == first.message_id
+    failures = metrics["totals"]["infra_failures"]
+    notice = f"infrastructure failures {failures - 2} → {failures}"
+    text = message.get_body(("plain",)).get_content()
+    assert text.startswith(f"Correction: this report replaces the one sent on {first.time[:10]}") and notice in text
+    assert notice in message.get_body(("html",)).get_content()
+    assert deliver_report(built["config"], MONTH, report_dir).startswith("not sent again")
