@@ -27,7 +27,15 @@ $(STAMP): requirements.lock.txt pyproject.toml
 demo: setup
 	$(BIN)/reliability-report demo
 
-test: setup
+# The browser test drives Debian's chromium through playwright (which never downloads a browser here).
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	$(if $(filter 0,$(shell id -u)),,sudo )apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
+	    --no-install-recommends chromium fonts-liberation
+
+test: setup $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench
 	$(BIN)/ruff format --check flows tests bench
 	$(BIN)/pytest -q

@@ -116,7 +116,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
                 style,
                 color=colour,
                 linewidth=1,
-                label=f"model, r_f {definition} = {fmt_dec(rf[definition]['value'])}",
+                label=f"model, $r_f$ {definition} = {fmt_dec(rf[definition]['value'])}",
             )
     definition = metrics["expected_ettr"]["r_f_definition"]
     shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in projections if p[f"mttf_hours_{definition}"]]
@@ -206,7 +206,7 @@ def trend_chart(metrics: dict) -> Chart | None:
     ax.set_xticklabels([_month_tick(row["month"]) for row in series])
     ax.set_ylim(bottom=0)
     ax.set_ylabel("failures per 1000 node-days")
-    ax.set_title("Node failure rate r_f by month, 95% intervals")
+    ax.set_title("Node failure rate $r_f$ by month, 95% intervals")
     ax.legend(loc="upper left", frameon=False, ncols=2)
     first, last = series[0], series[-1]
     alt = (
@@ -300,7 +300,7 @@ def ettr_chart(metrics: dict) -> Chart | None:
     ax.set_xlabel("checkpoint interval (minutes)")
     ax.set_ylabel("expected ETTR")
     ax.set_title(
-        f"E[ETTR] for r_f {expected['r_f_definition']} = {fmt_dec(expected['r_f'])} (hollow: outside the model's range)"
+        f"E[ETTR] for $r_f$ {expected['r_f_definition']} = {fmt_dec(expected['r_f'])} (hollow: outside the model's range)"
     )
     ax.legend(loc="lower left", frameon=False, ncols=2)
     optima = [c for c in curves if c["optimal_ckpt_minutes"] is not None]

@@ -91,7 +91,10 @@ def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
 
 def build_report(metrics: dict) -> Report:
     """Everything the report directory holds besides the tables, from the month's full metrics."""
-    metrics = {**metrics, "summary": summarise(metrics)}
+    # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
+    # file is byte-identical to the first.
+    metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
+    metrics["summary"] = summarise(metrics)
     charts = render_charts(metrics)
     env = environment()
     page = env.get_template("report.html.j2")

@@ -152,7 +152,7 @@ def headline(metrics: dict) -> list[dict]:
                 "key": "projected_mttf",
                 "label": f"Model MTTF of a {fmt_num(first['gpus'])}-GPU job",
                 "value": first[f"mttf_hours_{definition}"],
-                "unit": f"at r_f ({definition})",
+                "unit": f"at this month's failure rate ({definition})",
                 "format": "duration",
             }
         )

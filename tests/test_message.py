@@ -1,0 +1,89 @@
+"""The report as an email: the MIME tree flows/message.py builds from a real report directory."""
+
+import json
+import shutil
+from email import message_from_bytes, policy
+
+import pytest
+from test_report import CHARTS, CID, OCTOBER, Page, built_months, headline_strings
+
+from flows.message import build_message
+from flows.report import NOTICE_PLACEHOLDER
+
+
+@pytest.fixture(scope="module")
+def october(tmp_path_factory):
+    return built_months(tmp_path_factory)[str(OCTOBER)]
+
+
+def message(report_dir, notice=None):
+    return build_message(
+        report_dir,
+        sender="reports@example.org",
+        recipients=["lead@example.org", "oncall@example.org"],
+        subject=f"Cluster reliability, {OCTOBER}",
+        notice=notice,
+    )
+
+
+def tree(part) -> list:
+    if part.is_multipart():
+        return [part.get_content_type(), [tree(p) for p in part.iter_parts()]]
+    return part.get_content_type()
+
+
+def test_the_message_is_alternative_text_and_related_html_with_its_charts(october):
+    # parsed back from the bytes a mail server would get
+    msg = message_from_bytes(message(october).as_bytes(), policy=policy.default)
+    assert msg["To"] == "lead@example.org, oncall@example.org" and msg["Subject"] == f"Cluster reliability, {OCTOBER}"
+    assert tree(msg) == [
+        "multipart/alternative",
+        ["text/plain", ["multipart/related", ["text/html", *["image/png"] * len(CHARTS)]]],
+    ]
+    text_part, related = msg.get_payload()
+    html_part, *images = related.get_payload()
+    html = html_part.get_content()
+    assert html.rstrip("\n") == (october / "email.html").read_text().rstrip("\n")  # MIME ends lines
+    referenced = {CID.fullmatch(img["src"])[1] for img in Page(html).images()}
+    attached = {}
+    for image in images:
+        cid = image["Content-ID"]
+        assert cid.startswith("<") and cid.endswith(".png@reliability-report>")
+        assert image.get_content_disposition() == "inline"
+        attached[CID.fullmatch("cid:" + cid[1:-1])[1]] = image.get_content()
+    assert set(attached) == referenced == CHARTS  # every reference has its part, and every part a reference
+    assert all(png == (october / "charts" / f"{name}.png").read_bytes() for name, png in attached.items())
+    text = text_part.get_content()
+    assert text == (october / "report.txt").read_text()
+    metrics = json.loads((october / "metrics.json").read_text())
+    assert all(figure in text for figure in headline_strings(metrics))
+    assert metrics["summary"]["text"] in text
+
+
+def test_content_ids_are_the_same_every_time(october):
+    ids = [[p["Content-ID"] for p in message(october).walk() if p["Content-ID"]] for _ in range(2)]
+    assert (
+        ids[0]
+        == ids[1]
+        == [f"<{name}.png@reliability-report>" for name in ("job_mix", "mttf", "failure_rate_trend", "causes", "ettr")]
+    )
+
+
+def test_a_notice_is_an_escaped_banner_on_top_of_both_parts(october):
+    notice = "Correction: this replaces the report sent on 2026-11-02 <b>onmouseover=alert(1)</b>"
+    msg = message(october, notice=notice)
+    html = msg.get_body(("html",)).get_content()
+    text = msg.get_body(("plain",)).get_content()
+    assert NOTICE_PLACEHOLDER not in html
+    escaped = "Correction: this replaces the report sent on 2026-11-02 &lt;b&gt;onmouseover=alert(1)&lt;/b&gt;"
+    assert escaped in html and html.index(escaped) < html.index("<h1")
+    assert Page(html).is_inert() and "<b>onmouseover" not in html
+    assert text.startswith(notice + "\n") and text.endswith((october / "report.txt").read_text())
+
+
+def test_a_chart_the_html_shows_must_be_there(october, tmp_path):
+    copy = tmp_path / "report"
+    shutil.copytree(october, copy)
+    (copy / "charts" / "mttf.png").unlink()
+    with pytest.raises(FileNotFoundError, match="shows chart 'mttf'"):
+        message(copy)
