@@ -24,18 +24,29 @@ def main() -> None:
     parser.add_argument("--duration-scale", type=float, default=0.25, help="0.25 gives ~1.5M attempts at 4,000 nodes")
     parser.add_argument("--month", default="2026-10")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--watch-xids-per-node",
+        type=float,
+        default=66.0,
+        help="warning Xid lines per node: 66 gives ~300k health lines",
+    )
     parser.add_argument("--out", default=None, help="where to write the logs (default: a temporary directory)")
     args = parser.parse_args()
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="simbench-"))
     params = SimParams(
-        "bench", Month.parse(args.month), nodes=args.nodes, seed=args.seed, duration_scale=args.duration_scale
+        "bench",
+        Month.parse(args.month),
+        nodes=args.nodes,
+        seed=args.seed,
+        duration_scale=args.duration_scale,
+        watch_xids_per_node=args.watch_xids_per_node,
     )
     started = time.perf_counter()
     truth = simulate(params, out)
     seconds = time.perf_counter() - started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     attempts = sum(1 for _ in open(out / "sacct.psv")) - 1
-    health_lines = sum(1 for _ in open(out / "xid.log")) + sum(1 for _ in open(out / "events.psv")) - 2
+    health_lines = sum(sum(1 for _ in open(out / name)) for name in ("xid.log", "events.psv", "nhc.log")) - 1
     result = {
         "benchmark": "simulate",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -179,6 +179,7 @@ class SimParams:
     node_prefix: str = "gpu"
     duration_scale: float = 1.0  # scales every runtime; more, shorter jobs at the same utilization
     array_share: float = 0.02  # share of 1-GPU submissions that start an array of 2-10 tasks
+    watch_xids_per_node: float = 0.25  # watch-only Xid 63/92 lines (warnings) per node over the window
 
 
 def simulate(params: SimParams, out_dir: Path) -> dict:
@@ -759,7 +760,7 @@ class _Simulation:
             for index in range(len(self.fail_times[node])):
                 if (node, index) not in self._consumed:
                     self._emit_failure_signals(node, index, "DRAIN")
-        for _ in range(max(1, p.nodes // 4)):
+        for _ in range(max(1, int(p.nodes * p.watch_xids_per_node))):
             node = int(rng.integers(p.nodes))
             self._xid(float(rng.uniform(0, self.horizon)), node, int(rng.choice([63, 92])), int(rng.integers(8)))
         for _ in range(max(1, p.nodes // 50)):

@@ -55,29 +55,19 @@ linked as (
 
 ),
 
-numbered as (
-
-    select
-        *,
-        sum(case when continues_run then 0 else 1 end) over (
-            partition by cluster, user_name, account, job_name
-            order by first_submit_at, job_id_raw
-            rows between unbounded preceding and current row
-        ) as run_number
-    from linked
-
-),
-
 runs as (
 
     select
         *,
-        -- a run is named after its first job
-        first_value(job_id_raw) over (
-            partition by cluster, user_name, account, job_name, run_number
+        -- a run is named after its first job: the last job so far that did not continue a run
+        -- (one window, the same as `ordered`'s, so the jobs are sorted once; IGNORE NULLS is
+        -- DuckDB/Snowflake/BigQuery, not Postgres)
+        last_value(case when not continues_run then job_id_raw end ignore nulls) over (
+            partition by cluster, user_name, account, job_name
             order by first_submit_at, job_id_raw
+            rows between unbounded preceding and current row
         ) as run_first_job_id_raw
-    from numbered
+    from linked
 
 )
 

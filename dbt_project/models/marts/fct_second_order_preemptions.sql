@@ -51,15 +51,25 @@ in_window as (
 
 ),
 
--- node lists of just these attempts, so the node overlap stays a small join
+-- node lists of just these attempts, compared as lists: joining node rows to node rows lets the
+-- planner pair every attempt on a node with every other one first (tens of GB on a 1.5M-attempt
+-- month). list_has_any is DuckDB's (Postgres: &&).
+node_lists as (
+
+    select attempt_id, list(node) as nodes
+    from attempt_nodes
+    where attempt_id in (select attempt_id from in_window union select restart_attempt_id from in_window)
+    group by attempt_id
+
+),
+
 sharing_a_node as (
 
-    select distinct in_window.attempt_id, in_window.restart_attempt_id
+    select in_window.attempt_id, in_window.restart_attempt_id
     from in_window
-    inner join attempt_nodes as victim_nodes on victim_nodes.attempt_id = in_window.attempt_id
-    inner join attempt_nodes as restart_nodes
-        on restart_nodes.attempt_id = in_window.restart_attempt_id
-        and restart_nodes.node = victim_nodes.node
+    inner join node_lists as victim on victim.attempt_id = in_window.attempt_id
+    inner join node_lists as restart on restart.attempt_id = in_window.restart_attempt_id
+    where list_has_any(victim.nodes, restart.nodes)
 
 ),
 

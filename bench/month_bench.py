@@ -1,0 +1,184 @@
+"""Benchmark: the monthly pipeline on a simulated month, stage by stage, against DuckDB's floor.
+
+    .venv/bin/python bench/month_bench.py [--sim DIR] [--repeat 3] [--scaling] [--small]
+
+DIR holds a simulated month (default: simulate bench/simulate_bench.py's 4,000-node, ~1.5M-attempt
+month into bench/results/data/ first, kept for the next run). In one process and on the same files:
+  floor      DuckDB reading the raw inputs once: read_csv of sacct.psv, events.psv, xid.log and
+             nhc.log into tables (the physical floor of any pipeline that reads them)
+  land       pull and land the month (every source of the demo config), the flow's task body
+  dbt        the month's dbt build (one invocation)
+  quality    the Great Expectations suites
+  analysis   metrics.json figures and the detail tables
+  render     the report
+each as the median of --repeat runs with its peak resident memory (VmHWM, reset before each
+stage), the ratio of each stage to the floor, and the end-to-end total. Email is not sent.
+--small adds the fixed overhead: the same stages on a ~1,000-attempt month, warm.
+--scaling adds months of ~100k, 500k, 1.5M and 5M attempts (simulated once, kept) and prints the
+time per attempt of the whole pipeline at each size.
+Results go to bench/results/month.json (and month-scaling.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from flows.cli import write_demo_config
+from flows.config import load_config
+from flows.months import Month
+from flows.pipeline import analyse, build_warehouse, check_quality, pull_and_land, render
+from flows.simulate import SimParams, simulate
+
+RESULTS = Path(__file__).resolve().parent / "results"
+MONTH = Month.parse("2026-10")
+# (nodes, duration scale) giving about this many attempts a month
+HEALTH_LINES_PER_ATTEMPT = 0.175
+SIZES = {100_000: (1000, 1.0), 500_000: (2000, 0.38), 1_500_000: (4000, 0.25), 5_000_000: (8000, 0.15)}
+
+
+def _peak_mib() -> float:
+    return int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1)) / 1024
+
+
+def _reset_peak() -> None:
+    Path("/proc/self/clear_refs").write_text("5")  # Linux: VmHWM := current RSS
+
+
+def _measure(run: Callable, *args) -> tuple[float, float, object]:
+    _reset_peak()
+    started = time.perf_counter()
+    result = run(*args)
+    return time.perf_counter() - started, _peak_mib(), result
+
+
+def floor(sim_dir: Path) -> None:
+    with duckdb.connect() as con:
+        con.execute("create table jobs as select * from read_csv(?, all_varchar = true)", [str(sim_dir / "sacct.psv")])
+        con.execute(
+            "create table events as select * from read_csv(?, all_varchar = true)", [str(sim_dir / "events.psv")]
+        )
+        for name in ("xid", "nhc"):
+            con.execute(
+                f"create table {name} as select * from read_csv(?, columns = {{'line': 'VARCHAR'}}, "
+                "delim = '\\x01', quote = '', escape = '', header = false)",
+                [str(sim_dir / f"{name}.log")],
+            )
+
+
+def simulated(attempts: int, root: Path, cluster: str) -> Path:
+    """A simulated month of about `attempts` attempts under root/sim/<cluster>/<month>, made once."""
+    sim_dir = root / "sim" / cluster / str(MONTH)
+    if not (sim_dir / "truth.json").exists():
+        nodes, scale = SIZES.get(attempts, (max(attempts // 100, 4), 1.0))
+        print(f"simulating {cluster}: {nodes} nodes, duration scale {scale} ...", flush=True)
+        # warning Xids so that health lines are about a fifth of attempts (300k at 1.5M, as the issue asks)
+        watch = HEALTH_LINES_PER_ATTEMPT * attempts / nodes
+        simulate(
+            SimParams(cluster, MONTH, nodes=nodes, seed=1, duration_scale=scale, watch_xids_per_node=watch), sim_dir
+        )
+    return sim_dir
+
+
+def pipeline_stages(root: Path, cluster: str, repeat: int) -> dict:
+    """Run the month's stages `repeat` times; medians of wall time and peak memory per stage."""
+    config = load_config(write_demo_config(root, cluster, root / "reports"))
+    runs: dict[str, list[tuple[float, float]]] = {}
+    for _ in range(repeat):
+
+        def stage(name: str, run: Callable, *args):
+            seconds, peak, result = _measure(run, *args)
+            runs.setdefault(name, []).append((seconds, peak))
+            return result
+
+        landed = stage("land", pull_and_land.fn, config, MONTH)
+        stage("dbt", build_warehouse.fn, config, MONTH, landed)
+        quality = stage("quality", check_quality.fn, config, MONTH, landed)
+        metrics = stage("analysis", analyse.fn, config, MONTH)
+        stage("render", render.fn, config, MONTH, metrics, quality, landed)
+    stages = {
+        stage: {
+            "seconds": round(statistics.median(s for s, _ in values), 2),
+            "peak_rss_mib": round(statistics.median(p for _, p in values)),
+        }
+        for stage, values in runs.items()
+    }
+    totals = [sum(values[i][0] for values in runs.values()) for i in range(repeat)]
+    return {
+        "attempts": metrics["totals"]["attempts"],
+        "stages": stages,
+        "total_seconds": round(statistics.median(totals), 2),
+        "peak_rss_mib": max(s["peak_rss_mib"] for s in stages.values()),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sim", type=Path, default=None, help="a simulated month's directory (default: make one)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="also the fixed overhead on a ~1,000-attempt month")
+    parser.add_argument("--scaling", action="store_true", help="also 100k, 500k, 1.5M and 5M attempts")
+    parser.add_argument("--workdir", type=Path, default=RESULTS / "data", help="simulated months and warehouses")
+    args = parser.parse_args()
+    root = args.workdir.resolve()
+    sim_dir = args.sim.resolve() if args.sim else simulated(1_500_000, root, "bench")
+    bench_dir = root / "sim" / "bench" / str(MONTH)
+    if sim_dir != bench_dir:  # the demo config reads sim/<cluster>/<month>/ under the work dir
+        if bench_dir.is_symlink():
+            bench_dir.unlink()
+        shutil.rmtree(bench_dir, ignore_errors=True)
+        bench_dir.parent.mkdir(parents=True, exist_ok=True)
+        bench_dir.symlink_to(sim_dir, target_is_directory=True)
+
+    floor_seconds = statistics.median(_measure(floor, sim_dir)[0] for _ in range(args.repeat))
+    result = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "floor_seconds": round(floor_seconds, 2)}
+    result["month"] = pipeline_stages(root, "bench", args.repeat)
+    for stage in result["month"]["stages"].values():
+        stage["ratio_to_floor"] = round(stage["seconds"] / floor_seconds, 1)
+    if args.small:
+        simulated(1_000, root, "small")
+        pipeline_stages(root, "small", 1)  # warm: the warehouse exists, dbt has parsed the project
+        result["small_month"] = pipeline_stages(root, "small", args.repeat)
+
+    month = result["month"]
+    print(f"{month['attempts']:,} attempts; DuckDB floor (read the raw inputs once): {floor_seconds:.2f} s")
+    print(f"{'stage':<10}{'seconds':>9}{'x floor':>9}{'peak MiB':>10}")
+    for stage, figures in month["stages"].items():
+        print(f"{stage:<10}{figures['seconds']:>9.2f}{figures['ratio_to_floor']:>9.1f}{figures['peak_rss_mib']:>10}")
+    print(
+        f"{'total':<10}{month['total_seconds']:>9.2f}{month['total_seconds'] / floor_seconds:>9.1f}"
+        f"{month['peak_rss_mib']:>10}"
+    )
+    if "small_month" in result:
+        small = result["small_month"]
+        print(f"fixed overhead, {small['attempts']:,}-attempt month warm: {small['total_seconds']:.2f} s")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "month.json").write_text(json.dumps(result, indent=1) + "\n")
+
+    if args.scaling:
+        scaling = []
+        for attempts in SIZES:
+            cluster = f"scale{attempts // 1000}k"
+            simulated(attempts, root, cluster)
+            figures = pipeline_stages(root, cluster, 1)
+            per_attempt = figures["total_seconds"] / figures["attempts"] * 1e6
+            scaling.append({**figures, "us_per_attempt": round(per_attempt, 1)})
+            print(
+                f"{figures['attempts']:>10,} attempts: {figures['total_seconds']:7.1f} s, "
+                f"{per_attempt:6.1f} us per attempt, peak {figures['peak_rss_mib']} MiB",
+                flush=True,
+            )
+        (RESULTS / "month-scaling.json").write_text(json.dumps(scaling, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
