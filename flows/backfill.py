@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger
 from flows.config import ConfigError, load_config
 from flows.delivery import is_delivered
 from flows.months import Month
-from flows.pipeline import MonthParam, alert_on_failure, failure, monthly_report, progress, report_month
+from flows.pipeline import STAGE_NOTE, MonthParam, alert_on_failure, failure, monthly_report, progress, report_month
 
 
 class BackfillError(RuntimeError):
@@ -61,14 +61,21 @@ def backfill(
                 }
             else:
                 stage, error = failure(state)
-                outcome = {"month": str(month), "outcome": "failed", "detail": f"at stage {stage}: {error}"}
+                outcome = {
+                    "month": str(month),
+                    "outcome": "failed",
+                    "stage": stage,
+                    "detail": f"at stage {stage}: {error}",
+                }
         progress.info("[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"])
         logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
         outcomes.append(outcome)
     failed = [o for o in outcomes if o["outcome"] == "failed"]
     if failed:
-        raise BackfillError(
+        error = BackfillError(
             f"{len(failed)} of {len(months)} months failed: "
             + "; ".join(f"{o['month']}: {o['detail']}" for o in failed)
         )
+        error.add_note(STAGE_NOTE + ", ".join(f"{o['month']} {o['stage']}" for o in failed))  # for the alert
+        raise error
     return outcomes

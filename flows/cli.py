@@ -35,7 +35,7 @@ def show_progress() -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
     for name in ("flows.progress", "flows.delivery", "flows.mailer", "flows.runlock"):
         logger = logging.getLogger(name)
-        logger.addHandler(handler)
+        logger.handlers = [handler]  # once, to the current stdout, however often main() runs in a process
         logger.setLevel(logging.INFO)
         logger.propagate = False
 

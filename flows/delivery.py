@@ -130,22 +130,22 @@ def deliver_report(config: ClusterConfig, month: str, report_dir: Path, *, resen
     return f"{kind} sent to {', '.join(email.to)} ({message_id})"
 
 
-def send_alert(config: ClusterConfig, what: str, stage: str, error: str) -> str:
-    """A short plain-text email: which run failed, at which stage, with what error."""
+def send_alert(config: ClusterConfig, what: str, stage: str, error: str, rerun: str) -> str:
+    """A short plain-text email: which run failed, at which stage, with what error, how to rerun it."""
     email = config.email
     if email is None or not email.alert_recipients:
         return "no alert recipients configured"
     message = EmailMessage(policy=SMTP)
-    message["Subject"] = f"FAILED: cluster reliability report {config.cluster} {what} at stage {stage}"
+    message["Subject"] = f"FAILED: reliability report {config.cluster} {what}, stage {stage}"
     message["From"] = email.sender
     message["To"] = ", ".join(email.alert_recipients)
     message["Date"] = formatdate(usegmt=True)
     message["Message-ID"] = make_msgid(domain=_domain(email.sender))
     message.set_content(
         f"The reliability report of cluster {config.cluster} for {what} failed.\n\n"
-        f"stage: {stage}\nerror: {error}\nconfig: {config.config_path}\n\n"
-        "No report was sent for it, and the previous outputs are unchanged. Fix the cause and run it again:\n"
-        f"  reliability-report run --config {config.config_path} --month <YYYY-MM>\n"
+        f"stage: {stage}\nerror: {error}\n\n"
+        "No report was sent for it and the previous outputs are unchanged. Fix the cause, then run it again:\n"
+        f"  {rerun}\n"
     )
     mailer.send(message, email, email.alert_recipients)
     return f"alert sent to {', '.join(email.alert_recipients)}"

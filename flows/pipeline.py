@@ -122,13 +122,16 @@ def alert_on_failure(flow, flow_run, state) -> None:
     """Flow hook: say which run failed, at which stage and why, in the run log and by email."""
     logger = flow_run_logger(flow_run, flow)
     params = flow_run.parameters
-    what = params.get("month") or (
-        f"{params['from_month']}..{params['to_month']}" if "from_month" in params else "the last full month"
-    )
+    if "from_month" in params:  # the backfill flow
+        what = f"{params['from_month']}..{params['to_month']}"
+        rerun = f"reliability-report backfill --config {params['config']} --from {params['from_month']} --to {params['to_month']}"
+    else:
+        what = params.get("month") or str(Month.last_full(flow_run.expected_start_time))
+        rerun = f"reliability-report run --config {params['config']} --month {what}"
     stage, error = failure(state)
     logger.error("%s of cluster %s failed at stage %s: %s", what, params.get("cluster"), stage, error)
     try:
-        logger.info(send_alert(load_config(params["config"]), what, stage, error))
+        logger.info(send_alert(load_config(params["config"]), what, stage, error, rerun))
     except Exception as exc:  # a hook must not hide the run's own failure
         logger.error("failure alert not sent: %s: %s", type(exc).__name__, exc)
 

@@ -1,0 +1,85 @@
+"""`reliability-report backfill`: months in order, one at a time; a failed month is reported and the
+next one still runs; months already delivered are skipped unless --force; changed figures send a
+correction. Email goes to a real SMTP server on 127.0.0.1."""
+
+import re
+
+import pytest
+
+from flows.cli import main, write_demo_config
+from flows.months import Month
+from flows.simulate import SimParams, simulate
+
+
+@pytest.fixture(scope="module")
+def cluster(smtp_server, tmp_path_factory):
+    work = tmp_path_factory.mktemp("backfill")
+    config = write_demo_config(work, "bf", work / "reports")
+    config.write_text(
+        config.read_text() + '\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
+        f'alert_to = ["oncall@example.org"]\nsmtp_host = "127.0.0.1"\nsmtp_port = {smtp_server.port}\n'
+        'smtp_security = "plain"\nsend_attempts = 2\nretry_wait_seconds = 0.05\n'
+    )
+    return {"work": work, "config": config}
+
+
+def sim(cluster: dict, month: str, seed: int) -> None:
+    simulate(SimParams("bf", Month.parse(month), nodes=16, seed=seed), cluster["work"] / "sim" / "bf" / month)
+
+
+def backfill(cluster: dict, capsys, *flags: str) -> tuple[int, str, str]:
+    code = main(["backfill", "--config", str(cluster["config"]), *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_failed_month_is_reported_and_the_rest_still_built(cluster, smtp_server, capsys):
+    sim(cluster, "2026-08", 1)  # 2026-09's logs are missing
+    code, out, err = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-09")
+    assert code == 1
+    lines = [line.split("  ", 1)[1] for line in out.splitlines() if re.match(r"\d\d:\d\d:\d\d  ", line)]
+    assert lines[0] == "[1/2] bf 2026-08"
+    stages = ("land", "dbt", "quality", "metrics", "render", "deliver")
+    assert [line for line in lines if line.startswith("bf 2026-08: ") and line.endswith(" ...")] == [
+        f"bf 2026-08: {stage} ..." for stage in stages
+    ]
+    assert re.search(r"^bf 2026-08: land done in [\d.]+ s: [\d,]+ records from 5 sources$", "\n".join(lines), re.M)
+    assert any(line.startswith("[1/2] bf 2026-08: built: ") for line in lines)
+    assert any(line.startswith("[2/2] bf 2026-09: failed: at stage land: FileNotFoundError: source ") for line in lines)
+    assert "error: 1 of 2 months failed: 2026-09: at stage land" in err
+    subjects = sorted(m["Subject"].strip() for m in smtp_server.parsed())  # (a folded header keeps a space)
+    assert subjects == [
+        "Cluster reliability report: bf, 2026-08",
+        "FAILED: reliability report bf 2026-08..2026-09, stage 2026-09 land",
+        "FAILED: reliability report bf 2026-09, stage land",
+    ]
+    alert = next(m for m in smtp_server.parsed() if m["Subject"].endswith("2026-09, stage land"))
+    assert alert["To"] == "oncall@example.org"
+    body = alert.get_content().replace("\r\n", "\n")
+    assert "stage: land\nerror: FileNotFoundError: source " in body
+    assert f"reliability-report run --config {cluster['config']} --month 2026-09\n" in body
+
+
+def test_done_months_are_skipped_and_the_missing_one_built(cluster, smtp_server, capsys):
+    sim(cluster, "2026-09", 2)
+    code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-09")
+    assert code == 0
+    table = out[out.index("bf 2026-08..2026-09:") :].splitlines()[1:]
+    assert table[0].split()[:2] == ["2026-08", "skipped"] and table[1].split()[:2] == ["2026-09", "built"]
+    assert [m["Subject"] for m in smtp_server.parsed()] == ["Cluster reliability report: bf, 2026-09"]
+
+
+def test_force_rebuilds_and_changed_figures_go_out_as_a_correction(cluster, smtp_server, capsys):
+    sim(cluster, "2026-08", 3)  # late records: 2026-08's logs changed
+    code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-08", "--force")
+    assert code == 0 and "2026-08  built" in out and "correction sent to ops@example.org" in out
+    (message,) = smtp_server.parsed()
+    assert message["Subject"] == "Correction: Cluster reliability report: bf, 2026-08"
+    assert message.get_body(("plain",)).get_content().startswith("Correction: this report replaces the one sent on")
+
+
+def test_a_range_must_be_in_order_and_not_in_the_future(cluster, capsys):
+    assert backfill(cluster, capsys, "--from", "2026-09", "--to", "2026-08")[0] == 2
+    with pytest.raises(SystemExit):
+        backfill(cluster, capsys, "--from", "2026-08", "--to", "2999-01")
+    assert "month 2999-01 is in the future" in capsys.readouterr().err
