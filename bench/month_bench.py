@@ -79,7 +79,7 @@ def simulated(attempts: int, root: Path, cluster: str) -> Path:
     """A simulated month of about `attempts` attempts under root/sim/<cluster>/<month>, made once."""
     sim_dir = root / "sim" / cluster / str(MONTH)
     if not (sim_dir / "truth.json").exists():
-        nodes, scale = SIZES.get(attempts, (max(attempts // 100, 4), 1.0))
+        nodes, scale = SIZES.get(attempts, (max(round(attempts / 1420), 1), 1.0))  # ~1,420 a node a month
         print(f"simulating {cluster}: {nodes} nodes, duration scale {scale} ...", flush=True)
         # warning Xids so that health lines are about a fifth of attempts (300k at 1.5M, as the issue asks)
         watch = HEALTH_LINES_PER_ATTEMPT * attempts / nodes

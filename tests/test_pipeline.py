@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from flows.cli import write_demo_config
 from flows.config import load_config
@@ -19,6 +20,7 @@ from flows.quality import DataQualityError, validate_month
 from flows.simulate import SimParams, simulate
 
 MONTH = Month.parse("2026-10")
+REPO_ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = "testc"
 
 
@@ -385,6 +387,22 @@ def test_job_run_ettr_recovers_the_simulated_runs(month_run):
         compared.append((mine["ettr"], truth, mine["interruptions"]))
     assert len(compared) >= 10 and any(interruptions for *_, interruptions in compared)
     assert all(abs(mine - truth) <= 0.02 for mine, truth, _ in compared)
+
+
+def test_the_models_unit_tests_pass(month_run):
+    """The dbt unit tests (attribution window edges, cause priority, job-run chaining, month
+    boundaries...) run here rather than in every monthly build."""
+    from flows.warehouse import dbt_command
+
+    config = load_config(month_run["config"])
+    landed = config.data_dir / "landed" / CLUSTER / str(MONTH)
+    declared = sum(
+        len(yaml.safe_load(path.read_text()).get("unit_tests", []))
+        for path in (REPO_ROOT / "dbt_project" / "models").rglob("*.yml")
+    )
+    result = dbt_command(config, MONTH, landed, "test", "--select", "test_type:unit")
+    assert result.success and declared >= 7
+    assert len(result.result.results) == declared and all(str(r.status) == "pass" for r in result.result.results)
 
 
 def test_month_over_month_change_is_a_poisson_test():
