@@ -42,7 +42,7 @@ def free_port() -> int:
 
 class SmtpRecorder:
     """aiosmtpd handler: keeps what it accepts; `replies` are answered to DATA first (e.g. a 4xx);
-    with `hold` set, DATA waits for it (a send in flight) after setting `receiving`."""
+    with `hold` set, it keeps the message, sets `receiving` and waits for `hold` before answering."""
 
     def __init__(self) -> None:
         self.messages: list = []  # aiosmtpd Envelopes
@@ -65,10 +65,10 @@ class SmtpRecorder:
         self.data_commands += 1
         if self.replies:
             return self.replies.pop(0)
+        self.messages.append(envelope)
         if self.hold is not None:
             self.receiving.set()
             await asyncio.get_running_loop().run_in_executor(None, self.hold.wait)
-        self.messages.append(envelope)
         return "250 OK"
 
     def parsed(self) -> list[email.message.EmailMessage]:

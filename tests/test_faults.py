@@ -1,15 +1,26 @@
 """Crash safety: the cluster lock, and runs that die at each stage (an exception, or a SIGKILL of the
 whole process group) leave the previous outputs intact; the next run completes with nothing lost."""
 
+import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from conftest import BIN
+from prefect.exceptions import ParameterTypeError
 
 from flows import runlock
+from flows.cli import write_demo_config
+from flows.months import Month
+from flows.pipeline import monthly_report
+from flows.sent_log import SENDING, SentLog
+from flows.simulate import SimParams, simulate
 
 HOLD = "from flows.runlock import cluster_lock; import sys, time\nwith cluster_lock(__import__('pathlib').Path(sys.argv[1]), 'c'):\n    print('held', flush=True); time.sleep(120)\n"
 
@@ -59,3 +70,121 @@ def test_the_lock_is_released_when_the_run_raises(tmp_path):
             raise KeyError("boom")
     with runlock.cluster_lock(tmp_path, "c", timeout=0):
         pass
+
+
+MONTH = "2026-10"
+
+
+@pytest.fixture(scope="module")
+def cluster(smtp_server, tmp_path_factory):
+    work = tmp_path_factory.mktemp("faults")
+    config = write_demo_config(work, "kill", work / "reports")
+    config.write_text(
+        config.read_text() + '\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
+        f'alert_to = ["oncall@example.org"]\nsmtp_host = "127.0.0.1"\nsmtp_port = {smtp_server.port}\n'
+        'smtp_security = "plain"\nsend_attempts = 2\nretry_wait_seconds = 0.05\n'
+    )
+    simulate(SimParams("kill", Month.parse(MONTH), nodes=24, seed=5), work / "sim" / "kill" / MONTH)
+    return {"work": work, "config": config, "sim": work / "sim" / "kill" / MONTH}
+
+
+def start_run(config: Path, api: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(BIN / "reliability-report"), "run", "--month", MONTH, "--config", str(config)],
+        env={**os.environ, "PREFECT_API_URL": api, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: the kill takes everything it started
+    )
+
+
+def kill_at(run: subprocess.Popen, marker: str) -> str:
+    """SIGKILL the run's whole process group as soon as it prints `marker`; returns its output."""
+    output = []
+    for line in run.stdout:
+        output.append(line)
+        if marker in line:
+            os.killpg(run.pid, signal.SIGKILL)
+            break
+    run.wait()
+    assert run.returncode == -signal.SIGKILL, "".join(output)[-3000:]
+    return "".join(output)
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_completes(
+    cluster, smtp_server, prefect_server, tmp_path
+):
+    work, config = cluster["work"], cluster["config"]
+    report_dir = work / "reports" / "kill" / MONTH
+    sent_log = work / "data" / "delivery" / "kill.jsonl"
+    first = start_run(config, prefect_server)
+    out, _ = first.communicate(timeout=300)
+    assert first.returncode == 0, out[-3000:]
+    report, log_before = snapshot(report_dir), sent_log.read_bytes()
+    assert len(smtp_server.messages) == 1
+
+    shutil.rmtree(cluster["sim"])  # late records: the month's logs change, so will its figures
+    simulate(SimParams("kill", Month.parse(MONTH), nodes=24, seed=6), cluster["sim"])
+    for stage in ("land", "dbt", "quality", "render"):
+        out = kill_at(start_run(config, prefect_server), f"kill {MONTH}: {stage} ...")
+        assert snapshot(report_dir) == report, f"killed in {stage}: the report changed"
+        assert sent_log.read_bytes() == log_before and len(smtp_server.messages) == 1
+        assert (work / "data" / "locks" / "kill.lock").exists()  # left by the killed run
+        if stage != "land":
+            assert "cleared the stale lock of cluster kill" in out
+
+    # Killed while the server has the message but has not answered: was it delivered or not?
+    smtp_server.hold = threading.Event()
+    run = start_run(config, prefect_server)
+    assert smtp_server.receiving.wait(timeout=300)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    smtp_server.hold.set()  # the server kept it: the client never heard so
+    assert SentLog(sent_log).records()[-1].status == SENDING
+
+    final = start_run(config, prefect_server)
+    out, _ = final.communicate(timeout=300)
+    assert final.returncode == 0, out[-3000:]
+    assert "an earlier send of kill 2026-10 was interrupted" in out
+    corrections = [m for m in smtp_server.parsed() if m["Subject"].startswith("Correction:")]
+    assert len(corrections) == 2 and corrections[0]["Message-ID"] == corrections[1]["Message-ID"]  # one, deduplicable
+    last = SentLog(sent_log).last_sent(MONTH)
+    assert last.kind == "correction" and last.message_id == corrections[0]["Message-ID"]
+
+    # Nothing lost: the same figures as a build of the month that was never interrupted.
+    clean = write_demo_config(tmp_path, "kill", tmp_path / "reports")
+    clean.write_text(clean.read_text().replace('path = "sim/', f'path = "{work}/sim/'))
+    expected = json.loads(Path(monthly_report("kill", str(clean), MONTH)["metrics"]).read_text())
+    got = json.loads((report_dir / "metrics.json").read_text())
+    for key in ("totals", "node_failure_rate", "mttf_by_size", "failures_by_cause", "job_mix"):
+        assert got[key] == expected[key], key
+    assert not [p for p in (work / "reports" / "kill").iterdir() if p.name != MONTH]  # no temporary directory
+
+
+def test_a_failing_stage_is_alerted_by_email_and_sends_no_report(cluster, smtp_server, monkeypatch):
+    report_dir = cluster["work"] / "reports" / "kill" / MONTH
+    sent_log = cluster["work"] / "data" / "delivery" / "kill.jsonl"
+    report, log_before = snapshot(report_dir), sent_log.read_bytes() if sent_log.exists() else b""
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("flows.pipeline.build_month", full_disk)
+    with pytest.raises(OSError, match="No space left on device"):
+        monthly_report("kill", str(cluster["config"]), MONTH, resend=True)
+    (alert,) = smtp_server.parsed()
+    assert alert["Subject"] == f"FAILED: reliability report kill {MONTH}, stage dbt"
+    assert "error: OSError: [Errno 28] No space left on device" in alert.get_content()
+    assert snapshot(report_dir) == report and (sent_log.read_bytes() if sent_log.exists() else b"") == log_before
+    assert not (cluster["work"] / "data" / "locks" / "kill.lock").exists()  # released
+
+    smtp_server.reset()
+    with pytest.raises(ParameterTypeError, match="month: String should match pattern"):
+        monthly_report("kill", str(cluster["config"]), "2026-13")
+    (alert,) = smtp_server.parsed()
+    assert alert["Subject"] == "FAILED: reliability report kill 2026-13, stage parameters"
