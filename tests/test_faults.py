@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import BIN
 from prefect.exceptions import ParameterTypeError
@@ -125,6 +126,13 @@ def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_compl
     first = start_run(config, prefect_server)
     out, _ = first.communicate(timeout=300)
     assert first.returncode == 0, out[-3000:]
+    assert "Starting temporary server" not in out  # the runs go to the Prefect server
+    runs = httpx.post(
+        f"{prefect_server}/flow_runs/filter",
+        json={"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}, "sort": "START_TIME_DESC", "limit": 20},
+        timeout=10,
+    ).json()
+    assert any(run["parameters"].get("config") == str(config) for run in runs)
     report, log_before = snapshot(report_dir), sent_log.read_bytes()
     assert len(smtp_server.messages) == 1
 
