@@ -53,7 +53,6 @@ STYLE = {
     "axes.spines.right": False,
     "figure.facecolor": "white",  # opaque: readable when a client darkens the page around it
     "axes.facecolor": "white",
-    "svg.hashsalt": "reliability-report",
 }
 
 
