@@ -122,11 +122,10 @@ def deliver_report(config: ClusterConfig, month: str, report_dir: Path, *, resen
     except mailer.DeliveryError as exc:
         sent_log.append(replace(record, status=FAILED, error=str(exc), time=_now()))
         raise
-    sent_log.append(replace(record, status=SENT, error="; ".join(f"{r}: {e}" for r, e in refused.items()), time=_now()))
-    if refused:  # the others have it: recorded as sent; these need fixing and --resend
-        raise mailer.DeliveryError(
-            f"{kind} {message_id} refused for " + "; ".join(f"{r}: {e}" for r, e in refused.items())
-        )
+    refusals = "; ".join(f"{rcpt}: {reply}" for rcpt, reply in refused.items())
+    sent_log.append(replace(record, status=SENT, error=refusals, time=_now()))
+    if refused:  # the others have it, so it counts as sent; these addresses need fixing and --resend
+        raise mailer.DeliveryError(f"{kind} {message_id} refused for {refusals}")
     return f"{kind} sent to {', '.join(email.to)} ({message_id})"
 
 

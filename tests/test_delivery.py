@@ -86,19 +86,23 @@ def test_a_server_that_is_down_is_retried_with_back_off_then_fails():
     assert time.monotonic() - started >= 0.2 + 0.4  # waited 0.2 s, then 0.4 s
 
 
-def test_partly_refused_recipients_are_returned(smtp_server):
-    class Refusing:
-        async def handle_RCPT(self, server, session, envelope, address, options):
-            if address.startswith("gone"):
-                return "550 5.1.1 no such user"
-            envelope.rcpt_tos.append(address)
-            return "250 OK"
+def refusing(prefix: str):
+    """An aiosmtpd RCPT hook that refuses addresses starting with `prefix` (a mailbox that is gone)."""
 
-        handle_DATA = smtp_server.handle_DATA
+    async def handle_RCPT(server, session, envelope, address, options):
+        if address.startswith(prefix):
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
+    return handle_RCPT
+
+
+def test_partly_refused_recipients_are_returned():
     with smtp_controller() as handler:
-        handler.handle_RCPT = Refusing().handle_RCPT
+        handler.handle_RCPT = refusing("gone@")
         refused = mailer.send(plain_message(), email_config(handler.port), ["ops@example.org", "gone@example.org"])
+        assert handler.messages[0].rcpt_tos == ["ops@example.org"]
     assert refused == {"gone@example.org": "550 5.1.1 no such user"}
 
 
@@ -344,6 +348,17 @@ def test_a_server_that_is_down_marks_nothing_sent(built):
     with pytest.raises(mailer.DeliveryError, match="gave up after 3 attempts: ConnectionRefusedError"):
         deliver_report(config, MONTH, built["report_dir"], resend=True)
     assert log.records()[-1].status == FAILED and log.last_sent(MONTH) == sent_before
+
+
+def test_a_refused_recipient_is_named_and_the_others_count_as_sent(built):
+    with smtp_controller() as handler:
+        handler.handle_RCPT = refusing("lead@")
+        config = replace(built["config"], email=replace(built["config"].email, smtp_port=handler.port))
+        with pytest.raises(mailer.DeliveryError, match="resend <.*> refused for lead@example.org: 550 5.1.1 no such"):
+            deliver_report(config, MONTH, built["report_dir"], resend=True)
+        assert [m.rcpt_tos for m in handler.messages] == [["ops@example.org"]]
+    last = SentLog.for_cluster(config.data_dir, "mail").last_sent(MONTH)
+    assert last.kind == "resend" and last.error == "lead@example.org: 550 5.1.1 no such user"
 
 
 def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
