@@ -14,6 +14,8 @@ month into bench/results/data/ first, kept for the next run). In one process and
 each as the median of --repeat runs with its peak resident memory (VmHWM, reset before each
 stage), the ratio of each stage to the floor, and the end-to-end total. Email is not sent.
 --small adds the fixed overhead: the same stages on a ~1,000-attempt month, warm.
+--backfill N simulates N consecutive months of the 1.5M-attempt cluster (kept) and times
+`reliability-report backfill` over them in a fresh process (bench/results/backfill.json).
 --scaling adds months of ~100k, 500k, 1.5M and 5M attempts (simulated once, kept) and prints the
 time per attempt of the whole pipeline at each size.
 Results go to bench/results/month.json (and month-scaling.json).
@@ -77,16 +79,16 @@ def floor(sim_dir: Path) -> None:
             )
 
 
-def simulated(attempts: int, root: Path, cluster: str) -> Path:
+def simulated(attempts: int, root: Path, cluster: str, month: Month = MONTH) -> Path:
     """A simulated month of about `attempts` attempts under root/sim/<cluster>/<month>, made once."""
-    sim_dir = root / "sim" / cluster / str(MONTH)
+    sim_dir = root / "sim" / cluster / str(month)
     if not (sim_dir / "truth.json").exists():
         nodes, scale = SIZES.get(attempts, (max(round(attempts / 1420), 1), 1.0))  # ~1,420 a node a month
         print(f"simulating {cluster}: {nodes} nodes, duration scale {scale} ...", flush=True)
         # warning Xids so that health lines are about a fifth of attempts (300k at 1.5M, as the issue asks)
         watch = HEALTH_LINES_PER_ATTEMPT * attempts / nodes
         simulate(
-            SimParams(cluster, MONTH, nodes=nodes, seed=1, duration_scale=scale, watch_xids_per_node=watch), sim_dir
+            SimParams(cluster, month, nodes=nodes, seed=1, duration_scale=scale, watch_xids_per_node=watch), sim_dir
         )
     return sim_dir
 
@@ -136,12 +138,32 @@ def end_to_end(root: Path, cluster: str, repeat: int) -> float:
     return round(statistics.median(times), 2)
 
 
+def backfill(root: Path, months: int) -> dict:
+    """Simulate `months` months ending with MONTH (kept), then time one backfill over all of them."""
+    first = MONTH
+    for _ in range(months - 1):
+        first = first.previous()
+    month = first
+    while True:
+        simulated(1_500_000, root, "backfill", month)
+        if month == MONTH:
+            break
+        month = month.next()
+    config = write_demo_config(root, "backfill", root / "reports")
+    command = [str(Path(sys.executable).with_name("reliability-report")), "backfill", "--config", str(config)]
+    started = time.perf_counter()
+    subprocess.run([*command, "--from", str(first), "--to", str(MONTH), "--force"], check=True, capture_output=True)
+    seconds = time.perf_counter() - started
+    return {"months": months, "seconds": round(seconds, 1), "seconds_per_month": round(seconds / months, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sim", type=Path, default=None, help="a simulated month's directory (default: make one)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--small", action="store_true", help="also the fixed overhead on a ~1,000-attempt month")
     parser.add_argument("--scaling", action="store_true", help="also 100k, 500k, 1.5M and 5M attempts")
+    parser.add_argument("--backfill", type=int, default=0, metavar="N", help="also a backfill of N months")
     parser.add_argument("--workdir", type=Path, default=RESULTS / "data", help="simulated months and warehouses")
     args = parser.parse_args()
     root = args.workdir.resolve()
@@ -185,6 +207,10 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "month.json").write_text(json.dumps(result, indent=1) + "\n")
 
+    if args.backfill:
+        figures = backfill(root, args.backfill)
+        print(f"backfill of {figures['months']} months of ~1.5M attempts: {figures['seconds']:.0f} s", flush=True)
+        (RESULTS / "backfill.json").write_text(json.dumps(figures, indent=1) + "\n")
     if args.scaling:
         # the fixed part (start-up, dbt parse, GX import...) is paid at every size: the marginal time
         # per attempt, (total - fixed) / attempts, is what must stay flat
