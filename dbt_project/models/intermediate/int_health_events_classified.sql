@@ -64,21 +64,46 @@ rules as (
 
 ),
 
+-- A rule depends only on (source, signal text), and a month's hundreds of thousands of events
+-- have a few thousand distinct texts: each is matched once (8.0 s -> 1.2 s at 278k events).
+signals as (
+
+    select distinct source, signal_text from events
+
+),
+
+first_rules as (
+
+    select
+        signals.source,
+        signals.signal_text,
+        rules.rule_order,
+        rules.category,
+        rules.severity
+    from signals
+    left join rules
+        on rules.source = signals.source
+        and regexp_matches(signals.signal_text, rules.pattern)
+    qualify row_number() over (partition by signals.source, signals.signal_text order by rules.rule_order) = 1
+
+),
+
 matched as (
 
     select
         events.*,
-        rules.rule_order,
-        rules.category,
-        rules.severity,
+        first_rules.rule_order,
+        first_rules.category,
+        first_rules.severity,
+        -- one row per event (a source line names one node)
         row_number() over (
             partition by events.source, events.source_file, events.source_line, events.node
-            order by rules.rule_order
+            order by first_rules.rule_order
         ) as rule_rank
     from events
-    left join rules
-        on rules.source = events.source
-        and regexp_matches(events.signal_text, rules.pattern)
+    left join first_rules
+        on first_rules.source = events.source
+        and first_rules.signal_text is not distinct from events.signal_text
 
 ),
 
