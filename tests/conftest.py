@@ -99,6 +99,15 @@ def smtp_server():
         yield handler
 
 
+def email_section(port: int) -> str:
+    """An `[email]` config section sending through the test SMTP server on `port`, retrying fast."""
+    return (
+        '\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
+        f'alert_to = ["oncall@example.org"]\nsmtp_host = "127.0.0.1"\nsmtp_port = {port}\n'
+        'smtp_security = "plain"\nsend_attempts = 2\nretry_wait_seconds = 0.05\n'
+    )
+
+
 @pytest.fixture(autouse=True)
 def _reset_smtp(request):
     if "smtp_server" in request.fixturenames:

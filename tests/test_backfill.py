@@ -5,6 +5,7 @@ correction. Email goes to a real SMTP server on 127.0.0.1."""
 import re
 
 import pytest
+from conftest import email_section
 
 from flows.cli import main, write_demo_config
 from flows.months import Month
@@ -15,11 +16,7 @@ from flows.simulate import SimParams, simulate
 def cluster(smtp_server, tmp_path_factory):
     work = tmp_path_factory.mktemp("backfill")
     config = write_demo_config(work, "bf", work / "reports")
-    config.write_text(
-        config.read_text() + '\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
-        f'alert_to = ["oncall@example.org"]\nsmtp_host = "127.0.0.1"\nsmtp_port = {smtp_server.port}\n'
-        'smtp_security = "plain"\nsend_attempts = 2\nretry_wait_seconds = 0.05\n'
-    )
+    config.write_text(config.read_text() + email_section(smtp_server.port))
     return {"work": work, "config": config}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import BIN
+from conftest import BIN, email_section
 from prefect.exceptions import ParameterTypeError
 
 from flows import runlock
@@ -80,11 +80,7 @@ MONTH = "2026-10"
 def cluster(smtp_server, tmp_path_factory):
     work = tmp_path_factory.mktemp("faults")
     config = write_demo_config(work, "kill", work / "reports")
-    config.write_text(
-        config.read_text() + '\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
-        f'alert_to = ["oncall@example.org"]\nsmtp_host = "127.0.0.1"\nsmtp_port = {smtp_server.port}\n'
-        'smtp_security = "plain"\nsend_attempts = 2\nretry_wait_seconds = 0.05\n'
-    )
+    config.write_text(config.read_text() + email_section(smtp_server.port))
     simulate(SimParams("kill", Month.parse(MONTH), nodes=24, seed=5), work / "sim" / "kill" / MONTH)
     return {"work": work, "config": config, "sim": work / "sim" / "kill" / MONTH}
 

@@ -1,0 +1,50 @@
+"""Output directories are swapped in whole; what a killed run left behind is cleared or restored."""
+
+from pathlib import Path
+
+import pytest
+
+from flows.atomic import replace_dir_atomically
+
+
+def write(text: str):
+    return lambda tmp: (tmp / "report.html").write_text(text)
+
+
+def test_a_failed_fill_leaves_the_previous_result(tmp_path: Path):
+    target = tmp_path / "2026-10"
+    replace_dir_atomically(target, write("good"))
+
+    def fail(tmp: Path) -> None:
+        (tmp / "report.html").write_text("half")
+        raise RuntimeError("killed mid-render")
+
+    with pytest.raises(RuntimeError):
+        replace_dir_atomically(target, fail)
+    assert (target / "report.html").read_text() == "good"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
+
+
+def test_leftovers_of_a_killed_run_are_cleared(tmp_path: Path):
+    target = tmp_path / "2026-10"
+    replace_dir_atomically(target, write("good"))
+    (tmp_path / ".2026-10.tmp-4242").mkdir()  # killed while filling
+    (tmp_path / ".2026-10.old-4243").mkdir()  # killed after its swap, before removing the old copy
+    replace_dir_atomically(target, write("new"))
+    assert (target / "report.html").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
+
+
+def test_a_run_killed_between_the_two_renames_gets_its_last_result_back(tmp_path: Path):
+    target = tmp_path / "2026-10"
+    replace_dir_atomically(target, write("good"))
+    target.rename(tmp_path / ".2026-10.old-4242")  # the previous run died right here
+    (tmp_path / ".2026-10.tmp-4242").mkdir()
+
+    def fail(tmp: Path) -> None:
+        raise RuntimeError("this run fails too")
+
+    with pytest.raises(RuntimeError):
+        replace_dir_atomically(target, fail)
+    assert (target / "report.html").read_text() == "good"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
