@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-_MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
 @dataclass(frozen=True, order=True)
@@ -16,7 +16,7 @@ class Month:
 
     @classmethod
     def parse(cls, text: str) -> Month:
-        match = _MONTH_RE.match(text.strip())
+        match = MONTH_RE.match(text.strip())
         if not match:
             raise ValueError(f"month must be YYYY-MM, got {text!r}")
         return cls(int(match.group(1)), int(match.group(2)))

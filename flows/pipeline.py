@@ -23,14 +23,14 @@ from flows.analysis import compute_metrics, detail_tables
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import deliver_report, send_alert
 from flows.land import land_month
-from flows.months import _MONTH_RE, Month
+from flows.months import MONTH_RE, Month
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
 from flows.runlock import cluster_lock
 from flows.warehouse import build_month
 
 # A flow parameter `month`: the server checks the pattern when a run is created (`prefect deployment run`).
-MonthParam = Annotated[str, Field(pattern=_MONTH_RE.pattern, description="YYYY-MM")]
+MonthParam = Annotated[str, Field(pattern=MONTH_RE.pattern, description="YYYY-MM")]
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
 progress = logging.getLogger("flows.progress")
 STAGE_NOTE = "stage: "  # added to a failing stage's exception, for the failure alert
