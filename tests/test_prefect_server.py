@@ -36,8 +36,15 @@ def deployed(prefect_server, tmp_path_factory):
         "PREFECT_WORKER_QUERY_SECONDS": "2",
     }
     # The server's database outlives sessions: start from no deployments (their scheduled runs go too).
+    # Deleting one with many runs can keep SQLite busy: the server answers 503 until it is done.
     for deployment in httpx.post(f"{prefect_server}/deployments/filter", json={}, timeout=10).json():
-        httpx.delete(f"{prefect_server}/deployments/{deployment['id']}", timeout=10).raise_for_status()
+        for _ in range(10):
+            response = httpx.delete(f"{prefect_server}/deployments/{deployment['id']}", timeout=30)
+            if response.status_code != 503:
+                break
+            time.sleep(2)
+        if response.status_code != 404:  # 404: gone with an earlier attempt
+            response.raise_for_status()
     created = prefect(env, "work-pool", "create", "local-process", "--type", "process", "--overwrite")
     assert created.returncode == 0, created.stdout + created.stderr
     deploy = prefect(env, "--no-prompt", "deploy", "--all")
