@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import sys
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -209,24 +212,37 @@ def _read_health_sources(
 ) -> tuple[dict[str, pa.Table], dict[str, dict], dict[str, str]]:
     """The node-signal sources' rows as the landed tables, each source's manifest entry, and the
     content hash of every source (the job records' too: hashlib releases the GIL as DuckDB does)."""
-    tables: dict[str, list[dict]] = {name: [] for name in SCHEMAS}
+    _yield_to_the_job_records()
+    pieces: dict[str, list[pa.Table]] = {name: [] for name in SCHEMAS}
     manifest: dict[str, dict] = {}
     for kind, (table, stats_type, read) in HEALTH_SOURCES.items():
         if kind not in sources:
             continue
-        path, rows = sources[kind], tables[table]
+        path, schema = sources[kind], SCHEMAS[table]
         stats = stats_type()
-        before = len(rows)
-        found = (
-            ROWS[table](config.cluster, path, record)
-            for record in read(path, clocks[kind], month, stats, quarantines[kind])
-        )
-        if kind == "scontrol_nodes":
-            found = _not_in_accounting(found, rows)
-        rows.extend(found)
-        manifest[kind] = {"file": str(path), "records": len(rows) - before, **asdict(stats)}
-    arrow = {name: pa.Table.from_pylist(rows, schema=SCHEMAS[name]) for name, rows in tables.items()}
+        found = read(path, clocks[kind], month, stats, quarantines[kind])
+        if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
+            cluster = pa.array([config.cluster] * found.num_rows, pa.string())
+            found = found.append_column("cluster", cluster).select(schema.names).cast(schema)
+        else:
+            rows = (ROWS[table](config.cluster, path, record) for record in found)
+            if kind == "scontrol_nodes":
+                rows = _not_in_accounting(rows, [row for piece in pieces[table] for row in piece.to_pylist()])
+            found = pa.Table.from_pylist(list(rows), schema=schema)
+        pieces[table].append(found)
+        manifest[kind] = {"file": str(path), "records": found.num_rows, **asdict(stats)}
+    arrow = {
+        name: pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table() for name, tables in pieces.items()
+    }
     return arrow, manifest, {kind: _sha256(path) for kind, path in sources.items()}
+
+
+def _yield_to_the_job_records() -> None:
+    """Lower this thread's priority (Linux: niceness is per thread, and the DuckDB workers a thread
+    starts inherit it). The job records are the landing's critical path; the node signals, read
+    beside them, then use the cores the job records' reader leaves idle instead of slowing it."""
+    if sys.platform == "linux":
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def _sha256(path: Path) -> str:
@@ -235,7 +251,9 @@ def _sha256(path: Path) -> str:
     for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
         if file.is_file():
             digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
-            digest.update(file.read_bytes())
+            with open(file, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -311,9 +329,11 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
                     json.dumps({"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason})
                     + "\n"
                 )
-        write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
-        for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet")
+        with ThreadPoolExecutor(max_workers=1) as pool:  # Arrow releases the GIL as DuckDB does
+            signals = [pool.submit(pq.write_table, table, tmp / f"{name}.parquet") for name, table in tables.items()]
+            write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
+            for written in signals:
+                written.result()
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # Copying the raw inputs is the kernel's work and writing the Parquet DuckDB's: side by side.
@@ -332,6 +352,8 @@ def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file:
         )
         for name in ATTEMPT_COLUMNS
     ]
+    # Rows carry their source line; without keeping the file's order DuckDB writes on every core.
+    jobs.execute("SET preserve_insertion_order = false")
     jobs.execute(
         f"COPY (SELECT {', '.join(columns)} FROM attempts) "
         f"TO {sql_quote(str(out / 'attempts.parquet'))} (FORMAT parquet)"

@@ -25,12 +25,12 @@ def test_nhc_lines_as_syslog_writes_them(tmp_path: Path):
         "2026-10-03T12:05:00+02:00 gpu0043 nhc[900]: ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE\n"
     )
     stats = SyslogReadStats()
-    checks = list(read_nhc_log(log, UTC, 2026, stats))
-    assert [(c.node, c.check, c.message) for c in checks] == [
+    checks = read_nhc_log(log, UTC, 2026, stats).to_pylist()
+    assert [(c["node"], c["check_name"], c["message"]) for c in checks] == [
         ("gpu0042", "check_fs_mount", "/home not mounted"),
         ("gpu0043", "check_hw_ib", "No IB port mlx5_0:1 is ACTIVE"),
     ]
-    assert checks[1].ts.hour == 10  # +02:00 converted to UTC
+    assert checks[1]["ts"].hour == 10  # +02:00 converted to UTC
     assert stats.other_lines == 1 and stats.matched == 2
 
 
@@ -38,7 +38,7 @@ def test_nhc_failed_check_without_prefix_names_the_line(tmp_path: Path):
     log = tmp_path / "nhc.log"
     log.write_text("ERROR:  nhc:  Health check failed:  check_fs_mount:  /home not mounted\n")
     with pytest.raises(InputFormatError, match=r"nhc.log:1: field timestamp"):
-        list(read_nhc_log(log, UTC, 2026))
+        read_nhc_log(log, UTC, 2026)
 
 
 def test_dcgm_reports_become_one_check_per_unhealthy_system(tmp_path: Path):
@@ -86,10 +86,10 @@ def test_bad_dcgm_file_is_named(tmp_path: Path, name: str, content: str, field: 
 
 def test_simulated_health_logs_read_back(tmp_path: Path):
     truth = simulate(SimParams("h", Month.parse("2026-10"), nodes=64, seed=8, r_f=30.0), tmp_path)
-    nhc = list(read_nhc_log(tmp_path / "nhc.log", UTC, 2026))
+    nhc = read_nhc_log(tmp_path / "nhc.log", UTC, 2026).to_pylist()
     dcgm = list(read_dcgm_health_dir(tmp_path / "dcgm"))
     assert nhc and dcgm
-    failed_nodes = {c.node for c in nhc} | {c.node for c in dcgm if c.status == "Failure"}
+    failed_nodes = {c["node"] for c in nhc} | {c.node for c in dcgm if c.status == "Failure"}
     assert {f["node"] for f in truth["infra_failures"] if f["cause"] != "node_unresponsive"} <= failed_nodes
 
 

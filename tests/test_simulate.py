@@ -86,9 +86,9 @@ def test_every_failure_is_in_the_dump_with_its_state(sim):
 def test_evidence_is_in_the_attribution_window_exactly_where_truth_says(sim):
     out = sim["out"]
     evidence: dict[str, list[datetime]] = {}
-    for x in read_xid_syslog(out / "xid.log", UTC, MONTH.year):
-        if x.xid not in (13, 31, 43, 45, 63, 92):  # the critical ones
-            evidence.setdefault(x.node, []).append(x.ts)
+    for x in read_xid_syslog(out / "xid.log", UTC, MONTH.year).to_pylist():
+        if x["xid"] not in (13, 31, 43, 45, 63, 92):  # the critical ones
+            evidence.setdefault(x["node"], []).append(x["ts"].replace(tzinfo=UTC))
     for e in read_sacctmgr_events(out / "events.psv", UTC):
         if "maintenance" not in e.reason and "Reboot" not in e.reason:
             evidence.setdefault(e.node, []).append(e.started_at)

@@ -1,5 +1,6 @@
 import csv
 import json
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -8,7 +9,7 @@ from job_records import json_attempts, sacct_attempts
 
 from flows.months import Month
 from flows.simulate import SimParams, simulate
-from flows.sources import InputFormatError
+from flows.sources import InputFormatError, Quarantine
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.syslog import SyslogReadStats
@@ -273,10 +274,10 @@ def test_xid_lines_from_real_reports_in_syslog_form(shared_dir: Path, tmp_path: 
         + "Oct  3 12:01:00 gpu0042 kernel: eth0: link up\n"
     )
     stats = SyslogReadStats()
-    events = list(read_xid_syslog(log, UTC, 2026, stats))
-    assert [e.xid for e in events] == [int(r["xid"]) for r in kernel]
-    assert stats.other_lines == 1 and events[0].node == "gpu0042" and events[0].ts.year == 2026
-    assert events[0].pci == "PCI:0000:dc:00"
+    events = read_xid_syslog(log, UTC, 2026, stats).to_pylist()
+    assert [e["xid"] for e in events] == [int(r["xid"]) for r in kernel]
+    assert stats.other_lines == 1 and events[0]["node"] == "gpu0042" and events[0]["ts"].year == 2026
+    assert events[0]["pci"] == "PCI:0000:dc:00"
 
 
 def test_xid_line_without_timestamp_is_an_error(tmp_path: Path):
@@ -286,7 +287,7 @@ def test_xid_line_without_timestamp_is_an_error(tmp_path: Path):
         "[ 1843.308145] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus.\n"
     )
     with pytest.raises(InputFormatError, match=r"xid.log:2: field timestamp"):
-        list(read_xid_syslog(log, UTC, 2026))
+        read_xid_syslog(log, UTC, 2026)
 
 
 def test_remote_kernel_log_lines_from_real_reports(shared_dir: Path, tmp_path: Path):
@@ -295,10 +296,10 @@ def test_remote_kernel_log_lines_from_real_reports(shared_dir: Path, tmp_path: P
     log = tmp_path / "remote.log"
     log.write_text("".join(r["raw_line"] + "\n" for r in rows))
     stats = SyslogReadStats()
-    events = list(read_xid_syslog(log, UTC, 2026, stats))
-    assert [e.xid for e in events] == [int(r["xid"]) for r in rows if r["raw_line"].count("NVRM: Xid")]
-    assert events[0].node == "192.168.11.119"
-    assert events[0].ts.isoformat() == "2026-04-22T21:29:21.342163+00:00"  # nanoseconds cut to microseconds
+    events = read_xid_syslog(log, UTC, 2026, stats).to_pylist()
+    assert [e["xid"] for e in events] == [int(r["xid"]) for r in rows if r["raw_line"].count("NVRM: Xid")]
+    assert events[0]["node"] == "192.168.11.119"
+    assert events[0]["ts"].isoformat() == "2026-04-22T21:29:21.342163"  # UTC; nanoseconds cut to microseconds
     assert stats.other_lines == len(rows) - len(events)
 
 
@@ -390,10 +391,10 @@ def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_
         "2026-03-29T02:30:00 gpu1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
         "2026-10-25T12:00:00 gpu1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
     )
-    events = list(read_xid_syslog(log, berlin, 2026))
-    assert events[0].ts.isoformat() == "2026-10-25T00:30:00+00:00"  # the first 02:30 (still CEST)
-    assert events[1].ts.isoformat() == "2026-03-29T01:30:00+00:00"  # read with the offset before the change (+01:00)
-    assert events[2].ts.isoformat() == "2026-10-25T11:00:00+00:00"
+    events = [ts.isoformat() for ts in read_xid_syslog(log, berlin, 2026)["ts"].to_pylist()]  # naive UTC
+    assert events[0] == "2026-10-25T00:30:00"  # the first 02:30 (still CEST)
+    assert events[1] == "2026-03-29T01:30:00"  # read with the offset before the change (+01:00)
+    assert events[2] == "2026-10-25T11:00:00"
     assert (berlin.ambiguous, berlin.nonexistent) == (1, 1)
 
 
@@ -511,3 +512,26 @@ def test_quotes_and_tabs_in_names_are_kept_verbatim(slurm_fixtures: Path, tmp_pa
     name = "say \"hi\",\tthen 'bye'"
     (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, JobName=name), UTC)
     assert attempt.job_name == name
+
+
+def test_syslog_times_that_do_not_exist_are_quarantined_and_offsets_applied(tmp_path: Path):
+    log = tmp_path / "xid.log"
+    xid = "kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."
+    log.write_text(
+        f"Feb 30 12:00:00 gpu1 {xid}\n"
+        f"2026-10-03T24:00:00+00:00 gpu2 {xid}\n"
+        f"2026-10-03T12:00:00.5+0200 gpu3 {xid}\n"
+        f"Oct  3 12:00:00.000123 gpu4 {xid}\n"
+    )
+    quarantine = Quarantine(strict=False)
+    stats = SyslogReadStats()
+    rows = read_xid_syslog(log, UTC, 2026, stats, quarantine).to_pylist()
+    assert [(e.line, e.field, e.value, e.reason) for e in quarantine.errors] == [
+        (1, "timestamp", "Feb 30 12:00:00", "not a valid date and time"),
+        (2, "timestamp", "2026-10-03T24:00:00+00:00", "not a valid date and time"),
+    ]
+    assert [(r["node"], r["ts"], r["source_line"]) for r in rows] == [
+        ("gpu3", datetime(2026, 10, 3, 10, 0, 0, 500000), 3),
+        ("gpu4", datetime(2026, 10, 3, 12, 0, 0, 123), 4),
+    ]
+    assert (stats.lines, stats.matched, stats.other_lines) == (4, 4, 0)

@@ -8,28 +8,41 @@ naming the file and line.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
-from flows.sources import HealthCheck, Quarantine, TimeZone
-from flows.sources.syslog import SyslogReadStats, read_syslog_matches
+import pyarrow as pa
+import pyarrow.compute as pc
 
-FAILED_CHECK_RE = re.compile(r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*(.*)$")
+from flows.sources import Quarantine, TimeZone
+from flows.sources.syslog import SyslogReadStats, read_syslog_messages
+
+FAILED_CHECK_PATTERN = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*(.*)$"
 
 
 def read_nhc_log(
     path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
-) -> Iterator[HealthCheck]:
-    found = read_syslog_matches(path, FAILED_CHECK_RE, tz, year, stats or SyslogReadStats(), quarantine or Quarantine())
-    for line_no, failed, ts, node in found:
-        yield HealthCheck(
-            node=node,
-            ts=ts,
-            source="nhc",
-            check=failed.group(2),
-            status=failed.group(1),
-            message=failed.group(3).strip(),
-            source_file=path.name,
-            source_line=line_no,
-        )
+) -> pa.Table:
+    """One row per failed check, as the health-check table has them: node, ts (naive UTC), source,
+    check_name, status, message, source_file, source_line."""
+    found = read_syslog_messages(
+        path,
+        "Health check failed",
+        FAILED_CHECK_PATTERN,
+        ["status", "check_name", "message"],
+        tz,
+        year,
+        stats or SyslogReadStats(),
+        quarantine or Quarantine(),
+    )
+    return pa.table(
+        {
+            "node": found["node"],
+            "ts": found["ts"],
+            "source": pa.array(["nhc"] * found.num_rows, pa.string()),
+            "check_name": found["check_name"],
+            "status": found["status"],
+            "message": pc.utf8_trim_whitespace(found["message"]),
+            "source_file": pa.array([path.name] * found.num_rows, pa.string()),
+            "source_line": found["source_line"],
+        }
+    )

@@ -191,6 +191,8 @@ def _number_lines_around(con: duckdb.DuckDBPyConnection, rejected: list[int]) ->
 def _read_lines(path: Path, line_numbers: list[int]) -> list[str]:
     """Lines DuckDB rejected, read again in one pass (by number: its byte offsets of rejected lines
     are not reliable); undecodable bytes become U+FFFD."""
+    if not line_numbers:
+        return []
     wanted, lines = set(line_numbers), {}
     with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):

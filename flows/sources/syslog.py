@@ -5,52 +5,31 @@
   report month's), also with microseconds (`journalctl -o short-precise`)
 - remote kernel log (host first, bracketed ISO time, nanoseconds):
   `192.168.11.119: kern: warning: [2026-04-22T21:27:51.291912866Z]: NVRM: ...`
-A timestamp without an offset is in the configured site time zone.
+A timestamp without an offset is in the configured site time zone; fractions past microseconds
+are cut. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
+picks out the lines that carry the wanted message (a substring test) and DuckDB reads their
+prefixes and messages in one statement.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, to_utc
+import duckdb
+import pyarrow as pa
 
-_ISO_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+(\S+)\s+")
-_BSD_PREFIX = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\s+(\S+)\s+")
-_REMOTE_KERN_PREFIX = re.compile(
-    r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\]: "
-)
+from flows.sources import InputFormatError, LocalClock, Quarantine, TimeZone, create_temp_table, open_text, sql_quote
 
-
-def syslog_timestamp_and_host(line: str, path: Path, line_no: int, tz: TimeZone, year: int) -> tuple[datetime, str]:
-    """UTC time and host of a syslog line; an error naming the file and line when there is neither."""
-    iso = _ISO_PREFIX.match(line)
-    if iso:
-        try:
-            ts = datetime.fromisoformat(iso.group(1))
-        except ValueError as exc:
-            raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
-        return (ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz)), iso.group(2)
-    remote = _REMOTE_KERN_PREFIX.match(line)
-    if remote:
-        host, seconds, fraction, offset = remote.groups()
-        text = seconds + (f".{fraction[:6]}" if fraction else "") + (offset or "")  # Python keeps microseconds
-        ts = datetime.fromisoformat(text)
-        return (ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz)), host
-    bsd = _BSD_PREFIX.match(line)
-    if bsd:
-        stamp, fraction, host = bsd.groups()
-        try:
-            ts = datetime.strptime(f"{year} {stamp}.{fraction or 0}", "%Y %b %d %H:%M:%S.%f")
-        except ValueError as exc:
-            raise InputFormatError(path, line_no, "timestamp", stamp, str(exc)) from None
-        return to_utc(ts, tz), host
-    raise InputFormatError(
-        path, line_no, "timestamp", line[:40], "a syslog line needs a timestamp and a host (ISO or BSD format)"
-    )
+# RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it
+_ISO = r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\s+(\S+)\s+"
+_ISO_GROUPS = ["date", "time", "fraction", "zone", "host"]
+_REMOTE_KERN = r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\]: "
+_REMOTE_GROUPS = ["host", "date", "time", "fraction", "zone"]
+_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\s+(\S+)\s+"
+_BSD_GROUPS = ["month", "day", "time", "fraction", "host"]
+NO_PREFIX = "a syslog line needs a timestamp and a host (ISO or BSD format)"
+LINES_SCHEMA = pa.schema([("source_line", pa.int64()), ("line", pa.string())])
 
 
 @dataclass
@@ -60,25 +39,107 @@ class SyslogReadStats:
     other_lines: int = 0  # every other line: counted and skipped
 
 
-def read_syslog_matches(
-    path: Path, message: re.Pattern, tz: TimeZone, year: int, stats: SyslogReadStats, quarantine: Quarantine
-) -> Iterator[tuple[int, re.Match, datetime, str]]:
-    """(line number, match, UTC time, host) of each line whose message matches `message`.
+def read_syslog_messages(
+    path: Path,
+    marker: str,
+    message: str,
+    groups: list[str],
+    tz: TimeZone,
+    year: int,
+    stats: SyslogReadStats,
+    quarantine: Quarantine,
+) -> pa.Table:
+    """(source_line, node, ts, *groups) of each line whose message matches RE2 pattern `message`,
+    which contains `marker`; its capture groups come back as strings named `groups`.
 
     A matching line without a readable prefix goes to the quarantine (it names the file and line).
     """
+    numbers, lines, total = [], [], 0
     with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            stats.lines += 1
-            match = message.search(line)
-            if not match:
-                stats.other_lines += 1
-                continue
-            stats.matched += 1
-            try:
-                ts, host = syslog_timestamp_and_host(line, path, line_no, tz, year)
-            except InputFormatError as error:
-                quarantine.reject(error)
-                continue
-            yield line_no, match, ts, host
+        for total, line in enumerate(handle, start=1):
+            if marker in line:
+                numbers.append(total)
+                lines.append(line.rstrip("\r\n"))
+    found, problems = syslog_prefixes(pa.table([numbers, lines], schema=LINES_SCHEMA), tz, year, message, groups)
+    for line_no, value, reason in problems:
+        quarantine.reject(InputFormatError(path, line_no, "timestamp", value, reason))
+    matched = found.num_rows + len(problems)
+    stats.lines += total
+    stats.matched += matched
+    stats.other_lines += total - matched
+    return found
+
+
+def syslog_prefixes(
+    lines: pa.Table, tz: TimeZone, year: int, message: str | None = None, groups: list[str] | None = None
+) -> tuple[pa.Table, list[tuple[int, str, str]]]:
+    """(source_line, node, ts, *groups) of `lines` (source_line, line) in line order, `ts` naive UTC,
+    and the (source_line, value, reason) of each line without a readable syslog prefix.
+
+    With `message` (RE2, capture groups named `groups`), only the lines whose text matches it.
+    """
+    clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
+    groups = groups or []
+    message_groups = f"regexp_extract(line, {sql_quote(message)}, {groups!r}) AS m," if groups else ""
+    wanted = f"WHERE regexp_matches(line, {sql_quote(message)})" if message else ""
+    with duckdb.connect() as con:
+        create_temp_table(con, "syslog_lines", lines)
+        # ISO stamps (nearly every line of an rsyslog file) are read in one pass; only the lines
+        # they do not fit are tried as remote-kernel (year, maybe an offset) and BSD (neither) stamps.
+        con.execute(
+            f"""CREATE TEMP TABLE syslog_read AS
+            WITH matched AS (
+                SELECT source_line, {"m," if groups else ""} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
+                FROM (SELECT source_line, line, {message_groups}
+                             regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
+                      FROM syslog_lines {wanted})
+            ), stamped AS (
+                SELECT source_line, {"m," if groups else ""} iso AS dated, NULL AS bsd, NULL AS undated_line
+                FROM matched WHERE undated_line IS NULL
+                UNION ALL
+                SELECT source_line, {"m," if groups else ""}
+                       CASE WHEN remote.host <> '' THEN {{'date': remote.date, 'time': remote.time,
+                            'fraction': remote.fraction, 'zone': remote.zone, 'host': remote.host}} END,
+                       CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
+                                                                      {_BSD_GROUPS!r}) END,
+                       undated_line
+                FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
+                      FROM matched WHERE undated_line IS NOT NULL)
+            )
+            SELECT *,
+                   coalesce(dated.host, nullif(bsd.host, '')) AS node,
+                   CASE WHEN dated IS NOT NULL THEN try_strptime(dated.date || ' ' || dated.time, '%Y-%m-%d %H:%M:%S')
+                        ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || bsd.time,
+                                          '%Y %b %d %H:%M:%S') END
+                     + to_microseconds(CAST(rpad(left(coalesce(dated.fraction, bsd.fraction), 6), 6, '0') AS BIGINT))
+                     AS local_ts,
+                   coalesce(dated.zone, '') AS zone
+            FROM stamped"""
+        )
+        problems = con.execute(
+            f"""SELECT source_line,
+                       CASE WHEN node IS NULL THEN left(undated_line, 40)
+                            WHEN dated IS NOT NULL THEN dated.date || 'T' || dated.time
+                                 || if(dated.fraction <> '', '.' || dated.fraction, '') || dated.zone
+                            ELSE bsd.month || ' ' || bsd.day || ' ' || bsd.time END,
+                       CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)} ELSE 'not a valid date and time' END
+                FROM syslog_read WHERE node IS NULL OR local_ts IS NULL ORDER BY source_line"""
+        ).fetchall()
+        local = "local_ts"
+        bounds = con.execute("SELECT min(local_ts), max(local_ts) FROM syslog_read WHERE zone = ''").fetchall()[0]
+        if bounds[0] is not None:
+            changes = clock.offset_changes(*bounds)
+            local = clock.sql_to_utc("local_ts", changes)
+            counts = LocalClock.sql_doubtful_counts("CASE WHEN zone = '' THEN local_ts END", changes)
+            clock.count(*con.execute(f"SELECT {', '.join(counts)} FROM syslog_read").fetchall()[0])
+        offset = (
+            "if(zone = 'Z', 0, if(left(zone, 1) = '-', -1, 1)"
+            " * (CAST(substr(zone, 2, 2) AS BIGINT) * 3600 + CAST(right(zone, 2) AS BIGINT) * 60))"
+        )
+        found = con.sql(
+            f"""SELECT source_line, node,
+                       CASE WHEN zone = '' THEN {local} ELSE local_ts - to_seconds({offset}) END AS ts
+                       {"".join(f", m.{name} AS {name}" for name in groups)}
+                FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL ORDER BY source_line"""
+        ).to_arrow_table()
+    return found, problems

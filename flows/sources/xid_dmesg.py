@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyarrow as pa
+
 from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, to_utc
-from flows.sources.syslog import syslog_timestamp_and_host
+from flows.sources.syslog import LINES_SCHEMA, syslog_prefixes
 from flows.sources.xid_syslog import XID_RE, XidEvent
 
 _BOOT_TIME = re.compile(r"^#\s*boot_time:\s*(\S+)\s*$")
@@ -45,25 +47,50 @@ class DmesgReadStats:
 def read_xid_dmesg_dir(
     root: Path, tz: TimeZone, year: int, stats: DmesgReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[XidEvent]:
-    """Xid events of every capture under `root`; `year` dates journal lines that print none."""
+    """Xid events of every capture under `root`; `year` dates journal lines that print none.
+
+    Journal-format lines are dated together at the end (`syslog_prefixes`, one DuckDB statement for
+    the whole directory); everything else line by line as it is read.
+    """
     stats = stats if stats is not None else DmesgReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    found: list[XidEvent | InputFormatError] = []
+    journal: list[tuple[int, str]] = []  # (index in `found`, line) of the events to date as syslog lines
     for node_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        seen: set[tuple[datetime, str]] = set()
         for path in sorted(p for p in node_dir.rglob("*") if p.is_file()):
             stats.files += 1
-            for event in _read_capture(path, node_dir.name, tz, year, stats, quarantine):
-                key = (event.ts, f"{event.pci}|{event.xid}|{event.message}")
-                if key in seen:
-                    stats.repeated_lines += 1
-                    continue
-                seen.add(key)
-                yield event
+            for item, journal_line in _read_capture(path, node_dir.name, tz, stats):
+                if journal_line is not None:
+                    journal.append((len(found), journal_line))
+                found.append(item)
+    if journal:
+        lines = pa.table([[i for i, _ in journal], [line for _, line in journal]], schema=LINES_SCHEMA)
+        dated, problems = syslog_prefixes(lines, tz, year)
+        for index, ts in zip(dated["source_line"].to_pylist(), dated["ts"].to_pylist(), strict=True):
+            found[index].ts = ts.replace(tzinfo=UTC)
+        for index, value, reason in problems:
+            event = found[index]
+            found[index] = InputFormatError(
+                Path(root, event.source_file), event.source_line, "timestamp", value, reason
+            )
+    seen: set[tuple[str, datetime, str]] = set()
+    for item in found:
+        if isinstance(item, InputFormatError):
+            quarantine.reject(item)
+            continue
+        key = (item.node, item.ts, f"{item.pci}|{item.xid}|{item.message}")
+        if key in seen:
+            stats.repeated_lines += 1
+            continue
+        seen.add(key)
+        yield item
 
 
 def _read_capture(
-    path: Path, node: str, tz: TimeZone, year: int, stats: DmesgReadStats, quarantine: Quarantine
-) -> Iterator[XidEvent]:
+    path: Path, node: str, tz: TimeZone, stats: DmesgReadStats
+) -> Iterator[tuple[XidEvent | InputFormatError, str | None]]:
+    """Each Xid line of one capture as an event (or the error that stops it), with the line itself
+    when it is in a journal format, whose time is read later with the directory's other such lines."""
     boot: datetime | None = None
     with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
@@ -79,11 +106,11 @@ def _read_capture(
                 continue
             stats.matched += 1
             try:
-                ts = _line_time(line, path, line_no, tz, year, boot)
+                ts = _dmesg_time(line, path, line_no, tz, boot)
             except InputFormatError as error:
-                quarantine.reject(error)
+                yield error, None
                 continue
-            yield XidEvent(
+            event = XidEvent(
                 node=node,
                 ts=ts,
                 xid=int(xid.group(2)),
@@ -92,6 +119,7 @@ def _read_capture(
                 source_line=line_no,
                 source_file=str(path.relative_to(path.parents[1])),
             )
+            yield event, (line if ts is None else None)
 
 
 def _boot_time(text: str, path: Path, line_no: int, tz: TimeZone) -> datetime:
@@ -102,7 +130,8 @@ def _boot_time(text: str, path: Path, line_no: int, tz: TimeZone) -> datetime:
     return boot.astimezone(UTC) if boot.tzinfo else to_utc(boot, tz)
 
 
-def _line_time(line: str, path: Path, line_no: int, tz: TimeZone, year: int, boot: datetime | None) -> datetime:
+def _dmesg_time(line: str, path: Path, line_no: int, tz: TimeZone, boot: datetime | None) -> datetime | None:
+    """The time of a line in one of dmesg's own formats; None for a journal (syslog) line."""
     iso = _DMESG_ISO.match(line)
     if iso:
         return datetime.fromisoformat(f"{iso.group(1)}.{iso.group(2)}{iso.group(3)}").astimezone(UTC)
@@ -124,4 +153,4 @@ def _line_time(line: str, path: Path, line_no: int, tz: TimeZone, year: int, boo
             )
         seconds, fraction = monotonic.groups()
         return boot + timedelta(seconds=int(seconds), microseconds=int(fraction.ljust(6, "0")[:6]))
-    return syslog_timestamp_and_host(line, path, line_no, tz, year)[0]
+    return None

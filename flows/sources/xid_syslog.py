@@ -1,24 +1,27 @@
 """NVIDIA Xid kernel lines from syslog / journal files that carry a timestamp and a host name.
 
-Formats read (all as rsyslog / journalctl print them):
+Formats read (all as rsyslog / journalctl print them, see `flows.sources.syslog`):
 - ISO:  `2026-10-03T12:34:56.123456+00:00 gpu0001 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...`
 - BSD:  `Oct  3 12:34:56 gpu0001 kernel: NVRM: Xid ...` (no year: the report month gives it)
 Lines without `NVRM: Xid` (other kernel messages, multi-line context) are counted and skipped;
-a line with an Xid that cannot be read is an error naming the file and line.
+an Xid line without a readable time and host is an error naming the file and line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from flows.sources import Quarantine, TimeZone
-from flows.sources.syslog import SyslogReadStats, read_syslog_matches
+import pyarrow as pa
+import pyarrow.compute as pc
 
-XID_RE = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$")
+from flows.sources import Quarantine, TimeZone
+from flows.sources.syslog import SyslogReadStats, read_syslog_messages
+
+XID_PATTERN = r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$"  # Python and RE2 read it alike
+XID_RE = re.compile(XID_PATTERN)
 
 
 @dataclass
@@ -34,15 +37,26 @@ class XidEvent:
 
 def read_xid_syslog(
     path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
-) -> Iterator[XidEvent]:
-    found = read_syslog_matches(path, XID_RE, tz, year, stats or SyslogReadStats(), quarantine or Quarantine())
-    for line_no, xid, ts, node in found:
-        yield XidEvent(
-            node=node,
-            ts=ts,
-            xid=int(xid.group(2)),
-            pci=xid.group(1),
-            message=xid.group(3),
-            source_line=line_no,
-            source_file=path.name,
-        )
+) -> pa.Table:
+    """One row per Xid line: node, ts (naive UTC), xid, pci, message, source_file, source_line."""
+    found = read_syslog_messages(
+        path,
+        "NVRM: Xid",
+        XID_PATTERN,
+        ["pci", "xid", "message"],
+        tz,
+        year,
+        stats or SyslogReadStats(),
+        quarantine or Quarantine(),
+    )
+    return pa.table(
+        {
+            "node": found["node"],
+            "ts": found["ts"],
+            "xid": pc.cast(found["xid"], pa.int64()),
+            "pci": found["pci"],
+            "message": found["message"],
+            "source_file": pa.array([path.name] * found.num_rows, pa.string()),
+            "source_line": found["source_line"],
+        }
+    )
