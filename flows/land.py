@@ -239,8 +239,8 @@ def _read_health_sources(
 
 def _yield_to_the_job_records() -> None:
     """Lower this thread's priority (Linux: niceness is per thread, and the DuckDB workers a thread
-    starts inherit it). The job records are the landing's critical path; the node signals, read
-    beside them, then use the cores the job records' reader leaves idle instead of slowing it."""
+    starts inherit it). The job records are the landing's critical path; the node signals and the
+    raw copies, done beside them, then use the cores the job records leave idle instead of slowing them."""
     if sys.platform == "linux":
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
@@ -316,6 +316,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     landed_dir = config.data_dir / "landed" / config.cluster / str(month)
 
     def write_raw(tmp: Path) -> None:
+        _yield_to_the_job_records()
         for path in sources.values():
             if path.is_dir():
                 shutil.copytree(path, tmp / path.name)

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from flows.sources import Quarantine, TimeZone
 from flows.sources.syslog import SyslogReadStats, read_syslog_messages
 
-FAILED_CHECK_PATTERN = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*(.*)$"
+FAILED_CHECK_FIELDS = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*"  # the message follows
 
 
 def read_nhc_log(
@@ -27,8 +27,8 @@ def read_nhc_log(
     found = read_syslog_messages(
         path,
         "Health check failed",
-        FAILED_CHECK_PATTERN,
-        ["status", "check_name", "message"],
+        FAILED_CHECK_FIELDS,
+        ["status", "check_name"],
         tz,
         year,
         stats or SyslogReadStats(),
@@ -41,7 +41,7 @@ def read_nhc_log(
             "source": pa.array(["nhc"] * found.num_rows, pa.string()),
             "check_name": found["check_name"],
             "status": found["status"],
-            "message": pc.utf8_trim_whitespace(found["message"]),
+            "message": pc.utf8_trim_whitespace(found["rest"]),
             "source_file": pa.array([path.name] * found.num_rows, pa.string()),
             "source_line": found["source_line"],
         }

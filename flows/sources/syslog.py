@@ -8,7 +8,7 @@
 A timestamp without an offset is in the configured site time zone; fractions past microseconds
 are cut. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
 picks out the lines that carry the wanted message (a substring test) and DuckDB reads their
-prefixes and messages in one statement.
+prefixes and messages.
 """
 
 from __future__ import annotations
@@ -42,15 +42,16 @@ class SyslogReadStats:
 def read_syslog_messages(
     path: Path,
     marker: str,
-    message: str,
+    fields: str,
     groups: list[str],
     tz: TimeZone,
     year: int,
     stats: SyslogReadStats,
     quarantine: Quarantine,
 ) -> pa.Table:
-    """(source_line, node, ts, *groups) of each line whose message matches RE2 pattern `message`,
-    which contains `marker`; its capture groups come back as strings named `groups`.
+    """(source_line, node, ts, *groups, rest) of each line in which RE2 pattern `fields` is found:
+    its capture groups as strings named `groups`, and `rest`, the line's text after the match.
+    `marker` is a plain substring of every match (Python's prefilter).
 
     A matching line without a readable prefix goes to the quarantine (it names the file and line).
     """
@@ -60,7 +61,7 @@ def read_syslog_messages(
             if marker in line:
                 numbers.append(total)
                 lines.append(line.rstrip("\r\n"))
-    found, problems = syslog_prefixes(pa.table([numbers, lines], schema=LINES_SCHEMA), tz, year, message, groups)
+    found, problems = syslog_prefixes(pa.table([numbers, lines], schema=LINES_SCHEMA), tz, year, fields, groups)
     for line_no, value, reason in problems:
         quarantine.reject(InputFormatError(path, line_no, "timestamp", value, reason))
     matched = found.num_rows + len(problems)
@@ -71,17 +72,24 @@ def read_syslog_messages(
 
 
 def syslog_prefixes(
-    lines: pa.Table, tz: TimeZone, year: int, message: str | None = None, groups: list[str] | None = None
+    lines: pa.Table, tz: TimeZone, year: int, fields: str | None = None, groups: list[str] | None = None
 ) -> tuple[pa.Table, list[tuple[int, str, str]]]:
-    """(source_line, node, ts, *groups) of `lines` (source_line, line) in line order, `ts` naive UTC,
-    and the (source_line, value, reason) of each line without a readable syslog prefix.
+    """(source_line, node, ts) of `lines` (source_line, line) in line order, `ts` naive UTC, and the
+    (source_line, value, reason) of each line without a readable syslog prefix.
 
-    With `message` (RE2, capture groups named `groups`), only the lines whose text matches it.
+    With `fields`, only the lines in which it is found, with its groups and the rest of the line
+    (see `read_syslog_messages`).
     """
     clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
-    groups = groups or []
-    message_groups = f"regexp_extract(line, {sql_quote(message)}, {groups!r}) AS m," if groups else ""
-    wanted = f"WHERE regexp_matches(line, {sql_quote(message)})" if message else ""
+    message, wanted, carried = "", "", ""
+    if fields:
+        # The groups are read from the match; the free text after it is cut off by position, which
+        # costs RE2 far less than capturing it.
+        message = (
+            f"regexp_extract(line, {sql_quote(fields)}, {groups!r}) AS m, "
+            f"regexp_replace(line, {sql_quote(f'^.*?(?:{fields})')}, '') AS rest,"
+        )
+        wanted, carried = f"WHERE regexp_matches(line, {sql_quote(fields)})", "m, rest,"
     with duckdb.connect() as con:
         create_temp_table(con, "syslog_lines", lines)
         # ISO stamps (nearly every line of an rsyslog file) are read in one pass; only the lines
@@ -89,15 +97,15 @@ def syslog_prefixes(
         con.execute(
             f"""CREATE TEMP TABLE syslog_read AS
             WITH matched AS (
-                SELECT source_line, {"m," if groups else ""} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
-                FROM (SELECT source_line, line, {message_groups}
+                SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
+                FROM (SELECT source_line, line, {message}
                              regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
                       FROM syslog_lines {wanted})
             ), stamped AS (
-                SELECT source_line, {"m," if groups else ""} iso AS dated, NULL AS bsd, NULL AS undated_line
+                SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line
                 FROM matched WHERE undated_line IS NULL
                 UNION ALL
-                SELECT source_line, {"m," if groups else ""}
+                SELECT source_line, {carried}
                        CASE WHEN remote.host <> '' THEN {{'date': remote.date, 'time': remote.time,
                             'fraction': remote.fraction, 'zone': remote.zone, 'host': remote.host}} END,
                        CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
@@ -136,10 +144,10 @@ def syslog_prefixes(
             "if(zone = 'Z', 0, if(left(zone, 1) = '-', -1, 1)"
             " * (CAST(substr(zone, 2, 2) AS BIGINT) * 3600 + CAST(right(zone, 2) AS BIGINT) * 60))"
         )
+        extracted = "".join(f", m.{name} AS {name}" for name in groups or []) + (", rest" if fields else "")
         found = con.sql(
             f"""SELECT source_line, node,
-                       CASE WHEN zone = '' THEN {local} ELSE local_ts - to_seconds({offset}) END AS ts
-                       {"".join(f", m.{name} AS {name}" for name in groups)}
+                       CASE WHEN zone = '' THEN {local} ELSE local_ts - to_seconds({offset}) END AS ts {extracted}
                 FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL ORDER BY source_line"""
         ).to_arrow_table()
     return found, problems

@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 from flows.sources import Quarantine, TimeZone
 from flows.sources.syslog import SyslogReadStats, read_syslog_messages
 
-XID_PATTERN = r"NVRM: Xid \(([^)]*)\): (\d+),\s*(.*)$"  # Python and RE2 read it alike
-XID_RE = re.compile(XID_PATTERN)
+XID_FIELDS = r"NVRM: Xid \(([^)]*)\): (\d+),\s*"  # Python and RE2 read it alike; the message follows
+XID_RE = re.compile(XID_FIELDS + r"(.*)$")
 
 
 @dataclass
@@ -42,8 +42,8 @@ def read_xid_syslog(
     found = read_syslog_messages(
         path,
         "NVRM: Xid",
-        XID_PATTERN,
-        ["pci", "xid", "message"],
+        XID_FIELDS,
+        ["pci", "xid"],
         tz,
         year,
         stats or SyslogReadStats(),
@@ -55,7 +55,7 @@ def read_xid_syslog(
             "ts": found["ts"],
             "xid": pc.cast(found["xid"], pa.int64()),
             "pci": found["pci"],
-            "message": found["message"],
+            "message": found["rest"],
             "source_file": pa.array([path.name] * found.num_rows, pa.string()),
             "source_line": found["source_line"],
         }
