@@ -5,7 +5,8 @@
 DIR holds a simulated month (default: simulate bench/simulate_bench.py's 4,000-node, ~1.5M-attempt
 month into bench/results/data/ first, kept for the next run). In one process and on the same files:
   floor      DuckDB reading the raw inputs once: read_csv of sacct.psv, events.psv, xid.log and
-             nhc.log into tables (the physical floor of any pipeline that reads them)
+             nhc.log and read_text of the DCGM reports into tables (the physical floor of any
+             pipeline that reads them)
   land       pull and land the month (every source of the demo config), the flow's task body
   dbt        the month's dbt build (one invocation)
   quality    the Great Expectations suites
@@ -77,6 +78,8 @@ def floor(sim_dir: Path) -> None:
                 "delim = '\\x01', quote = '', escape = '', header = false)",
                 [str(sim_dir / f"{name}.log")],
             )
+        # the DCGM health reports: one JSON document per node and check, read whole
+        con.execute("create table dcgm as select * from read_text(?)", [str(sim_dir / "dcgm" / "*" / "*.json")])
 
 
 def simulated(attempts: int, root: Path, cluster: str, month: Month = MONTH) -> Path:

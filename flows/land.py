@@ -16,7 +16,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -209,9 +209,8 @@ def _read_health_sources(
     clocks: dict[str, LocalClock],
     month: Month,
     quarantines: dict[str, Quarantine],
-) -> tuple[dict[str, pa.Table], dict[str, dict], dict[str, str]]:
-    """The node-signal sources' rows as the landed tables, each source's manifest entry, and the
-    content hash of every source (the job records' too: hashlib releases the GIL as DuckDB does)."""
+) -> tuple[dict[str, pa.Table], dict[str, dict]]:
+    """The node-signal sources' rows as the landed tables, and each source's manifest entry."""
     _yield_to_the_job_records()
     pieces: dict[str, list[pa.Table]] = {name: [] for name in SCHEMAS}
     manifest: dict[str, dict] = {}
@@ -234,7 +233,7 @@ def _read_health_sources(
     arrow = {
         name: pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table() for name, tables in pieces.items()
     }
-    return arrow, manifest, {kind: _sha256(path) for kind, path in sources.items()}
+    return arrow, manifest
 
 
 def _yield_to_the_job_records() -> None:
@@ -245,15 +244,23 @@ def _yield_to_the_job_records() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
-def _sha256(path: Path) -> str:
-    """Content hash of a file, or of every file under a directory (with their relative paths)."""
+def _copy_and_hash(source: Path, target: Path) -> str:
+    """Copy a file, or a directory's tree, to `target` and return the content's SHA-256 (of every
+    file in path order, each after its relative path, for a directory), reading it once."""
     digest = hashlib.sha256()
-    for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
-        if file.is_file():
-            digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
-            with open(file, "rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    digest.update(chunk)
+    if source.is_dir():
+        shutil.copytree(source, target, copy_function=lambda *_: None)  # the folders only
+        files = [(file, file.relative_to(source)) for file in sorted(source.rglob("*")) if file.is_file()]
+    else:
+        files = [(source, Path(source.name))]
+    for file, relative in files:
+        destination = target / relative if source.is_dir() else target
+        digest.update(str(relative).encode())
+        with open(file, "rb") as reading, open(destination, "wb") as writing:
+            while chunk := reading.read(1 << 20):
+                digest.update(chunk)
+                writing.write(chunk)
+        shutil.copystat(file, destination)
     return digest.hexdigest()
 
 
@@ -282,65 +289,70 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
-    # The node signals are parsed in Python while DuckDB, which releases the GIL, reads the job
-    # records: on a 1.5M-attempt month with 300k health lines this overlaps about 2 s of each.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
-        sacct_path = sources["sacct_psv"]
-        if sacct_format == "sacct_json":
-            stats = SacctJsonReadStats()
-            read_sacct_json(jobs, sacct_path, quarantines["sacct_psv"], stats)
-        else:
-            stats = SacctReadStats()
-            header = XDMOD_FIELDS if sacct_format == "sacct_xdmod" else None
-            read_sacct(jobs, sacct_path, clocks["sacct_psv"], quarantines["sacct_psv"], header, stats)
-        manifest["sources"]["sacct_psv"] = {
-            "file": str(sacct_path),
-            "format": sacct_format,
-            "records": stats.attempts,
-            **asdict(stats),
-        }
-        tables, health_manifest, hashes = health.result()
-    manifest["sources"].update(health_manifest)
-    for kind, digest in hashes.items():
-        manifest["sources"][kind]["sha256"] = digest
-
-    for kind, clock in clocks.items():
-        manifest["sources"][kind]["dst_ambiguous_times"] = clock.ambiguous
-        manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
-    quarantined = _check_quarantines(config, sources, quarantines, manifest)
-    manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
-    manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-
     raw_dir = config.data_dir / "raw" / config.cluster / str(month)
     landed_dir = config.data_dir / "landed" / config.cluster / str(month)
+    sacct_path = sources["sacct_psv"]
+    hashes: Future[dict[str, str]] = Future()
+    landed: Future[None] = Future()
 
     def write_raw(tmp: Path) -> None:
+        """Copy (and hash) the inputs as pulled; swapped in only once the landing has succeeded."""
         _yield_to_the_job_records()
-        for path in sources.values():
-            if path.is_dir():
-                shutil.copytree(path, tmp / path.name)
-            else:
-                shutil.copy2(path, tmp / path.name)
+        try:
+            hashes.set_result({kind: _copy_and_hash(path, tmp / path.name) for kind, path in sources.items()})
+        except BaseException as error:
+            hashes.set_exception(error)
+            raise
+        landed.result()
 
     def write_landed(tmp: Path) -> None:
-        with open(tmp / "quarantine.jsonl", "w") as out:
-            for e in quarantined:
-                out.write(
-                    json.dumps({"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason})
-                    + "\n"
-                )
         with ThreadPoolExecutor(max_workers=1) as pool:  # Arrow releases the GIL as DuckDB does
-            signals = [pool.submit(pq.write_table, table, tmp / f"{name}.parquet") for name, table in tables.items()]
             write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
+            tables, health_manifest = health.result()
+            signals = [pool.submit(pq.write_table, table, tmp / f"{name}.parquet") for name, table in tables.items()]
+            manifest["sources"].update(health_manifest)
+            for kind, digest in hashes.result().items():
+                manifest["sources"][kind]["sha256"] = digest
+            for kind, clock in clocks.items():
+                manifest["sources"][kind]["dst_ambiguous_times"] = clock.ambiguous
+                manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
+            quarantined = _check_quarantines(config, sources, quarantines, manifest)
+            manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
+            manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            with open(tmp / "quarantine.jsonl", "w") as out:
+                for e in quarantined:
+                    fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
+                    out.write(json.dumps(fields) + "\n")
             for written in signals:
                 written.result()
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
-    # Copying the raw inputs is the kernel's work and writing the Parquet DuckDB's: side by side.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
+    # path), while two lower-priority threads parse the node signals and copy the raw inputs.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
         raw = pool.submit(replace_dir_atomically, raw_dir, write_raw)
-        replace_dir_atomically(landed_dir, write_landed)
+        try:
+            if sacct_format == "sacct_json":
+                stats = SacctJsonReadStats()
+                read_sacct_json(jobs, sacct_path, quarantines["sacct_psv"], stats)
+            else:
+                stats = SacctReadStats()
+                header = XDMOD_FIELDS if sacct_format == "sacct_xdmod" else None
+                read_sacct(jobs, sacct_path, clocks["sacct_psv"], quarantines["sacct_psv"], header, stats)
+            manifest["sources"]["sacct_psv"] = {
+                "file": str(sacct_path),
+                "format": sacct_format,
+                "records": stats.attempts,
+                **asdict(stats),
+            }
+            replace_dir_atomically(landed_dir, write_landed)
+        except BaseException as error:
+            landed.set_exception(error)  # the raw copies are not swapped in either
+            raise
+        finally:
+            if not landed.done():
+                landed.set_result(None)
         raw.result()
     return landed_dir
 

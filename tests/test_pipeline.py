@@ -170,6 +170,8 @@ def test_bad_rows_beyond_the_limit_fail_naming_file_line_and_field(month_run):
     workdir = month_run["workdir"]
     report = workdir / "reports" / CLUSTER / str(MONTH) / "report.html"
     before = report.read_bytes()
+    raw_copy = workdir / "data" / "raw" / CLUSTER / str(MONTH) / "sacct.psv"
+    raw_before = raw_copy.read_bytes()
     strict = workdir / "strict.toml"
     strict.write_text(month_run["config"].read_text() + "\n[ingest]\nmax_bad_rows = 0\nmax_bad_row_share = 0\n")
     sacct = month_run["sim"] / "sacct.psv"
@@ -180,6 +182,7 @@ def test_bad_rows_beyond_the_limit_fail_naming_file_line_and_field(month_run):
     finally:
         sacct.write_text(original)
     assert report.read_bytes() == before  # a failed run leaves the previous report alone
+    assert raw_copy.read_bytes() == raw_before  # and the raw copies of the inputs it landed from
 
 
 def test_a_bad_row_is_quarantined_and_reported(tmp_path):
