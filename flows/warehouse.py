@@ -1,34 +1,78 @@
-"""Build the month in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock."""
+"""Build the month in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
+
+The run's parameters and its landed Parquet files reach dbt as data in the warehouse (table
+run.parameters, views landed.*), not as dbt vars: the parsed project is then the same for every
+month and cluster, and dbt re-uses its parse (partial parsing) instead of parsing it all again.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+
+import duckdb
+import yaml
 
 from flows import DBT_PROJECT_DIR
 from flows.config import ClusterConfig
 from flows.months import Month
+from flows.sources import sql_quote
+
+# The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
+PARAMETER_COLUMNS = {
+    "cluster": "VARCHAR",
+    "month": "VARCHAR",
+    "month_start": "TIMESTAMP",
+    "month_end": "TIMESTAMP",
+    "gpus_per_node": "INTEGER",
+    "attr_before_minutes": "INTEGER",
+    "attr_after_minutes": "INTEGER",
+    "run_link_gap_minutes": "INTEGER",
+    "paper_min_gpus": "INTEGER",
+}
 
 
 class WarehouseBuildError(RuntimeError):
     pass
 
 
-def dbt_vars(config: ClusterConfig, month: Month, landed_dir: Path) -> dict:
+def run_parameters(config: ClusterConfig, month: Month) -> dict:
+    """What the dbt models read from run.parameters for this cluster and month."""
     a = config.analysis
     return {
         "cluster": config.cluster,
         "month": str(month),
-        "month_start": month.start.strftime("%Y-%m-%d %H:%M:%S"),
-        "month_end": month.end.strftime("%Y-%m-%d %H:%M:%S"),
-        "landed_dir": str(landed_dir),
+        "month_start": month.start.replace(tzinfo=None),  # naive UTC, like every landed timestamp
+        "month_end": month.end.replace(tzinfo=None),
         "gpus_per_node": a.gpus_per_node,
         "attr_before_minutes": a.attr_before_minutes,
         "attr_after_minutes": a.attr_after_minutes,
         "run_link_gap_minutes": a.run_link_gap_minutes,
         "paper_min_gpus": a.paper_min_gpus,
     }
+
+
+def landed_tables(project_dir: Path) -> list[str]:
+    """The tables of dbt's `landed` source, one Parquet file each in a landed month."""
+    sources = yaml.safe_load((project_dir / "models" / "staging" / "_slurm__sources.yml").read_text())["sources"]
+    (landed,) = (source for source in sources if source["name"] == "landed")
+    return [table["name"] for table in landed["tables"]]
+
+
+def write_run_inputs(warehouse: Path, parameters: dict, landed_dir: Path, tables: list[str]) -> None:
+    """run.parameters holds `parameters`; landed.<table> is a view over landed_dir/<table>.parquet."""
+    columns = ", ".join(f"{name} {PARAMETER_COLUMNS[name]} NOT NULL" for name in parameters)
+    with duckdb.connect(str(warehouse)) as con:
+        con.begin()
+        con.execute("CREATE SCHEMA IF NOT EXISTS run")
+        con.execute(f"CREATE OR REPLACE TABLE run.parameters ({columns})")
+        placeholders = ", ".join(["?"] * len(parameters))
+        con.execute(f"INSERT INTO run.parameters VALUES ({placeholders})", list(parameters.values()))
+        con.execute("CREATE SCHEMA IF NOT EXISTS landed")
+        for table in tables:
+            parquet = sql_quote(str(landed_dir.absolute() / f"{table}.parquet"))
+            con.execute(f"CREATE OR REPLACE VIEW landed.{table} AS SELECT * FROM read_parquet({parquet})")
+        con.commit()
 
 
 def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
@@ -51,12 +95,14 @@ def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[s
 
 
 def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command: str):
-    """A dbt command (e.g. "build") on the cluster's warehouse with the month's vars; returns dbt's
-    result, raising only when dbt could not run at all."""
+    """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data; returns
+    dbt's result, raising only when dbt could not run at all."""
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
     from dbt.cli.main import dbtRunner
 
     config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+    # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
+    write_run_inputs(config.warehouse_path, run_parameters(config, month), landed_dir, landed_tables(DBT_PROJECT_DIR))
     os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
     args = [
         *command,
@@ -69,8 +115,6 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
         "--log-path",
         str(config.warehouse_path.parent / "dbt_logs"),
         "--quiet",
-        "--vars",
-        json.dumps(dbt_vars(config, month, landed_dir)),
     ]
     try:
         result = dbtRunner().invoke(args)

@@ -4,10 +4,14 @@
 
 with candidates as (
 
-    select attempt_id, end_at
-    from {{ ref('int_attempts_month_scoped') }}
-    where not is_open
-        and slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
+    select
+        attempts.attempt_id,
+        {{ dbt.dateadd('minute', '-parameters.attr_before_minutes', 'attempts.end_at') }} as window_start,
+        {{ dbt.dateadd('minute', 'parameters.attr_after_minutes', 'attempts.end_at') }} as window_end
+    from {{ ref('int_attempts_month_scoped') }} as attempts
+    cross join {{ source('run', 'parameters') }} as parameters
+    where not attempts.is_open
+        and attempts.slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
 
 ),
 
@@ -33,8 +37,8 @@ matches as (
         on attempt_nodes.attempt_id = candidates.attempt_id
     inner join critical_events
         on critical_events.node = attempt_nodes.node
-        and critical_events.event_at >= {{ dbt.dateadd('minute', -var('attr_before_minutes'), 'candidates.end_at') }}
-        and critical_events.event_at <= {{ dbt.dateadd('minute', var('attr_after_minutes'), 'candidates.end_at') }}
+        and critical_events.event_at >= candidates.window_start
+        and critical_events.event_at <= candidates.window_end
 
 ),
 

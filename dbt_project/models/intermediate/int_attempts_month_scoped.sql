@@ -10,9 +10,7 @@ with attempts as (
 
 bounds as (
 
-    select
-        cast('{{ var("month_start") }}' as timestamp) as month_start,
-        cast('{{ var("month_end") }}' as timestamp) as month_end
+    select month_start, month_end from {{ source('run', 'parameters') }}
 
 ),
 

@@ -42,16 +42,18 @@ ordered as (
 linked as (
 
     select
-        *,
+        ordered.*,
         coalesce(
-            {{ var('run_link_gap_minutes') }} > 0
-            and not previous_open
-            and previous_state <> 'COMPLETED'
-            and first_submit_at >= previous_end_at
-            and first_submit_at <= {{ dbt.dateadd('minute', var('run_link_gap_minutes'), 'previous_end_at') }},
+            parameters.run_link_gap_minutes > 0
+            and not ordered.previous_open
+            and ordered.previous_state <> 'COMPLETED'
+            and ordered.first_submit_at >= ordered.previous_end_at
+            and ordered.first_submit_at
+                <= {{ dbt.dateadd('minute', 'parameters.run_link_gap_minutes', 'ordered.previous_end_at') }},
             false
         ) as continues_run
     from ordered
+    cross join {{ source('run', 'parameters') }} as parameters
 
 ),
 

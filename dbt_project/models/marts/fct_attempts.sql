@@ -60,7 +60,7 @@ final as (
     select
         classified.attempt_id,
         classified.cluster,
-        '{{ var("month") }}' as month,
+        {{ run_parameter('month') }} as month,
         classified.job_id,
         classified.job_id_raw,
         runs.job_run_id,

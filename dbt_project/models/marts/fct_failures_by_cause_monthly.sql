@@ -4,7 +4,7 @@
 with failures as (
 
     select * from {{ ref('fct_failures') }}
-    where month = '{{ var("month") }}'
+    where month = {{ run_parameter('month') }}
 
 ),
 
@@ -20,7 +20,7 @@ by_cause as (
         month,
         cause_category,
         count(*) as failures,
-        cast(sum(case when gpus > {{ var('paper_min_gpus') }} then 1 else 0 end) as bigint) as failures_paper_jobs,
+        cast(sum(case when gpus > {{ run_parameter('paper_min_gpus') }} then 1 else 0 end) as bigint) as failures_paper_jobs,
         sum(gpu_hours) as failed_gpu_hours
     from failures
     group by month, cause_category

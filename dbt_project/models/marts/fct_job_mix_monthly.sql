@@ -9,5 +9,5 @@ select
     cast(sum(gpu_seconds) as bigint) as gpu_seconds,
     cast(sum(gpu_seconds) as bigint) / 3600.0 as gpu_hours
 from {{ ref('fct_attempts') }}
-where month = '{{ var("month") }}'
+where month = {{ run_parameter('month') }}
 group by month, outcome, size_bucket, bucket_order

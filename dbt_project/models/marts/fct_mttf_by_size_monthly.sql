@@ -4,7 +4,7 @@
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = '{{ var("month") }}'
+    where month = {{ run_parameter('month') }}
 
 ),
 

@@ -20,10 +20,11 @@ attempt_nodes as (
 days as (
 
     -- generate_series: DuckDB and Postgres; other engines need a date spine here
-    select cast(day_start as timestamp) as day_start
-    from generate_series(
-        cast('{{ var("month_start") }}' as timestamp),
-        cast('{{ var("month_end") }}' as timestamp) - interval 1 day,
+    select cast(spine.day_start as timestamp) as day_start
+    from {{ source('run', 'parameters') }} as parameters
+    cross join generate_series(
+        parameters.month_start,
+        parameters.month_end - interval 1 day,
         interval 1 day
     ) as spine(day_start)
 
@@ -60,8 +61,8 @@ events as (
         cast(sum(case when severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
         cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events
     from {{ ref('int_health_events_classified') }}
-    where event_at >= cast('{{ var("month_start") }}' as timestamp)
-        and event_at < cast('{{ var("month_end") }}' as timestamp)
+    where event_at >= {{ run_parameter('month_start') }}
+        and event_at < {{ run_parameter('month_end') }}
     group by node, {{ dbt.date_trunc('day', 'event_at') }}
 
 ),
@@ -73,7 +74,7 @@ failures as (
         {{ dbt.date_trunc('day', 'failed_at') }} as day_start,
         count(*) as infra_failures
     from {{ ref('fct_failures') }}
-    where month = '{{ var("month") }}' and cause_node is not null
+    where month = {{ run_parameter('month') }} and cause_node is not null
     group by cause_node, {{ dbt.date_trunc('day', 'failed_at') }}
 
 ),
@@ -89,8 +90,8 @@ node_days as (
 )
 
 select
-    '{{ var("month") }}' as month,
-    '{{ var("cluster") }}' as cluster,
+    {{ run_parameter('month') }} as month,
+    {{ run_parameter('cluster') }} as cluster,
     node_days.node,
     cast(node_days.day_start as date) as day,
     coalesce(busy.attempts, 0) as attempts,
