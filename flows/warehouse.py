@@ -7,6 +7,7 @@ month and cluster, and dbt re-uses its parse (partial parsing) instead of parsin
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -75,6 +76,16 @@ def write_run_inputs(warehouse: Path, parameters: dict, landed_dir: Path, tables
         con.commit()
 
 
+def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
+    """dbt's target and log directories for one warehouse and one checkout of the project.
+
+    partial_parse.msgpack keeps the absolute paths of the project that wrote it (a build from
+    another checkout would read its seeds from there) and the profile, whose path is the warehouse
+    (another warehouse would force a full parse), so neither may be shared."""
+    checkout = hashlib.sha256(str(project_dir.resolve()).encode()).hexdigest()[:12]
+    return warehouse.parent / "dbt" / f"{warehouse.stem}-{checkout}"
+
+
 def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
 
@@ -104,6 +115,7 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
     # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
     write_run_inputs(config.warehouse_path, run_parameters(config, month), landed_dir, landed_tables(DBT_PROJECT_DIR))
     os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
+    work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     args = [
         *command,
         "--project-dir",
@@ -111,9 +123,9 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
         "--profiles-dir",
         str(DBT_PROJECT_DIR),
         "--target-path",
-        str(config.warehouse_path.parent / "dbt_target"),
+        str(work_dir / "target"),
         "--log-path",
-        str(config.warehouse_path.parent / "dbt_logs"),
+        str(work_dir / "logs"),
         "--quiet",
     ]
     try:
