@@ -148,6 +148,23 @@ def test_dmesg_seconds_since_boot_without_a_boot_time_are_quarantined(tmp_path: 
     assert "boot_time" in error.reason
 
 
+def test_a_journal_line_with_an_impossible_date_is_quarantined_naming_its_capture(tmp_path: Path):
+    from flows.sources import Quarantine
+    from flows.sources.xid_dmesg import read_xid_dmesg_dir
+
+    xid = "kernel: NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus."
+    write_capture(tmp_path, "gpu1", "journal.txt", f"Nov 22 03:22:07 gpu1 {xid}\n")
+    write_capture(tmp_path, "gpu2", "journal.txt", f"Nov 22 03:22:07 gpu2 {xid}\nFeb 30 03:22:08 gpu2 {xid}\n")
+    quarantine = Quarantine(strict=False)
+    events = list(read_xid_dmesg_dir(tmp_path, UTC, 2026, quarantine=quarantine))
+    assert [(e.node, e.ts.isoformat()) for e in events] == [
+        ("gpu1", "2026-11-22T03:22:07+00:00"),
+        ("gpu2", "2026-11-22T03:22:07+00:00"),
+    ]
+    (error,) = quarantine.errors
+    assert (error.path.endswith("gpu2/journal.txt"), error.line, error.value) == (True, 2, "Feb 30 03:22:08")
+
+
 def test_overlapping_captures_of_a_node_count_an_xid_once(tmp_path: Path):
     from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
 
