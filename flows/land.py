@@ -306,25 +306,23 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
         landed.result()
 
     def write_landed(tmp: Path) -> None:
-        with ThreadPoolExecutor(max_workers=1) as pool:  # Arrow releases the GIL as DuckDB does
-            write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
-            tables, health_manifest = health.result()
-            signals = [pool.submit(pq.write_table, table, tmp / f"{name}.parquet") for name, table in tables.items()]
-            manifest["sources"].update(health_manifest)
-            for kind, digest in hashes.result().items():
-                manifest["sources"][kind]["sha256"] = digest
-            for kind, clock in clocks.items():
-                manifest["sources"][kind]["dst_ambiguous_times"] = clock.ambiguous
-                manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
-            quarantined = _check_quarantines(config, sources, quarantines, manifest)
-            manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
-            manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-            with open(tmp / "quarantine.jsonl", "w") as out:
-                for e in quarantined:
-                    fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
-                    out.write(json.dumps(fields) + "\n")
-            for written in signals:
-                written.result()
+        write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
+        tables, health_manifest = health.result()
+        for name, table in tables.items():
+            pq.write_table(table, tmp / f"{name}.parquet")
+        manifest["sources"].update(health_manifest)
+        for kind, digest in hashes.result().items():
+            manifest["sources"][kind]["sha256"] = digest
+        for kind, clock in clocks.items():
+            manifest["sources"][kind]["dst_ambiguous_times"] = clock.ambiguous
+            manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
+        quarantined = _check_quarantines(config, sources, quarantines, manifest)
+        manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
+        manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        with open(tmp / "quarantine.jsonl", "w") as out:
+            for e in quarantined:
+                fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
+                out.write(json.dumps(fields) + "\n")
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
