@@ -23,6 +23,7 @@ Two choices keep healthy nodes off the list (measured on simulated months: see t
 
 from __future__ import annotations
 
+import statistics
 from datetime import timedelta
 
 import duckdb
@@ -127,8 +128,9 @@ def fleet_tail(counts: list[int]):
     binomial when the counts vary more than a Poisson's would (dispersion = variance / mean > 1),
     else a Poisson. Returns the tail function, the mean and the dispersion."""
     n = len(counts)
-    mean = sum(counts) / n if n else 0.0
-    variance = sum((c - mean) ** 2 for c in counts) / (n - 1) if n > 1 else 0.0
+    # exact arithmetic: the same counts in any order give the same bits (a re-run must not differ)
+    mean = statistics.fmean(counts) if n else 0.0
+    variance = statistics.variance(counts) if n > 1 else 0.0
     dispersion = variance / mean if mean else 1.0
     if not mean:
         return (lambda k: 1.0 if k <= 0 else 0.0), mean, dispersion
