@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flows.sources import Quarantine, TimeZone
-from flows.sources.syslog import SyslogReadStats, read_syslog_messages
+from flows.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
 
 FAILED_CHECK_FIELDS = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*"  # the message follows
 
@@ -25,24 +25,12 @@ def read_nhc_log(
     """One row per failed check, as the health-check table has them: node, ts (naive UTC), source,
     check_name, status, message, source_file, source_line."""
     found = read_syslog_messages(
-        path,
-        "Health check failed",
-        FAILED_CHECK_FIELDS,
-        ["status", "check_name"],
-        tz,
-        year,
-        stats or SyslogReadStats(),
-        quarantine or Quarantine(),
+        path, "Health check failed", FAILED_CHECK_FIELDS, ["status", "check_name"], tz, year, stats, quarantine
     )
-    return pa.table(
-        {
-            "node": found["node"],
-            "ts": found["ts"],
-            "source": pa.array(["nhc"] * found.num_rows, pa.string()),
-            "check_name": found["check_name"],
-            "status": found["status"],
-            "message": pc.utf8_trim_whitespace(found["rest"]),
-            "source_file": pa.array([path.name] * found.num_rows, pa.string()),
-            "source_line": found["source_line"],
-        }
-    )
+    checks = {
+        "source": pa.array(["nhc"] * found.num_rows, pa.string()),
+        "check_name": found["check_name"],
+        "status": found["status"],
+        "message": pc.utf8_trim_whitespace(found["rest"]),
+    }
+    return landed_rows(found, path, checks)

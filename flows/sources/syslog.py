@@ -46,8 +46,8 @@ def read_syslog_messages(
     groups: list[str],
     tz: TimeZone,
     year: int,
-    stats: SyslogReadStats,
-    quarantine: Quarantine,
+    stats: SyslogReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> pa.Table:
     """(source_line, node, ts, *groups, rest) of each line in which RE2 pattern `fields` is found:
     its capture groups as strings named `groups`, and `rest`, the line's text after the match.
@@ -55,6 +55,8 @@ def read_syslog_messages(
 
     A matching line without a readable prefix goes to the quarantine (it names the file and line).
     """
+    stats = stats if stats is not None else SyslogReadStats()
+    quarantine = quarantine if quarantine is not None else Quarantine()
     numbers, lines, total = [], [], 0
     with open_text(path) as handle:
         for total, line in enumerate(handle, start=1):
@@ -69,6 +71,21 @@ def read_syslog_messages(
     stats.matched += matched
     stats.other_lines += total - matched
     return found
+
+
+def landed_rows(found: pa.Table, path: Path, columns: dict[str, pa.Array | pa.ChunkedArray]) -> pa.Table:
+    """A syslog reader's rows as they land: node, ts, the reader's own `columns`, then where each
+    row came from (source_file, source_line)."""
+    source_file = pa.array([path.name] * found.num_rows, pa.string())
+    return pa.table(
+        {
+            "node": found["node"],
+            "ts": found["ts"],
+            **columns,
+            "source_file": source_file,
+            "source_line": found["source_line"],
+        }
+    )
 
 
 def syslog_prefixes(

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flows.sources import Quarantine, TimeZone
-from flows.sources.syslog import SyslogReadStats, read_syslog_messages
+from flows.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
 
 XID_FIELDS = r"NVRM: Xid \(([^)]*)\): (\d+),\s*"  # Python and RE2 read it alike; the message follows
 XID_RE = re.compile(XID_FIELDS + r"(.*)$")
@@ -39,24 +39,7 @@ def read_xid_syslog(
     path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
 ) -> pa.Table:
     """One row per Xid line: node, ts (naive UTC), xid, pci, message, source_file, source_line."""
-    found = read_syslog_messages(
-        path,
-        "NVRM: Xid",
-        XID_FIELDS,
-        ["pci", "xid"],
-        tz,
-        year,
-        stats or SyslogReadStats(),
-        quarantine or Quarantine(),
-    )
-    return pa.table(
-        {
-            "node": found["node"],
-            "ts": found["ts"],
-            "xid": pc.cast(found["xid"], pa.int64()),
-            "pci": found["pci"],
-            "message": found["rest"],
-            "source_file": pa.array([path.name] * found.num_rows, pa.string()),
-            "source_line": found["source_line"],
-        }
+    found = read_syslog_messages(path, "NVRM: Xid", XID_FIELDS, ["pci", "xid"], tz, year, stats, quarantine)
+    return landed_rows(
+        found, path, {"xid": pc.cast(found["xid"], pa.int64()), "pci": found["pci"], "message": found["rest"]}
     )
