@@ -398,6 +398,24 @@ def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_
     assert (berlin.ambiguous, berlin.nonexistent) == (1, 1)
 
 
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo", "Europe/Berlin"])
+def test_the_doubtful_time_counts_are_one_row_with_or_without_an_offset_change(zone: str):
+    import duckdb
+
+    from flows.sources import LocalClock
+
+    clock = LocalClock(ZoneInfo(zone))
+    changes = clock.offset_changes(datetime(2026, 10, 1), datetime(2026, 10, 31, 23))
+    counts = LocalClock.sql_doubtful_counts("ts", changes)
+    with duckdb.connect() as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT TIMESTAMP '2026-10-25 02:30:00' + INTERVAL (i) SECOND AS ts FROM range(5) r(i)"
+        )
+        # a bare constant here would give a row per row: millions of Python tuples for a month of job records
+        rows = con.execute(f"SELECT {', '.join(counts)} FROM t").fetchall()
+    assert rows == [(5 if zone == "Europe/Berlin" else 0, 0)]
+
+
 def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
     from flows.sources.sacct import XDMOD_FIELDS
 

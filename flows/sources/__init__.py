@@ -139,7 +139,8 @@ class LocalClock:
                 f"count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
                 f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}')"
             )
-        return tuple(" + ".join(parts) if parts else "0" for parts in counts.values())
+        # count_if(false) when there is no change: an aggregate still (a bare 0 would be a row per row)
+        return tuple(" + ".join(parts) if parts else "count_if(false)" for parts in counts.values())
 
     def count(self, ambiguous: int, nonexistent: int) -> None:
         self.ambiguous += ambiguous
