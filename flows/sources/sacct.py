@@ -81,7 +81,8 @@ XDMOD_FIELDS = (
     "JobName",
 )
 
-ELAPSED_PATTERN = r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.\d+)?$"
+# [D-][HH:]MM:SS[.fff], checked whole; the numbers are then cut out by position (cheaper than captures)
+ELAPSED_FORMAT = r"(?:\d+-)?(?:\d+:)?\d+:\d+(?:\.\d+)?"
 STATE_PATTERN = r"^([A-Z_]+)(?: by (\d+))?$"
 EXIT_PATTERN = r"^(\d+):(\d+)$"
 BAD_GPU_TRES_PATTERN = r"(?:^|,)gres/gpu(?::[^=,]*)?=(?:[^,]*[^0-9,][^,]*)?(?:,|$)"
@@ -234,7 +235,10 @@ def _typed_select(layout: ParsableLayout) -> str:
     # The untyped `gres/gpu=N` is authoritative; typed entries (`gres/gpu:h100=N`) repeat it and
     # are only summed (and checked) when no untyped entry exists.
     tres = [name for name in ("AllocTRES", "ReqTRES") if name in index]
-    untyped = ", ".join(f"regexp_extract({raw(name)}, 'gres/gpu=(\\d+)(?:,|$)', 1) AS untyped_{name}" for name in tres)
+    untyped = ", ".join(
+        f"regexp_extract(split_part(split_part({raw(name)}, 'gres/gpu=', 2), ',', 1), '^(\\d+)$', 1) AS untyped_{name}"
+        for name in tres
+    )
 
     def gpus(name: str) -> str:
         typed = f"regexp_extract_all({raw(name)}, 'gres/gpu:[^=,]*=(\\d+)', 1)"
@@ -290,10 +294,9 @@ def _typed_select(layout: ParsableLayout) -> str:
                    TRY_CAST(nullif(exit.signal, '') AS BIGINT) AS exit_signal,
                    {timestamp("Submit")} AS submit_at, {timestamp("Eligible")} AS eligible_at,
                    {timestamp("Start")} AS start_at, {timestamp("End")} AS end_at,
-                   CASE WHEN elapsed.s <> '' THEN
-                     ((coalesce(TRY_CAST(nullif(elapsed.d, '') AS BIGINT), 0) * 24
-                       + coalesce(TRY_CAST(nullif(elapsed.h, '') AS BIGINT), 0)) * 60
-                      + TRY_CAST(elapsed.m AS BIGINT)) * 60 + TRY_CAST(elapsed.s AS BIGINT) END AS elapsed_seconds,
+                   ((if(contains({raw("Elapsed")}, '-'), TRY_CAST(split_part({raw("Elapsed")}, '-', 1) AS BIGINT), 0) * 24
+                     + coalesce(TRY_CAST(clock[-3] AS BIGINT), 0)) * 60
+                    + TRY_CAST(clock[-2] AS BIGINT)) * 60 + TRY_CAST(clock[-1] AS BIGINT) AS elapsed_seconds,
                    TRY_CAST({raw("NNodes")} AS BIGINT) AS n_nodes,
                    {raw("NodeList")} AS node_list,
                    {gpus("AllocTRES")} AS gpus,
@@ -302,7 +305,8 @@ def _typed_select(layout: ParsableLayout) -> str:
                    {optional("FailedNode")} AS failed_node,
                    TRY_CAST({optional("Restarts")} AS BIGINT) AS restarts,
                    {optional("SLUID")} AS sluid
-            FROM (SELECT *, regexp_extract({raw("Elapsed")}, '{ELAPSED_PATTERN}', ['d', 'h', 'm', 's']) AS elapsed,
+            FROM (SELECT *, CASE WHEN regexp_full_match({raw("Elapsed")}, '{ELAPSED_FORMAT}')
+                              THEN string_split(split_part(split_part({raw("Elapsed")}, '-', -1), '.', 1), ':') END AS clock,
                          regexp_extract({raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit, {untyped}
                   FROM (SELECT line_no, parts, {fields} AS f FROM {{source}}))
         )
