@@ -62,6 +62,21 @@ def test_sacct_json_lands_and_says_its_exit_codes_are_unreliable(slurm_fixtures:
     assert entry["format"] == "sacct_json" and entry["exit_codes_unreliable"] is True
 
 
+def test_sacct_text_and_json_land_the_same_column_types(slurm_fixtures: Path, tmp_path: Path):
+    import shutil
+
+    shutil.copy(slurm_fixtures / "sacct.json", tmp_path / "jobs.json")
+    shutil.copy(slurm_fixtures / "sacct_fields_allocations.psv", tmp_path / "jobs.psv")
+    types = {}
+    for kind, file in (("sacct_json", "jobs.json"), ("sacct_psv", "jobs.psv")):
+        (tmp_path / kind).mkdir()
+        config = load_config(write_config(tmp_path / kind, f'[[sources]]\nkind = "{kind}"\npath = "../{file}"\n'))
+        schema = pq.read_schema(land_month(config, Month.parse("2026-11")) / "attempts.parquet")
+        types[kind] = [(field.name, str(field.type)) for field in schema]
+    assert types["sacct_psv"] == types["sacct_json"]
+    assert ("gpus", "int64") in types["sacct_psv"]  # a GPU count, not a DOUBLE
+
+
 def test_duplicate_records_are_landed_once_and_counted(slurm_fixtures: Path, tmp_path: Path):
     lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
     # Two overlapping dumps concatenated; in the later one the running job has ended.

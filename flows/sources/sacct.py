@@ -243,7 +243,8 @@ def _typed_select(layout: ParsableLayout) -> str:
     def gpus(name: str) -> str:
         typed = f"regexp_extract_all({raw(name)}, 'gres/gpu:[^=,]*=(\\d+)', 1)"
         return f"""CASE WHEN untyped_{name} <> '' THEN CAST(untyped_{name} AS BIGINT)
-                        ELSE coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) END"""
+                        ELSE CAST(coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) AS BIGINT)
+                   END"""  # list_sum gives a HUGEINT, which would land as a DOUBLE
 
     def tres_unreadable(name: str) -> str:
         """A GPU entry whose count is not a whole number."""
