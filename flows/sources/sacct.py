@@ -295,8 +295,7 @@ def _typed_select(layout: ParsableLayout) -> str:
                    TRY_CAST(nullif(exit.signal, '') AS BIGINT) AS exit_signal,
                    {timestamp("Submit")} AS submit_at, {timestamp("Eligible")} AS eligible_at,
                    {timestamp("Start")} AS start_at, {timestamp("End")} AS end_at,
-                   ((if(contains({raw("Elapsed")}, '-'), TRY_CAST(split_part({raw("Elapsed")}, '-', 1) AS BIGINT), 0) * 24
-                     + coalesce(TRY_CAST(clock[-3] AS BIGINT), 0)) * 60
+                   ((days * 24 + coalesce(TRY_CAST(clock[-3] AS BIGINT), 0)) * 60
                     + TRY_CAST(clock[-2] AS BIGINT)) * 60 + TRY_CAST(clock[-1] AS BIGINT) AS elapsed_seconds,
                    TRY_CAST({raw("NNodes")} AS BIGINT) AS n_nodes,
                    {raw("NodeList")} AS node_list,
@@ -308,6 +307,8 @@ def _typed_select(layout: ParsableLayout) -> str:
                    {optional("SLUID")} AS sluid
             FROM (SELECT *, CASE WHEN regexp_full_match({raw("Elapsed")}, '{ELAPSED_FORMAT}')
                               THEN string_split(split_part(split_part({raw("Elapsed")}, '-', -1), '.', 1), ':') END AS clock,
+                         if(contains({raw("Elapsed")}, '-'), TRY_CAST(split_part({raw("Elapsed")}, '-', 1) AS BIGINT), 0)
+                           AS days,
                          regexp_extract({raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit, {untyped}
                   FROM (SELECT line_no, parts, {fields} AS f FROM {{source}}))
         )
