@@ -127,7 +127,15 @@ def one_row_dump(slurm_fixtures: Path, tmp_path: Path, **fields: str) -> Path:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("00:01:27", 87), ("1-12:46:25", 132385), ("05:03", 303), ("10-00:00:00", 864000), ("00:00:01.500", 1)],
+    [
+        ("00:01:27", 87),
+        ("1-12:46:25", 132385),
+        ("05:03", 303),
+        ("10-00:00:00", 864000),
+        ("00:00:01.500", 1),
+        ("123:00:00", 442800),  # hours past a day without a day count
+        ("00:75:00", 4500),  # not a clock time, but what the numbers say
+    ],
 )
 def test_elapsed(slurm_fixtures: Path, tmp_path: Path, text: str, seconds: int):
     (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, Elapsed=text), UTC)
@@ -141,6 +149,8 @@ def test_elapsed(slurm_fixtures: Path, tmp_path: Path, text: str, seconds: int):
         ("cpu=1,gres/gpu:a100=2,gres/gpu:h100=4", 6),  # typed only: summed
         ("billing=1,cpu=1,mem=100M,node=1", 0),
         ("cpu=1,gres/gpu=2,gres/gpumem=80G", 2),  # another TRES that starts with gres/gpu
+        ("billing=12,gres/gpu=16", 16),  # the untyped count last
+        ("billing=12,cpu=12,mem=1G", 0),  # a number where an untyped count would start
         ("", 0),
     ],
 )
