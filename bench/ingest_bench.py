@@ -5,6 +5,7 @@ DIR holds a simulated month (default: simulate the 4,000-node, ~1.5M-attempt mon
 bench/simulate_bench.py into a temporary directory first). In one process and on the same file it
 times, as medians of --repeat runs:
   floor          DuckDB `read_csv(all_varchar=true)` of sacct.psv into a table (the physical floor)
+  floor_buffered the same with read_sacct's CSV buffer size (which also speeds DuckDB's own read up)
   read_sacct     our reader: read, split, type, quarantine, expand host lists, deduplicate
   land_sacct     read_sacct plus writing attempts.parquet and attempt_nodes.parquet
   land_month     the whole landing stage (every source of the demo config, raw copies, manifest)
@@ -31,12 +32,12 @@ from flows.land import land_month, write_job_tables
 from flows.months import Month
 from flows.simulate import SimParams, simulate
 from flows.sources import LocalClock, Quarantine
-from flows.sources.sacct import read_sacct
+from flows.sources.sacct import READ_BUFFER_BYTES, read_sacct
 
 
-def _floor(path: Path) -> None:
+def _floor(path: Path, buffer: str = "") -> None:
     with duckdb.connect() as con:
-        con.execute("CREATE TABLE jobs AS SELECT * FROM read_csv(?, all_varchar = true)", [str(path)])
+        con.execute(f"CREATE TABLE jobs AS SELECT * FROM read_csv(?, all_varchar = true {buffer})", [str(path)])
 
 
 def _read(path: Path, out: Path | None = None) -> None:
@@ -71,6 +72,7 @@ def main() -> None:
 
     stages = {
         "floor": lambda: _floor(sacct),
+        "floor_buffered": lambda: _floor(sacct, f", buffer_size = {READ_BUFFER_BYTES}"),
         "read_sacct": lambda: _read(sacct),
         "land_sacct": lambda: _read(sacct, out),
         "land_month": lambda: land_month(config, month),
