@@ -31,7 +31,7 @@ aggregated as (
         min(attempts.user_name) as user_name,
         min(attempts.account) as account,
         min(attempts.job_name) as job_name,
-        count(distinct attempts.job_id_raw) as jobs,
+        count(*) filter (where runs.is_job_first_attempt) as jobs,
         count(*) as attempts,
         min(attempts.submit_at) as first_submit_at,
         min(attempts.start_at) as first_start_at,
