@@ -8,8 +8,10 @@ times, as medians of --repeat runs:
   floor_buffered the same with read_sacct's CSV buffer size (which also speeds DuckDB's own read up)
   read_sacct     our reader: read, split, type, quarantine, expand host lists, deduplicate
   land_sacct     read_sacct plus writing attempts.parquet and attempt_nodes.parquet
+  floor_month    month_bench's floor: DuckDB reads every raw input of the month (sacct, events, logs, DCGM)
   land_month     the whole landing stage (every source of the demo config, raw copies, manifest)
-and prints rows per second and each figure's ratio to the floor. Results go to bench/results/ingest.json.
+and prints rows per second and each figure's ratio to the floor, and land_month's to floor_month (the
+month bench's ratio, here in a fresh process). Results go to bench/results/ingest.json.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import duckdb
+from month_bench import floor as month_floor  # bench/ is this script's directory, so on sys.path
 
 from flows.cli import write_demo_config
 from flows.config import load_config
@@ -75,6 +78,7 @@ def main() -> None:
         "floor_buffered": lambda: _floor(sacct, f", buffer_size = {READ_BUFFER_BYTES}"),
         "read_sacct": lambda: _read(sacct),
         "land_sacct": lambda: _read(sacct, out),
+        "floor_month": lambda: month_floor(sim),
         "land_month": lambda: land_month(config, month),
     }
     seconds: dict[str, list[float]] = {name: [] for name in stages}
@@ -93,6 +97,7 @@ def main() -> None:
         "seconds_median": {name: round(value, 2) for name, value in medians.items()},
         "rows_per_second": {name: round(rows / value) for name, value in medians.items()},
         "ratio_to_floor": {name: round(value / medians["floor"], 2) for name, value in medians.items()},
+        "land_month_to_floor_month": round(medians["land_month"] / medians["floor_month"], 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "sim": str(sim),
     }
