@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -210,5 +211,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def console_script() -> None:
+    """`reliability-report`: main(), then exit. Before the interpreter's teardown, the objects of the
+    run's libraries (Prefect, dbt, Great Expectations, pandas: millions) are moved out of the cyclic
+    garbage collector's reach; its full collections over them while modules are cleared took 1.7 s
+    of every command, a sixth of a small month's `run`. Exit handlers (the temporary Prefect API
+    server's shutdown, log flushes) still run; memory is the operating system's to reclaim."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_script()

@@ -85,6 +85,17 @@ def cluster(smtp_server, tmp_path_factory):
     return {"work": work, "config": config, "sim": work / "sim" / "kill" / MONTH}
 
 
+def test_the_command_exits_with_the_runs_code_and_says_why(tmp_path):
+    missing = tmp_path / "missing.toml"
+    done = subprocess.run(
+        [str(BIN / "reliability-report"), "run", "--month", MONTH, "--config", str(missing)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert f"error: {missing}" in done.stderr, done.stderr[-2000:]
+
+
 def start_run(config: Path, api: str) -> subprocess.Popen:
     return subprocess.Popen(
         [str(BIN / "reliability-report"), "run", "--month", MONTH, "--config", str(config)],
