@@ -27,7 +27,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import duckdb
-from month_bench import floor as month_floor  # bench/ is this script's directory, so on sys.path
+from month_bench import BUFFERED_READ  # bench/ is this script's directory, so on sys.path
+from month_bench import floor as month_floor
 
 from flows.cli import write_demo_config
 from flows.config import load_config
@@ -35,7 +36,7 @@ from flows.land import land_month, write_job_tables
 from flows.months import Month
 from flows.simulate import SimParams, simulate
 from flows.sources import LocalClock, Quarantine
-from flows.sources.sacct import READ_BUFFER_BYTES, read_sacct
+from flows.sources.sacct import read_sacct
 
 
 def _floor(path: Path, buffer: str = "") -> None:
@@ -75,7 +76,7 @@ def main() -> None:
 
     stages = {
         "floor": lambda: _floor(sacct),
-        "floor_buffered": lambda: _floor(sacct, f", buffer_size = {READ_BUFFER_BYTES}"),
+        "floor_buffered": lambda: _floor(sacct, BUFFERED_READ),
         "read_sacct": lambda: _read(sacct),
         "land_sacct": lambda: _read(sacct, out),
         "floor_month": lambda: month_floor(sim),

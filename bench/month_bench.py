@@ -51,6 +51,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 MONTH = Month.parse("2026-10")
 HEALTH_LINES_PER_ATTEMPT = 0.175
 FLOORS = ("floor", "floor_buffered")  # measured beside the stages, not part of the total
+BUFFERED_READ = f", buffer_size = {READ_BUFFER_BYTES}"  # read_csv option: the landing's CSV buffer
 # (nodes, duration scale) giving about this many attempts a month. The scaling run keeps the 1.5M month's shape (job lengths, so ~380 attempts a node) and scales
 # the node count: per attempt, every size then has the same node-days and health lines to read.
 SIZES = {100_000: (263, 0.25), 500_000: (1316, 0.25), 1_500_000: (4000, 0.25), 5_000_000: (13158, 0.25)}
@@ -116,8 +117,9 @@ def pipeline_stages(root: Path, cluster: str, repeat: int, with_floor: bool = Fa
             return result
 
         if with_floor:
-            stage("floor", floor, root / "sim" / cluster / str(MONTH))
-            stage("floor_buffered", floor, root / "sim" / cluster / str(MONTH), f", buffer_size = {READ_BUFFER_BYTES}")
+            sim_dir = root / "sim" / cluster / str(MONTH)
+            stage("floor", floor, sim_dir)
+            stage("floor_buffered", floor, sim_dir, BUFFERED_READ)
         landed = stage("land", pull_and_land.fn, config, MONTH)
         stage("dbt", build_warehouse.fn, config, MONTH, landed)
         quality = stage("quality", check_quality.fn, config, MONTH, landed)
