@@ -21,13 +21,14 @@ import pyarrow as pa
 
 from flows.sources import InputFormatError, LocalClock, Quarantine, TimeZone, create_temp_table, open_text, sql_quote
 
-# RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it
-_ISO = r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\s+(\S+)\s+"
-_ISO_GROUPS = ["date", "time", "fraction", "zone", "host"]
-_REMOTE_KERN = r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?\]: "
-_REMOTE_GROUPS = ["host", "date", "time", "fraction", "zone"]
-_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\s+(\S+)\s+"
-_BSD_GROUPS = ["month", "day", "time", "fraction", "host"]
+# RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it. RE2 reads
+# an anchored pattern of at most four groups in one pass, several times faster than with a fifth.
+_ISO = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\s+(\S+)\s+"
+_ISO_GROUPS = ["stamp", "fraction", "zone", "host"]
+_REMOTE_KERN = r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\]: "
+_REMOTE_GROUPS = ["host", "stamp", "fraction", "zone"]
+_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\s+(\S+)\s+"
+_BSD_GROUPS = ["month", "day", "clock", "host"]
 NO_PREFIX = "a syslog line needs a timestamp and a host (ISO or BSD format)"
 LINES_SCHEMA = pa.schema([("source_line", pa.int64()), ("line", pa.string())])
 
@@ -98,15 +99,18 @@ def syslog_prefixes(
     (see `read_syslog_messages`).
     """
     clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
-    message, wanted, carried = "", "", ""
+    message, source, carried, wanted = "", "syslog_lines", "", ""
     if fields:
-        # The groups are read from the match; the free text after it is cut off by position, which
-        # costs RE2 far less than capturing it.
+        # RE2 finds the whole match fastest without groups; the groups are then read from the match
+        # alone and the free text after it is cut off by position (the match's text first occurs
+        # where it matched: an earlier copy would have been the leftmost match).
         message = (
-            f"regexp_extract(line, {sql_quote(fields)}, {groups!r}) AS m, "
-            f"regexp_replace(line, {sql_quote(f'^.*?(?:{fields})')}, '') AS rest,"
+            f"whole, regexp_extract(whole, {sql_quote(f'^(?:{fields})')}, {groups!r}) AS m, "
+            "substr(line, strpos(line, whole) + length(whole)) AS rest,"
         )
-        wanted, carried = f"WHERE regexp_matches(line, {sql_quote(fields)})", "m, rest,"
+        # (filtered after the CTE below: a filter right on the match would make DuckDB find it twice)
+        source = f"(SELECT *, regexp_extract(line, {sql_quote(fields)}) AS whole FROM syslog_lines)"
+        carried, wanted = "whole, m, rest,", "whole <> '' AND"
     with duckdb.connect() as con:
         create_temp_table(con, "syslog_lines", lines)
         # ISO stamps (nearly every line of an rsyslog file) are read in one pass; only the lines
@@ -117,26 +121,27 @@ def syslog_prefixes(
                 SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
                 FROM (SELECT source_line, line, {message}
                              regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
-                      FROM syslog_lines {wanted})
+                      FROM {source})
             ), stamped AS (
                 SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line
-                FROM matched WHERE undated_line IS NULL
+                FROM matched WHERE {wanted} undated_line IS NULL
                 UNION ALL
                 SELECT source_line, {carried}
-                       CASE WHEN remote.host <> '' THEN {{'date': remote.date, 'time': remote.time,
-                            'fraction': remote.fraction, 'zone': remote.zone, 'host': remote.host}} END,
+                       CASE WHEN remote.host <> '' THEN {{'stamp': remote.stamp, 'fraction': remote.fraction,
+                            'zone': remote.zone, 'host': remote.host}} END,
                        CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
                                                                       {_BSD_GROUPS!r}) END,
                        undated_line
                 FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
-                      FROM matched WHERE undated_line IS NOT NULL)
+                      FROM matched WHERE {wanted} undated_line IS NOT NULL)
             )
             SELECT *,
                    coalesce(dated.host, nullif(bsd.host, '')) AS node,
-                   CASE WHEN dated IS NOT NULL THEN try_strptime(dated.date || ' ' || dated.time, '%Y-%m-%d %H:%M:%S')
-                        ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || bsd.time,
+                   CASE WHEN dated IS NOT NULL THEN try_strptime(dated.stamp, '%Y-%m-%dT%H:%M:%S')
+                        ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1),
                                           '%Y %b %d %H:%M:%S') END
-                     + to_microseconds(CAST(rpad(left(coalesce(dated.fraction, bsd.fraction), 6), 6, '0') AS BIGINT))
+                     + to_microseconds(CAST(rpad(left(coalesce(substr(dated.fraction, 2), split_part(bsd.clock, '.', 2)),
+                                                      6), 6, '0') AS BIGINT))
                      AS local_ts,
                    coalesce(dated.zone, '') AS zone
             FROM stamped"""
@@ -144,9 +149,8 @@ def syslog_prefixes(
         problems = con.execute(
             f"""SELECT source_line,
                        CASE WHEN node IS NULL THEN left(undated_line, 40)
-                            WHEN dated IS NOT NULL THEN dated.date || 'T' || dated.time
-                                 || if(dated.fraction <> '', '.' || dated.fraction, '') || dated.zone
-                            ELSE bsd.month || ' ' || bsd.day || ' ' || bsd.time END,
+                            WHEN dated IS NOT NULL THEN dated.stamp || dated.fraction || dated.zone
+                            ELSE bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1) END,
                        CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)} ELSE 'not a valid date and time' END
                 FROM syslog_read WHERE node IS NULL OR local_ts IS NULL ORDER BY source_line"""
         ).fetchall()
