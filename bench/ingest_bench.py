@@ -7,7 +7,7 @@ times, as medians of --repeat runs:
   floor          DuckDB `read_csv(all_varchar=true)` of sacct.psv into a table (the physical floor)
   floor_buffered the same with read_sacct's CSV buffer size (which also speeds DuckDB's own read up)
   read_sacct     our reader: read, split, type, quarantine, expand host lists, deduplicate
-  land_sacct     read_sacct plus writing attempts.parquet and attempt_nodes.parquet
+  land_sacct     read_sacct plus writing attempts.parquet and the host lists' Parquet
   floor_month    month_bench's floor: DuckDB reads every raw input of the month (sacct, events, logs, DCGM)
   land_month     the whole landing stage (every source of the demo config, raw copies, manifest)
 and prints rows per second and each figure's ratio to the floor, and land_month's to floor_month (the

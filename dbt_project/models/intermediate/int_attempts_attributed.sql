@@ -22,23 +22,37 @@ critical_events as (
 
 ),
 
-matches as (
+-- The candidates' nodes first (a few thousand rows): left to itself, DuckDB joined every
+-- candidate to every critical event in its window before looking at nodes (1.4 s instead of 0.3 s
+-- on a 1.5M-attempt month).
+candidate_nodes as materialized (
 
     select
         candidates.attempt_id,
+        candidates.window_start,
+        candidates.window_end,
+        attempt_nodes.node
+    from candidates
+    inner join {{ ref('stg_slurm__attempt_nodes') }} as attempt_nodes
+        on attempt_nodes.attempt_id = candidates.attempt_id
+
+),
+
+matches as (
+
+    select
+        candidate_nodes.attempt_id,
         critical_events.event_id,
         critical_events.category,
         critical_events.failure_domain,
         critical_events.cause_priority,
         critical_events.event_at,
         critical_events.node
-    from candidates
-    inner join {{ ref('stg_slurm__attempt_nodes') }} as attempt_nodes
-        on attempt_nodes.attempt_id = candidates.attempt_id
+    from candidate_nodes
     inner join critical_events
-        on critical_events.node = attempt_nodes.node
-        and critical_events.event_at >= candidates.window_start
-        and critical_events.event_at <= candidates.window_end
+        on critical_events.node = candidate_nodes.node
+        and critical_events.event_at >= candidate_nodes.window_start
+        and critical_events.event_at <= candidate_nodes.window_end
 
 ),
 

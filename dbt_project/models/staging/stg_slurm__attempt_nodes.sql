@@ -1,18 +1,33 @@
-with source as (
+with attempts as (
 
-    select * from {{ source('landed', 'attempt_nodes') }}
+    select cluster, job_id_raw, submit_at, node_list from {{ source('landed', 'attempts') }}
 
 ),
 
-renamed as (
+host_lists as (
+
+    select * from {{ source('landed', 'host_lists') }}
+
+),
+
+host_list_members as (
+
+    select * from {{ source('landed', 'host_list_members') }}
+
+),
+
+-- The landing keeps each host list's nodes once; every attempt gets them back here.
+expanded as (
 
     select
-        {{ dbt.hash(dbt.concat(["cluster", "'|'", "job_id_raw", "'|'", "cast(submit_at as varchar)"])) }} as attempt_id,
-        cluster,
-        node
+        {{ attempt_id('attempts') }} as attempt_id,
+        attempts.cluster,
+        host_list_members.node
 
-    from source
+    from attempts
+    inner join host_lists on host_lists.node_list = attempts.node_list
+    inner join host_list_members on host_list_members.list_id = host_lists.list_id
 
 )
 
-select * from renamed
+select * from expanded

@@ -7,7 +7,7 @@ with source as (
 renamed as (
 
     select
-        {{ dbt.hash(dbt.concat(["cluster", "'|'", "job_id_raw", "'|'", "cast(submit_at as varchar)"])) }} as attempt_id,
+        {{ attempt_id() }} as attempt_id,
         cluster,
         job_id,
         job_id_raw,
