@@ -239,8 +239,8 @@ def _read_health_sources(
 
 def _yield_to_the_job_records() -> None:
     """Lower this thread's priority (Linux: niceness is per thread, and the DuckDB workers a thread
-    starts inherit it). The job records are the landing's critical path; the node signals and the
-    raw copies, done beside them, then use the cores the job records leave idle instead of slowing them."""
+    starts inherit it). The job records are the landing's critical path; the node signals, read
+    beside them, then use the cores the job records leave idle instead of slowing them."""
     if sys.platform == "linux":
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
@@ -297,8 +297,10 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     landed: Future[None] = Future()
 
     def write_raw(tmp: Path) -> None:
-        """Copy (and hash) the inputs as pulled; swapped in only once the landing has succeeded."""
-        _yield_to_the_job_records()
+        """Copy (and hash) the inputs as pulled; swapped in only once the landing has succeeded.
+        At full priority: this one thread takes its share of a core while DuckDB reads and is done
+        long before the job records; niced, it was starved and then copied and hashed the dump
+        alone after them (0.1 s more in all on the 1.5M-attempt month, 10 alternating landings)."""
         try:
             hashes.set_result({kind: _copy_and_hash(path, tmp / path.name) for kind, path in sources.items()})
         except BaseException as error:
@@ -327,7 +329,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
-    # path), while two lower-priority threads parse the node signals and copy the raw inputs.
+    # path), while two threads parse the node signals (at a lower priority) and copy the raw inputs.
     with ThreadPoolExecutor(max_workers=2) as pool:
         health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
         raw = pool.submit(replace_dir_atomically, raw_dir, write_raw)
