@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
+_swaps = itertools.count()  # a process may replace the same directory again before an old copy is gone
+_removing: set[Path] = set()  # old copies this process's threads are deleting: not leftovers of a killed run
 
-def replace_dir_atomically(target: Path, fill: Callable[[Path], None]) -> None:
+
+def replace_dir_atomically(
+    target: Path, fill: Callable[[Path], None], *, remove_old_in_background: bool = False
+) -> None:
     """Fill a sibling temporary directory, then swap it in with renames.
+
+    With `remove_old_in_background`, the previous content (moved aside by the swap) is deleted by
+    a thread of its own, which the interpreter waits for at exit: deleting hundreds of megabytes
+    of raw inputs takes a fifth of a second that the caller need not wait for.
 
     Until the swap the previous content of `target` is untouched, so an exception (or a kill)
     during `fill` leaves the last good result in place. What a killed run left behind is cleared
@@ -20,15 +31,14 @@ def replace_dir_atomically(target: Path, fill: Callable[[Path], None]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.tmp-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    for stale in sorted(
-        target.parent.glob(f".{target.name}.old-*"), key=lambda path: path.stat().st_mtime, reverse=True
-    ):
+    leftovers = [path for path in target.parent.glob(f".{target.name}.old-*") if path not in _removing]
+    for stale in sorted(leftovers, key=lambda path: path.stat().st_mtime, reverse=True):
         if not target.exists():
             stale.rename(target)
         else:
             shutil.rmtree(stale, ignore_errors=True)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    old = target.with_name(f".{target.name}.old-{os.getpid()}-{next(_swaps)}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
@@ -39,4 +49,15 @@ def replace_dir_atomically(target: Path, fill: Callable[[Path], None]) -> None:
     if target.exists():
         target.rename(old)
     tmp.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    if remove_old_in_background:
+        _removing.add(old)
+        threading.Thread(target=_remove, args=(old,), name=f"remove {old}").start()
+    else:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove(path: Path) -> None:
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    finally:
+        _removing.discard(path)

@@ -210,8 +210,9 @@ def _read_health_sources(
     clocks: dict[str, LocalClock],
     month: Month,
     quarantines: dict[str, Quarantine],
-) -> tuple[dict[str, pa.Table], dict[str, dict]]:
-    """The node-signal sources' rows as the landed tables, and each source's manifest entry."""
+) -> tuple[dict[str, pa.Buffer], dict[str, dict]]:
+    """The node-signal sources' rows as the landed tables' Parquet (written here, beside the job
+    records, rather than after them), and each source's manifest entry."""
     _yield_to_the_job_records()
     pieces: dict[str, list[pa.Table]] = {name: [] for name in SCHEMAS}
     manifest: dict[str, dict] = {}
@@ -231,10 +232,12 @@ def _read_health_sources(
             found = pa.Table.from_pylist(list(rows), schema=schema)
         pieces[table].append(found)
         manifest[kind] = {"file": str(path), "records": found.num_rows, **asdict(stats)}
-    arrow = {
-        name: pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table() for name, tables in pieces.items()
-    }
-    return arrow, manifest
+    parquet = {}
+    for name, tables in pieces.items():
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table(), sink)
+        parquet[name] = sink.getvalue()
+    return parquet, manifest
 
 
 def _yield_to_the_job_records() -> None:
@@ -311,8 +314,8 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     def write_landed(tmp: Path) -> None:
         write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
         tables, health_manifest = health.result()
-        for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet")
+        for name, parquet in tables.items():
+            (tmp / f"{name}.parquet").write_bytes(parquet)
         manifest["sources"].update(health_manifest)
         for kind, digest in hashes.result().items():
             manifest["sources"][kind]["sha256"] = digest
@@ -332,7 +335,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     # path), while two threads parse the node signals (at a lower priority) and copy the raw inputs.
     with ThreadPoolExecutor(max_workers=2) as pool:
         health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
-        raw = pool.submit(replace_dir_atomically, raw_dir, write_raw)
+        raw = pool.submit(replace_dir_atomically, raw_dir, write_raw, remove_old_in_background=True)
         try:
             if sacct_format == "sacct_json":
                 stats = SacctJsonReadStats()

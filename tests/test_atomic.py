@@ -1,5 +1,6 @@
 """Output directories are swapped in whole; what a killed run left behind is cleared or restored."""
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -47,4 +48,16 @@ def test_a_run_killed_between_the_two_renames_gets_its_last_result_back(tmp_path
     with pytest.raises(RuntimeError):
         replace_dir_atomically(target, fail)
     assert (target / "report.html").read_text() == "good"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
+
+
+def test_the_previous_copy_can_be_removed_in_the_background(tmp_path: Path):
+    target = tmp_path / "2026-10"
+    replace_dir_atomically(target, write("first"))
+    replace_dir_atomically(target, write("second"), remove_old_in_background=True)
+    replace_dir_atomically(target, write("third"), remove_old_in_background=True)  # the first may not be gone yet
+    assert (target / "report.html").read_text() == "third"
+    for thread in threading.enumerate():
+        if thread.name.startswith("remove "):
+            thread.join()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
