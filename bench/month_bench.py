@@ -129,6 +129,7 @@ def pipeline_stages(root: Path, cluster: str, repeat: int, with_floor: bool = Fa
         stage: {
             "seconds": round(statistics.median(s for s, _ in values), 2),
             "peak_rss_mib": round(statistics.median(p for _, p in values)),
+            "runs": [round(s, 2) for s, _ in values],  # each repetition, to see the spread behind the median
         }
         for stage, values in runs.items()
     }
@@ -201,9 +202,13 @@ def main() -> None:
 
     result = {"when": datetime.now(UTC).isoformat(timespec="seconds")}
     result["month"] = pipeline_stages(root, "bench", args.repeat, with_floor=True)
-    floor_seconds = result["month"]["stages"].pop("floor")["seconds"]
-    result["floor_seconds"] = floor_seconds
+    floors = result["month"]["stages"].pop("floor")
+    floor_seconds = result["floor_seconds"] = floors["seconds"]
+    result["floor_runs"] = floors["runs"]
     result["floor_buffered_seconds"] = result["month"]["stages"].pop("floor_buffered")["seconds"]
+    # each landing against the floor measured right before it
+    lands = result["month"]["stages"]["land"]["runs"]
+    result["land_to_floor_by_run"] = [round(s / f, 2) for s, f in zip(lands, floors["runs"], strict=True)]
     result["month"]["end_to_end_seconds"] = end_to_end(root, "bench", args.repeat)
     for stage in result["month"]["stages"].values():
         stage["ratio_to_floor"] = round(stage["seconds"] / floor_seconds, 2)
@@ -217,7 +222,8 @@ def main() -> None:
     print(
         f"{month['attempts']:,} attempts; DuckDB floor (read the raw inputs once): {floor_seconds:.2f} s; "
         f"with the landing's CSV buffer size: {result['floor_buffered_seconds']:.2f} s "
-        f"(land is {month['stages']['land']['seconds'] / result['floor_buffered_seconds']:.2f}x that)"
+        f"(land is {month['stages']['land']['seconds'] / result['floor_buffered_seconds']:.2f}x that); "
+        f"each landing against the floor right before it: {', '.join(f'{r:.2f}x' for r in result['land_to_floor_by_run'])}"
     )
     print(f"{'stage':<10}{'seconds':>9}{'x floor':>9}{'peak MiB':>10}")
     for stage, figures in month["stages"].items():
