@@ -563,3 +563,18 @@ def test_syslog_times_that_do_not_exist_are_quarantined_and_offsets_applied(tmp_
         ("gpu4", datetime(2026, 10, 3, 12, 0, 0, 123), 4),
     ]
     assert (stats.lines, stats.matched, stats.other_lines) == (4, 4, 0)
+
+
+def test_an_xid_message_is_read_from_its_first_full_match(tmp_path: Path):
+    log = tmp_path / "xid.log"
+    log.write_text(
+        "2026-10-03T12:00:00+00:00 gpu1 kernel: NVRM: Xid seen before; "
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+        "2026-10-03T12:00:01+00:00 gpu1 kernel: NVRM: Xid without its fields\n"
+    )
+    stats = SyslogReadStats()
+    rows = read_xid_syslog(log, UTC, 2026, stats).to_pylist()
+    assert [(r["xid"], r["pci"], r["message"], r["source_line"]) for r in rows] == [
+        (79, "PCI:0000:3b:00", "pid=1, GPU has fallen off the bus.", 1)
+    ]
+    assert (stats.lines, stats.matched, stats.other_lines) == (2, 1, 1)
