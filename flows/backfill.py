@@ -36,11 +36,13 @@ def backfill(
     to_month: MonthParam,
     force: bool = False,
     resend: bool = False,
+    partial: bool = False,
 ) -> list[dict]:
-    """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future).
-    Returns one entry per month: month, outcome (built, skipped, failed) and detail."""
+    """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
+    the current, unfinished month only with `partial`). Returns one entry per month: month,
+    outcome (built, skipped, failed) and detail."""
     logger = get_run_logger()
-    months = month_range(report_month(from_month), report_month(to_month))
+    months = month_range(report_month(from_month), report_month(to_month, partial=partial))
     cfg = load_config(config)
     if cfg.cluster != cluster:
         raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
@@ -50,7 +52,9 @@ def backfill(
         if not force and is_delivered(cfg, str(month), cfg.report_dir(month)):
             outcome = {"month": str(month), "outcome": "skipped", "detail": "report built and delivered already"}
         else:
-            state = monthly_report(cluster=cluster, config=config, month=str(month), resend=resend, return_state=True)
+            state = monthly_report(
+                cluster=cluster, config=config, month=str(month), resend=resend, partial=partial, return_state=True
+            )
             if state.is_completed():
                 summary = state.result()
                 outcome = {

@@ -21,15 +21,6 @@ def _month(text: str) -> Month:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _report_month(text: str) -> Month:
-    from flows.pipeline import report_month
-
-    try:
-        return report_month(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def show_progress() -> None:
     """Print the runs' progress lines (stage by stage, with counts) and delivery/lock warnings."""
     handler = logging.StreamHandler(sys.stdout)
@@ -84,14 +75,37 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def checked_months(*months: Month, partial: bool = False, as_of: str | None = None) -> None:
+    """Refuse, before any work, a month in the future, one that has not ended (without --partial)
+    and an --as-of that is not a time or lies in the future: UsageError, exit 2."""
+    from flows.pipeline import parse_as_of, report_month
+
+    try:
+        for month in months:
+            report_month(str(month), partial=partial)
+        parse_as_of(as_of)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+class UsageError(Exception):
+    """A command asked for something it cannot do (exit 2)."""
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from flows.pipeline import monthly_report
 
     config = load_config(args.config)
+    checked_months(args.month, partial=args.partial, as_of=args.as_of)
     show_progress()
     overlap_start_up()
     summary = monthly_report(
-        month=str(args.month), cluster=config.cluster, config=str(config.config_path), resend=args.resend
+        month=str(args.month),
+        cluster=config.cluster,
+        config=str(config.config_path),
+        resend=args.resend,
+        partial=args.partial,
+        as_of=args.as_of,
     )
     print(
         f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
@@ -110,6 +124,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.to_month < args.from_month:
         print(f"error: --from {args.from_month} is after --to {args.to_month}", file=sys.stderr)
         return 2
+    checked_months(args.from_month, args.to_month, partial=args.partial)
     show_progress()
     overlap_start_up()
     outcomes = backfill(
@@ -119,6 +134,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         to_month=str(args.to_month),
         force=args.force,
         resend=args.resend,
+        partial=args.partial,
     )
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
@@ -155,7 +171,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"simulated {args.cluster} {month}: {args.nodes} nodes, {len(truth['infra_failures'])} injected "
         f"infrastructure failures; logs in {sim_dir}"
     )
-    return cmd_run(argparse.Namespace(month=month, config=str(config_path), resend=False))
+    return cmd_run(argparse.Namespace(month=month, config=str(config_path), resend=False, partial=False, as_of=None))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,17 +191,26 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=cmd_simulate)
 
     run = sub.add_parser("run", help="build the monthly report of one cluster")
-    run.add_argument("--month", required=True, type=_report_month, help="YYYY-MM")
+    run.add_argument("--month", required=True, type=_month, help="YYYY-MM")
     run.add_argument("--config", required=True, help="cluster config (TOML)")
     run.add_argument("--resend", action="store_true", help="email the report again although its figures were sent")
+    run.add_argument(
+        "--partial", action="store_true", help="report a month that has not ended, up to when its records were taken"
+    )
+    run.add_argument(
+        "--as-of",
+        help="when the records were dumped (ISO 8601, UTC unless an offset is given); default: the pull time "
+        "of a live pull, else the latest time in the records",
+    )
     run.set_defaults(func=cmd_run)
 
     back = sub.add_parser("backfill", help="build a range of past months of one cluster, oldest first")
-    back.add_argument("--from", dest="from_month", required=True, type=_report_month, help="first month, YYYY-MM")
-    back.add_argument("--to", dest="to_month", required=True, type=_report_month, help="last month, YYYY-MM")
+    back.add_argument("--from", dest="from_month", required=True, type=_month, help="first month, YYYY-MM")
+    back.add_argument("--to", dest="to_month", required=True, type=_month, help="last month, YYYY-MM")
     back.add_argument("--config", required=True, help="cluster config (TOML)")
     back.add_argument("--force", action="store_true", help="rebuild months whose report was built and delivered")
     back.add_argument("--resend", action="store_true", help="email reports again although their figures were sent")
+    back.add_argument("--partial", action="store_true", help="allow --to to be the current, unfinished month")
     back.set_defaults(func=cmd_backfill)
 
     demo = sub.add_parser("demo", help="simulate a demo cluster's month and report it")
@@ -203,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InputFormatError, TooManyBadRowsError, ConfigError, FileNotFoundError) as exc:
+    except (InputFormatError, TooManyBadRowsError, ConfigError, FileNotFoundError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # dbt build and data-quality failures name what failed

@@ -268,19 +268,40 @@ def _copy_and_hash(source: Path, target: Path) -> str:
     return digest.hexdigest()
 
 
-def land_month(config: ClusterConfig, month: Month) -> Path:
-    """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir."""
+def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None) -> Path:
+    """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir.
+
+    `as_of` (aware) is when the records were dumped, if the caller knows it (`--as-of`); otherwise
+    it is the pull time of a live pull, or read from the records (`records_as_of`)."""
     with duckdb.connect() as jobs:  # in memory: millions of job records are read and typed in SQL
-        return _land_month(config, month, jobs)
+        return _land_month(config, month, jobs, as_of)
 
 
-def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection) -> Path:
+def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datetime | None:
+    """When a dump of job records was taken, as far as the records tell (naive UTC): the latest
+    Submit, Eligible, Start or End, and for an attempt still running Start + Elapsed (sacct counts a
+    running job's Elapsed up to the dump). Never after `landed_at`: a record dated in the future
+    must not stretch an open attempt's exposure into time that has not happened."""
+    (latest,) = jobs.execute(
+        """SELECT max(greatest(submit_at, eligible_at, start_at, end_at,
+                               CASE WHEN end_at IS NULL THEN start_at + to_seconds(elapsed_seconds) END))
+           FROM attempts"""
+    ).fetchone()
+    return None if latest is None else min(latest, landed_at)
+
+
+def _land_month(
+    config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None
+) -> Path:
     sources = config.source_paths(month)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+    as_of_basis = "given" if as_of is not None else "records"
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
         file_name, pull = PULLERS[live.kind]
         sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name)
+        if live.kind == "sacct_command" and as_of is None:
+            as_of, as_of_basis = datetime.now(UTC), "pull"  # every record it returned is older than this
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
     sacct_format = next((kind for kind in ("sacct_xdmod", "sacct_json") if kind in sources), "sacct_psv")
     sources["sacct_psv"] = sources.pop(sacct_format)
@@ -324,7 +345,8 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
             manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
         quarantined = _check_quarantines(config, sources, quarantines, manifest)
         manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
-        manifest["landed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        manifest["landed_at"] = landed_at.isoformat(timespec="seconds")
+        manifest["as_of"] = {"time": dumped_at.isoformat(timespec="seconds"), "basis": as_of_basis}
         with open(tmp / "quarantine.jsonl", "w") as out:
             for e in quarantined:
                 fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
@@ -350,6 +372,11 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
                 "records": stats.attempts,
                 **asdict(stats),
             }
+            landed_at = datetime.now(UTC).replace(microsecond=0)
+            if as_of is not None:
+                dumped_at = _naive_utc(as_of)
+            else:  # an empty dump tells nothing: the month is taken as dumped when it was landed
+                dumped_at = records_as_of(jobs, landed_at.replace(tzinfo=None)) or landed_at.replace(tzinfo=None)
             replace_dir_atomically(landed_dir, write_landed)
         except BaseException as error:
             landed.set_exception(error)  # the raw copies are not swapped in either

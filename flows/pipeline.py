@@ -23,7 +23,7 @@ from flows.analysis import compute_metrics, detail_tables
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import deliver_report, send_alert
 from flows.land import land_month
-from flows.months import MONTH_RE, Month
+from flows.months import MONTH_RE, Month, observed_end
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
 from flows.runlock import cluster_lock
@@ -36,20 +36,45 @@ progress = logging.getLogger("flows.progress")
 STAGE_NOTE = "stage: "  # added to a failing stage's exception, for the failure alert
 
 
-def report_month(text: str | None, now: datetime | None = None) -> Month:
+class MonthNotEndedError(ValueError):
+    """The month asked for has not ended and a partial report was not asked for."""
+
+
+def report_month(text: str | None, now: datetime | None = None, partial: bool = False) -> Month:
     """The month to report: `text` (YYYY-MM, not in the future) or, by default, the month before
-    the run's scheduled time (a scheduled run that starts late still reports its own month)."""
+    the run's scheduled time (a scheduled run that starts late still reports its own month). A
+    month that has not ended is refused unless `partial`: its report covers only up to the dump."""
     if not text:
         return Month.last_full(now or flow_run_info.scheduled_start_time)
     month = Month.parse(text)
-    if month.start > (now or datetime.now(UTC)):
+    now = now or datetime.now(UTC)
+    if month.start > now:
         raise ValueError(f"month {month} is in the future")
+    if month.end > now and not partial:
+        raise MonthNotEndedError(
+            f"month {month} has not ended (it ends {month.end:%Y-%m-%d %H:%M} UTC): "
+            "pass --partial for a report up to the time its records were taken"
+        )
     return month
 
 
+def parse_as_of(text: str | None, now: datetime | None = None) -> datetime | None:
+    """`--as-of`: when the records were dumped, ISO 8601 (UTC unless it has an offset), not in the future."""
+    if not text:
+        return None
+    try:
+        as_of = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--as-of must be an ISO 8601 time such as 2026-11-02T06:00:00Z, got {text!r}") from None
+    as_of = as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC)
+    if as_of > (now or datetime.now(UTC)):
+        raise ValueError(f"--as-of {text} is in the future")
+    return as_of
+
+
 @task(name="pull-and-land", cache_policy=NO_CACHE)
-def pull_and_land(config: ClusterConfig, month: Month) -> Path:
-    return land_month(config, month)
+def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None) -> Path:
+    return land_month(config, month, as_of)
 
 
 @task(name="dbt-build", cache_policy=NO_CACHE)
@@ -72,9 +97,17 @@ def analyse(config: ClusterConfig, month: Month) -> dict:
 def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path) -> dict:
     inputs = json.loads((landed_dir / "manifest.json").read_text())
     quality_rows = [vars(q) for q in quality]
+    as_of = datetime.fromisoformat(inputs["as_of"]["time"])
+    period_end = observed_end(month, as_of)
     full_metrics = {
         **metrics,
         "cluster": config.cluster,
+        # a month observed only up to its dump (a partial month) says so at the top of the report
+        "period": {
+            "start": month.start.replace(tzinfo=None).isoformat(),
+            "end": period_end.isoformat(),
+            "complete": period_end == month.end.replace(tzinfo=None),
+        },
         "inputs": inputs["sources"],
         "quarantine_sample": inputs["quarantine_sample"],
         "data_quality": quality_rows,
@@ -137,12 +170,22 @@ def alert_on_failure(flow, flow_run, state) -> None:
 
 
 @flow(name="monthly-report", on_failure=[alert_on_failure], on_crashed=[alert_on_failure])
-def monthly_report(cluster: str, config: str, month: MonthParam | None = None, resend: bool = False) -> dict:
+def monthly_report(
+    cluster: str,
+    config: str,
+    month: MonthParam | None = None,
+    resend: bool = False,
+    partial: bool = False,
+    as_of: str | None = None,
+) -> dict:
     """Build, check and report one cluster's month (default: the last full month); returns a summary.
 
-    Email goes out once per set of figures; `resend` sends the unchanged report again."""
+    Email goes out once per set of figures; `resend` sends the unchanged report again. A month
+    that has not ended needs `partial`. `as_of` (ISO 8601) says when the records were dumped
+    (default: the pull time of a live pull, else the latest time in the records)."""
     logger = get_run_logger()
-    report = report_month(month)
+    report = report_month(month, partial=partial)
+    dumped_at = parse_as_of(as_of)
     month = str(report)
     cfg = load_config(config)
     if cfg.cluster != cluster:
@@ -164,7 +207,7 @@ def monthly_report(cluster: str, config: str, month: MonthParam | None = None, r
         return result
 
     with cluster_lock(cfg.data_dir, cluster):  # one run per cluster writes at a time
-        landed_dir = timed("land", pull_and_land, cfg, report)
+        landed_dir = timed("land", pull_and_land, cfg, report, dumped_at)
         dbt_statuses = timed("dbt", build_warehouse, cfg, report, landed_dir)
         quality = timed("quality", check_quality, cfg, report, landed_dir)
         metrics = timed("metrics", analyse, cfg, report)

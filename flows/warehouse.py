@@ -8,7 +8,9 @@ month and cluster, and dbt re-uses its parse (partial parsing) instead of parsin
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -16,7 +18,7 @@ import yaml
 
 from flows import DBT_PROJECT_DIR
 from flows.config import ClusterConfig
-from flows.months import Month
+from flows.months import Month, observed_end
 from flows.sources import sql_quote
 
 # The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
@@ -25,6 +27,8 @@ PARAMETER_COLUMNS = {
     "month": "VARCHAR",
     "month_start": "TIMESTAMP",
     "month_end": "TIMESTAMP",
+    "as_of": "TIMESTAMP",
+    "period_end": "TIMESTAMP",
     "gpus_per_node": "INTEGER",
     "attr_before_minutes": "INTEGER",
     "attr_after_minutes": "INTEGER",
@@ -37,14 +41,24 @@ class WarehouseBuildError(RuntimeError):
     pass
 
 
-def run_parameters(config: ClusterConfig, month: Month) -> dict:
-    """What the dbt models read from run.parameters for this cluster and month."""
+def landed_as_of(landed_dir: Path) -> datetime:
+    """When the landed records were dumped (naive UTC), as the landing recorded it."""
+    return datetime.fromisoformat(json.loads((landed_dir / "manifest.json").read_text())["as_of"]["time"])
+
+
+def run_parameters(config: ClusterConfig, month: Month, as_of: datetime) -> dict:
+    """What the dbt models read from run.parameters for this cluster and month. `period_end` is
+    where the month's observed time ends: its end, or the dump time `as_of` if that came first
+    (exposure and queue time are clipped there, so nothing is counted that had not happened)."""
     a = config.analysis
+    month_start, month_end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
     return {
         "cluster": config.cluster,
         "month": str(month),
-        "month_start": month.start.replace(tzinfo=None),  # naive UTC, like every landed timestamp
-        "month_end": month.end.replace(tzinfo=None),
+        "month_start": month_start,  # naive UTC, like every landed timestamp
+        "month_end": month_end,
+        "as_of": as_of,
+        "period_end": observed_end(month, as_of),
         "gpus_per_node": a.gpus_per_node,
         "attr_before_minutes": a.attr_before_minutes,
         "attr_after_minutes": a.attr_after_minutes,
@@ -113,7 +127,8 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
 
     config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
     # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
-    write_run_inputs(config.warehouse_path, run_parameters(config, month), landed_dir, landed_tables(DBT_PROJECT_DIR))
+    parameters = run_parameters(config, month, landed_as_of(landed_dir))
+    write_run_inputs(config.warehouse_path, parameters, landed_dir, landed_tables(DBT_PROJECT_DIR))
     os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     args = [

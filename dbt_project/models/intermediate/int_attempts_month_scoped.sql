@@ -1,6 +1,9 @@
--- Attempts that touch the report month, with their exposure clipped to it.
--- An attempt belongs to the month its End falls in; exposure is split at month boundaries, and
--- attempts still open at the month's end count their exposure but are never failures.
+-- Attempts that touch the report month, with their exposure and queue time clipped to it
+-- (docs: the month model). The month is observed up to period_end: its end, or the time the
+-- records were dumped (as_of) if that came first. An attempt's outcome belongs to the month its
+-- End falls in; one still running at the month's end (or at the dump) is open: it counts its
+-- exposure up to period_end and is never a failure. The same attempt appears again in the next
+-- month's records and is counted there from that month's start: nothing is counted twice.
 
 with attempts as (
 
@@ -10,7 +13,7 @@ with attempts as (
 
 bounds as (
 
-    select month_start, month_end from {{ source('run', 'parameters') }}
+    select month_start, month_end, period_end from {{ source('run', 'parameters') }}
 
 ),
 
@@ -22,7 +25,12 @@ scoped as (
         case when attempts.start_at is not null
             then greatest(attempts.start_at, bounds.month_start) end as exposure_start,
         case when attempts.start_at is not null
-            then least(coalesce(attempts.end_at, bounds.month_end), bounds.month_end) end as exposure_end
+            then least(coalesce(attempts.end_at, bounds.period_end), bounds.period_end) end as exposure_end,
+        -- queued from Eligible until Start (or until period_end if not started by then)
+        case when attempts.eligible_at is not null
+            then greatest(attempts.eligible_at, bounds.month_start) end as queue_start,
+        case when attempts.eligible_at is not null
+            then least(coalesce(attempts.start_at, bounds.period_end), bounds.period_end) end as queue_end
     from attempts
     cross join bounds
     where (attempts.end_at is null or attempts.end_at >= bounds.month_start)
@@ -34,5 +42,7 @@ select
     *,
     -- Whole seconds: integer sums are exact, so re-running a month gives identical figures.
     cast(greatest(coalesce({{ dbt.datediff('exposure_start', 'exposure_end', 'second') }}, 0), 0) as bigint)
-        as runtime_seconds
+        as runtime_seconds,
+    cast(greatest(coalesce({{ dbt.datediff('queue_start', 'queue_end', 'second') }}, 0), 0) as bigint)
+        as queue_seconds
 from scoped

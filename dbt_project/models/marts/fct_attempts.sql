@@ -1,4 +1,6 @@
--- One row per attempt that touches the report month: size bucket, outcome, infra attribution, exposure.
+-- One row per (attempt, month) for each attempt that touches the month: size bucket, outcome,
+-- infra attribution, and its exposure and queue time inside the month. An attempt that runs across
+-- a month end has a row in each month it touches; its outcome is only in the month of its End.
 
 with attempts as (
 
@@ -90,9 +92,7 @@ final as (
         classified.eligible_at,
         classified.start_at,
         classified.end_at,
-        case when classified.start_at is not null and classified.eligible_at is not null
-            then greatest({{ dbt.datediff('classified.eligible_at', 'classified.start_at', 'second') }}, 0)
-        end as queue_seconds,
+        classified.queue_seconds,
         classified.runtime_seconds,
         classified.runtime_seconds / 3600.0 as runtime_hours,
         classified.runtime_seconds * classified.gpus as gpu_seconds,
