@@ -300,13 +300,13 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
             con,
             """
             select
-              count_if(is_infra_failure and gpus > ?)::bigint as paper_failures,
+              count(*) filter (where is_infra_failure and gpus > ?) as paper_failures,
               coalesce(sum(gpu_node_seconds) filter (where gpus > ?), 0)::bigint / 86400.0 as paper_node_days,
-              count_if(is_infra_failure and gpus > 0)::bigint as all_failures,
+              count(*) filter (where is_infra_failure and gpus > 0) as all_failures,
               coalesce(sum(gpu_node_seconds), 0)::bigint / 86400.0 as all_node_days,
-              count_if(is_infra_failure)::bigint as infra_failures,
-              count_if(outcome = 'unknown')::bigint as unknown_states,
-              count_if(is_open)::bigint as open_attempts
+              count(*) filter (where is_infra_failure) as infra_failures,
+              count(*) filter (where outcome = 'unknown') as unknown_states,
+              count(*) filter (where is_open) as open_attempts
             from fct_attempts where month = ?""",
             [params.paper_min_gpus, params.paper_min_gpus, str(month)],
         )[0]

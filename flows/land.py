@@ -290,9 +290,7 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
     return None if latest is None else min(latest, landed_at)
 
 
-def _land_month(
-    config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None
-) -> Path:
+def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
     sources = config.source_paths(month)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     as_of_basis = "given" if as_of is not None else "records"

@@ -71,7 +71,9 @@ def lemon_candidates(con: duckdb.DuckDBPyConnection, month: Month, params: Analy
             [str(month)],
         ).fetchall()
     )
-    fleet = con.execute("select count(*) from dim_nodes").fetchall()[0][0]
+    # the fleet is the nodes seen in this month, so a month's figures never depend on which other
+    # months have been built
+    fleet = con.execute("select count(distinct node) from fct_node_days where month = ?", [str(month)]).fetchall()[0][0]
     counts = {node: s["incident_hours"] for node, s in signals.items()}
     quiet_nodes = max(fleet - len(counts), 0)
     outliers: set[str] = set()

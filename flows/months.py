@@ -53,5 +53,7 @@ def observed_end(month: Month, as_of: datetime) -> datetime:
     """Where a month's observed time ends, given records dumped at `as_of` (both naive UTC or both
     aware): the month's end, or the dump if it came first. Exposure and queue time are clipped
     there, so a report never counts time that had not happened when the records were taken."""
-    start, end = (month.start, month.end) if as_of.tzinfo else (month.start.replace(tzinfo=None), month.end.replace(tzinfo=None))
+    start, end = (
+        (month.start, month.end) if as_of.tzinfo else (month.start.replace(tzinfo=None), month.end.replace(tzinfo=None))
+    )
     return min(max(as_of, start), end)

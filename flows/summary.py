@@ -81,6 +81,8 @@ def data_quality(metrics: dict) -> dict:
     quarantined = sum(s.get("quarantined") or 0 for s in metrics.get("inputs", {}).values())
     if quarantined:
         warnings.append(f"{fmt_num(quarantined)} input rows could not be read and were left out (quarantined)")
+    if not metrics["node_failure_rate"]["all"]["node_days"]:
+        warnings.append("no GPU exposure this month: no GPU job ran, so it has no failure rate, MTTF or ETTR")
     if metrics["totals"].get("unknown_states"):
         warnings.append(f"{fmt_num(metrics['totals']['unknown_states'])} attempts have a Slurm state not recognised")
     for name, source in metrics.get("inputs", {}).items():

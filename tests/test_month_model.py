@@ -5,7 +5,7 @@ refused without --partial, and a month without GPU exposure reported with a warn
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -37,11 +37,24 @@ def record(job: int, state: str, submit: str, start: str, end: str, elapsed: str
 SEPTEMBER = [  # dumped at 2026-10-02T06:00:00
     record(100, "RUNNING", "2026-09-29T10:00:00", "2026-09-29T12:00:00", "Unknown", "2-18:00:00", "gpu[01-02]", 16),
     record(101, "RUNNING", "2026-09-30T20:00:00", "2026-10-01T04:00:00", "Unknown", "1-02:00:00", "gpu03", 8),
-    record(102, "COMPLETED", "2026-09-10T00:00:00", "2026-09-10T01:00:00", "2026-09-11T01:00:00", "1-00:00:00", "gpu04", 8),
+    record(
+        102, "COMPLETED", "2026-09-10T00:00:00", "2026-09-10T01:00:00", "2026-09-11T01:00:00", "1-00:00:00", "gpu04", 8
+    ),
 ]
 OCTOBER = [  # dumped at 2026-11-02T06:00:00
-    record(100, "COMPLETED", "2026-09-29T10:00:00", "2026-09-29T12:00:00", "2026-10-03T12:00:00", "4-00:00:00", "gpu[01-02]", 16),
-    record(101, "NODE_FAIL", "2026-09-30T20:00:00", "2026-10-01T04:00:00", "2026-10-05T04:00:00", "4-00:00:00", "gpu03", 8),
+    record(
+        100,
+        "COMPLETED",
+        "2026-09-29T10:00:00",
+        "2026-09-29T12:00:00",
+        "2026-10-03T12:00:00",
+        "4-00:00:00",
+        "gpu[01-02]",
+        16,
+    ),
+    record(
+        101, "NODE_FAIL", "2026-09-30T20:00:00", "2026-10-01T04:00:00", "2026-10-05T04:00:00", "4-00:00:00", "gpu03", 8
+    ),
     record(103, "PENDING", "2026-10-31T18:00:00", "Unknown", "Unknown", "00:00:00", "", 8),
     # running at the dump: its Elapsed runs to the dump, which tells when the records were taken
     record(104, "RUNNING", "2026-10-31T06:00:00", "2026-10-31T06:00:00", "Unknown", "2-00:00:00", "gpu05", 8),
@@ -95,3 +108,87 @@ def test_two_consecutive_months_share_a_warehouse(cluster: Path) -> None:
     assert september["period"] == {"start": "2026-09-01T00:00:00", "end": "2026-10-01T00:00:00", "complete": True}
     assert october["totals"] == {**october["totals"], "attempts": 4, "infra_failures": 1, "open_attempts": 2}
     assert october["node_failure_rate"]["all"]["node_days"] == pytest.approx((60 * 2 + 96 + 18) / 24)
+
+
+def test_months_built_in_any_order_or_again_give_the_same_figures(cluster: Path, tmp_path: Path) -> None:
+    forward = {}
+    assert main(["backfill", "--config", str(cluster), "--from", "2026-09", "--to", "2026-10"]) == 0
+    forward = {month: metrics(cluster, month) for month in ("2026-09", "2026-10")}
+    forward_rows = attempts(cluster)
+    # the same logs, built newest first into a new warehouse
+    reverse = tmp_path / "reverse.toml"
+    reverse.write_text(cluster.read_text().replace("warehouse/mm", "warehouse/reverse").replace('"reports"', '"rev"'))
+    for month in ("2026-10", "2026-09"):
+        assert main(["run", "--config", str(reverse), "--month", month]) == 0
+    assert attempts(reverse) == forward_rows
+    for month in ("2026-09", "2026-10"):
+        # the month's own figures; October's month-over-month comparison needs September built first
+        assert without_history(metrics(reverse, month)) == without_history(forward[month])
+    assert main(["run", "--config", str(reverse), "--month", "2026-10"]) == 0  # now with September behind it
+    assert without_history(metrics(reverse, "2026-10"), "reproduce") == without_history(forward["2026-10"], "reproduce")
+    # rebuilding September after October changes nothing of either
+    assert main(["backfill", "--config", str(cluster), "--from", "2026-09", "--to", "2026-09", "--force"]) == 0
+    assert metrics(cluster, "2026-09") == forward["2026-09"]
+    assert attempts(cluster) == forward_rows
+
+
+def without_history(figures: dict, *more: str) -> dict:
+    """metrics.json without what depends on other months or on the config's path."""
+    dropped = {"history", "month_over_month", "summary", "inputs", "reproduce", "data_quality", *more}
+    kept = {key: value for key, value in figures.items() if key not in dropped}
+    kept["failures_by_cause"] = [
+        {k: v for k, v in c.items() if k != "month_over_month"} for c in figures["failures_by_cause"]
+    ]
+    return kept
+
+
+def test_the_current_month_needs_partial_and_ends_at_the_dump(cluster: Path, capsys) -> None:
+    now = datetime.now(UTC)
+    current = Month(now.year, now.month)
+    started = current.start.replace(tzinfo=None)
+    running = min(timedelta(hours=6), now - current.start - timedelta(minutes=1))
+    elapsed = f"{int(running.total_seconds()) // 3600:02d}:{int(running.total_seconds()) % 3600 // 60:02d}:00"
+    write_month(
+        cluster.parent,
+        str(current),
+        [record(200, "RUNNING", started.isoformat(), started.isoformat(), "Unknown", elapsed, "gpu[01-02]", 16)],
+    )
+    assert main(["run", "--config", str(cluster), "--month", str(current)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: month {current} has not ended (it ends ") and "--partial" in err
+    assert not load_config(cluster).report_dir(current).exists()
+    assert main(["backfill", "--config", str(cluster), "--from", "2026-10", "--to", str(current)]) == 2
+    assert main(["run", "--config", str(cluster), "--month", str(current), "--partial"]) == 0
+    built = attempts(cluster)[("200", str(current))]
+    dump = started + timedelta(seconds=running.total_seconds() // 60 * 60)
+    assert built["runtime"] == (dump - started).total_seconds()  # never up to the month's end
+    figures = metrics(cluster, str(current))
+    assert figures["period"] == {"start": started.isoformat(), "end": dump.isoformat(), "complete": False}
+    report = (load_config(cluster).report_dir(current) / "report.html").read_text()
+    assert f"Partial month: up to {dump:%Y-%m-%d %H:%M} UTC" in report
+
+
+def test_as_of_overrides_the_dump_time(cluster: Path, capsys) -> None:
+    assert main(["run", "--config", str(cluster), "--month", "2026-09", "--as-of", "2026-09-30T00:00:00Z"]) == 0
+    assert attempts(cluster)[("100", "2026-09")]["runtime"] == 12 * 3600
+    assert metrics(cluster, "2026-09")["period"]["end"] == "2026-09-30T00:00:00"
+    assert main(["run", "--config", str(cluster), "--month", "2026-09", "--as-of", "yesterday"]) == 2
+    assert "--as-of must be an ISO 8601 time" in capsys.readouterr().err
+    assert main(["run", "--config", str(cluster), "--month", "2026-09", "--as-of", "2999-01-01T00:00:00"]) == 2
+    assert "is in the future" in capsys.readouterr().err
+
+
+CPU_ONLY = [
+    line.replace("gres/gpu=16", "gres/gpu=0").replace("gres/gpu=8", "gres/gpu=0").replace("|gpu|", "|cpu|")
+    for line in SEPTEMBER
+]
+
+
+@pytest.mark.parametrize("records", [CPU_ONLY, []], ids=["cpu-jobs-only", "no-jobs"])
+def test_a_month_without_gpu_exposure_is_reported_with_a_warning(cluster: Path, records: list[str]) -> None:
+    write_month(cluster.parent, "2026-09", records)
+    assert main(["run", "--config", str(cluster), "--month", "2026-09"]) == 0
+    figures = metrics(cluster, "2026-09")
+    assert figures["node_failure_rate"]["all"]["node_days"] == 0
+    assert figures["summary"]["data_quality"]["status"] == "warning"
+    assert any("no GPU exposure" in reason for reason in figures["summary"]["data_quality"]["reasons"])
