@@ -158,20 +158,36 @@ def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
     return path
 
 
+DEMO_MONTHS = 3  # the demo reports the last of three continuous months, so its trend has a history
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    from flows.simulate import SimParams, simulate
+    from simulator import SimParams, simulate
 
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    month = args.month or Month.last_full()
+    last = args.month or Month.last_full()
+    first = last
+    for _ in range(DEMO_MONTHS - 1):
+        first = first.previous()
     config_path = write_demo_config(workdir, args.cluster, Path(args.reports))
-    sim_dir = workdir / "sim" / args.cluster / str(month)
-    truth = simulate(SimParams(cluster=args.cluster, month=month, nodes=args.nodes, seed=args.seed), sim_dir)
+    sim_dir = workdir / "sim" / args.cluster
+    params = SimParams(cluster=args.cluster, month=first, last_month=last, nodes=args.nodes, seed=args.seed)
+    truth = simulate(params, sim_dir)
+    failures = sum(len(m["infra_failures"]) for m in truth["months"].values())
     print(
-        f"simulated {args.cluster} {month}: {args.nodes} nodes, {len(truth['infra_failures'])} injected "
-        f"infrastructure failures; logs in {sim_dir}"
+        f"simulated {args.cluster} {first}..{last} without a break: {args.nodes} nodes, {failures} injected "
+        f"infrastructure failures; logs in {sim_dir}/<month>/"
     )
-    return cmd_run(argparse.Namespace(month=month, config=str(config_path), resend=False, partial=False, as_of=None))
+    code = cmd_backfill(
+        argparse.Namespace(
+            config=str(config_path), from_month=first, to_month=last, force=True, resend=False, partial=False
+        )
+    )
+    report_dir = load_config(config_path).report_dir(last)
+    print(f"report:  {report_dir / 'report.html'}")
+    print(f"metrics: {report_dir / 'metrics.json'}")
+    return code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,9 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--partial", action="store_true", help="allow --to to be the current, unfinished month")
     back.set_defaults(func=cmd_backfill)
 
-    demo = sub.add_parser("demo", help="simulate a demo cluster's month and report it")
+    demo = sub.add_parser("demo", help="simulate three continuous months of a demo cluster and report the last")
     demo.add_argument("--cluster", default="demo")
-    demo.add_argument("--month", type=_month, default=None, help="YYYY-MM (default: last full month)")
+    demo.add_argument(
+        "--month", type=_month, default=None, help="the month to report, YYYY-MM (default: last full month)"
+    )
     demo.add_argument("--nodes", type=int, default=256)
     demo.add_argument("--seed", type=int, default=2025)
     demo.add_argument("--workdir", default="var/demo", help="where the simulated logs, landing and warehouse go")

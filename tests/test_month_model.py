@@ -1,6 +1,7 @@
 """The month model on hand-written dumps of two consecutive months: attempts that run across the
 month end, queue time split at it, exposure clipped at the dump time (as_of), the current month
-refused without --partial, and a month without GPU exposure reported with a warning."""
+refused without --partial, and a month without GPU exposure reported with a warning. Building
+months in any order is tested on a simulated history (test_history.py)."""
 
 from __future__ import annotations
 
@@ -108,38 +109,6 @@ def test_two_consecutive_months_share_a_warehouse(cluster: Path) -> None:
     assert september["period"] == {"start": "2026-09-01T00:00:00", "end": "2026-10-01T00:00:00", "complete": True}
     assert october["totals"] == {**october["totals"], "attempts": 4, "infra_failures": 1, "open_attempts": 2}
     assert october["node_failure_rate"]["all"]["node_days"] == pytest.approx((60 * 2 + 96 + 18) / 24)
-
-
-def test_months_built_in_any_order_or_again_give_the_same_figures(cluster: Path, tmp_path: Path) -> None:
-    forward = {}
-    assert main(["backfill", "--config", str(cluster), "--from", "2026-09", "--to", "2026-10"]) == 0
-    forward = {month: metrics(cluster, month) for month in ("2026-09", "2026-10")}
-    forward_rows = attempts(cluster)
-    # the same logs, built newest first into a new warehouse
-    reverse = tmp_path / "reverse.toml"
-    reverse.write_text(cluster.read_text().replace("warehouse/mm", "warehouse/reverse").replace('"reports"', '"rev"'))
-    for month in ("2026-10", "2026-09"):
-        assert main(["run", "--config", str(reverse), "--month", month]) == 0
-    assert attempts(reverse) == forward_rows
-    for month in ("2026-09", "2026-10"):
-        # the month's own figures; October's month-over-month comparison needs September built first
-        assert without_history(metrics(reverse, month)) == without_history(forward[month])
-    assert main(["run", "--config", str(reverse), "--month", "2026-10"]) == 0  # now with September behind it
-    assert without_history(metrics(reverse, "2026-10"), "reproduce") == without_history(forward["2026-10"], "reproduce")
-    # rebuilding September after October changes nothing of either
-    assert main(["backfill", "--config", str(cluster), "--from", "2026-09", "--to", "2026-09", "--force"]) == 0
-    assert metrics(cluster, "2026-09") == forward["2026-09"]
-    assert attempts(cluster) == forward_rows
-
-
-def without_history(figures: dict, *more: str) -> dict:
-    """metrics.json without what depends on other months or on the config's path."""
-    dropped = {"history", "month_over_month", "summary", "inputs", "reproduce", "data_quality", *more}
-    kept = {key: value for key, value in figures.items() if key not in dropped}
-    kept["failures_by_cause"] = [
-        {k: v for k, v in c.items() if k != "month_over_month"} for c in figures["failures_by_cause"]
-    ]
-    return kept
 
 
 def test_the_current_month_needs_partial_and_ends_at_the_dump(cluster: Path, capsys) -> None:
