@@ -360,13 +360,15 @@ def compute_metrics(warehouse_path: Path, month: Month, params: AnalysisConfig) 
         in_history = ", ".join("?" for _ in history_months)
         window_causes = _rows(
             con,
-            f"select month, cause_category, failures from fct_failures_by_cause_monthly where month in ({in_history})",
+            f"select month, cause_category, failures from fct_failures_by_cause_monthly where month in ({in_history}) "
+            "order by month, cause_category",
             list(map(str, history_months)),
         )
         window_buckets = _rows(
             con,
             f"""select month, size_bucket, bucket_order, runtime_hours, infra_failures
-                from fct_mttf_by_size_monthly where month in ({in_history})""",
+                from fct_mttf_by_size_monthly where month in ({in_history})
+                order by month, bucket_order""",  # floats summed in one order: identical in any build order
             list(map(str, history_months)),
         )
         lemons = lemon_candidates(con, month, params)
