@@ -83,9 +83,11 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
     try:
         for month in months:
             report_month(str(month), partial=partial)
-        parse_as_of(as_of)
+        dumped_at = parse_as_of(as_of)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if dumped_at is not None and dumped_at <= min(months).start:
+        raise UsageError(f"--as-of {as_of} is not after the start of {min(months)}: nothing of the month was recorded")
 
 
 class UsageError(Exception):

@@ -145,6 +145,8 @@ def test_as_of_overrides_the_dump_time(cluster: Path, capsys) -> None:
     assert "--as-of must be an ISO 8601 time" in capsys.readouterr().err
     assert main(["run", "--config", str(cluster), "--month", "2026-09", "--as-of", "2999-01-01T00:00:00"]) == 2
     assert "is in the future" in capsys.readouterr().err
+    assert main(["run", "--config", str(cluster), "--month", "2026-09", "--as-of", "2026-08-31T23:00:00"]) == 2
+    assert "is not after the start of 2026-09" in capsys.readouterr().err
 
 
 CPU_ONLY = [
