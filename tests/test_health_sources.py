@@ -175,13 +175,13 @@ def test_overlapping_captures_of_a_node_count_an_xid_once(tmp_path: Path):
     assert len(list(read_xid_dmesg_dir(tmp_path, UTC, 2026, stats))) == 2 and stats.repeated_lines == 1
 
 
-def test_real_dmesg_lines_from_issue_reports(shared_dir: Path, tmp_path: Path):
+def test_real_dmesg_lines_from_issue_reports(health_fixtures: Path, tmp_path: Path):
     """Every Xid line of the real fixtures that carries a dmesg time prefix is read with its Xid."""
     import csv
 
     from flows.sources.xid_dmesg import read_xid_dmesg_dir
 
-    with open(shared_dir / "fixtures" / "health" / "xid_lines.tsv", newline="") as handle:
+    with open(health_fixtures / "xid_lines.tsv", newline="") as handle:
         rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["xid"] and r["raw_line"].startswith("[")]
     assert len(rows) >= 6  # raw (monotonic) and -T (ctime) captures
     write_capture(
