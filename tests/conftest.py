@@ -78,7 +78,8 @@ class SmtpRecorder:
 
 @contextlib.contextmanager
 def smtp_controller(**smtp_parameters):
-    """A real SMTP server (aiosmtpd) on 127.0.0.1; Controller(port=0) cannot be used (stack.md §6)."""
+    """A real SMTP server (aiosmtpd) on 127.0.0.1, on a free port picked first: Controller(port=0)
+    fails, as it connects to the port it was given to check that the server is up."""
     from aiosmtpd.controller import Controller
 
     handler = SmtpRecorder()

@@ -19,7 +19,7 @@ UTC = ZoneInfo("UTC")
 def test_nhc_lines_as_syslog_writes_them(tmp_path: Path):
     log = tmp_path / "messages"
     log.write_text(
-        # the formats of LBNL NHC and Azure's aznhc (../shared/docs/anchors.md §4), behind syslog prefixes
+        # the formats of LBNL NHC (mej/nhc) and Azure's aznhc, behind syslog prefixes
         "Oct  3 12:00:01 gpu0042 nhc[811]: ERROR:  nhc:  Health check failed:  check_fs_mount:  /home not mounted\n"
         "Oct  3 12:00:02 gpu0042 nhc[811]: SUCCESS:  nhc:  Health check passed:  check_gpu_count: Expected 8 and found 8\n"
         "2026-10-03T12:05:00+02:00 gpu0043 nhc[900]: ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE\n"

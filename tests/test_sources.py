@@ -476,7 +476,7 @@ def test_sacct_json_reads_like_the_text_dump(slurm_fixtures: Path):
     )
     for key, text in from_text.items():
         assert [getattr(from_json[key], f) for f in fields] == [getattr(text, f) for f in fields], key
-    assert stats.exit_codes_unreliable  # 22.05: `exit 3` shows as 0 in JSON (slurm-real.md pitfall 14)
+    assert stats.exit_codes_unreliable  # 22.05: `exit 3` shows as 0 in JSON (every job of the scenario)
     exit3 = next(key for key in from_text if key[0] == "4")  # t_exit3
     assert (from_text[exit3].exit_code, from_json[exit3].exit_code) == (3, 0)
 
