@@ -48,4 +48,4 @@ lock: setup
 	$(BIN)/uv pip compile -q -p 3.11 requirements.in -o requirements.lock.txt
 
 clean:
-	rm -rf $(VENV) .prefect .prefect-test var reports dbt_project/target dbt_project/logs
+	rm -rf $(VENV) .prefect .prefect-test var reports dbt_project/target dbt_project/logs build dist *.egg-info

@@ -1,6 +1,6 @@
 """The month's reliability figures, read from the marts: job mix, MTTF by size, node failure rate.
 
-Definitions: ../shared/docs/domain.md ("Metrics"). Every figure carries its counts and, where it
+Definitions: docs/methodology.md ("Metrics"). Every figure carries its counts and, where it
 is a rate, an exact (Garwood) Poisson 95% interval.
 """
 
@@ -104,7 +104,7 @@ def job_run_rows(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisC
 
 
 def job_run_ettr(runs: list[dict], params: AnalysisConfig) -> list[dict]:
-    """ETTR = R / W of each job run (domain.md "ETTR of a job run"): W = queue + runtime, and R is
+    """ETTR = R / W of each job run (docs/methodology.md "ETTR of a job run"): W = queue + runtime, and R is
     the runtime less, per interruption, u0 + ckpt/2 (at most what the interrupted attempt ran)
     and the checkpoint writes w_cp / ckpt x runtime."""
     result = []

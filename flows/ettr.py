@@ -1,6 +1,6 @@
 """Effective training time ratio (ETTR): the paper's expected-value model and a Monte Carlo check.
 
-Definitions are domain.md's ("Expected ETTR"). A job on N nodes fails at rate lambda = N x r_f
+Definitions: docs/methodology.md ("Expected ETTR and the Young-Daly interval"). A job on N nodes fails at rate lambda = N x r_f
 (a series system of nodes). Each interruption costs the restart overhead u0, the queue wait q and
 on average half a checkpoint interval of lost work; writing a checkpoint costs w_cp every
 interval:

@@ -169,7 +169,7 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
 
 def _not_in_accounting(snapshot: Iterable[dict], accounted: list[dict]) -> Iterator[dict]:
     """The snapshot's node events that sacctmgr did not record. A drain is accounted when the node
-    becomes DRAINED, which can be well after the reason was set (docs/slurm-real.md, pitfall 16), so
+    becomes DRAINED, which can be well after the reason was set (seen on Slurm 22.05: tests/data/), so
     an accounting event with the same node and reason that starts at or after the reason's time
     (less a minute of clock skew) is the same outage."""
     starts: dict[tuple[str, str], list[datetime]] = {}

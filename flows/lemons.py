@@ -1,4 +1,4 @@
-"""Lemon-node candidates (domain.md "Lemon nodes"): nodes that fail far more often than the fleet.
+"""Lemon-node candidates (docs/methodology.md "Lemon nodes"): nodes that fail far more often than the fleet.
 
 Signals per node over a trailing window (default 28 days) ending at the report month's end:
 - incident_hours: hours with at least one critical health event on the node (a burst of lines

@@ -6,7 +6,8 @@ to take the month's rows) or `query`, SQL with `{month}`, `{month_start}`, `{mon
 expectation is `critical` (the default: a failure stops the run) or, with `"meta": {"severity":
 "warning"}`, a warning that is reported but lets the run go on.
 
-GX's SQL datasource does not work on DuckDB (../shared/docs/stack.md §5), so each table is read
+GX's SQL datasource does not work on DuckDB (an IndexError in resolve_metric_bundle, GX issues
+#10738 and #11579), so each table is read
 into a pandas frame and validated there. GX silently drops unknown expectation types, so the
 number of loaded expectations is checked against the file.
 """

@@ -19,19 +19,17 @@ BIN = Path(sys.executable).parent
 # Prefect: a persistent home saves ~11 s of migrations per start; no server -> ephemeral mode.
 os.environ.setdefault("PREFECT_HOME", str(REPO_ROOT / ".prefect-test"))
 os.environ.pop("PREFECT_API_URL", None)
+DATA_DIR = Path(__file__).resolve().parent / "data"  # real Slurm and node-health output (data/README.md)
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    path = Path(os.environ.get("SHARED_DIR", REPO_ROOT.parent / "shared"))
-    if not (path / "fixtures").is_dir():
-        pytest.fail(f"shared fixtures not found at {path} (set SHARED_DIR)")
-    return path
+def health_fixtures() -> Path:
+    return DATA_DIR / "health"
 
 
 @pytest.fixture(scope="session")
-def slurm_fixtures(shared_dir: Path) -> Path:
-    return shared_dir / "fixtures" / "slurm-22.05"
+def slurm_fixtures() -> Path:
+    return DATA_DIR / "slurm-22.05"
 
 
 def free_port() -> int:
@@ -80,7 +78,8 @@ class SmtpRecorder:
 
 @contextlib.contextmanager
 def smtp_controller(**smtp_parameters):
-    """A real SMTP server (aiosmtpd) on 127.0.0.1; Controller(port=0) cannot be used (stack.md §6)."""
+    """A real SMTP server (aiosmtpd) on 127.0.0.1, on a free port picked first: Controller(port=0)
+    fails, as it connects to the port it was given to check that the server is up."""
     from aiosmtpd.controller import Controller
 
     handler = SmtpRecorder()

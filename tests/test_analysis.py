@@ -15,7 +15,7 @@ def test_poisson_interval_exact_values():
 
 
 def test_model_mttf_reproduces_the_papers_projections():
-    # domain.md: r_f = 6.50 gives 1.80 h at 16384 and 0.225 h at 131072 GPUs.
+    # docs/methodology.md: r_f = 6.50 gives 1.80 h at 16384 and 0.225 h at 131072 GPUs.
     assert model_mttf_hours(16384, 6.5, 8) == pytest.approx(1.80, abs=0.005)
     assert model_mttf_hours(131072, 6.5, 8) == pytest.approx(0.225, abs=0.001)
     assert model_mttf_hours(8, None, 8) is None

@@ -19,7 +19,7 @@ UTC = ZoneInfo("UTC")
 def test_nhc_lines_as_syslog_writes_them(tmp_path: Path):
     log = tmp_path / "messages"
     log.write_text(
-        # the formats of LBNL NHC and Azure's aznhc (../shared/docs/anchors.md §4), behind syslog prefixes
+        # the formats of LBNL NHC (mej/nhc) and Azure's aznhc, behind syslog prefixes
         "Oct  3 12:00:01 gpu0042 nhc[811]: ERROR:  nhc:  Health check failed:  check_fs_mount:  /home not mounted\n"
         "Oct  3 12:00:02 gpu0042 nhc[811]: SUCCESS:  nhc:  Health check passed:  check_gpu_count: Expected 8 and found 8\n"
         "2026-10-03T12:05:00+02:00 gpu0043 nhc[900]: ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE\n"
@@ -175,13 +175,13 @@ def test_overlapping_captures_of_a_node_count_an_xid_once(tmp_path: Path):
     assert len(list(read_xid_dmesg_dir(tmp_path, UTC, 2026, stats))) == 2 and stats.repeated_lines == 1
 
 
-def test_real_dmesg_lines_from_issue_reports(shared_dir: Path, tmp_path: Path):
+def test_real_dmesg_lines_from_issue_reports(health_fixtures: Path, tmp_path: Path):
     """Every Xid line of the real fixtures that carries a dmesg time prefix is read with its Xid."""
     import csv
 
     from flows.sources.xid_dmesg import read_xid_dmesg_dir
 
-    with open(shared_dir / "fixtures" / "health" / "xid_lines.tsv", newline="") as handle:
+    with open(health_fixtures / "xid_lines.tsv", newline="") as handle:
         rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["xid"] and r["raw_line"].startswith("[")]
     assert len(rows) >= 6  # raw (monotonic) and -T (ctime) captures
     write_capture(

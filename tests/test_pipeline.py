@@ -56,7 +56,7 @@ def independent_figures(sacct_path: Path, truth: dict) -> dict:
 
 
 def attributed_by_rule(truth: dict) -> list[dict]:
-    """What domain.md's attribution rule must find: the injected failures it can see, plus the
+    """What the attribution rule (docs/methodology.md) must find: the injected failures it can see, plus the
     attempts it attributes although no failure ended them (the simulator predicts both)."""
     found = [f for f in truth["infra_failures"] if f["expected_attributed"]]
     return found + [{**f, "expected_cause": f["cause"]} for f in truth["window_false_positives"]]

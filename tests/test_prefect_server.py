@@ -62,7 +62,7 @@ def deployed(prefect_server, tmp_path_factory):
     try:
         yield {"env": env, "api": prefect_server, "log": log}
     finally:
-        # The first SIGINT starts a graceful shutdown that can hang; the second ends it (stack.md §3).
+        # The first SIGINT starts a graceful shutdown that can hang; the second ends it.
         for _ in range(2):
             os.killpg(worker.pid, signal.SIGINT)
             try:

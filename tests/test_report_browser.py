@@ -11,7 +11,7 @@ from playwright.sync_api import sync_playwright
 from test_report import CHARTS, CID, OCTOBER, built_months, headline_strings
 
 CHROMIUM = "/usr/bin/chromium"
-# As ../shared/docs/anchors.md and the machine notes say: no sandbox as root, and no background
+# Chromium's sandbox cannot run as root, so it is off; and no background
 # connections, which this machine's closed network refuses. playwright starts it with a fresh profile.
 FLAGS = [
     "--headless",

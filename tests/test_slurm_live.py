@@ -2,8 +2,8 @@
 from Debian's packages by tests/slurm/slurm_up.sh, runs the job scenario of tests/slurm/slurm_jobs.sh.
 The pipeline then pulls the month live with `sacct` / `sacctmgr` and reports it.
 
-The scripts are the project's copies of ../shared/reference/ (see ../shared/docs/slurm-real.md for
-every pitfall they handle). The daemons are stopped by PID at the end, even when a test fails.
+The same scripts made the real fixtures in tests/data/slurm-22.05/ (its README lists the scenario's
+jobs and the commands). The daemons are stopped by PID at the end, even when a test fails.
 """
 
 import json

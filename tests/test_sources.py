@@ -273,8 +273,8 @@ def test_real_node_events(slurm_fixtures: Path):
     assert events[1].reason == "xid 79 gpu fell off bus"
 
 
-def test_xid_lines_from_real_reports_in_syslog_form(shared_dir: Path, tmp_path: Path):
-    with open(shared_dir / "fixtures" / "health" / "xid_lines.tsv", newline="") as handle:
+def test_xid_lines_from_real_reports_in_syslog_form(health_fixtures: Path, tmp_path: Path):
+    with open(health_fixtures / "xid_lines.tsv", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     kernel = [r for r in rows if r["raw_line"].startswith("kernel: NVRM: Xid")]
     log = tmp_path / "messages"
@@ -300,8 +300,8 @@ def test_xid_line_without_timestamp_is_an_error(tmp_path: Path):
         read_xid_syslog(log, UTC, 2026)
 
 
-def test_remote_kernel_log_lines_from_real_reports(shared_dir: Path, tmp_path: Path):
-    with open(shared_dir / "fixtures" / "health" / "xid_lines.tsv", newline="") as handle:
+def test_remote_kernel_log_lines_from_real_reports(health_fixtures: Path, tmp_path: Path):
+    with open(health_fixtures / "xid_lines.tsv", newline="") as handle:
         rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["raw_line"].startswith("192.168.")]
     log = tmp_path / "remote.log"
     log.write_text("".join(r["raw_line"] + "\n" for r in rows))
@@ -476,7 +476,7 @@ def test_sacct_json_reads_like_the_text_dump(slurm_fixtures: Path):
     )
     for key, text in from_text.items():
         assert [getattr(from_json[key], f) for f in fields] == [getattr(text, f) for f in fields], key
-    assert stats.exit_codes_unreliable  # 22.05: `exit 3` shows as 0 in JSON (slurm-real.md pitfall 14)
+    assert stats.exit_codes_unreliable  # 22.05: `exit 3` shows as 0 in JSON (every job of the scenario)
     exit3 = next(key for key in from_text if key[0] == "4")  # t_exit3
     assert (from_text[exit3].exit_code, from_json[exit3].exit_code) == (3, 0)
 

@@ -49,7 +49,7 @@ REQUIRED_FIELDS = (
     "AllocTRES",
 )
 OPTIONAL_FIELDS = ("ReqTRES", "Reason", "DerivedExitCode")
-# Read when present; the live pull asks for each from the version that has it (docs/anchors.md §2).
+# Read when present; the live pull asks for each from the Slurm version that has it (sacct's man page).
 NEWER_FIELDS = {"FailedNode": (23, 2), "Restarts": (24, 11), "SLUID": (25, 11)}
 # Open XDMoD's documented dump (`sacct --noheader ... --format jobid,...,jobname`, XDMoD 11): 26 fields.
 XDMOD_FIELDS = (

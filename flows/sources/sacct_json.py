@@ -3,8 +3,8 @@
 Both shapes seen in the wild are read: 22.05's openapi/dbv0.0.38 (state a string, times plain
 epoch seconds) and the data_parser v0.0.39+ (state a list, times `{"set", "infinite", "number"}`).
 JobID is rebuilt as sacct prints it (`12_2` for array tasks, `40+1` for het components) and
-`job_id` is JobIDRaw. 22.05's JSON reports non-zero exit codes as 0 (docs/slurm-real.md,
-pitfall 14): the stats say so, and signals are kept.
+`job_id` is JobIDRaw. 22.05's JSON reports non-zero exit codes as 0 (tests/data/slurm-22.05/sacct.json:
+`exit 3` shows as 0): the stats say so, and signals are kept.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The accounting events of `sacctmgr show event` miss some drains: a node drained while busy
 records its event only once its last job ends, and a drain resumed before that leaves none
-(docs/slurm-real.md, pitfall 16). A snapshot taken by cron or at pull time shows every node that
+(seen on Slurm 22.05: tests/data/slurm-22.05/). A snapshot taken by cron or at pull time shows every node that
 is DOWN, DRAINED/DRAINING or FAIL now, with the reason, who set it and when
 (`Reason=xid 79 gpu fell off bus [root@2026-11-22T03:22:04]`, always last on the line). Values
 can contain spaces (`OS=Linux 6.1 #1 SMP`), so only NodeName, State and Reason are taken, by name.

@@ -1,4 +1,4 @@
--- Which job run each attempt of the month belongs to (domain.md "Units"). A job is every attempt
+-- Which job run each attempt of the month belongs to (docs/methodology.md "Units"). A job is every attempt
 -- with one job id; a job run is a job plus the later jobs chained to it: same user, account and
 -- job name, submitted at most run_link_gap_minutes after the previous job ended other than
 -- COMPLETED. A gap of 0 switches chaining off (each job is its own run).
