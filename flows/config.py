@@ -324,8 +324,9 @@ class ConfigFile(BaseModel):
             raise ValueError(
                 "a sacct_psv, sacct_xdmod, sacct_json or sacct_command source (the job records) is required"
             )
-        if len(set(inputs)) != len(inputs):
-            raise ValueError("each kind of input may come from one source only")
+        twice = [s.kind for s, i in zip(self.sources, inputs, strict=True) if inputs.count(i) > 1]
+        if twice:
+            raise ValueError(f"each kind of input may come from one source only, not from {' and '.join(twice)}")
         return self
 
 
@@ -363,6 +364,8 @@ def load_config(path: str | Path) -> ClusterConfig:
         raise ConfigError(f"{shown}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{shown}: invalid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:  # a directory, no permission, not text
+        raise ConfigError(f"{shown}: cannot read the config: {exc}") from None
     try:
         # by_name=False: the file says `from`, never `sender`
         parsed = ConfigFile.model_validate(raw, by_alias=True, by_name=False)
@@ -490,7 +493,7 @@ def _locate(loc: tuple, raw: dict[str, Any]) -> tuple[str, str, type]:
         rest, model = loc[2:], _source_model(kind)
         if rest and rest[0] == kind:  # the discriminator's tag, not a key
             rest = rest[1:]
-        where = f'[[sources]] #{loc[1] + 1} (kind "{kind}"): '
+        where = f"[[sources]] #{loc[1] + 1}" + (f' (kind "{kind}"): ' if isinstance(kind, str) else ": ")
     else:
         where, rest, model = "", loc, ConfigFile
     key = "".join(f" #{part + 1}" if isinstance(part, int) else f".{part}" for part in rest).lstrip(".")
