@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from flows.config import ConfigError, describe, load_config, source_problems, starter_config
+from flows.config import ConfigError, config_summary, load_config, source_problems, starter_config
 from flows.land import TooManyBadRowsError
 from flows.months import Month
 from flows.sources import InputFormatError
@@ -129,7 +129,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config (and with --month, that month's inputs) in about a second: no Prefect, dbt or GX."""
     config = load_config(args.config)
-    summary = f"OK {args.config}: {describe(config)}"
+    summary = f"OK {args.config}: {config_summary(config)}"
     if args.month is not None:
         problems = source_problems(config, args.month)
         if problems:

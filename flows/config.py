@@ -577,7 +577,7 @@ def _check_header(kind: str, path: Path, site_timezone: str) -> None:
         next(read_repair_tickets(path, zoneinfo.ZoneInfo(site_timezone), quarantine=Quarantine(strict=False)), None)
 
 
-def describe(config: ClusterConfig) -> str:
+def config_summary(config: ClusterConfig) -> str:
     """A one-line summary of a config, for `check`."""
     kinds = ", ".join(s.kind for s in config.sources)
     email = config.email
