@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from flows.config import ConfigError, load_config
+from flows.config import ConfigError, config_summary, load_config, source_problems, starter_config
 from flows.land import TooManyBadRowsError
 from flows.months import Month
 from flows.sources import InputFormatError
@@ -144,6 +144,31 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validate a config (and with --month, that month's inputs) in about a second: no Prefect, dbt or GX."""
+    config = load_config(args.config)
+    summary = f"OK {args.config}: {config_summary(config)}"
+    if args.month is not None:
+        problems = source_problems(config, args.month)
+        if problems:
+            raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
+        summary += f"; {args.month}: every input present and readable"
+    print(summary)
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    out = Path(args.out or f"{args.cluster}.toml")
+    text = starter_config(args.cluster)
+    try:
+        with open(out, "x") as handle:  # "x": never overwrite a config
+            handle.write(text)
+    except FileExistsError:
+        raise ConfigError(f"{out} exists; not overwritten (move it away or give another --out)") from None
+    print(f"wrote {out}; set its [[sources]] paths, then: reliability-report check --config {out} --month YYYY-MM")
+    return 0
+
+
 def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
     sim = "sim/{cluster}/{month}"
     path = workdir / f"{cluster}.toml"
@@ -251,6 +276,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--workdir", default="var/demo", help="where the simulated logs, landing and warehouse go")
     demo.add_argument("--reports", default="reports", help="where reports/<cluster>/<month>/ go")
     demo.set_defaults(func=cmd_demo)
+
+    check = sub.add_parser("check", help="validate a config, and with --month that month's inputs, in seconds")
+    check.add_argument("--config", required=True, help="cluster config (TOML)")
+    check.add_argument("--month", type=_month, default=None, help="YYYY-MM: also check its inputs exist and read")
+    check.set_defaults(func=cmd_check)
+
+    init = sub.add_parser("init", help="write a commented starter config with every key and its default")
+    init.add_argument("--cluster", default="mycluster", help="the cluster's name (default: mycluster)")
+    init.add_argument("--out", default=None, help="where to write it (default: <cluster>.toml); never overwritten")
+    init.set_defaults(func=cmd_init)
     return parser
 
 

@@ -1,20 +1,34 @@
 """Cluster configuration (TOML): where the month's logs come from and where results go.
 
-Relative paths resolve against the directory of the config file, and `{month}` / `{cluster}`
-in a source path are replaced with the report month and cluster name.
+Relative paths resolve against the directory of the config file, and `{month}` / `{cluster}` in a
+source path (`{cluster}` in [paths]) are replaced with the report month and cluster name; nothing
+else in braces is allowed, and nothing is ever evaluated (str.replace, never str.format).
+
+Every key is checked for type and range when the file is loaded, before any work: pydantic models
+with `extra="forbid"`, strict types (`gpus_per_node = "eight"` is an error, not coerced). Problems
+become one ConfigError naming the file and the key path, one line each, an unknown key with the
+nearest known one. AnalysisConfig, IngestConfig and EmailConfig are (pydantic) dataclasses, so
+`AnalysisConfig()` gives the defaults and `dataclasses.replace` works as before.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 import tomllib
+import zoneinfo
 from dataclasses import dataclass, field, replace
 from email.utils import parseaddr
 from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from pydantic.dataclasses import dataclass as checked_dataclass
 
 from flows.months import Month
 
-FILE_KINDS = (
+FileKind = Literal[
     "sacct_psv",
     "sacct_xdmod",
     "sacct_json",
@@ -26,7 +40,9 @@ FILE_KINDS = (
     "dcgm_health_dir",
     "gcm_health_dir",
     "repair_tickets_csv",
-)
+]
+CommandKind = Literal["sacct_command", "sacctmgr_events_command", "scontrol_nodes_command"]
+FILE_KINDS: tuple[str, ...] = get_args(FileKind)
 # Kinds that are another way to get the same input.
 SAME_INPUT = {"sacct_xdmod": "sacct_psv", "sacct_json": "sacct_psv"}
 # Live sources run a command (e.g. ["sacct"] or ["ssh", "slurm-head", "sacct"]) and stand for a file kind.
@@ -36,10 +52,105 @@ COMMAND_KINDS = {
     "scontrol_nodes_command": "scontrol_nodes",
 }
 SOURCE_KINDS = FILE_KINDS + tuple(COMMAND_KINDS)
+DIRECTORY_KINDS = ("xid_dmesg_dir", "dcgm_health_dir", "gcm_health_dir")
+SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
+CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "user", "login"}
 
 
 class ConfigError(ValueError):
     pass
+
+
+# ---- value types: strict (no "8" for 8, no true for 1), with their ranges ----------------------------------
+
+
+def _fill(template: str, **values: str) -> str:
+    """`template` with each `{name}` replaced; a plain replace, so nothing in it is evaluated."""
+    for name, value in values.items():
+        template = template.replace("{" + name + "}", value)
+    return template
+
+
+def _placeholders(*allowed: str) -> AfterValidator:
+    names = " and ".join("{" + name + "}" for name in allowed)
+
+    def check(template: str) -> str:
+        stray = re.search(r"\{[^{}]*\}?|\}", _fill(template, **dict.fromkeys(allowed, "")))
+        if stray:
+            raise ValueError(f"may contain only the placeholders {names}, not {stray.group()!r}")
+        if "\x00" in template:
+            raise ValueError("must not contain a NUL character")
+        return template
+
+    return AfterValidator(check)
+
+
+def _matching(pattern: str, what: str) -> AfterValidator:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):  # fullmatch: `$` would let a trailing newline through
+            raise ValueError(f"must be {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _cluster_name(name: str) -> str:
+    if name in (".", ".."):
+        raise ValueError("must be a name, not '.' or '..'")
+    return name
+
+
+def _time_zone(name: str) -> str:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        near = difflib.get_close_matches(name, zoneinfo.available_timezones(), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ValueError(f"must be an IANA time zone such as 'UTC' or 'America/New_York'{hint}") from None
+    return name
+
+
+def _email_address(address: str) -> str:
+    if any(c in address for c in "\r\n\x00") or "@" not in parseaddr(address)[1]:
+        raise ValueError("must be an email address")
+    return address
+
+
+def _header_safe(text: str) -> str:
+    if any(c in text for c in "\r\n\x00"):
+        raise ValueError("must be on one line")
+    return text
+
+
+StrictStr = Annotated[str, Strict()]
+PositiveInt = Annotated[int, Strict(), Field(gt=0)]
+NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
+PositiveNumber = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]  # an int is taken too
+NonNegativeNumber = Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
+Probability = Annotated[float, Strict(), Field(gt=0, lt=1)]
+Share = Annotated[float, Strict(), Field(ge=0, le=1)]
+# Letters, digits, -, _ and .: it names directories (no path escapes) and goes in mail subjects (no CR/LF).
+ClusterName = Annotated[
+    str,
+    Strict(),
+    _matching(r"[A-Za-z0-9._-]+", "letters, digits, '-', '_' and '.' only"),
+    AfterValidator(_cluster_name),
+]
+TimeZoneName = Annotated[str, Strict(), AfterValidator(_time_zone)]
+SourcePath = Annotated[str, Strict(), Field(min_length=1), _placeholders("month", "cluster")]
+OutputPath = Annotated[str, Strict(), Field(min_length=1), _placeholders("cluster")]
+EmailAddress = Annotated[str, Strict(), AfterValidator(_email_address)]
+EnvVarName = Annotated[str, Strict(), _matching(r"([A-Za-z_][A-Za-z0-9_]*)?", "the name of an environment variable")]
+BlockName = Annotated[str, Strict(), _matching(r"[a-z0-9-]*", "a Prefect block name (a-z, 0-9 and '-')")]
+HostName = Annotated[str, Strict(), _matching(r"[A-Za-z0-9._:\[\]-]*", "a host name or IP address")]
+
+
+# ---- the sections ---------------------------------------------------------------------------------------------
+
+SECTION = ConfigDict(extra="forbid", frozen=True)
+DATACLASS_SECTION = ConfigDict(extra="forbid")  # frozen is the dataclass decorator's
 
 
 @dataclass(frozen=True)
@@ -49,69 +160,139 @@ class SourceConfig:
     command: tuple[str, ...] = ()  # command kinds: the program and its prefix
 
     def resolve(self, base: Path, cluster: str, month: Month) -> Path:
-        return (base / self.path.format(month=month, cluster=cluster)).resolve()
+        return (base / _fill(self.path, month=str(month), cluster=cluster)).resolve()
 
 
-@dataclass(frozen=True)
+class FileSource(BaseModel):
+    model_config = SECTION
+    kind: FileKind
+    path: SourcePath = Field(description="the month's file (a directory for *_dir kinds)")
+
+
+class CommandSource(BaseModel):
+    model_config = SECTION
+    kind: CommandKind
+    command: tuple[Annotated[str, Strict(), Field(min_length=1)], ...] = Field(
+        min_length=1, description='the program and its prefix, e.g. ["ssh", "slurm-head", "sacct"]'
+    )
+
+
+Source = Annotated[FileSource | CommandSource, Field(discriminator="kind")]
+
+
+class PathsSection(BaseModel):
+    model_config = SECTION
+    data: OutputPath = Field("data", description="raw copies and normalised Parquet, per cluster and month")
+    reports: OutputPath = Field("reports", description="reports/<cluster>/<month>/report.html + metrics.json")
+    warehouse: OutputPath = Field("warehouse/{cluster}.duckdb", description="the DuckDB warehouse dbt builds")
+
+
+@checked_dataclass(frozen=True, config=DATACLASS_SECTION)
 class IngestConfig:
     # A source may have up to max(max_bad_rows, max_bad_row_share x its rows) unreadable rows; they are
     # quarantined and reported. More than that fails the run.
-    max_bad_rows: int = 10
-    max_bad_row_share: float = 0.001
+    max_bad_rows: NonNegativeInt = Field(10, description="unreadable rows a source may have (quarantined) ...")
+    max_bad_row_share: Share = Field(0.001, description="... or this share of its rows, whichever is more")
 
 
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=DATACLASS_SECTION)
 class AnalysisConfig:
-    gpus_per_node: int = 8
-    attr_before_minutes: int = 10
-    attr_after_minutes: int = 5
-    paper_min_gpus: int = 128  # the paper's r_f uses jobs with more than this many GPUs
+    gpus_per_node: PositiveInt = Field(8, description="GPUs of a node (for jobs that do not say)")
+    attr_before_minutes: NonNegativeInt = Field(10, description="attribution window: minutes before a job's end")
+    attr_after_minutes: NonNegativeInt = Field(5, description="... and after it")
+    paper_min_gpus: NonNegativeInt = Field(128, description="the paper's r_f uses jobs with more than this many GPUs")
     # A job submitted within this gap after a same-named job of the same user and account ended
     # other than COMPLETED continues its job run (domain.md); 0 switches chaining off.
-    run_link_gap_minutes: int = 120
-    projection_gpus: tuple[int, ...] = (1024, 4096, 16384, 131072)
+    run_link_gap_minutes: NonNegativeInt = Field(
+        120, description="a job resubmitted within this gap after a failure continues its job run (0: off)"
+    )
+    projection_gpus: tuple[PositiveInt, ...] = Field(
+        (1024, 4096, 16384, 131072), min_length=1, description="job sizes (GPUs) of the MTTF / E[ETTR] projections"
+    )
     # ETTR (domain.md "ETTR of a job run", "Expected ETTR"), all in minutes
-    restart_overhead_minutes: float = 5.0  # u0
-    ckpt_interval_minutes: float = 60.0
-    ckpt_write_minutes: float = 0.0  # w_cp
-    queue_after_failure_minutes: float = 0.0  # q
-    ettr_curve_minutes: tuple[float, ...] = (2, 5, 10, 15, 30, 60, 120)
-    ettr_min_run_hours: float = 24.0  # runs shorter than this are left out of the ETTR summary
-    lost_work_cap_minutes: float = 30.0  # lost goodput per infra failure: min(runtime, cap) x GPUs
-    trailing_months: tuple[int, ...] = (3, 6, 12)  # trailing windows for r_f and its trend
+    restart_overhead_minutes: NonNegativeNumber = Field(
+        5.0, description="ETTR: u0, lost per interruption besides the work since the last checkpoint"
+    )
+    ckpt_interval_minutes: PositiveNumber = Field(60.0, description="ETTR: checkpoint interval of the training jobs")
+    ckpt_write_minutes: NonNegativeNumber = Field(
+        0.0, description="ETTR: w_cp, time to write one checkpoint (> 0 gives a Young-Daly optimum)"
+    )
+    queue_after_failure_minutes: NonNegativeNumber = Field(
+        0.0, description="E[ETTR]: q, queue wait after an interruption"
+    )
+    ettr_curve_minutes: tuple[PositiveNumber, ...] = Field(
+        (2, 5, 10, 15, 30, 60, 120), min_length=1, description="checkpoint intervals of the E[ETTR] curves"
+    )
+    ettr_min_run_hours: NonNegativeNumber = Field(
+        24.0, description="job runs shorter than this are left out of the ETTR summary"
+    )
+    lost_work_cap_minutes: NonNegativeNumber = Field(
+        30.0, description="lost goodput: min(runtime, cap) x GPUs per infrastructure failure"
+    )
+    trailing_months: tuple[PositiveInt, ...] = Field(
+        (3, 6, 12), description="trailing windows (months) for r_f and its trend"
+    )
     # Lemon nodes (domain.md): signals over a trailing window ending at the month's end
-    lemon_window_days: int = 28
-    lemon_repeat_failures: int = 2  # the repeat-offender rule: this many infra failures naming a node ...
-    lemon_repeat_days: int = 14  # ... within this many days
-    lemon_min_incidents: int = 3  # outlier rule: hours with a critical event on the node, at least this many ...
-    lemon_p_value: float = 0.001  # ... and more than the fleet's rate explains (Poisson upper tail)
+    lemon_window_days: PositiveInt = Field(28, description="lemon nodes: signals over this many days before month end")
+    lemon_repeat_failures: PositiveInt = Field(
+        2, description="repeat offender: this many infra failures naming the node ..."
+    )
+    lemon_repeat_days: PositiveInt = Field(14, description="... within this many days")
+    lemon_min_incidents: PositiveInt = Field(3, description="outlier: at least this many hours with a critical event")
+    lemon_p_value: Probability = Field(0.001, description="... and more than the fleet's rate explains at this p")
+
+    @model_validator(mode="after")
+    def _repeat_window_inside_lemon_window(self) -> AnalysisConfig:
+        if self.lemon_repeat_days > self.lemon_window_days:
+            raise ValueError(
+                f"lemon_repeat_days ({self.lemon_repeat_days}) must not exceed "
+                f"lemon_window_days ({self.lemon_window_days})"
+            )
+        return self
 
 
-SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True))
 class EmailConfig:
     """[email]: who gets the report and the failure alerts, and the SMTP server that sends them.
 
     Credentials never sit in the config: it names the environment variables (or the Prefect Secret
-    block) that hold them.
+    block) that hold them. The file's key is `from`; the attribute is `sender`.
     """
 
-    sender: str  # the `from` key
-    to: tuple[str, ...] = ()
-    alert_to: tuple[str, ...] = ()
-    smtp_host: str = ""
-    smtp_port: int = 0  # 0: the default port of smtp_security
-    smtp_security: str = "starttls"
-    smtp_username_env: str = ""
-    smtp_password_env: str = ""
-    smtp_password_secret: str = ""  # name of a Prefect Secret block
-    smtp_ca_file: str = ""  # CA bundle for a private CA (default: the system's)
-    smtp_timeout_seconds: float = 60.0
-    send_attempts: int = 6  # temporary errors (4xx, refused connections, timeouts) are retried ...
-    retry_wait_seconds: float = 30.0  # ... after 30 s, 60 s, 120 s, ... (capped at 10 min)
+    sender: Annotated[str, Strict(), AfterValidator(_header_safe)] = Field(
+        "", alias="from", description="the sender's address"
+    )
+    to: tuple[EmailAddress, ...] = Field((), description="the report's recipients")
+    alert_to: tuple[EmailAddress, ...] = Field((), description="failure alerts (default: to)")
+    smtp_host: HostName = Field("", description="the SMTP server")
+    smtp_port: Annotated[int, Strict(), Field(ge=0, le=65535)] = Field(
+        0, description="0: the default port of smtp_security"
+    )
+    smtp_security: Literal["starttls", "ssl", "plain"] = Field(
+        "starttls", description="starttls (port 587), ssl (465) or plain (25; no login over it)"
+    )
+    smtp_username_env: EnvVarName = Field("", description="environment variable holding the login's user name")
+    smtp_password_env: EnvVarName = Field("", description="environment variable holding the password")
+    smtp_password_secret: BlockName = Field("", description="or the name of a Prefect Secret block with the password")
+    smtp_ca_file: Annotated[str, Strict()] = Field("", description="CA bundle of a private CA (default: the system's)")
+    smtp_timeout_seconds: PositiveNumber = Field(60.0, description="SMTP connection and command timeout")
+    send_attempts: PositiveInt = Field(6, description="temporary errors (4xx, refused, timeout) are retried ...")
+    retry_wait_seconds: NonNegativeNumber = Field(30.0, description="... after 30 s, 60 s, 120 s, ... (at most 10 min)")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EmailConfig:
+        recipients = self.to + self.alert_to
+        if recipients and "@" not in parseaddr(self.sender)[1]:
+            raise ValueError('from must be the sender\'s address, e.g. "Reliability <reports@example.org>"')
+        if recipients and not self.smtp_host:
+            raise ValueError(f"smtp_host is required to send to {', '.join(recipients)}")
+        if self.smtp_password_env and self.smtp_password_secret:
+            raise ValueError("give smtp_password_env or smtp_password_secret, not both")
+        if bool(self.smtp_username_env) != bool(self.smtp_password_env or self.smtp_password_secret):
+            raise ValueError("a login needs smtp_username_env and a password (env or secret)")
+        if self.smtp_username_env and self.smtp_security == "plain":
+            raise ValueError("no login over an unencrypted connection; use starttls or ssl")
+        return self
 
     @property
     def port(self) -> int:
@@ -120,6 +301,33 @@ class EmailConfig:
     @property
     def alert_recipients(self) -> tuple[str, ...]:
         return self.alert_to or self.to  # nobody left out of a failure by default
+
+
+class ConfigFile(BaseModel):
+    """The file as written; load_config turns it into a ClusterConfig."""
+
+    model_config = SECTION
+    cluster: ClusterName = Field(description="the cluster's name: letters, digits, '-', '_' and '.'")
+    site_timezone: TimeZoneName = Field(
+        "UTC", description="the zone of log times without an offset (DST-ambiguous ones are counted)"
+    )
+    sources: list[Source] = Field(min_length=1)
+    paths: PathsSection = Field(default_factory=PathsSection)
+    analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
+    email: EmailConfig | None = None
+
+    @model_validator(mode="after")
+    def _one_source_per_input(self) -> ConfigFile:
+        inputs = [COMMAND_KINDS.get(s.kind, SAME_INPUT.get(s.kind, s.kind)) for s in self.sources]
+        if "sacct_psv" not in inputs:
+            raise ValueError(
+                "a sacct_psv, sacct_xdmod, sacct_json or sacct_command source (the job records) is required"
+            )
+        twice = [s.kind for s, i in zip(self.sources, inputs, strict=True) if inputs.count(i) > 1]
+        if twice:
+            raise ValueError(f"each kind of input may come from one source only, not from {' and '.join(twice)}")
+        return self
 
 
 @dataclass(frozen=True)
@@ -148,131 +356,313 @@ class ClusterConfig:
 
 
 def load_config(path: str | Path) -> ClusterConfig:
+    shown = str(path)  # as the user gave it, in every message
     path = Path(path).resolve()
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
+        raise ConfigError(f"{shown}: config file not found") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-
-    def need(table: dict, key: str, where: str):
-        if key not in table:
-            raise ConfigError(f"{path}: missing required key {where}{key}")
-        return table[key]
-
-    cluster = str(need(raw, "cluster", ""))
-    sources = []
-    for i, src in enumerate(need(raw, "sources", "")):
-        kind = need(src, "kind", f"sources[{i}].")
-        if kind not in SOURCE_KINDS:
-            raise ConfigError(f"{path}: sources[{i}].kind={kind!r} is not one of {', '.join(SOURCE_KINDS)}")
-        if kind in COMMAND_KINDS:
-            command = need(src, "command", f"sources[{i}].")
-            if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
-                raise ConfigError(f'{path}: sources[{i}].command must be a list of strings, e.g. ["sacct"]')
-            sources.append(SourceConfig(kind=kind, command=tuple(command)))
-        else:
-            sources.append(SourceConfig(kind=kind, path=str(need(src, "path", f"sources[{i}]."))))
-    logical = {COMMAND_KINDS.get(s.kind, SAME_INPUT.get(s.kind, s.kind)) for s in sources}
-    if "sacct_psv" not in logical:
-        raise ConfigError(
-            f"{path}: a sacct_psv, sacct_xdmod, sacct_json or sacct_command source (the job records) is required"
-        )
-    if len(logical) != len(sources):
-        raise ConfigError(f"{path}: each kind of input may come from one source only")
+        raise ConfigError(f"{shown}: invalid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:  # a directory, no permission, not text
+        raise ConfigError(f"{shown}: cannot read the config: {exc}") from None
+    try:
+        # by_name=False: the file says `from`, never `sender`
+        parsed = ConfigFile.model_validate(raw, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(f"{shown}: {problem}" for problem in describe_errors(exc, raw))) from None
 
     base = path.parent
-    paths = raw.get("paths", {})
-    analysis_raw = raw.get("analysis", {})
-    known = set(AnalysisConfig.__dataclass_fields__)
-    unknown = set(analysis_raw) - known
-    if unknown:
-        raise ConfigError(f"{path}: unknown [analysis] keys: {', '.join(sorted(unknown))}")
-    if "projection_gpus" in analysis_raw:
-        analysis_raw["projection_gpus"] = tuple(int(n) for n in analysis_raw["projection_gpus"])
-    if "trailing_months" in analysis_raw:
-        analysis_raw["trailing_months"] = tuple(int(n) for n in analysis_raw["trailing_months"])
-    if "ettr_curve_minutes" in analysis_raw:
-        analysis_raw["ettr_curve_minutes"] = tuple(float(n) for n in analysis_raw["ettr_curve_minutes"])
+
+    def output_path(template: str) -> Path:
+        return (base / _fill(template, cluster=parsed.cluster)).resolve()
+
+    email = parsed.email
+    if email is not None and email.smtp_ca_file:
+        email = replace(email, smtp_ca_file=str((base / email.smtp_ca_file).resolve()))
     return ClusterConfig(
-        cluster=cluster,
+        cluster=parsed.cluster,
         config_path=path,
-        sources=tuple(sources),
-        data_dir=(base / paths.get("data", "data")).resolve(),
-        reports_dir=(base / paths.get("reports", "reports")).resolve(),
-        warehouse_path=(base / paths.get("warehouse", f"warehouse/{cluster}.duckdb")).resolve(),
-        site_timezone=str(raw.get("site_timezone", "UTC")),
-        analysis=AnalysisConfig(**analysis_raw),
-        ingest=_section(path, raw, "ingest", IngestConfig),
-        email=_email(path, raw.get("email")),
+        sources=tuple(
+            SourceConfig(s.kind, command=s.command) if isinstance(s, CommandSource) else SourceConfig(s.kind, s.path)
+            for s in parsed.sources
+        ),
+        data_dir=output_path(parsed.paths.data),
+        reports_dir=output_path(parsed.paths.reports),
+        warehouse_path=output_path(parsed.paths.warehouse),
+        site_timezone=parsed.site_timezone,
+        analysis=parsed.analysis,
+        ingest=parsed.ingest,
+        email=email if email is not None and (email.to or email.alert_to) else None,
     )
 
 
-def _section(path: Path, raw: dict, name: str, cls):
-    values = raw.get(name, {})
-    unknown = set(values) - set(cls.__dataclass_fields__)
-    if unknown:
-        raise ConfigError(f"{path}: unknown [{name}] keys: {', '.join(sorted(unknown))}")
-    return cls(**values)
+# ---- pydantic's errors as one line per problem, in the file's terms ----------------------------------------------
+
+SECTIONS: dict[str, type] = {
+    "paths": PathsSection,
+    "analysis": AnalysisConfig,
+    "ingest": IngestConfig,
+    "email": EmailConfig,
+}
+EXTRA_KEY = ("extra_forbidden", "unexpected_keyword_argument")
+MISSING = ("missing", "missing_keyword_argument", "missing_argument")
+PLAIN_MESSAGES = {
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "string_type": "must be a string (in quotes)",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "dict_type": "must be a table",
+    "model_type": "must be a table",
+    "model_attributes_type": "must be a table",
+    "dataclass_type": "must be a table",
+    "string_too_short": "must not be empty",
+}
 
 
-def _email(path: Path, raw: dict | None) -> EmailConfig | None:
-    if raw is None:
-        return None
-    where = f"{path}: [email]"
-    keys = {("from" if name == "sender" else name) for name in EmailConfig.__dataclass_fields__}
-    unknown = set(raw) - keys
-    if unknown & {"password", "smtp_password", "username", "smtp_username"}:
-        raise ConfigError(
-            f"{where}: credentials never go in the config; name the environment variables that hold them "
+def _keys(model: type) -> list[str]:
+    return [info.alias or name for name, info in model.__pydantic_fields__.items()]
+
+
+def _source_model(kind: object) -> type:
+    return CommandSource if kind in COMMAND_KINDS else FileSource
+
+
+def _home_of(key: str) -> str | None:
+    """Where a known key belongs: '' for the top level, '[analysis]', ..."""
+    if key in _keys(ConfigFile):
+        return ""
+    return next((f"[{name}]" for name, model in SECTIONS.items() if key in _keys(model)), None)
+
+
+def describe_errors(exc: ValidationError, raw: dict[str, Any]) -> list[str]:
+    """One line per problem: the section, the key and what is wrong, never pydantic's own wording or URLs."""
+    errors = exc.errors(include_url=False)
+    lines: list[str] = []
+    suggested: set[tuple] = set()  # (section loc, key) an unknown key was taken for: not reported missing too
+    for error in errors:
+        if error["type"] in EXTRA_KEY:
+            where, key, model = _locate(error["loc"], raw)
+            near = difflib.get_close_matches(key, _keys(model), n=1)
+            lines.append(where + _unknown_key(key, near, where, model))
+            if near:
+                suggested.add((error["loc"][:-1], near[0]))
+    for error in errors:
+        loc, kind = error["loc"], error["type"]
+        if kind in EXTRA_KEY or (kind in MISSING and (loc[:-1], loc[-1]) in suggested):
+            continue
+        if kind in ("union_tag_invalid", "union_tag_not_found"):  # a source's kind
+            tag = error["input"].get("kind")
+            near = difflib.get_close_matches(str(tag), SOURCE_KINDS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else f" (one of {', '.join(SOURCE_KINDS)})"
+            problem = "kind is required" if tag is None else f"kind {tag!r} is not a source kind{hint}"
+            lines.append(f"[[sources]] #{loc[1] + 1}: {problem}")
+            continue
+        where, key, _ = _locate(loc, raw)
+        message = _message(error)
+        if kind == "value_error" and len(loc) == 1 and loc[0] in SECTIONS:  # a rule across the section's keys
+            where, key = f"[{loc[0]}] ", ""
+        lines.append(where + (f"{key} {message}" if key else message))
+    return list(dict.fromkeys(lines))
+
+
+def _unknown_key(key: str, near: list[str], where: str, model: type) -> str:
+    if key in CREDENTIAL_KEYS and model is EmailConfig:
+        return (
+            f"{key!r}: credentials never go in the config; name the environment variables that hold them "
             "(smtp_username_env, smtp_password_env) or a Prefect Secret block (smtp_password_secret)"
         )
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
+    home = _home_of(key)
+    if home is not None and home != where.rstrip(": "):
+        # a TOML key below a [section] header belongs to that section: the usual way to misplace one
+        place = "at the top, before the first [section]" if home == "" else f"in {home}"
+        return f"unknown key {key!r} here (it belongs {place})"
+    if near:
+        return f"unknown key {key!r} (did you mean {near[0]!r}?)"
+    return f"unknown key {key!r} (known: {', '.join(_keys(model))})"
 
-    def addresses(key: str) -> tuple[str, ...]:
-        value = raw.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
-            raise ConfigError(f'{where}: {key} must be a list of addresses, e.g. ["ops@example.org"]')
-        for address in value:
-            if "@" not in parseaddr(address)[1]:
-                raise ConfigError(f"{where}: {key}: {address!r} is not an email address")
-        return tuple(value)
 
-    to, alert_to = addresses("to"), addresses("alert_to")
-    values = {k: v for k, v in raw.items() if k not in ("from", "to", "alert_to")}
+def _locate(loc: tuple, raw: dict[str, Any]) -> tuple[str, str, type]:
+    """The section label ('' at the top level), the key path inside it, and the section's model."""
+    if len(loc) > 1 and loc[0] in SECTIONS:
+        where, rest, model = f"[{loc[0]}] ", loc[1:], SECTIONS[loc[0]]
+    elif loc[:1] == ("sources",) and len(loc) > 1:
+        entry = raw["sources"][loc[1]]
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        rest, model = loc[2:], _source_model(kind)
+        if rest and rest[0] == kind:  # the discriminator's tag, not a key
+            rest = rest[1:]
+        where = f"[[sources]] #{loc[1] + 1}" + (f' (kind "{kind}"): ' if isinstance(kind, str) else ": ")
+    else:
+        where, rest, model = "", loc, ConfigFile
+    key = "".join(f" #{part + 1}" if isinstance(part, int) else f".{part}" for part in rest).lstrip(".")
+    return where, key, model
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind, value = error["type"], error.get("input")
+    if kind in MISSING:
+        return "is required"
+    if kind == "value_error":
+        message = str(error["ctx"]["error"])
+    elif kind == "literal_error":
+        message = f"must be one of {error['ctx']['expected']}"
+    elif kind == "too_short":
+        message = f"must have at least {error['ctx']['min_length']} item"
+    else:
+        message = PLAIN_MESSAGES.get(kind) or error["msg"].replace("Input should be", "must be")
+    if isinstance(value, str | int | float | bool):
+        message += f", got {value!r}"
+    return message
+
+
+# ---- `reliability-report check --month`: the month's inputs are there and their headers read ------------------
+
+
+def source_problems(config: ClusterConfig, month: Month) -> list[str]:
+    """What stops `month` from landing before any work: missing files or directories, headers the readers
+    reject, commands not on PATH, a missing CA file. Reads only the first line of each file."""
+    import os
+    import shutil
+
+    from flows.sources import InputFormatError
+
+    problems = []
+    for kind, path in config.source_paths(month).items():
+        try:
+            if kind in DIRECTORY_KINDS:
+                if not path.is_dir():
+                    problems.append(f"source {kind}: directory {path} does not exist")
+                    continue
+                with os.scandir(path) as entries:  # it lists
+                    next(entries, None)
+            elif not path.is_file():
+                problems.append(f"source {kind}: {path} does not exist")
+            else:
+                _check_header(kind, path, config.site_timezone)
+        except InputFormatError as error:
+            problems.append(f"source {kind}: {error}")
+        except (OSError, EOFError) as error:  # unreadable, or a broken .gz
+            problems.append(f"source {kind}: {path}: {error}")
+    for live in config.command_sources():
+        if shutil.which(live.command[0]) is None:
+            problems.append(f"source {live.kind}: command {live.command[0]!r} is not on PATH")
+    if config.email is not None and config.email.smtp_ca_file and not Path(config.email.smtp_ca_file).is_file():
+        problems.append(f"[email] smtp_ca_file {config.email.smtp_ca_file} does not exist")
+    return problems
+
+
+def _check_header(kind: str, path: Path, site_timezone: str) -> None:
+    """The readers' own header checks (columns found by name); the first line of the other kinds."""
+    from flows.sources import InputFormatError, Quarantine, open_text, parsable_layout
+    from flows.sources.repair_tickets import read_repair_tickets
+    from flows.sources.sacct import REQUIRED_FIELDS, XDMOD_FIELDS
+    from flows.sources.sacctmgr_events import REQUIRED_FIELDS as EVENT_FIELDS
+
+    with open_text(path) as handle:
+        start = handle.read(4096)
+    first_line = start.split("\n", 1)[0].rstrip("\r")
+    if kind == "sacct_psv":
+        parsable_layout(path, REQUIRED_FIELDS)
+    elif kind == "sacctmgr_events_psv":
+        parsable_layout(path, EVENT_FIELDS)
+    elif kind == "sacct_xdmod":  # headerless: the first record has XDMoD's fields
+        layout = parsable_layout(path, REQUIRED_FIELDS, XDMOD_FIELDS)
+        if first_line and len(layout.split(first_line)) != layout.width:
+            raise layout.wrong_width(1, first_line)
+    elif kind == "sacct_json" and not start.lstrip().startswith("{"):
+        raise InputFormatError(path, 1, "document", first_line, "not sacct --json output (no JSON object)")
+    elif kind == "repair_tickets_csv":  # the header is checked on the first row read
+        next(read_repair_tickets(path, zoneinfo.ZoneInfo(site_timezone), quarantine=Quarantine(strict=False)), None)
+
+
+def config_summary(config: ClusterConfig) -> str:
+    """A one-line summary of a config, for `check`."""
+    kinds = ", ".join(s.kind for s in config.sources)
+    email = config.email
+    mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
+    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}"
+
+
+# ---- `reliability-report init`: a commented starter config with every key and its default ---------------------
+
+SOURCE_EXAMPLES = {  # kind: (path or command, one line of explanation)
+    "sacct_psv": (
+        "logs/{month}/sacct.psv",
+        "required, one of the four job-record kinds: sacct --allusers "
+        "--duplicates --allocations --parsable2 (README lists the --format fields)",
+    ),
+    "sacct_xdmod": ("logs/{month}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)"),
+    "sacct_json": ("logs/{month}/jobs.json", "or sacct --json / slurmrestd output"),
+    "sacct_command": (["sacct"], 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])'),
+    "sacctmgr_events_psv": ("logs/{month}/events.psv", "optional: sacctmgr -P show event: node DOWN/DRAIN events"),
+    "sacctmgr_events_command": (["sacctmgr"], "or pull them live"),
+    "scontrol_nodes": ("logs/{month}/scontrol_nodes.txt", "optional: `scontrol show node -o` snapshots (cron)"),
+    "scontrol_nodes_command": (["scontrol"], "or one snapshot now"),
+    "xid_syslog": ("logs/{month}/xid.log", "optional: NVIDIA Xid kernel lines from syslog"),
+    "xid_dmesg_dir": ("logs/{month}/dmesg", "optional: kernel-log captures, <dir>/<node>/<any file>[.gz]"),
+    "nhc_syslog": ("logs/{month}/nhc.log", "optional: LBNL NHC 'Health check failed' lines from syslog"),
+    "dcgm_health_dir": ("logs/{month}/dcgm", "optional: dcgmi health/diag -j output, <dir>/<node>/<time>.json"),
+    "gcm_health_dir": ("logs/{month}/gcm", "optional: Meta GCM health-check records, every file under it"),
+    "repair_tickets_csv": ("logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)"),
+}
+EMAIL_EXAMPLES = {
+    "from": "Reliability reports <reliability@example.org>",
+    "to": ("hpc-ops@example.org",),
+    "smtp_host": "smtp.example.org",
+}
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def _key_lines(
+    model: type, values: dict[str, object] | None = None, prefix: str = "", keys: tuple[str, ...] | None = None
+) -> list[str]:
+    """`key = default  # description` for each key of a section (or the given keys)."""
+    lines = []
+    for name, info in model.__pydantic_fields__.items():
+        key = info.alias or name
+        if keys is not None and key not in keys:
+            continue
+        value = (values or {}).get(key, info.get_default(call_default_factory=True))
+        lines.append(f"{prefix}{key} = {_toml_value(value)}".ljust(40) + f"  # {info.description}")
+    return lines
+
+
+def starter_config(cluster: str) -> str:
+    """A config for `cluster` with every key, its default and what it means; load_config accepts it."""
+    lines = [
+        f"# Reliability report config of cluster {cluster} (reliability-report init). Relative paths are",
+        "# relative to this file; {month} (YYYY-MM) and {cluster} are filled in, nothing else in braces.",
+        "# Check it, and a month's inputs: reliability-report check --config <this file> --month YYYY-MM",
+        "",
+        *_key_lines(ConfigFile, {"cluster": cluster}, keys=("cluster", "site_timezone")),
+        "",
+        "# Sources: one [[sources]] table each; every kind of input from one source only.",
+    ]
+    for kind, (where, explanation) in SOURCE_EXAMPLES.items():
+        on = "" if kind == "sacct_psv" else "# "
+        key = "command" if kind in COMMAND_KINDS else "path"
+        lines += ["", f"{on}[[sources]]".ljust(40) + f"  # {explanation}", f'{on}kind = "{kind}"']
+        lines.append(f"{on}{key} = {_toml_value(where)}")
+    for name, model in SECTIONS.items():
+        if name == "email":
+            lines += ["", "# [email]: without it (or without `to`) reports are archived only, failures only logged."]
+            lines += ["# [email]", *_key_lines(model, EMAIL_EXAMPLES, prefix="# ")]
+        else:
+            lines += ["", f"[{name}]", *_key_lines(model)]
+    text = "\n".join(lines) + "\n"
     try:
-        email = EmailConfig(sender=str(raw.get("from", "")), to=to, alert_to=alert_to, **values)
-    except TypeError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    if not (to or alert_to):
-        return None
-    if "@" not in parseaddr(email.sender)[1]:
-        raise ConfigError(f'{where}: from must be the sender\'s address, e.g. "Reliability <reports@example.org>"')
-    if not email.smtp_host:
-        raise ConfigError(f"{where}: smtp_host is required to send to {', '.join(to + alert_to)}")
-    if email.smtp_security not in SMTP_SECURITY:
-        raise ConfigError(f"{where}: smtp_security must be one of {', '.join(SMTP_SECURITY)}")
-    for key in ("smtp_username_env", "smtp_password_env"):
-        if getattr(email, key) and not _ENV_NAME.match(getattr(email, key)):
-            raise ConfigError(f"{where}: {key} must be the name of an environment variable")
-    has_password = bool(email.smtp_password_env) + bool(email.smtp_password_secret)
-    if has_password > 1:
-        raise ConfigError(f"{where}: give smtp_password_env or smtp_password_secret, not both")
-    if bool(email.smtp_username_env) != bool(has_password):
-        raise ConfigError(f"{where}: a login needs smtp_username_env and a password (env or secret)")
-    if email.smtp_username_env and email.smtp_security == "plain":
-        raise ConfigError(f"{where}: no login over an unencrypted connection; use starttls or ssl")
-    numbers = {
-        "smtp_port": (email.smtp_port, int, 0),
-        "send_attempts": (email.send_attempts, int, 1),
-        "retry_wait_seconds": (email.retry_wait_seconds, (int, float), 0),
-        "smtp_timeout_seconds": (email.smtp_timeout_seconds, (int, float), 0.001),
-    }
-    for key, (value, kind, least) in numbers.items():
-        if isinstance(value, bool) or not isinstance(value, kind) or value < least:
-            raise ConfigError(f"{where}: {key} must be a number >= {least}, got {value!r}")
-    if email.smtp_ca_file:
-        email = replace(email, smtp_ca_file=str((path.parent / email.smtp_ca_file).resolve()))
-    return email
+        ConfigFile.model_validate(tomllib.loads(text), by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(f"init: {p}" for p in describe_errors(exc, tomllib.loads(text)))) from None
+    return text
