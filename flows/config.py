@@ -202,14 +202,14 @@ class AnalysisConfig:
     attr_after_minutes: NonNegativeInt = Field(5, description="... and after it")
     paper_min_gpus: NonNegativeInt = Field(128, description="the paper's r_f uses jobs with more than this many GPUs")
     # A job submitted within this gap after a same-named job of the same user and account ended
-    # other than COMPLETED continues its job run (domain.md); 0 switches chaining off.
+    # other than COMPLETED continues its job run (docs/methodology.md); 0 switches chaining off.
     run_link_gap_minutes: NonNegativeInt = Field(
         120, description="a job resubmitted within this gap after a failure continues its job run (0: off)"
     )
     projection_gpus: tuple[PositiveInt, ...] = Field(
         (1024, 4096, 16384, 131072), min_length=1, description="job sizes (GPUs) of the MTTF / E[ETTR] projections"
     )
-    # ETTR (domain.md "ETTR of a job run", "Expected ETTR"), all in minutes
+    # ETTR (docs/methodology.md "ETTR", "Expected ETTR"), all in minutes
     restart_overhead_minutes: NonNegativeNumber = Field(
         5.0, description="ETTR: u0, lost per interruption besides the work since the last checkpoint"
     )
@@ -232,7 +232,7 @@ class AnalysisConfig:
     trailing_months: tuple[PositiveInt, ...] = Field(
         (3, 6, 12), description="trailing windows (months) for r_f and its trend"
     )
-    # Lemon nodes (domain.md): signals over a trailing window ending at the month's end
+    # Lemon nodes (docs/methodology.md): signals over a trailing window ending at the month's end
     lemon_window_days: PositiveInt = Field(28, description="lemon nodes: signals over this many days before month end")
     lemon_repeat_failures: PositiveInt = Field(
         2, description="repeat offender: this many infra failures naming the node ..."
