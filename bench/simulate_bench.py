@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flows.months import Month
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 
 def main() -> None:

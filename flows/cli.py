@@ -63,7 +63,7 @@ def overlap_start_up() -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from flows.simulate import SimParams, simulate
+    from simulator import SimParams, simulate
 
     params = SimParams(
         cluster=args.cluster,
@@ -143,7 +143,7 @@ def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from flows.simulate import SimParams, simulate
+    from simulator import SimParams, simulate
 
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)

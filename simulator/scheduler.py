@@ -212,8 +212,8 @@ class GpuPartition:
                         started.append(job)
                         continue
                     victims = self._preempt_for(job, t) if job.high_qos else None
-                    if victims is not None:
-                        attempt = self._start(job, t)
+                    if victims is not None:  # on the victims' nodes first
+                        attempt = self._start(job, t, np.concatenate([v.positions for v in victims]))
                         started.append(job)
                         for victim in victims:
                             self._record_preemption(victim, job, attempt, t)
@@ -272,9 +272,13 @@ class GpuPartition:
             self._push(follow_up.eligible, ARRIVE, follow_up)
         return chosen
 
-    def _start(self, job: Job, t: int) -> Attempt:
+    def _start(self, job: Job, t: int, preferred: np.ndarray | None = None) -> Attempt:
         need = self._nodes_of(job)
-        positions = np.flatnonzero(self.idle)[:need]
+        positions = np.flatnonzero(self.idle)
+        if preferred is not None:
+            preferred = preferred[self.idle[preferred]]
+            positions = np.concatenate([preferred, positions[~np.isin(positions, preferred)]])
+        positions = np.sort(positions[:need])
         attempt = start_attempt(self.ctx, job, t, tuple(int(n) for n in self.pool[positions]))
         self.idle[positions] = False
         self.free -= need

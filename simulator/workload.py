@@ -82,7 +82,14 @@ def draw_workload(
     # The prefix of submissions whose run time fills the budget.
     count = int(np.searchsorted(np.cumsum(runs_for * gpus), budget)) + 1
     count = min(count, n)
-    submit = np.sort(rng.integers(0, horizon, count))
+    gpus, work, outcome, fraction, runs_for, training = (
+        a[:count] for a in (gpus, work, outcome, fraction, runs_for, training)
+    )
+    submit = _arrivals(rng, horizon, training, runs_for * gpus)
+    order = np.argsort(submit, kind="stable")
+    submit, gpus, work, outcome, fraction, runs_for, training = (
+        a[order] for a in (submit, gpus, work, outcome, fraction, runs_for, training)
+    )
     users = rng.integers(len(USERS), size=count)
     in_array = (gpus[:count] == 1) & (rng.random(count) < p.array_share)
     slack = rng.uniform(1.2, 3.0, count)
@@ -141,6 +148,20 @@ def draw_workload(
         jobs.append(job)
     jobs.sort(key=lambda j: (j.submit, j.job_id_raw))
     return Workload(jobs, runs, next_id)
+
+
+def _arrivals(rng: np.random.Generator, horizon: int, training: np.ndarray, load: np.ndarray) -> np.ndarray:
+    """Submit times: uniform for most jobs. Training runs, which hold most GPU-hours, come at a steady
+    pace of GPU-hours (in random order, each after the previous one's share of the horizon, as teams
+    plan their runs against their allocation), so that the offered load does not come in bursts that
+    would grow the queue without bound."""
+    submit = rng.integers(0, horizon, len(training))
+    runs = rng.permutation(np.flatnonzero(training))
+    if len(runs):
+        share = load[runs] / load[runs].sum() * horizon
+        jitter = rng.uniform(-0.5, 0.5, len(runs)) * np.minimum(share, 86400)
+        submit[runs] = np.clip(np.cumsum(share) - share + jitter, 0, horizon - 1).astype(np.int64)
+    return submit
 
 
 def _planned_runtime(work: np.ndarray, outcome: np.ndarray, fraction: np.ndarray, training: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ import pytest
 from job_records import json_attempts, sacct_attempts
 
 from flows.months import Month
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 from flows.sources import InputFormatError, Quarantine
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
