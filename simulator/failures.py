@@ -80,21 +80,21 @@ def read_fault_trace(path: Path, node_names: list[str], clock: Clock) -> NodeFau
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != TRACE_HEADER:
-            raise ValueError(f"{path}:1: header must be {','.join(TRACE_HEADER)}, got {header}")
+            raise ValueError(f"{path}: line 1: header must be {','.join(TRACE_HEADER)}, got {header}")
         for line, row in enumerate(reader, start=2):
             if not row:
                 continue
             if len(row) != 4:
-                raise ValueError(f"{path}:{line}: expected 4 fields, got {len(row)}")
+                raise ValueError(f"{path}: line {line}: expected 4 fields, got {len(row)}")
             node, failed_at, repaired_at, category = (v.strip() for v in row)
             if node not in index:
-                raise ValueError(f"{path}:{line}: node: {node!r} is not a node of the simulated cluster")
+                raise ValueError(f"{path}: line {line}: node: {node!r} is not a node of the simulated cluster")
             failed = clock.seconds(_trace_time(path, line, "failed_at", failed_at))
             back = clock.seconds(_trace_time(path, line, "repaired_at", repaired_at))
             if back < failed:
-                raise ValueError(f"{path}:{line}: repaired_at: {repaired_at} is before failed_at {failed_at}")
+                raise ValueError(f"{path}: line {line}: repaired_at: {repaired_at} is before failed_at {failed_at}")
             if category not in CAUSE_NAMES:
-                raise ValueError(f"{path}:{line}: category: {category!r} is not one of {', '.join(CAUSE_NAMES)}")
+                raise ValueError(f"{path}: line {line}: category: {category!r} is not one of {', '.join(CAUSE_NAMES)}")
             per_node[index[node]].append((failed, back, CAUSE_NAMES.index(category)))
     for faults in per_node:
         faults.sort()
@@ -112,7 +112,7 @@ def _trace_time(path: Path, line: int, name: str, text: str) -> datetime:
     try:
         ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"{path}:{line}: {name}: {text!r} is not an ISO-8601 time") from None
+        raise ValueError(f"{path}: line {line}: {name}: {text!r} is not an ISO-8601 time") from None
     return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
