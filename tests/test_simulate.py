@@ -368,3 +368,55 @@ def test_a_bad_fault_trace_names_file_line_and_field(tmp_path, row, message):
     trace.write_text("node,failed_at,repaired_at,category\n" + row + "\n")
     with pytest.raises(ValueError, match=f"faults.csv: {message}"):
         simulate(SimParams("t", MONTH, nodes=40, seed=3, fault_trace=trace), tmp_path / "sim")
+
+
+# --- scheduling like a real cluster, on a 3-month history ----------------------------------------
+REALISM_MONTHS = (Month.parse("2026-08"), Month.parse("2026-10"))
+
+
+@pytest.fixture(scope="module", params=[2025, 3])
+def busy_quarter(request, tmp_path_factory):
+    """The demo's size (256 nodes, r_f 6.5) over three months."""
+    out = tmp_path_factory.mktemp(f"quarter{request.param}")
+    first, last = REALISM_MONTHS
+    truth = simulate(SimParams("q", first, nodes=256, seed=request.param, last_month=last), out)
+    return {"out": out, "truth": truth}
+
+
+def test_the_queue_does_not_grow(busy_quarter):
+    """Weekly median waits of 64+ GPU attempts stay within 2x of the first week's. Weekly medians of
+    ~30 attempts are noisy around a few hours, so a week below 6 h counts as 6 h."""
+    weeks = [w["median_wait_hours"] for w in busy_quarter["truth"]["scheduler"]["weekly_wait_64_plus_gpus"]]
+    assert len(weeks) >= 13 and all(w is not None for w in weeks)
+    assert max(weeks) <= 2 * max(weeks[0], 6.0)
+
+
+def test_high_qos_jobs_start_quickly(busy_quarter):
+    truth = busy_quarter["truth"]
+    assert truth["scheduler"]["high_qos_attempts"] > 100
+    assert truth["scheduler"]["high_qos_median_wait_hours"] < 2.0
+    for month, figures in truth["months"].items():  # cross-checked from the month's sacct dump
+        attempts = sacct_attempts(busy_quarter["out"] / month / "sacct.psv", UTC, SacctReadStats())
+        as_of = datetime.fromisoformat(figures["as_of"])
+        lo, hi = datetime.fromisoformat(figures["month_start"]), datetime.fromisoformat(figures["month_end"])
+        waits = sorted(
+            ((a.start_at or as_of) - a.eligible_at).total_seconds()
+            for a in attempts
+            if a.qos == "high" and lo <= a.eligible_at < hi
+        )
+        assert waits and waits[len(waits) // 2] < 2 * 3600, month
+        assert figures["scheduler"]["high_qos_median_wait_hours"] < 2.0
+
+
+def test_whole_nodes_do_not_idle_while_a_pending_job_fits(busy_quarter):
+    truth = busy_quarter["truth"]
+    assert truth["scheduler"]["gpu_pool_idle_while_fit_share"] < 0.05
+    for figures in truth["months"].values():
+        assert figures["scheduler"]["gpu_pool_idle_while_fit_share"] < 0.05
+        assert 0.7 < figures["scheduler"]["gpu_pool_busy_share"] < 0.95
+
+
+def test_large_training_runs_get_a_high_ettr(busy_quarter):
+    for figures in busy_quarter["truth"]["months"].values():
+        assert figures["scheduler"]["long_high_qos_runs"] >= 10
+        assert figures["scheduler"]["long_high_qos_runs_mean_ettr"] >= 0.85
