@@ -169,17 +169,16 @@ def emit_noise(
             if (node, index) not in consumed:
                 emit_fault_signals(log, rng, faults, node, index, "DRAIN")
     months = horizon / (30 * 86400)
-    for _ in range(max(1, int(p.nodes * p.watch_xids_per_node * months))):
-        log.xids.append(
-            (
-                int(rng.integers(horizon)),
-                int(rng.integers(p.nodes)),
-                int(rng.choice([63, 92])),
-                int(rng.integers(8)),
-                0,
-                int(rng.integers(1000, 99999)),
-            )
-        )
+    count = max(1, int(p.nodes * p.watch_xids_per_node * months))
+    watch = zip(
+        rng.integers(horizon, size=count).tolist(),
+        rng.integers(p.nodes, size=count).tolist(),
+        rng.choice([63, 92], size=count).tolist(),
+        rng.integers(8, size=count).tolist(),
+        rng.integers(1000, 99999, size=count).tolist(),
+        strict=True,
+    )
+    log.xids.extend((t, node, xid, gpu, 0, pid) for t, node, xid, gpu, pid in watch)
     for _ in range(max(1, int(p.nodes // 50 * months))):
         t = int(rng.integers(horizon))
         reason = str(rng.choice(["Reboot ASAP", "scheduled maintenance: BIOS update"]))

@@ -15,7 +15,8 @@ from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow, SimParams
 from simulator.scheduler import GpuPartition, run_shared_pool
 from simulator.truth import History, _Columns, history_truth, month_truth
-from simulator.workload import allowed_sizes, draw_workload, mean_gpu_hours
+from simulator.records import Job
+from simulator.workload import draw_workload
 from simulator.writers.dcgm_health import write_dcgm_checks
 from simulator.writers.nhc_log import write_nhc_log
 from simulator.writers.sacct import write_sacct
@@ -31,16 +32,17 @@ def node_names(params: SimParams) -> list[str]:
     return [f"{params.node_prefix}{i:0{width}d}" for i in range(1, params.nodes + 1)]
 
 
-def split_pools(params: SimParams, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The `shared` pool's nodes (sub-node jobs), sized from their share of the offered GPU-hours, and
-    the `gpu` pool's (whole-node jobs); a one-node cluster has only the shared pool."""
+def split_pools(
+    params: SimParams, rng: np.random.Generator, jobs: list[Job], horizon: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The `shared` pool's nodes (sub-node jobs), sized from the GPU-hours those jobs submit with
+    headroom, and the `gpu` pool's (whole-node jobs); a one-node cluster has only the shared pool."""
     p = params
     if p.nodes < 2:
         return np.arange(p.nodes), np.arange(0)
-    sizes, weights = allowed_sizes(p.nodes * p.gpus_per_node)
-    gpu_hours = mean_gpu_hours(sizes, weights, p.duration_scale)
-    small_share = float(gpu_hours[sizes < p.gpus_per_node].sum() / gpu_hours.sum())
-    n_small = min(p.nodes - 1, max(1, math.ceil(p.nodes * small_share * SHARED_POOL_HEADROOM)))
+    gpn = p.gpus_per_node
+    small = sum(job.work * job.gpus for job in jobs if job.gpus < gpn) / horizon  # GPUs busy on average
+    n_small = min(p.nodes - 1, max(1, math.ceil(small * SHARED_POOL_HEADROOM / gpn)))
     order = rng.permutation(p.nodes)
     return np.sort(order[:n_small]), np.sort(order[n_small:])
 
@@ -58,9 +60,9 @@ def run_history(params: SimParams) -> History:
         faults = read_fault_trace(Path(params.fault_trace), names, clock)
     else:
         faults = draw_faults(params, rng, horizon)
-    shared, gpu = split_pools(params, rng)
     gpn = params.gpus_per_node
     workload = draw_workload(params, rng, horizon, params.nodes * gpn, params.nodes * gpn)
+    shared, gpu = split_pools(params, rng, workload.jobs, horizon)
     ctx = SimContext(params, AnalysisConfig(), rng, faults, horizon, workload.next_raw_id, workload.runs)
     for job in workload.jobs:
         job.seq = ctx.next_seq()

@@ -31,7 +31,7 @@ from simulator.lifecycle import (
 from simulator.records import NEVER, Attempt, Job
 from simulator.workload import MIN_RUN_BEFORE_PREEMPTION
 
-CANDIDATE_NODES = 24  # sub-node jobs go to the best of this many sampled nodes
+CANDIDATE_NODES = 12  # sub-node jobs go to the best of this many sampled nodes
 BACKFILL_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test: pending jobs looked at per backfill pass
 # Event kinds, in the order they are handled at the same second: ends free nodes before starts.
 END, REPAIR, FAIL, ARRIVE, CANCEL = range(5)
@@ -40,47 +40,50 @@ END, REPAIR, FAIL, ARRIVE, CANCEL = range(5)
 def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
     """Run the sub-node jobs on the `shared` pool's nodes, first come first served."""
     gpn = ctx.params.gpus_per_node
-    lane_free = np.zeros((len(pool), gpn), dtype=np.int64)
+    lane_free = [[0] * gpn for _ in pool]  # when each GPU of each node is next free
+    nodes = pool.tolist()
     queue = [(job.eligible, job.seq, job) for job in jobs]
     heapq.heapify(queue)
-    candidates = ctx.rng.integers(len(pool), size=(65536, min(CANDIDATE_NODES, len(pool))))
-    drawn = 0
+    width = min(CANDIDATE_NODES, len(nodes))
+    candidates: list[list[int]] = []
     while queue:
         job = heapq.heappop(queue)[2]
-        if drawn == len(candidates):
-            candidates, drawn = ctx.rng.integers(len(pool), size=candidates.shape), 0
-        follow_up = _place_shared(ctx, job, pool, lane_free, candidates[drawn])
-        drawn += 1
-        if follow_up is not None:
-            if follow_up.submit < ctx.horizon:
-                heapq.heappush(queue, (follow_up.eligible, follow_up.seq, follow_up))
+        if not candidates:
+            candidates = ctx.rng.integers(len(nodes), size=(65536, width)).tolist()
+        follow_up = _place_shared(ctx, job, nodes, lane_free, candidates.pop())
+        if follow_up is not None and follow_up.submit < ctx.horizon:
+            heapq.heappush(queue, (follow_up.eligible, follow_up.seq, follow_up))
 
 
 def _place_shared(
-    ctx: SimContext, job: Job, pool: np.ndarray, lane_free: np.ndarray, candidates: np.ndarray
+    ctx: SimContext, job: Job, nodes: list[int], lane_free: list[list[int]], candidates: list[int]
 ) -> Job | None:
-    lanes_free = lane_free[candidates]
-    ready = lanes_free.min(axis=1) if job.gpus == 1 else np.partition(lanes_free, job.gpus - 1, axis=1)[:, job.gpus - 1]
-    best = int(ready.argmin())
-    position = int(candidates[best])
-    node = int(pool[position])
-    start = max(job.eligible, int(ready[best]))
-    start = ctx.faults.down_until(node, start)
+    rank = job.gpus - 1
+    best, ready = candidates[0], NEVER
+    for position in candidates:  # the node whose `gpus` GPUs are free earliest
+        lanes = lane_free[position]
+        free_at = min(lanes) if rank == 0 else sorted(lanes)[rank]
+        if free_at < ready:
+            best, ready = position, free_at
+    node = nodes[best]
+    start = ctx.faults.down_until(node, max(job.eligible, ready))
     if job.cancel_at < start:
         never_started(ctx, job, job.cancel_at)
         return None
     if start >= ctx.horizon:
         never_started(ctx, job)
         return None
-    lanes = lanes_free[best].argsort()[: job.gpus]
+    lanes = lane_free[best]
+    chosen = sorted(range(len(lanes)), key=lanes.__getitem__)[: job.gpus]
     attempt = start_attempt(ctx, job, start, (node,))
     planned_end = start + planned_runtime(job)
     fault = ctx.faults.first_in((node,), start, planned_end)
     ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
-    lane_free[position, lanes] = ending.at
+    for lane in chosen:
+        lanes[lane] = ending.at
     if fault:  # the node is out for repair
         back = ctx.faults.repaired[node][fault[2]]
-        lane_free[position] = np.maximum(lane_free[position], back)
+        lane_free[best] = [max(t, back) for t in lanes]
     if ending.at >= ctx.horizon:  # running at the last dump; what follows has not happened yet
         return None
     return finish(ctx, job, attempt, ending)

@@ -92,7 +92,7 @@ def draw_workload(
     )
     users = rng.integers(len(USERS), size=count)
     in_array = (gpus[:count] == 1) & (rng.random(count) < p.array_share)
-    slack = rng.uniform(1.2, 3.0, count)
+    limits = _time_limits(runs_for, outcome, rng.uniform(1.2, 3.0, count), training).tolist()
     jobs: list[Job] = []
     runs: dict[int, TrainingRun] = {}
     next_id = 1001
@@ -109,7 +109,7 @@ def draw_workload(
             submit=int(submit[i]),
             eligible=int(submit[i]),
             work=int(runs_for[i]),
-            limit=_time_limit(int(runs_for[i]), state, float(slack[i]), bool(training[i])),
+            limit=limits[i],
             outcome=state,
         )
         if training[i]:
@@ -174,11 +174,9 @@ def _planned_runtime(work: np.ndarray, outcome: np.ndarray, fraction: np.ndarray
     return np.maximum(runtime, 1)
 
 
-def _time_limit(runtime: int, outcome: str, slack: float, training: bool) -> int:
-    """The time limit asked for: 7 days for training runs, the run time for TIMEOUT, else a rounded
+def _time_limits(runtime: np.ndarray, outcome: np.ndarray, slack: np.ndarray, training: np.ndarray) -> np.ndarray:
+    """The time limits asked for: 7 days for training runs, the run time for TIMEOUT, else a rounded
     overestimate of the run time (as users ask), at most 7 days."""
-    if training:
-        return MAX_TIME_LIMIT
-    if outcome == "TIMEOUT":
-        return runtime
-    return min(MAX_TIME_LIMIT, max(runtime, math.ceil(runtime * slack / 600) * 600))
+    asked = np.minimum(MAX_TIME_LIMIT, np.maximum(runtime, np.ceil(runtime * slack / 600).astype(np.int64) * 600))
+    asked = np.where(outcome == OUTCOMES.index("TIMEOUT"), runtime, asked)
+    return np.where(training, MAX_TIME_LIMIT, asked)

@@ -68,49 +68,42 @@ class _Line:
         self.node_names = node_names
         self.width = len(node_names[0]) - len(params.node_prefix)
         self.new_fields = params.slurm_version == "24.11"
+        self.tres: dict[int, tuple[str, str, str, str, str]] = {}
+        self.users = [(user, account) for user, account, _ in USERS]
 
-    def __call__(
-        self, a: Attempt, state: str, submit: str, eligible: str, start: str, end: str, elapsed: int
-    ) -> str:
-        gpn = self.params.gpus_per_node
-        n_nodes = max(1, math.ceil(a.gpus / gpn))
-        cpus = a.gpus * 12
-        req = f"billing={cpus},cpu={cpus},gres/gpu={a.gpus},mem={a.gpus * 120}G,node={n_nodes}"
-        allocated = state != "PENDING" and not a.no_alloc
-        if allocated:
-            alloc = (
-                f"billing={cpus},cpu={cpus},gres/gpu:h100={a.gpus},gres/gpu={a.gpus},mem={a.gpus * 120}G,node={n_nodes}"
+    def _tres(self, gpus: int) -> tuple[str, str, str, str, str]:
+        """(NNodes, AllocTRES, ReqTRES, Partition, QOS) of a job of `gpus` GPUs."""
+        if gpus not in self.tres:
+            gpn = self.params.gpus_per_node
+            n_nodes = max(1, math.ceil(gpus / gpn))
+            cpus = gpus * 12
+            self.tres[gpus] = (
+                str(n_nodes),
+                f"billing={cpus},cpu={cpus},gres/gpu:h100={gpus},gres/gpu={gpus},mem={gpus * 120}G,node={n_nodes}",
+                f"billing={cpus},cpu={cpus},gres/gpu={gpus},mem={gpus * 120}G,node={n_nodes}",
+                "shared" if gpus < gpn else "gpu",  # sub-node jobs run in their own partition
+                "high" if gpus >= HIGH_QOS_MIN_GPUS else "normal",
             )
-            node_list = fold_hostlist(self.params.node_prefix, [n + 1 for n in a.nodes], self.width)
+        return self.tres[gpus]
+
+    def __call__(self, a: Attempt, state: str, submit: str, eligible: str, start: str, end: str, elapsed: int) -> str:
+        n_nodes, alloc, req, partition, qos = self._tres(a.gpus)
+        if state != "PENDING" and not a.no_alloc:
+            if len(a.nodes) == 1:
+                node_list = self.node_names[a.nodes[0]]
+            else:
+                node_list = fold_hostlist(self.params.node_prefix, [n + 1 for n in a.nodes], self.width)
         else:
             alloc, node_list = "", "None assigned"
-        ended = state not in ("PENDING", "RUNNING")
+        ended = state != "PENDING" and state != "RUNNING"
         reason = a.reason if state != "PENDING" or a.restarts else "Resources"
-        user, account, _ = USERS[a.user]
-        fields = [
-            a.job_id,
-            str(a.job_id_raw),
-            a.name,
-            user,
-            account,
-            "shared" if a.gpus < gpn else "gpu",  # sub-node jobs run in their own partition
-            "high" if a.gpus >= HIGH_QOS_MIN_GPUS else "normal",
-            state,
-            a.exit_code if ended else "0:0",
-            submit,
-            eligible,
-            start,
-            end,
-            elapsed_text(elapsed),
-            str(n_nodes),
-            node_list,
-            alloc,
-            req,
-            reason,
-            "0:0",
-        ]
+        user, account = self.users[a.user]
+        line = (
+            f"{a.job_id}|{a.job_id_raw}|{a.name}|{user}|{account}|{partition}|{qos}|{state}|"
+            f"{a.exit_code if ended else '0:0'}|{submit}|{eligible}|{start}|{end}|{elapsed_text(elapsed)}|"
+            f"{n_nodes}|{node_list}|{alloc}|{req}|{reason}|0:0"
+        )
         if self.new_fields:
             failed = self.node_names[a.failed_node] if ended and a.failed_node >= 0 else "None"
-            fields += [str(a.restarts), failed]
-        return "|".join(fields)
-
+            line += f"|{a.restarts}|{failed}"
+        return line
