@@ -148,7 +148,9 @@ def emit_fault_signals(
     if cause in DCGM_INCIDENTS:
         system, message = DCGM_INCIDENTS[cause]
         critical_at.append(t_fail + int(rng.integers(0, 60)))
-        log.dcgm.append((critical_at[-1], node, dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]})))
+        log.dcgm.append(
+            (critical_at[-1], node, dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]}))
+        )
     if cause == "node_unresponsive":
         critical_at.append(t_fail + 30)
         log.events.append((critical_at[-1], repair_end, node, "DOWN*", "Not responding"))

@@ -13,9 +13,9 @@ from flows.config import AnalysisConfig
 from simulator.failures import draw_faults, emit_noise, read_fault_trace
 from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow, SimParams
+from simulator.records import Job
 from simulator.scheduler import GpuPartition, run_shared_pool
 from simulator.truth import History, _Columns, history_truth, month_truth
-from simulator.records import Job
 from simulator.workload import draw_workload
 from simulator.writers.dcgm_health import write_dcgm_checks
 from simulator.writers.nhc_log import write_nhc_log

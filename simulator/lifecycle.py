@@ -156,7 +156,14 @@ def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job |
         if rng.random() < 0.15:  # the application's own GPU error: an Xid that is not the node's fault
             t = ending.at - int(rng.integers(0, 60))
             ctx.signals.xids.append(
-                (t, attempt.nodes[0], int(rng.choice([13, 31])), int(rng.integers(8)), 0, int(rng.integers(1000, 99999)))
+                (
+                    t,
+                    attempt.nodes[0],
+                    int(rng.choice([13, 31])),
+                    int(rng.integers(8)),
+                    0,
+                    int(rng.integers(1000, 99999)),
+                )
             )
     elif job.outcome == "OUT_OF_MEMORY":
         attempt.exit_code = "0:125"

@@ -142,7 +142,7 @@ class GpuPartition:
                 handlers[kind](t, payload)
             self._schedule(t)
             self._record_idle_fit(t)
-        for t, kind, _, payload in sorted(self.events):
+        for _, kind, _, payload in sorted(self.events):
             if kind == ARRIVE and payload.submit < ctx.horizon:
                 never_started(ctx, payload)
         for queue in self.pending:

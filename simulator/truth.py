@@ -88,9 +88,7 @@ def month_truth(history: History, w: MonthWindow, columns: _Columns) -> dict:
     days = (w.end - w.start) / 86400
     faults = ctx.faults
     in_month_faults = sum(1 for times in faults.times for t in times if w.start <= t < w.end)
-    expected = (
-        float(in_month_faults) if faults.replayed else float(faults.factor.sum()) * p.r_f / 1000 * days
-    )
+    expected = float(in_month_faults) if faults.replayed else float(faults.factor.sum()) * p.r_f / 1000 * days
     runs = _training_runs(history, w, shown, runtime, queue, false_positives)
     return {
         "cluster": p.cluster,
@@ -349,9 +347,7 @@ def _whole_runs(history: History) -> list[dict]:
     return result
 
 
-def _scheduler_figures(
-    history: History, columns: _Columns, start: int, end: int, runs: list[dict] | None
-) -> dict:
+def _scheduler_figures(history: History, columns: _Columns, start: int, end: int, runs: list[dict] | None) -> dict:
     """How well the scheduler ran [start, end): weekly median waits of 64+ GPU attempts, the waits of
     high-QOS jobs, idle whole nodes while a pending job would fit in them, utilisation, and (for a
     month) the ETTR of long high-priority training runs. A wait not over at the horizon counts in full."""
@@ -385,9 +381,7 @@ def _scheduler_figures(
         "gpu_pool_idle_while_fit_share": _idle_fit_share(history, start, end),
     }
     if runs is not None:
-        long_runs = [
-            r for r in runs if r["gpus"] >= HIGH_QOS_MIN_GPUS and r["runtime_seconds"] >= LONG_RUN_SECONDS
-        ]
+        long_runs = [r for r in runs if r["gpus"] >= HIGH_QOS_MIN_GPUS and r["runtime_seconds"] >= LONG_RUN_SECONDS]
         figures["long_high_qos_runs"] = len(long_runs)
         figures["long_high_qos_runs_mean_ettr"] = (
             sum(r["ettr"] for r in long_runs) / len(long_runs) if long_runs else None

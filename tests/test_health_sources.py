@@ -7,11 +7,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from flows.months import Month
-from simulator import SimParams, dcgm_health_json, simulate
 from flows.sources import InputFormatError
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
 from flows.sources.syslog import SyslogReadStats
+from simulator import SimParams, dcgm_health_json, simulate
 
 UTC = ZoneInfo("UTC")
 

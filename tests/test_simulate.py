@@ -11,10 +11,10 @@ from job_records import sacct_attempts
 
 from flows.analysis import poisson_interval
 from flows.months import Month
-from simulator import SimParams, fold_hostlist, simulate
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.xid_syslog import read_xid_syslog
+from simulator import SimParams, fold_hostlist, simulate
 
 UTC = ZoneInfo("UTC")
 MONTH = Month.parse("2026-10")
@@ -286,7 +286,10 @@ def test_job_ids_are_never_reused_and_requeues_continue(two_months):
 def test_in_month_runtimes_sum_to_the_attempts_runtime(two_months):
     """Split at the boundary and clipped at the dump time, an attempt's runtimes over the months sum
     to its whole runtime; the truth's training runs add up the same way."""
-    bounds = {FIRST: (datetime(2026, 9, 1), datetime(2026, 10, 1)), SECOND: (datetime(2026, 10, 1), datetime(2026, 11, 1))}
+    bounds = {
+        FIRST: (datetime(2026, 9, 1), datetime(2026, 10, 1)),
+        SECOND: (datetime(2026, 10, 1), datetime(2026, 11, 1)),
+    }
     total: dict[tuple, float] = {}
     final: dict[tuple, object] = {}
     for month, attempts in two_months["dumps"].items():
@@ -350,7 +353,9 @@ def test_a_fault_trace_is_replayed_exactly(tmp_path):
     signalled = {(e.node, e.started_at.strftime("%Y-%m-%dT%H")) for e in events if "maintenance" not in e.reason}
     for node, at in faults:  # each fault leaves its node event (DOWN, DRAIN or DOWN*) within minutes
         assert (node, at[:13]) in signalled
-    xids = {x["node"] for x in read_xid_syslog(tmp_path / "sim" / "xid.log", UTC, 2026).to_pylist() if x["xid"] in (48, 74)}
+    xids = {
+        x["node"] for x in read_xid_syslog(tmp_path / "sim" / "xid.log", UTC, 2026).to_pylist() if x["xid"] in (48, 74)
+    }
     assert {"gpu0003", "gpu0030"} <= xids
 
 
