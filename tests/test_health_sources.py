@@ -11,7 +11,8 @@ from flows.sources import InputFormatError
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
 from flows.sources.syslog import SyslogReadStats
-from simulator import SimParams, dcgm_health_json, simulate
+from simulator import SimParams, simulate
+from simulator.writers.dcgm_health import dcgm_health_json
 
 UTC = ZoneInfo("UTC")
 

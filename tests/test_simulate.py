@@ -14,7 +14,8 @@ from flows.months import Month
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.xid_syslog import read_xid_syslog
-from simulator import SimParams, fold_hostlist, simulate
+from simulator import SimParams, simulate
+from simulator.hostlist import fold_hostlist
 
 UTC = ZoneInfo("UTC")
 MONTH = Month.parse("2026-10")
