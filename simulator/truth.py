@@ -363,6 +363,7 @@ def _scheduler_figures(history: History, columns: _Columns, start: int, end: int
         weeks.append(
             {
                 "week_start": clock.text(week_start),
+                "days": (week_end - week_start) / 86400,
                 "attempts": int(chosen.sum()),
                 "median_wait_hours": float(np.median(wait[chosen])) / 3600 if chosen.any() else None,
             }
