@@ -15,7 +15,7 @@ from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow, SimParams
 from simulator.records import Job
 from simulator.scheduler import GpuPartition, run_shared_pool
-from simulator.truth import History, _Columns, history_truth, month_truth
+from simulator.truth import AttemptColumns, History, history_truth, month_truth
 from simulator.workload import draw_workload
 from simulator.writers.dcgm_health import write_dcgm_checks
 from simulator.writers.nhc_log import write_nhc_log
@@ -73,7 +73,7 @@ def run_history(params: SimParams) -> History:
     return History(ctx, clock, windows, names, len(gpu), partition.idle_fit)
 
 
-def write_month(history: History, w: MonthWindow, columns: _Columns, out_dir: Path) -> dict:
+def write_month(history: History, w: MonthWindow, columns: AttemptColumns, out_dir: Path) -> dict:
     """Write the month's logs as the site has them at its dump time, and its truth.json; return the truth."""
     ctx, clock, names = history.ctx, history.clock, history.node_names
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -101,7 +101,7 @@ def simulate(params: SimParams, out_dir: Path) -> dict:
     it returns, with every month's truth under "months").
     """
     history = run_history(params)
-    columns = _Columns(history.ctx.attempts)
+    columns = AttemptColumns(history.ctx.attempts)
     out_dir = Path(out_dir)
     if len(history.windows) == 1:
         return write_month(history, history.windows[0], columns, out_dir)

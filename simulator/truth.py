@@ -41,7 +41,7 @@ class History:
     idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
 
 
-class _Columns:
+class AttemptColumns:
     """The attempts as arrays."""
 
     def __init__(self, attempts: list[Attempt]):
@@ -63,7 +63,7 @@ class _Columns:
         return np.clip(np.minimum(self.start, w.end) - np.maximum(self.eligible, w.start), 0, None)
 
 
-def month_truth(history: History, w: MonthWindow, columns: _Columns) -> dict:
+def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
     """The truth of one month (its files are in the month's directory)."""
     ctx, clock = history.ctx, history.clock
     p, analysis = ctx.params, ctx.analysis
@@ -123,7 +123,7 @@ def history_truth(history: History, per_month: dict[str, dict]) -> dict:
     """The whole history: parameters, lemons, every month's truth and the training runs over their life."""
     ctx, clock = history.ctx, history.clock
     first, last = history.windows[0], history.windows[-1]
-    columns = _Columns(ctx.attempts)
+    columns = AttemptColumns(ctx.attempts)
     return {
         "cluster": ctx.params.cluster,
         "months": per_month,
@@ -347,7 +347,7 @@ def _whole_runs(history: History) -> list[dict]:
     return result
 
 
-def _scheduler_figures(history: History, columns: _Columns, start: int, end: int, runs: list[dict] | None) -> dict:
+def _scheduler_figures(history: History, columns: AttemptColumns, start: int, end: int, runs: list[dict] | None) -> dict:
     """How well the scheduler ran [start, end): weekly median waits of 64+ GPU attempts, the waits of
     high-QOS jobs, idle whole nodes while a pending job would fit in them, utilisation, and (for a
     month) the ETTR of long high-priority training runs. A wait not over at the horizon counts in full."""
