@@ -347,7 +347,9 @@ def _whole_runs(history: History) -> list[dict]:
     return result
 
 
-def _scheduler_figures(history: History, columns: AttemptColumns, start: int, end: int, runs: list[dict] | None) -> dict:
+def _scheduler_figures(
+    history: History, columns: AttemptColumns, start: int, end: int, runs: list[dict] | None
+) -> dict:
     """How well the scheduler ran [start, end): weekly median waits of 64+ GPU attempts, the waits of
     high-QOS jobs, idle whole nodes while a pending job would fit in them, utilisation, and (for a
     month) the ETTR of long high-priority training runs. A wait not over at the horizon counts in full."""
