@@ -36,12 +36,12 @@ $(CHROMIUM):
 	    --no-install-recommends chromium fonts-liberation
 
 test: setup $(CHROMIUM)
-	$(BIN)/ruff check flows tests bench
-	$(BIN)/ruff format --check flows tests bench
+	$(BIN)/ruff check flows tests bench simulator
+	$(BIN)/ruff format --check flows tests bench simulator
 	$(BIN)/pytest -q
 
 lint: setup
-	$(BIN)/ruff check flows tests && $(BIN)/ruff format --check flows tests
+	$(BIN)/ruff check flows tests bench simulator && $(BIN)/ruff format --check flows tests bench simulator
 
 # Re-resolve the lock after changing requirements.in.
 lock: setup

@@ -43,9 +43,9 @@ from flows.cli import write_demo_config
 from flows.config import load_config
 from flows.months import Month
 from flows.pipeline import analyse, build_warehouse, check_quality, pull_and_land, render
-from flows.simulate import SimParams, simulate
 from flows.sources.sacct import READ_BUFFER_BYTES
 from flows.warehouse import dbt_command
+from simulator import SimParams, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MONTH = Month.parse("2026-10")

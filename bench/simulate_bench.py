@@ -1,7 +1,9 @@
-"""Benchmark: simulate one month of a 4,000-node (32,000-GPU) cluster with about 1.5 million attempts.
+"""Benchmark: simulate a 4,000-node (32,000-GPU) cluster for three continuous months (~1.5 million
+attempts a month at the default duration scale).
 
-Usage: .venv/bin/python bench/simulate_bench.py [--nodes 4000] [--duration-scale 0.25] [--out DIR]
-Prints wall time, peak resident memory and attempts per second, and writes them to bench/results/.
+Usage: .venv/bin/python bench/simulate_bench.py [--nodes 4000] [--months 3] [--duration-scale 0.25] [--out DIR]
+Prints wall time and peak resident memory for the whole history and per simulated month, and writes
+them to bench/results/simulate.json.
 """
 
 from __future__ import annotations
@@ -15,29 +17,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flows.months import Month
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=4000)
-    parser.add_argument("--duration-scale", type=float, default=0.25, help="0.25 gives ~1.5M attempts at 4,000 nodes")
-    parser.add_argument("--month", default="2026-10")
+    parser.add_argument("--months", type=int, default=3)
+    parser.add_argument("--duration-scale", type=float, default=0.25, help="0.25 gives ~1.5M attempts a month")
+    parser.add_argument("--month", default="2026-08", help="the first month")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--watch-xids-per-node",
-        type=float,
-        default=66.0,
-        help="warning Xid lines per node: 66 gives ~300k health lines",
+        "--watch-xids-per-node", type=float, default=66.0, help="warning Xid lines per node and month: ~300k lines"
     )
     parser.add_argument("--out", default=None, help="where to write the logs (default: a temporary directory)")
     args = parser.parse_args()
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="simbench-"))
+    first = Month.parse(args.month)
+    last = first
+    for _ in range(args.months - 1):
+        last = last.next()
     params = SimParams(
         "bench",
-        Month.parse(args.month),
+        first,
         nodes=args.nodes,
         seed=args.seed,
+        last_month=last,
         duration_scale=args.duration_scale,
         watch_xids_per_node=args.watch_xids_per_node,
     )
@@ -45,20 +50,21 @@ def main() -> None:
     truth = simulate(params, out)
     seconds = time.perf_counter() - started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    attempts = sum(1 for _ in open(out / "sacct.psv")) - 1
-    health_lines = sum(sum(1 for _ in open(out / name)) for name in ("xid.log", "events.psv", "nhc.log")) - 1
+    months = truth.get("months", {str(first): truth})
+    dirs = [out / m for m in months] if len(months) > 1 else [out]
+    attempts = [sum(1 for _ in open(d / "sacct.psv")) - 1 for d in dirs]
     result = {
         "benchmark": "simulate",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "nodes": args.nodes,
+        "months": len(months),
         "duration_scale": args.duration_scale,
-        "attempts": attempts,
-        "health_lines": health_lines,
-        "infra_failures": len(truth["infra_failures"]),
-        "seconds": round(seconds, 2),
-        "attempts_per_second": round(attempts / seconds),
+        "attempts_per_month": attempts,
+        "infra_failures": sum(len(m["infra_failures"]) for m in months.values()),
+        "seconds": round(seconds, 1),
+        "seconds_per_month": round(seconds / len(months), 1),
         "peak_rss_mib": round(peak_mib),
-        "sacct_mib": round((out / "sacct.psv").stat().st_size / 2**20, 1),
+        "sacct_mib_per_month": [round((d / "sacct.psv").stat().st_size / 2**20, 1) for d in dirs],
         "out": str(out),
     }
     print(json.dumps(result, indent=1))

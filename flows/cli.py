@@ -54,23 +54,37 @@ def overlap_start_up() -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from flows.simulate import SimParams, simulate
+    from simulator import SimParams, simulate
 
+    if args.month:
+        if args.to_month:
+            raise SystemExit("error: --to goes with --from, not with --month")
+        first = last = args.month
+    else:
+        if not args.to_month:
+            raise SystemExit("error: --from needs --to")
+        first, last = args.from_month, args.to_month
+        if last < first:
+            raise SystemExit(f"error: --to {last} is before --from {first}")
     params = SimParams(
         cluster=args.cluster,
-        month=args.month,
+        month=first,
+        last_month=last,
         nodes=args.nodes,
         seed=args.seed,
         r_f=args.r_f,
         lemon_fraction=args.lemon_fraction,
         duration_scale=args.duration_scale,
         slurm_version=args.slurm_version,
+        utilization=args.utilization,
+        fault_trace=Path(args.fault_trace) if args.fault_trace else None,
     )
     truth = simulate(params, Path(args.out))
+    months = truth.get("months", {str(first): truth})
+    failures = sum(len(m["infra_failures"]) for m in months.values())
     print(
-        f"simulated {args.cluster} {args.month}: {args.nodes} nodes, "
-        f"{len(truth['infra_failures'])} injected infrastructure failures ending in the month, "
-        f"{len(truth['lemon_nodes'])} lemon nodes -> {args.out}"
+        f"simulated {args.cluster} {first}..{last}: {args.nodes} nodes, {failures} injected infrastructure "
+        f"failures ending in the months, {len(truth['lemon_nodes'])} lemon nodes -> {args.out}"
     )
     return 0
 
@@ -231,15 +245,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sim = sub.add_parser("simulate", help="write one simulated month of Slurm and health logs")
+    sim = sub.add_parser("simulate", help="write simulated months of Slurm and health logs (one history)")
     sim.add_argument("--cluster", required=True)
-    sim.add_argument("--month", required=True, type=_month, help="YYYY-MM")
+    span = sim.add_mutually_exclusive_group(required=True)
+    span.add_argument("--month", type=_month, help="YYYY-MM: one month, its files directly in --out")
+    span.add_argument("--from", dest="from_month", type=_month, help="YYYY-MM: first month of a history")
+    sim.add_argument("--to", dest="to_month", type=_month, help="YYYY-MM: last month (with --from)")
     sim.add_argument("--nodes", required=True, type=int)
     sim.add_argument("--seed", type=int, default=1)
     sim.add_argument("--r-f", type=float, default=6.5, help="node failure rate per 1000 node-days")
     sim.add_argument("--lemon-fraction", type=float, default=0.005, help="share of nodes that are lemons")
     sim.add_argument("--duration-scale", type=float, default=1.0, help="scale runtimes (more, shorter jobs)")
     sim.add_argument("--slurm-version", choices=("22.05", "24.11"), default="22.05", help="sacct field set")
+    sim.add_argument("--utilization", type=float, default=0.83, help="offered GPU-hours over capacity")
+    sim.add_argument("--fault-trace", help="CSV node,failed_at,repaired_at,category to replay (docs/simulator.md)")
     sim.add_argument("--out", required=True, help="output directory")
     sim.set_defaults(func=cmd_simulate)
 

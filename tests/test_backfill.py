@@ -9,7 +9,7 @@ from conftest import email_section
 
 from flows.cli import main, write_demo_config
 from flows.months import Month
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 
 @pytest.fixture(scope="module")

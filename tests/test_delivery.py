@@ -23,7 +23,7 @@ from flows.delivery import deliver_report, is_delivered
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.sent_log import FAILED, SENDING, SENT, SentLog, SentRecord
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 BASE_CONFIG = 'cluster = "m"\n\n[[sources]]\nkind = "sacct_psv"\npath = "x.psv"\n\n'
 

@@ -21,7 +21,7 @@ from flows.cli import write_demo_config
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.sent_log import SENDING, SentLog
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 HOLD = "from flows.runlock import cluster_lock; import sys, time\nwith cluster_lock(__import__('pathlib').Path(sys.argv[1]), 'c'):\n    print('held', flush=True); time.sleep(120)\n"
 

@@ -7,11 +7,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from flows.months import Month
-from flows.simulate import SimParams, dcgm_health_json, simulate
 from flows.sources import InputFormatError
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.nhc_log import read_nhc_log
 from flows.sources.syslog import SyslogReadStats
+from simulator import SimParams, simulate
+from simulator.writers.dcgm_health import dcgm_health_json
 
 UTC = ZoneInfo("UTC")
 

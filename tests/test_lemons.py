@@ -10,7 +10,7 @@ from flows.cli import write_demo_config
 from flows.lemons import _incidents, _most_within, fleet_tail
 from flows.months import Month
 from flows.pipeline import monthly_report
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 MONTH = Month.parse("2026-10")
 

@@ -17,7 +17,7 @@ from flows.land import TooManyBadRowsError
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.quality import DataQualityError, validate_month
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 MONTH = Month.parse("2026-10")
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from conftest import BIN
 
 from flows.cli import write_demo_config
 from flows.months import Month
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ from flows.config import AnalysisConfig
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.report import NOTICE_PLACEHOLDER, build_report, write_report
-from flows.simulate import SimParams, simulate
+from simulator import SimParams, simulate
 
 CLUSTER = "rpt"
 SEPTEMBER, OCTOBER = Month.parse("2026-09"), Month.parse("2026-10")

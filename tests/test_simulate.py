@@ -11,10 +11,11 @@ from job_records import sacct_attempts
 
 from flows.analysis import poisson_interval
 from flows.months import Month
-from flows.simulate import SimParams, fold_hostlist, simulate
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.xid_syslog import read_xid_syslog
+from simulator import SimParams, simulate
+from simulator.hostlist import fold_hostlist
 
 UTC = ZoneInfo("UTC")
 MONTH = Month.parse("2026-10")
@@ -46,11 +47,14 @@ def test_state_mix_is_the_papers(sim):
     for state in ("REQUEUED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"):
         assert share[state] > 0
     assert any(a.cancelled_by_uid == 0 for a in ended) and any(a.cancelled_by_uid for a in ended)
-    assert any(a.state == "RUNNING" for a in sim["attempts"])
+    # attempts that ran past the month's end are shown as they were at the dump time
+    month_end = MONTH.end.replace(tzinfo=None)
+    assert any(a.state == "RUNNING" or (a.end_at is not None and a.end_at > month_end) for a in sim["attempts"])
 
 
 def test_size_mix_is_the_papers(sim):
-    first = [a for a in sim["attempts"] if a.start_at is not None and a.gpus > 0]
+    # the paper counts jobs: first records only (a requeue repeats its job's size)
+    first = [a for a in sim["attempts"] if a.start_at is not None and a.gpus > 0 and a.reason != "BeginTime"]
     one_gpu = sum(a.gpus == 1 for a in first) / len(first)
     below_node = sum(a.gpus < 8 for a in first) / len(first)
     assert one_gpu > 0.40 and below_node > 0.90
@@ -130,7 +134,10 @@ def test_arrays_and_requeues_look_like_sacct(sim):
     for i, line in enumerate(lines):
         first_index.setdefault(line.split("|")[1], i)
     later = [a for a in sim["attempts"] if a.reason == "BeginTime"]
-    assert later and all(a.source_line - 2 > first_index[a.job_id_raw] for a in later)
+    first_records = [a for a in sim["attempts"] if a.reason != "BeginTime"]
+    # requeue records follow every first record (a job's first record may lie before the dump's window)
+    assert later and min(a.source_line for a in later) > max(a.source_line for a in first_records)
+    assert any(a.source_line - 2 > first_index[a.job_id_raw] for a in later)
     records: dict[str, list] = {}
     for a in sim["attempts"]:
         records.setdefault(a.job_id_raw, []).append(a)
@@ -199,3 +206,227 @@ def test_dcgm_health_checks_in_dcgmi_json_layout(sim):
             failed_nodes.add(path.parent.name)
     gpu_causes = {"gpu_memory", "gpu_nvlink", "pcie", "gpu_unavailable", "gpu_driver_firmware"}
     assert {f["node"] for f in sim["truth"]["infra_failures"] if f["cause"] in gpu_causes} <= failed_nodes
+
+
+def test_array_tasks_copy_their_first_task(sim):
+    """Every task of an array has its first task's size, user, name and submit time, never a training job's."""
+    tasks: dict[str, list] = {}
+    for a in sim["attempts"]:
+        if "_" in a.job_id and a.reason != "BeginTime":
+            tasks.setdefault(a.job_id.split("_")[0], []).append(a)
+    assert len(tasks) >= 5
+    for same_array in tasks.values():
+        first = min(same_array, key=lambda a: int(a.job_id.split("_")[1]))
+        assert "_sweep_" in first.job_name
+        for a in same_array:
+            assert (a.user_name, a.job_name, a.submit_at) == (first.user_name, first.job_name, first.submit_at)
+            assert a.gpus in (0, 1)  # 0: never allocated (AllocTRES is empty)
+
+
+# --- a continuous history over several months ---------------------------------------------------
+FIRST, SECOND = Month.parse("2026-09"), Month.parse("2026-10")  # past months: the reader refuses future times
+
+
+@pytest.fixture(scope="module")
+def two_months(tmp_path_factory):
+    out = tmp_path_factory.mktemp("history")
+    truth = simulate(SimParams("h", FIRST, nodes=96, seed=6, r_f=15.0, last_month=SECOND), out)
+    dumps = {m: sacct_attempts(out / str(m) / "sacct.psv", UTC, SacctReadStats()) for m in (FIRST, SECOND)}
+    return {"out": out, "truth": truth, "dumps": dumps}
+
+
+def _key(a) -> tuple[str, str]:
+    return a.job_id_raw, a.submit_at.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_history_writes_one_directory_per_month(two_months):
+    out, truth = two_months["out"], two_months["truth"]
+    assert set(truth["months"]) == {"2026-09", "2026-10"}
+    for month in ("2026-09", "2026-10"):
+        names = {p.name for p in (out / month).iterdir()}
+        assert {"sacct.psv", "events.psv", "xid.log", "nhc.log", "dcgm", "truth.json"} <= names
+        assert json.loads((out / month / "truth.json").read_text()) == json.loads(json.dumps(truth["months"][month]))
+    assert truth["months"]["2026-09"]["as_of"] == "2026-10-02T06:00:00"
+
+
+def test_open_attempts_end_in_the_next_months_dump(two_months):
+    first, second = two_months["dumps"][FIRST], two_months["dumps"][SECOND]
+    later = {_key(a): a for a in second}
+    open_ones = [a for a in first if a.end_at is None]
+    assert any(a.state == "RUNNING" for a in open_ones)
+    for a in open_ones:  # the same attempt, as it was at the next dump
+        again = later[_key(a)]
+        assert a.state in ("RUNNING", "PENDING") and a.start_at is None or a.state == "RUNNING"
+        assert again.start_at == a.start_at or a.start_at is None
+    assert any(later[_key(a)].end_at is not None for a in open_ones if a.state == "RUNNING")
+    as_of = datetime(2026, 10, 2, 6)
+    for a in first:  # the first dump shows what happened up to its dump time, after the month's end too
+        assert a.submit_at < datetime(2026, 10, 1)
+        assert a.end_at is None or a.end_at < as_of
+        assert (a.end_at is None) == (a.state in ("RUNNING", "PENDING"))
+
+
+def test_job_ids_are_never_reused_and_requeues_continue(two_months):
+    jobs: dict[str, set] = {}
+    sizes: dict[str, set] = {}
+    for attempts in two_months["dumps"].values():
+        for a in attempts:
+            jobs.setdefault(a.job_id_raw, set()).add((a.job_name, a.user_name))
+            if a.gpus:  # 0 when never allocated (AllocTRES is empty)
+                sizes.setdefault(a.job_id_raw, set()).add(a.gpus)
+    assert all(len(v) == 1 for v in jobs.values()) and all(len(v) == 1 for v in sizes.values())
+    records: dict[str, dict] = {}
+    for attempts in two_months["dumps"].values():
+        for a in attempts:
+            records.setdefault(a.job_id_raw, {})[_key(a)] = a
+    spanning = 0
+    for same_id in records.values():
+        ordered = sorted(same_id.values(), key=lambda a: a.submit_at)
+        assert all(a.reason == "BeginTime" for a in ordered[1:])
+        spanning += len({a.submit_at.month for a in ordered}) > 1
+    assert spanning > 0  # some jobs are requeued across the month boundary
+
+
+def test_in_month_runtimes_sum_to_the_attempts_runtime(two_months):
+    """Split at the boundary and clipped at the dump time, an attempt's runtimes over the months sum
+    to its whole runtime; the truth's training runs add up the same way."""
+    bounds = {
+        FIRST: (datetime(2026, 9, 1), datetime(2026, 10, 1)),
+        SECOND: (datetime(2026, 10, 1), datetime(2026, 11, 1)),
+    }
+    total: dict[tuple, float] = {}
+    final: dict[tuple, object] = {}
+    for month, attempts in two_months["dumps"].items():
+        lo, hi = bounds[month]
+        for a in attempts:
+            if a.start_at is None:
+                continue
+            end = a.end_at or datetime(2026, 11, 2, 6)
+            total[_key(a)] = total.get(_key(a), 0) + max((min(end, hi) - max(a.start_at, lo)).total_seconds(), 0)
+            final[_key(a)] = a
+    checked = 0
+    for key, a in final.items():
+        if a.end_at is not None and a.start_at >= bounds[FIRST][0] and a.end_at < bounds[SECOND][1]:
+            assert total[key] == (a.end_at - a.start_at).total_seconds()
+            checked += 1
+    assert checked > 1000
+    truth = two_months["truth"]
+    whole = {r["run_id"]: r for r in truth["training_runs"]}
+    per_month = Counter()
+    for month in truth["months"].values():
+        for r in month["training_runs"]:
+            per_month[r["run_id"]] += r["runtime_seconds"]
+            assert 0 <= r["ettr"] <= 1 and r["productive_seconds"] <= r["runtime_seconds"]
+    inside = [r for r in whole.values() if r["completed"] and r["run_id"] in per_month]
+    crossing = [r for m in truth["months"].values() for r in m["training_runs"] if r["crosses_month_end"]]
+    assert crossing and inside
+    for run in truth["months"]["2026-09"]["training_runs"]:
+        if not run["crosses_month_start"] and run["completed"]:
+            assert per_month[run["run_id"]] == whole[run["run_id"]]["runtime_seconds"]
+
+
+def test_a_history_is_deterministic_from_its_seed(tmp_path):
+    params = {"nodes": 12, "seed": 5, "last_month": SECOND}
+    simulate(SimParams("d", FIRST, **params), tmp_path / "a")
+    simulate(SimParams("d", FIRST, **params), tmp_path / "b")
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert len(files) > 10
+    for name in files:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+# --- a replayed fault trace ---------------------------------------------------------------------
+TRACE = """node,failed_at,repaired_at,category
+gpu0003,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,gpu_memory
+gpu0010,2026-10-09T03:30:00+00:00,2026-10-10T03:30:00+00:00,infiniband_link
+gpu0021,2026-10-15T12:00:00Z,2026-10-16T00:00:00Z,node_unresponsive
+gpu0030,2026-10-20T08:15:00Z,2026-10-20T18:15:00Z,gpu_nvlink
+gpu0003,2026-10-27T23:00:00Z,2026-10-28T11:00:00Z,pcie
+"""
+
+
+def test_a_fault_trace_is_replayed_exactly(tmp_path):
+    trace = tmp_path / "faults.csv"
+    trace.write_text(TRACE)
+    truth = simulate(SimParams("t", MONTH, nodes=40, seed=3, fault_trace=trace), tmp_path / "sim")
+    assert truth["fleet"]["node_failures"] == 5 and truth["lemon_nodes"] == []
+    faults = {(row.split(",")[0], row.split(",")[1][:19]) for row in TRACE.splitlines()[1:]}
+    assert {(f["node"], f["failure_at"]) for f in truth["infra_failures"]} <= faults
+    assert truth["infra_failures"]  # the cluster is busy: faults end jobs
+    events = read_sacctmgr_events(tmp_path / "sim" / "events.psv", UTC)
+    signalled = {(e.node, e.started_at.strftime("%Y-%m-%dT%H")) for e in events if "maintenance" not in e.reason}
+    for node, at in faults:  # each fault leaves its node event (DOWN, DRAIN or DOWN*) within minutes
+        assert (node, at[:13]) in signalled
+    xids = {
+        x["node"] for x in read_xid_syslog(tmp_path / "sim" / "xid.log", UTC, 2026).to_pylist() if x["xid"] in (48, 74)
+    }
+    assert {"gpu0003", "gpu0030"} <= xids
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("gpu9999,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,gpu_memory", "line 2: node: 'gpu9999'"),
+        ("gpu0003,yesterday,2026-10-05T20:00:00Z,gpu_memory", "line 2: failed_at: 'yesterday'"),
+        ("gpu0003,2026-10-05T10:00:00Z,2026-10-05T09:00:00Z,gpu_memory", "line 2: repaired_at"),
+        ("gpu0003,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,cosmic_rays", "line 2: category: 'cosmic_rays'"),
+    ],
+)
+def test_a_bad_fault_trace_names_file_line_and_field(tmp_path, row, message):
+    trace = tmp_path / "faults.csv"
+    trace.write_text("node,failed_at,repaired_at,category\n" + row + "\n")
+    with pytest.raises(ValueError, match=f"faults.csv: {message}"):
+        simulate(SimParams("t", MONTH, nodes=40, seed=3, fault_trace=trace), tmp_path / "sim")
+
+
+# --- scheduling like a real cluster, on a 3-month history ----------------------------------------
+REALISM_MONTHS = (Month.parse("2026-08"), Month.parse("2026-10"))
+
+
+@pytest.fixture(scope="module", params=[2025, 3])
+def busy_quarter(request, tmp_path_factory):
+    """The demo's size (256 nodes, r_f 6.5) over three months."""
+    out = tmp_path_factory.mktemp(f"quarter{request.param}")
+    first, last = REALISM_MONTHS
+    truth = simulate(SimParams("q", first, nodes=256, seed=request.param, last_month=last), out)
+    return {"out": out, "truth": truth}
+
+
+def test_the_queue_does_not_grow(busy_quarter):
+    """Weekly median waits of 64+ GPU attempts stay within 2x of the first week's. Weekly medians of
+    ~30 attempts are noisy around a few hours, so a week below 6 h counts as 6 h."""
+    weekly = busy_quarter["truth"]["scheduler"]["weekly_wait_64_plus_gpus"]
+    weeks = [w["median_wait_hours"] for w in weekly if w["days"] == 7]  # full weeks
+    assert len(weeks) == 13 and all(w is not None for w in weeks)
+    assert max(weeks) <= 2 * max(weeks[0], 6.0)
+
+
+def test_high_qos_jobs_start_quickly(busy_quarter):
+    truth = busy_quarter["truth"]
+    assert truth["scheduler"]["high_qos_attempts"] > 100
+    assert truth["scheduler"]["high_qos_median_wait_hours"] < 2.0
+    for month, figures in truth["months"].items():  # cross-checked from the month's sacct dump
+        attempts = sacct_attempts(busy_quarter["out"] / month / "sacct.psv", UTC, SacctReadStats())
+        as_of = datetime.fromisoformat(figures["as_of"])
+        lo, hi = datetime.fromisoformat(figures["month_start"]), datetime.fromisoformat(figures["month_end"])
+        waits = sorted(
+            ((a.start_at or as_of) - a.eligible_at).total_seconds()
+            for a in attempts
+            if a.qos == "high" and lo <= a.eligible_at < hi
+        )
+        assert waits and waits[len(waits) // 2] < 2 * 3600, month
+        assert figures["scheduler"]["high_qos_median_wait_hours"] < 2.0
+
+
+def test_whole_nodes_do_not_idle_while_a_pending_job_fits(busy_quarter):
+    truth = busy_quarter["truth"]
+    assert truth["scheduler"]["gpu_pool_idle_while_fit_share"] < 0.05
+    for figures in truth["months"].values():
+        assert figures["scheduler"]["gpu_pool_idle_while_fit_share"] < 0.05
+        assert 0.7 < figures["scheduler"]["gpu_pool_busy_share"] < 0.95
+
+
+def test_large_training_runs_get_a_high_ettr(busy_quarter):
+    for figures in busy_quarter["truth"]["months"].values():
+        assert figures["scheduler"]["long_high_qos_runs"] >= 10
+        assert figures["scheduler"]["long_high_qos_runs_mean_ettr"] >= 0.85

@@ -8,12 +8,12 @@ import pytest
 from job_records import json_attempts, sacct_attempts
 
 from flows.months import Month
-from flows.simulate import SimParams, simulate
 from flows.sources import InputFormatError, Quarantine
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.syslog import SyslogReadStats
 from flows.sources.xid_syslog import read_xid_syslog
+from simulator import SimParams, simulate
 
 UTC = ZoneInfo("UTC")
 

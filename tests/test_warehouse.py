@@ -13,8 +13,8 @@ from flows.cli import write_demo_config
 from flows.config import ClusterConfig, load_config
 from flows.land import land_month
 from flows.months import Month
-from flows.simulate import SimParams, simulate
 from flows.warehouse import build_month, dbt_work_dir
+from simulator import SimParams, simulate
 
 MONTHS = (Month.parse("2026-09"), Month.parse("2026-10"))
 

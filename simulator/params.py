@@ -1,0 +1,100 @@
+"""The simulator's parameters and the simulated clock (whole seconds since the warm-up starts)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from flows.months import Month
+
+
+@dataclass
+class SimParams:
+    cluster: str
+    month: Month
+    nodes: int
+    seed: int
+    gpus_per_node: int = 8
+    r_f: float = 6.5  # failures per 1000 node-days, fleet mean of the healthy nodes
+    node_rate_shape: float = 2.0  # gamma shape of the per-node rate factor (mean 1); larger = more uniform
+    lemon_fraction: float = 0.005
+    lemon_factor: float = 25.0
+    utilization: float = 0.83  # offered GPU-hours (all work submitted) over the cluster's capacity
+    warmup_days: float = 7.0  # simulated before the first month so it starts busy, with a queue
+    repair_hours: tuple[float, float] = (2.0, 48.0)
+    resubmit_delay_min: tuple[float, float] = (2.0, 30.0)
+    outside_window_share: float = 0.05  # FAILED-by-infra attempts whose evidence lands outside the window
+    slurm_version: str = "22.05"  # or "24.11": adds Restarts and FailedNode
+    node_prefix: str = "gpu"
+    duration_scale: float = 1.0  # scales every runtime; more, shorter jobs at the same utilization
+    array_share: float = 0.02  # share of 1-GPU submissions that start an array of 2-10 tasks
+    watch_xids_per_node: float = 0.25  # watch-only Xid 63/92 lines (warnings) per node and 30 days
+    last_month: Month | None = None  # the history runs from `month` to this one (default: `month`)
+    dump_delay_hours: float = 30.0  # a month's logs are taken this long after its end (06:00 on the 2nd)
+    fault_trace: Path | None = None  # CSV of node faults to replay instead of drawing them
+
+    @property
+    def months(self) -> list[Month]:
+        last = self.last_month or self.month
+        months = [self.month]
+        while months[-1] < last:
+            months.append(months[-1].next())
+        return months
+
+    def validate(self) -> None:
+        if self.nodes < 1:
+            raise ValueError("a cluster needs at least one node")
+        if self.slurm_version not in ("22.05", "24.11"):
+            raise ValueError(f"slurm_version must be 22.05 or 24.11, got {self.slurm_version!r}")
+        if self.last_month is not None and self.last_month < self.month:
+            raise ValueError(f"last_month {self.last_month} is before month {self.month}")
+        if not 0 < self.utilization <= 1.5:
+            raise ValueError(f"utilization must be in (0, 1.5], got {self.utilization}")
+
+    def as_dict(self) -> dict:
+        params = asdict(self)
+        params["month"] = str(self.month)
+        params["last_month"] = str(self.last_month or self.month)
+        params["fault_trace"] = str(self.fault_trace) if self.fault_trace else None
+        return params
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Simulated time is whole seconds since `t0`, the start of the warm-up: the writers print the
+    same integers the truth is computed from."""
+
+    t0: datetime
+
+    def seconds(self, ts: datetime) -> int:
+        return int((ts - self.t0).total_seconds())
+
+    def datetime(self, seconds: int) -> datetime:
+        return self.t0 + timedelta(seconds=int(seconds))
+
+    def text(self, seconds: int) -> str:
+        """sacct's time format, e.g. 2026-10-03T12:34:56."""
+        return self.datetime(seconds).strftime("%Y-%m-%dT%H:%M:%S")
+
+    def texts(self, seconds: np.ndarray) -> list[str]:
+        """Vectorised `text`."""
+        base = np.datetime64(self.t0.replace(tzinfo=None), "s")
+        return np.datetime_as_string(base + seconds.astype("timedelta64[s]"), unit="s").tolist()
+
+
+@dataclass(frozen=True)
+class MonthWindow:
+    """One month of the history in simulated seconds, and the dump time of its logs."""
+
+    month: Month
+    start: int
+    end: int
+    as_of: int
+
+    @classmethod
+    def of(cls, month: Month, clock: Clock, dump_delay_hours: float) -> MonthWindow:
+        end = clock.seconds(month.end)
+        return cls(month, clock.seconds(month.start), end, end + int(dump_delay_hours * 3600))

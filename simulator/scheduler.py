@@ -1,0 +1,335 @@
+"""Slurm-like scheduling of the workload on the cluster's two partitions.
+
+- `gpu` (whole-node jobs): event-driven, gang-scheduled on whole nodes. Pending jobs are ordered by
+  QOS (`high` for 256+ GPUs, then `normal`) and age. EASY backfill: the first job that does not fit
+  gets a reservation at the earliest time enough nodes free up (from the running jobs' time limits);
+  later jobs start if they fit now and end before it or use nodes it does not need. A `high` job that
+  does not fit preempts `normal` jobs that have run their 2-hour guarantee (PreemptMode=REQUEUE).
+- `shared` (sub-node jobs) on its own nodes: jobs in submit order take the GPUs free earliest on the
+  best of a few sampled nodes (first come, first served; fast for millions of short jobs).
+A node fault ends every job on the node and takes the node out until its repair.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.lifecycle import (
+    Ending,
+    SimContext,
+    fault_ending,
+    finish,
+    never_started,
+    planned_runtime,
+    preempt,
+    start_attempt,
+)
+from simulator.records import NEVER, Attempt, Job
+from simulator.workload import MIN_RUN_BEFORE_PREEMPTION
+
+CANDIDATE_NODES = 12  # sub-node jobs go to the best of this many sampled nodes
+BACKFILL_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test: pending jobs looked at per backfill pass
+# Event kinds, in the order they are handled at the same second: ends free nodes before starts.
+END, REPAIR, FAIL, ARRIVE, CANCEL = range(5)
+
+
+def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
+    """Run the sub-node jobs on the `shared` pool's nodes, first come first served."""
+    gpn = ctx.params.gpus_per_node
+    lane_free = [[0] * gpn for _ in pool]  # when each GPU of each node is next free
+    nodes = pool.tolist()
+    queue = [(job.eligible, job.seq, job) for job in jobs]
+    heapq.heapify(queue)
+    width = min(CANDIDATE_NODES, len(nodes))
+    candidates: list[list[int]] = []
+    while queue:
+        job = heapq.heappop(queue)[2]
+        if not candidates:
+            candidates = ctx.rng.integers(len(nodes), size=(65536, width)).tolist()
+        follow_up = _place_shared(ctx, job, nodes, lane_free, candidates.pop())
+        if follow_up is not None and follow_up.submit < ctx.horizon:
+            heapq.heappush(queue, (follow_up.eligible, follow_up.seq, follow_up))
+
+
+def _place_shared(
+    ctx: SimContext, job: Job, nodes: list[int], lane_free: list[list[int]], candidates: list[int]
+) -> Job | None:
+    rank = job.gpus - 1
+    best, ready = candidates[0], NEVER
+    for position in candidates:  # the node whose `gpus` GPUs are free earliest
+        lanes = lane_free[position]
+        free_at = min(lanes) if rank == 0 else sorted(lanes)[rank]
+        if free_at < ready:
+            best, ready = position, free_at
+    node = nodes[best]
+    start = ctx.faults.down_until(node, max(job.eligible, ready))
+    if job.cancel_at < start:
+        never_started(ctx, job, job.cancel_at)
+        return None
+    if start >= ctx.horizon:
+        never_started(ctx, job)
+        return None
+    lanes = lane_free[best]
+    chosen = sorted(range(len(lanes)), key=lanes.__getitem__)[: job.gpus]
+    attempt = start_attempt(ctx, job, start, (node,))
+    planned_end = start + planned_runtime(job)
+    fault = ctx.faults.first_in((node,), start, planned_end)
+    ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
+    for lane in chosen:
+        lanes[lane] = ending.at
+    if fault:  # the node is out for repair
+        back = ctx.faults.repaired[node][fault[2]]
+        lane_free[best] = [max(t, back) for t in lanes]
+    if ending.at >= ctx.horizon:  # running at the last dump; what follows has not happened yet
+        return None
+    return finish(ctx, job, attempt, ending)
+
+
+@dataclass(slots=True)
+class _Running:
+    job: Job
+    attempt: Attempt
+    positions: np.ndarray  # pool positions of its nodes
+    version: int = 0  # bumped when a fault changes its end
+    dying: bool = False  # a fault has ended it; it leaves at its END event
+
+
+class GpuPartition:
+    """The `gpu` partition: whole-node jobs, event-driven, with priorities, EASY backfill and preemption."""
+
+    def __init__(self, ctx: SimContext, pool: np.ndarray):
+        self.ctx = ctx
+        self.pool = pool
+        self.position = {int(n): i for i, n in enumerate(pool)}
+        size = len(pool)
+        self.idle = np.ones(size, dtype=bool)
+        self.free = size
+        self.expected_free = np.zeros(size, dtype=np.int64)  # when a busy node's job reaches its limit
+        self.preemptible_from = np.full(size, NEVER, dtype=np.int64)
+        self.node_job = np.full(size, -1, dtype=np.int64)
+        self.down_until = np.zeros(size, dtype=np.int64)
+        self.running: dict[int, _Running] = {}
+        self.pending: tuple[list[Job], list[Job]] = ([], [])  # high QOS, normal QOS; each by age
+        self.pending_seqs: set[int] = set()
+        self.pending_nodes: Counter[int] = Counter()  # node counts of the pending jobs
+        self.events: list[tuple[int, int, int, object]] = []
+        self.order = 0
+        self.idle_fit: list[tuple[int, int]] = [(0, 0)]  # (time, idle nodes while a pending job fits in them)
+        self.gpn = ctx.params.gpus_per_node
+
+    # --- events --------------------------------------------------------------------------------
+    def _push(self, t: int, kind: int, payload: object) -> None:
+        self.order += 1
+        heapq.heappush(self.events, (t, kind, self.order, payload))
+
+    def run(self, jobs: list[Job]) -> None:
+        ctx = self.ctx
+        for job in jobs:
+            self._push(job.eligible, ARRIVE, job)
+        for node in self.pool:
+            for index, t in enumerate(ctx.faults.times[node]):
+                if t < ctx.horizon:
+                    self._push(t, FAIL, (int(node), index))
+        handlers = {END: self._end, REPAIR: self._repair, FAIL: self._fail, ARRIVE: self._arrive, CANCEL: self._cancel}
+        while self.events and self.events[0][0] < ctx.horizon:
+            t = self.events[0][0]
+            while self.events and self.events[0][0] == t:
+                _, kind, _, payload = heapq.heappop(self.events)
+                handlers[kind](t, payload)
+            self._schedule(t)
+            self._record_idle_fit(t)
+        for _, kind, _, payload in sorted(self.events):
+            if kind == ARRIVE and payload.submit < ctx.horizon:
+                never_started(ctx, payload)
+        for queue in self.pending:
+            for job in queue:
+                never_started(ctx, job)
+
+    def _arrive(self, t: int, job: Job) -> None:
+        self.pending[0 if job.high_qos else 1].append(job)
+        self.pending_seqs.add(job.seq)
+        self.pending_nodes[self._nodes_of(job)] += 1
+        if job.cancel_at < NEVER:
+            self._push(max(job.cancel_at, t), CANCEL, job)
+
+    def _cancel(self, t: int, job: Job) -> None:
+        if job.seq in self.pending_seqs:
+            self._unqueue([job])
+            never_started(self.ctx, job, t)
+
+    def _end(self, t: int, payload: tuple[int, int, Ending]) -> None:
+        seq, version, ending = payload
+        running = self.running.get(seq)
+        if running is None or running.version != version:
+            return
+        follow_up = finish(self.ctx, running.job, running.attempt, ending)
+        self._release(running, t)
+        if follow_up is not None and follow_up.submit < self.ctx.horizon:
+            self._push(follow_up.eligible, ARRIVE, follow_up)
+
+    def _fail(self, t: int, payload: tuple[int, int]) -> None:
+        node, index = payload
+        i = self.position[node]
+        seq = int(self.node_job[i])
+        if seq >= 0 and not self.running[seq].dying:
+            running = self.running[seq]
+            running.dying, running.version = True, running.version + 1
+            self.preemptible_from[running.positions] = NEVER
+            ending = fault_ending(self.ctx, running.attempt, t, node, index)
+            self._push(ending.at, END, (seq, running.version, ending))
+        if self.idle[i]:
+            self.idle[i] = False
+            self.free -= 1
+        self.expected_free[i] = NEVER
+        self.down_until[i] = max(self.down_until[i], self.ctx.faults.repaired[node][index])
+        self._push(int(self.down_until[i]), REPAIR, i)
+
+    def _repair(self, t: int, i: int) -> None:
+        if self.down_until[i] <= t and self.node_job[i] < 0 and not self.idle[i]:
+            self.idle[i] = True
+            self.free += 1
+            self.expected_free[i] = 0
+
+    # --- scheduling ----------------------------------------------------------------------------
+    def _nodes_of(self, job: Job) -> int:
+        return -(-job.gpus // self.gpn)
+
+    def _schedule(self, t: int) -> None:
+        high, normal = self.pending
+        if not high and not normal:
+            return
+        if self.free == 0 and not high:
+            return
+        started: list[Job] = []
+        shadow, spare, tested = None, 0, 0
+        for queue in self.pending:
+            for job in queue:
+                need = self._nodes_of(job)
+                if shadow is None:  # the highest-priority job not started yet
+                    if need <= self.free:
+                        self._start(job, t)
+                        started.append(job)
+                        continue
+                    victims = self._preempt_for(job, t) if job.high_qos else None
+                    if victims is not None:  # on the victims' nodes first
+                        attempt = self._start(job, t, np.concatenate([v.positions for v in victims]))
+                        started.append(job)
+                        for victim in victims:
+                            self._record_preemption(victim, job, attempt, t)
+                        continue
+                    shadow, spare = self._reservation(t, need)
+                else:
+                    tested += 1
+                    if need <= self.free:
+                        if t + job.limit <= shadow:
+                            self._start(job, t)
+                            started.append(job)
+                        elif need <= spare:
+                            spare -= need
+                            self._start(job, t)
+                            started.append(job)
+                if (shadow is not None and self.free == 0) or tested >= BACKFILL_MAX_JOB_TEST:
+                    break
+            else:
+                continue
+            break
+        if started:
+            self._unqueue(started)
+
+    def _reservation(self, t: int, need: int) -> tuple[int, int]:
+        """When `need` nodes are free at the latest (by the running jobs' time limits), and how many
+        nodes free by then that the reservation does not need."""
+        expected = np.maximum(self.expected_free, t)
+        if need > len(expected):
+            return NEVER, 0
+        shadow = int(np.partition(expected, need - 1)[need - 1])
+        if shadow >= NEVER:
+            return NEVER, 0
+        return shadow, int((expected <= shadow).sum()) - need
+
+    def _preempt_for(self, job: Job, t: int) -> list[_Running] | None:
+        """Preempt the youngest `normal` jobs past their guarantee so that `job` fits now; the victims,
+        or None (and nothing preempted) if that cannot free enough nodes."""
+        need = self._nodes_of(job) - self.free
+        candidates = np.flatnonzero(self.preemptible_from <= t)
+        if len(candidates) < need:
+            return None
+        victims = sorted(
+            {int(self.node_job[i]) for i in candidates}, key=lambda seq: (-self.running[seq].attempt.start, seq)
+        )
+        chosen, freed = [], 0
+        for seq in victims:
+            chosen.append(self.running[seq])
+            freed += len(self.running[seq].positions)
+            if freed >= need:
+                break
+        if freed < need:
+            return None
+        for victim in chosen:
+            follow_up = preempt(self.ctx, victim.job, victim.attempt, t)
+            self._release(victim, t)
+            self._push(follow_up.eligible, ARRIVE, follow_up)
+        return chosen
+
+    def _start(self, job: Job, t: int, preferred: np.ndarray | None = None) -> Attempt:
+        need = self._nodes_of(job)
+        positions = np.flatnonzero(self.idle)
+        if preferred is not None:
+            preferred = preferred[self.idle[preferred]]
+            positions = np.concatenate([preferred, positions[~np.isin(positions, preferred)]])
+        positions = np.sort(positions[:need])
+        attempt = start_attempt(self.ctx, job, t, tuple(int(n) for n in self.pool[positions]))
+        self.idle[positions] = False
+        self.free -= need
+        self.node_job[positions] = job.seq
+        self.expected_free[positions] = t + job.limit
+        if not job.high_qos:
+            self.preemptible_from[positions] = t + MIN_RUN_BEFORE_PREEMPTION
+        self.running[job.seq] = _Running(job, attempt, positions)
+        end = t + planned_runtime(job)
+        self._push(end, END, (job.seq, 0, Ending(end)))
+        return attempt
+
+    def _record_preemption(self, victim: _Running, by: Job, by_attempt: Attempt, t: int) -> None:
+        self.ctx.preemptions.append(
+            {
+                "victim": victim.attempt,
+                "preempted_at": t,
+                "by": by_attempt,
+                # a second-order preemption: the preemptor restarts a job that an infrastructure failure ended
+                "by_restart_after_failure": by.after_failure,
+            }
+        )
+
+    def _release(self, running: _Running, t: int) -> None:
+        positions = running.positions
+        mine = positions[self.node_job[positions] == running.job.seq]
+        self.node_job[mine] = -1
+        self.preemptible_from[mine] = NEVER
+        healthy = mine[self.down_until[mine] <= t]
+        self.idle[healthy] = True
+        self.free += len(healthy)
+        self.expected_free[healthy] = 0
+        self.expected_free[mine[self.down_until[mine] > t]] = NEVER
+        del self.running[running.job.seq]
+
+    def _unqueue(self, jobs: list[Job]) -> None:
+        gone = {job.seq for job in jobs}
+        for job in jobs:
+            self.pending_seqs.discard(job.seq)
+            self.pending_nodes[self._nodes_of(job)] -= 1
+            if not self.pending_nodes[self._nodes_of(job)]:
+                del self.pending_nodes[self._nodes_of(job)]
+        for queue in self.pending:
+            if any(job.seq in gone for job in queue):
+                queue[:] = [job for job in queue if job.seq not in gone]
+
+    def _record_idle_fit(self, t: int) -> None:
+        fits = self.pending_nodes and min(self.pending_nodes) <= self.free
+        value = self.free if fits else 0
+        if value != self.idle_fit[-1][1]:
+            self.idle_fit.append((t, value))

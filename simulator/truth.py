@@ -1,0 +1,404 @@
+"""Ground truth of a simulated history, per month with the pipeline's month rules (docs/simulator.md).
+
+An attempt belongs to month N if Submit < N's end and it had not ended before N's start; its runtime,
+queue time and node-days count inside [N start, N end); its outcome belongs to the month its End
+falls in. All times are the whole seconds the writers print.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from flows.config import AnalysisConfig
+from simulator.lifecycle import SimContext
+from simulator.params import Clock, MonthWindow
+from simulator.records import HIGH_QOS_MIN_GPUS, NEVER, Attempt
+from simulator.workload import SIZE_CHOICES, TRAINING_MIN_GPUS
+
+SIZE_BUCKETS = (
+    ((0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 4, "4"), (5, 8, "8"))
+    + tuple((2 ** (k - 1) + 1, 2**k, str(2**k)) for k in range(4, 14))
+    + ((8193, 2**31 - 1, ">8192"),)
+)
+BUCKET_OF = {int(g): label for g in SIZE_CHOICES for lo, hi, label in SIZE_BUCKETS if lo <= g <= hi}
+WEEK = 7 * 86400
+LONG_RUN_SECONDS = 24 * 3600  # training runs this long in a month enter the ETTR figure
+
+
+@dataclass
+class History:
+    """The simulation's record and what the truth needs to read it."""
+
+    ctx: SimContext
+    clock: Clock
+    windows: list[MonthWindow]
+    node_names: list[str]
+    gpu_pool_nodes: int
+    idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
+
+
+class AttemptColumns:
+    """The attempts as arrays."""
+
+    def __init__(self, attempts: list[Attempt]):
+        n = len(attempts)
+        self.submit = np.fromiter((a.submit for a in attempts), np.int64, n)
+        self.eligible = np.fromiter((a.eligible for a in attempts), np.int64, n)
+        self.start = np.fromiter((a.start for a in attempts), np.int64, n)
+        self.end = np.fromiter((a.end for a in attempts), np.int64, n)
+        self.gpus = np.fromiter((a.gpus for a in attempts), np.int64, n)
+        self.nodes = np.fromiter((len(a.nodes) for a in attempts), np.int64, n)
+
+    def in_dump(self, w: MonthWindow) -> np.ndarray:
+        return (self.submit < w.end) & (self.end >= w.start)
+
+    def runtime_in(self, w: MonthWindow) -> np.ndarray:
+        return np.clip(np.minimum(self.end, w.end) - np.maximum(self.start, w.start), 0, None)
+
+    def queue_in(self, w: MonthWindow) -> np.ndarray:
+        return np.clip(np.minimum(self.start, w.end) - np.maximum(self.eligible, w.start), 0, None)
+
+
+def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
+    """The truth of one month (its files are in the month's directory)."""
+    ctx, clock = history.ctx, history.clock
+    p, analysis = ctx.params, ctx.analysis
+    attempts = ctx.attempts
+    shown = columns.in_dump(w)
+    runtime = np.where(shown, columns.runtime_in(w), 0)
+    queue = np.where(shown, columns.queue_in(w), 0)
+    node_seconds = runtime * columns.nodes
+    failures = [f for f in ctx.failures if w.start <= f["attempt"].end < w.end]
+    false_positives = _window_false_positives(history, w, shown, {id(f["attempt"]) for f in ctx.failures})
+    buckets = _size_buckets(attempts, shown, runtime, node_seconds, failures)
+    paper = columns.gpus > analysis.paper_min_gpus
+    node_days = {"paper": float(node_seconds[paper].sum()) / 86400, "all": float(node_seconds.sum()) / 86400}
+    counted = {
+        "all": sum(f["expected_attributed"] for f in failures),
+        "paper": sum(f["expected_attributed"] for f in failures if f["attempt"].gpus > analysis.paper_min_gpus),
+    }
+    extra = {
+        "all": len(false_positives),
+        "paper": sum(1 for f in false_positives if f["gpus"] > analysis.paper_min_gpus),
+    }
+    days = (w.end - w.start) / 86400
+    faults = ctx.faults
+    in_month_faults = sum(1 for times in faults.times for t in times if w.start <= t < w.end)
+    expected = float(in_month_faults) if faults.replayed else float(faults.factor.sum()) * p.r_f / 1000 * days
+    runs = _training_runs(history, w, shown, runtime, queue, false_positives)
+    return {
+        "cluster": p.cluster,
+        "month": str(w.month),
+        "month_start": clock.text(w.start),
+        "month_end": clock.text(w.end),
+        "as_of": clock.text(w.as_of),
+        "parameters": p.as_dict(),
+        "fleet": {"node_days": p.nodes * days, "expected_node_failures": expected, "node_failures": in_month_faults},
+        "lemon_nodes": [history.node_names[n] for n in faults.lemons],
+        "node_rate_factor": {history.node_names[n]: round(float(f), 4) for n, f in enumerate(faults.factor)},
+        "r_f_per_1000_node_days": {
+            k: {
+                "failures": counted[k],
+                "node_days": node_days[k],
+                "value": counted[k] * 1000 / node_days[k] if node_days[k] else None,
+                "rule_failures": counted[k] + extra[k],
+                "rule_value": (counted[k] + extra[k]) * 1000 / node_days[k] if node_days[k] else None,
+            }
+            for k in ("paper", "all")
+        },
+        "size_buckets": buckets,
+        "infra_failures": [_failure_row(history, f) for f in failures],
+        "window_false_positives": false_positives,
+        "training_runs": runs,
+        "preemptions": [_preemption_row(clock, x) for x in ctx.preemptions if w.start <= x["preempted_at"] < w.end],
+        "scheduler": _scheduler_figures(history, columns, w.start, w.end, runs),
+    }
+
+
+def history_truth(history: History, per_month: dict[str, dict]) -> dict:
+    """The whole history: parameters, lemons, every month's truth and the training runs over their life."""
+    ctx, clock = history.ctx, history.clock
+    first, last = history.windows[0], history.windows[-1]
+    columns = AttemptColumns(ctx.attempts)
+    return {
+        "cluster": ctx.params.cluster,
+        "months": per_month,
+        "history_start": clock.text(first.start),
+        "history_end": clock.text(last.end),
+        "as_of": clock.text(last.as_of),
+        "parameters": ctx.params.as_dict(),
+        "lemon_nodes": [history.node_names[n] for n in ctx.faults.lemons],
+        "node_rate_factor": {history.node_names[n]: round(float(f), 4) for n, f in enumerate(ctx.faults.factor)},
+        "training_runs": _whole_runs(history),
+        "scheduler": _scheduler_figures(history, columns, first.start, last.end, None),
+    }
+
+
+def _size_buckets(
+    attempts: list[Attempt], shown: np.ndarray, runtime: np.ndarray, node_seconds: np.ndarray, failures: list[dict]
+) -> dict:
+    per_bucket: dict[str, dict] = {}
+    for i in np.flatnonzero(shown).tolist():
+        a = attempts[i]
+        if a.start >= NEVER or a.no_alloc:
+            continue
+        bucket = per_bucket.setdefault(
+            BUCKET_OF[a.gpus], {"runtime_hours": 0.0, "node_days": 0.0, "infra_failures": 0, "expected_attributed": 0}
+        )
+        bucket["runtime_hours"] += int(runtime[i]) / 3600
+        bucket["node_days"] += int(node_seconds[i]) / 86400
+    for f in failures:
+        bucket = per_bucket[BUCKET_OF[f["attempt"].gpus]]
+        bucket["infra_failures"] += 1
+        bucket["expected_attributed"] += int(f["expected_attributed"])
+    return per_bucket
+
+
+def _window_false_positives(history: History, w: MonthWindow, shown: np.ndarray, failed: set[int]) -> list[dict]:
+    """Attempts that ended FAILED or REQUEUED in the month for their own reasons, yet have a critical
+    signal on one of their nodes inside the attribution window: the rule attributes them too."""
+    ctx, clock = history.ctx, history.clock
+    before, after = ctx.analysis.attr_before_minutes * 60, ctx.analysis.attr_after_minutes * 60
+    evidence = {n: sorted(signals) for n, signals in ctx.signals.critical.items()}
+    found = []
+    for i in np.flatnonzero(shown).tolist():
+        a = ctx.attempts[i]
+        if a.state not in ("FAILED", "REQUEUED") or not w.start <= a.end < w.end or id(a) in failed:
+            continue
+        for n in a.nodes:
+            signals = evidence.get(n, [])
+            j = bisect.bisect_left(signals, (a.end - before, ""))
+            if j < len(signals) and signals[j][0] <= a.end + after:
+                found.append(
+                    {
+                        "job_id_raw": str(a.job_id_raw),
+                        "submit": clock.text(a.submit),
+                        "end": clock.text(a.end),
+                        "state": a.state,
+                        "node": history.node_names[n],
+                        "gpus": a.gpus,
+                        "cause": signals[j][1],
+                    }
+                )
+                break
+    return found
+
+
+def _failure_row(history: History, f: dict) -> dict:
+    a, clock = f["attempt"], history.clock
+    return {
+        "job_id": a.job_id,
+        "job_id_raw": str(a.job_id_raw),
+        "submit": clock.text(a.submit),
+        "end": clock.text(a.end),
+        "state": a.state,
+        "cause": f["cause"],
+        "node": history.node_names[f["node"]],
+        "failure_at": clock.text(f["failure_at"]),
+        "gpus": a.gpus,
+        "nodes": len(a.nodes),
+        "in_attribution_window": f["in_attribution_window"],
+        "expected_attributed": f["expected_attributed"],
+        "expected_cause": f["expected_cause"],
+    }
+
+
+def _preemption_row(clock: Clock, x: dict) -> dict:
+    victim, by = x["victim"], x["by"]
+    return {
+        "job_id_raw": str(victim.job_id_raw),
+        "submit": clock.text(victim.submit),
+        "preempted_at": clock.text(x["preempted_at"]),
+        "gpus": victim.gpus,
+        "by_job_id_raw": str(by.job_id_raw),
+        "by_submit": clock.text(by.submit),
+        "by_start": clock.text(by.start),
+        "by_gpus": by.gpus,
+        "by_restart_after_failure": x["by_restart_after_failure"],
+    }
+
+
+def kept_interval(a: Attempt, horizon: int) -> tuple[int, int]:
+    """When the attempt did the training work it kept: from its start plus the restart overhead, for
+    the work its checkpoints saved (all progress for one still running at the horizon)."""
+    begin = a.start + a.overhead
+    if a.start >= NEVER or a.no_alloc:
+        return begin, begin
+    if a.end >= NEVER:
+        return begin, max(begin, horizon)
+    return begin, begin + a.kept
+
+
+def is_interruption(a: Attempt, attributed: bool) -> bool:
+    """An attempt the pipeline counts as an interruption of its job run."""
+    return a.state in ("NODE_FAIL", "PREEMPTED", "REQUEUED") or (a.state == "FAILED" and attributed)
+
+
+def _training_runs(
+    history: History,
+    w: MonthWindow,
+    shown: np.ndarray,
+    runtime: np.ndarray,
+    queue: np.ndarray,
+    false_positives: list[dict],
+) -> list[dict]:
+    ctx = history.ctx
+    analysis: AnalysisConfig = ctx.analysis
+    lost_cap = int((analysis.restart_overhead_minutes + analysis.ckpt_interval_minutes / 2) * 60)
+    attributed = {id(f["attempt"]) for f in ctx.failures if f["expected_attributed"]}
+    attributed |= {(f["job_id_raw"], f["submit"]) for f in false_positives}
+    by_run: dict[int, list[int]] = defaultdict(list)
+    for i in np.flatnonzero(shown).tolist():
+        if ctx.attempts[i].run_id:
+            by_run[ctx.attempts[i].run_id].append(i)
+    life = _run_life(ctx)
+    result = []
+    for run_id in sorted(by_run):
+        rows = sorted(by_run[run_id], key=lambda i: (ctx.attempts[i].submit, ctx.attempts[i].job_id_raw))
+        run = ctx.runs[run_id]
+        job_ids: list[str] = []
+        lost = productive = interruptions = 0
+        for i in rows:
+            a = ctx.attempts[i]
+            if a.job_id not in job_ids:
+                job_ids.append(a.job_id)
+            key = (str(a.job_id_raw), history.clock.text(a.submit))
+            if w.start <= a.end < w.end and is_interruption(a, id(a) in attributed or key in attributed):
+                interruptions += 1
+                lost += min(int(runtime[i]), lost_cap)
+            begin, end = kept_interval(a, ctx.horizon)
+            productive += max(0, min(end, w.end) - max(begin, w.start))
+        run_seconds = int(runtime[rows].sum())
+        queue_seconds = int(queue[rows].sum())
+        wall = run_seconds + queue_seconds
+        first_eligible, last_end, completed_at = life[run_id]
+        result.append(
+            {
+                "run_id": run_id,
+                "name": run.name,
+                "user": run.user,
+                "gpus": run.gpus,
+                "job_ids": job_ids,
+                "first_job_id_raw": str(ctx.attempts[rows[0]].job_id_raw),
+                "attempts": len(rows),
+                "runtime_seconds": run_seconds,
+                "queue_seconds": queue_seconds,
+                "interruptions": interruptions,
+                "lost_seconds": lost,
+                "ettr": (run_seconds - lost) / wall if wall else None,
+                "productive_seconds": productive,
+                "realised_ettr": productive / wall if wall else None,
+                "completed": completed_at < w.end,
+                "crosses_month_start": first_eligible < w.start,
+                "crosses_month_end": last_end >= w.end,
+            }
+        )
+    return result
+
+
+def _run_life(ctx: SimContext) -> dict[int, tuple[int, int, int]]:
+    """Per training run: its first eligible time, its last end (NEVER if still going) and when it completed."""
+    life: dict[int, list[int]] = {}
+    for a in ctx.attempts:
+        if a.run_id:
+            first, last, done = life.setdefault(a.run_id, [NEVER, 0, NEVER])
+            end = a.end if a.start < NEVER else NEVER
+            life[a.run_id] = [min(first, a.eligible), max(last, end), a.end if a.state == "COMPLETED" else done]
+    return {k: (v[0], v[1], v[2]) for k, v in life.items()}
+
+
+def _whole_runs(history: History) -> list[dict]:
+    ctx = history.ctx
+    per_run: dict[int, list[Attempt]] = defaultdict(list)
+    for a in ctx.attempts:
+        if a.run_id:
+            per_run[a.run_id].append(a)
+    result = []
+    for run_id in sorted(per_run):
+        attempts = sorted(per_run[run_id], key=lambda a: (a.submit, a.job_id_raw))
+        run = ctx.runs[run_id]
+        job_ids: list[str] = []
+        for a in attempts:
+            if a.job_id not in job_ids:
+                job_ids.append(a.job_id)
+        started = [a for a in attempts if a.start < NEVER and not a.no_alloc]
+        runtime = sum(min(a.end, ctx.horizon) - a.start for a in started)
+        queue = sum(min(a.start, ctx.horizon) - a.eligible for a in attempts)
+        productive = sum(max(0, e - b) for b, e in (kept_interval(a, ctx.horizon) for a in started))
+        result.append(
+            {
+                "run_id": run_id,
+                "name": run.name,
+                "user": run.user,
+                "gpus": run.gpus,
+                "work_hours": run.work_seconds / 3600,
+                "job_ids": job_ids,
+                "attempts": len(attempts),
+                "runtime_seconds": runtime,
+                "queue_seconds": queue,
+                "productive_seconds": productive,
+                "completed": any(a.state == "COMPLETED" for a in attempts),
+            }
+        )
+    return result
+
+
+def _scheduler_figures(
+    history: History, columns: AttemptColumns, start: int, end: int, runs: list[dict] | None
+) -> dict:
+    """How well the scheduler ran [start, end): weekly median waits of 64+ GPU attempts, the waits of
+    high-QOS jobs, idle whole nodes while a pending job would fit in them, utilisation, and (for a
+    month) the ETTR of long high-priority training runs. A wait not over at the horizon counts in full."""
+    ctx, clock = history.ctx, history.clock
+    horizon = ctx.horizon
+    wait = np.minimum(columns.start, horizon) - columns.eligible
+    started_any = columns.eligible < horizon
+    weeks = []
+    large = (columns.gpus >= TRAINING_MIN_GPUS) & started_any
+    for week_start in range(start, end, WEEK):
+        week_end = min(week_start + WEEK, end)
+        chosen = large & (columns.eligible >= week_start) & (columns.eligible < week_end)
+        weeks.append(
+            {
+                "week_start": clock.text(week_start),
+                "days": (week_end - week_start) / 86400,
+                "attempts": int(chosen.sum()),
+                "median_wait_hours": float(np.median(wait[chosen])) / 3600 if chosen.any() else None,
+            }
+        )
+    in_span = (columns.eligible >= start) & (columns.eligible < end)
+    high = in_span & (columns.gpus >= HIGH_QOS_MIN_GPUS)
+    whole_node = columns.gpus >= ctx.params.gpus_per_node
+    runtime = np.clip(np.minimum(columns.end, end) - np.maximum(columns.start, start), 0, None)
+    figures = {
+        "weekly_wait_64_plus_gpus": weeks,
+        "high_qos_attempts": int(high.sum()),
+        "high_qos_median_wait_hours": float(np.median(wait[high])) / 3600 if high.any() else None,
+        "gpu_pool_nodes": history.gpu_pool_nodes,
+        "gpu_pool_busy_share": float((runtime * columns.nodes)[whole_node].sum())
+        / max(1, history.gpu_pool_nodes * (end - start)),
+        "gpu_pool_idle_while_fit_share": _idle_fit_share(history, start, end),
+    }
+    if runs is not None:
+        long_runs = [r for r in runs if r["gpus"] >= HIGH_QOS_MIN_GPUS and r["runtime_seconds"] >= LONG_RUN_SECONDS]
+        figures["long_high_qos_runs"] = len(long_runs)
+        figures["long_high_qos_runs_mean_ettr"] = (
+            sum(r["ettr"] for r in long_runs) / len(long_runs) if long_runs else None
+        )
+    return figures
+
+
+def _idle_fit_share(history: History, start: int, end: int) -> float:
+    """Idle gpu-pool node-seconds in [start, end) while some pending job's node count was at most the
+    idle healthy nodes, over the pool's node-seconds."""
+    steps = history.idle_fit
+    if not history.gpu_pool_nodes or not steps:
+        return 0.0
+    times = np.array([t for t, _ in steps] + [history.ctx.horizon], dtype=np.int64)
+    values = np.array([v for _, v in steps], dtype=np.int64)
+    lo, hi = np.clip(times[:-1], start, end), np.clip(times[1:], start, end)
+    return float((values * (hi - lo)).sum()) / (history.gpu_pool_nodes * (end - start))

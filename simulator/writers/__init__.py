@@ -1,0 +1,1 @@
+"""One writer per log format, mirroring the readers in `flows.sources`."""
