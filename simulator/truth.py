@@ -7,12 +7,14 @@ falls in. All times are the whole seconds the writers print.
 
 from __future__ import annotations
 
-import bisect
+import csv
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
+from flows import DBT_PROJECT_DIR
 from flows.config import AnalysisConfig
 from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow
@@ -63,9 +65,42 @@ class AttemptColumns:
         return np.clip(np.minimum(self.start, w.end) - np.maximum(self.eligible, w.start), 0, None)
 
 
+@cache
+def cause_priority() -> dict[str, int]:
+    """The pipeline's order of causes when several critical events match (its seed, one definition)."""
+    with open(DBT_PROJECT_DIR / "seeds" / "failure_categories.csv", newline="") as handle:
+        return {row["category"]: int(row["cause_priority"]) for row in csv.DictReader(handle)}
+
+
+def rule_match(history: History, a: Attempt) -> tuple[str, int] | None:
+    """What the attribution rule finds for an attempt that ended, as (cause, node): the critical
+    signal on one of its nodes inside [End - attr_before, End + attr_after] whose cause comes first
+    in the pipeline's priority (then the earliest), or None. Another fault's signal counts too."""
+    analysis, critical = history.ctx.analysis, history.ctx.signals.critical
+    lo, hi = a.end - analysis.attr_before_minutes * 60, a.end + analysis.attr_after_minutes * 60
+    priority = cause_priority()
+    matched = [(priority[cause], t, cause, n) for n in a.nodes for t, cause in critical.get(n, ()) if lo <= t <= hi]
+    if not matched:
+        return None
+    _, _, cause, node = min(matched)
+    return cause, node
+
+
+def attribute_failures(history: History) -> None:
+    """Set each injected failure's `expected_attributed` and `expected_cause` to what the pipeline's
+    attribution rule must find on the logs written (NODE_FAIL always; the rule's cause, else
+    unattributed_node_failure); `cause` stays the fault's true cause."""
+    for f in history.ctx.failures:
+        a = f["attempt"]
+        found = rule_match(history, a) if a.end < NEVER else None
+        f["expected_attributed"] = a.state == "NODE_FAIL" or found is not None
+        f["expected_cause"] = found[0] if found else ("unattributed_node_failure" if a.state == "NODE_FAIL" else None)
+
+
 def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
     """The truth of one month (its files are in the month's directory)."""
     ctx, clock = history.ctx, history.clock
+    attribute_failures(history)
     p, analysis = ctx.params, ctx.analysis
     attempts = ctx.attempts
     shown = columns.in_dump(w)
@@ -162,29 +197,25 @@ def _window_false_positives(history: History, w: MonthWindow, shown: np.ndarray,
     """Attempts that ended FAILED or REQUEUED in the month for their own reasons, yet have a critical
     signal on one of their nodes inside the attribution window: the rule attributes them too."""
     ctx, clock = history.ctx, history.clock
-    before, after = ctx.analysis.attr_before_minutes * 60, ctx.analysis.attr_after_minutes * 60
-    evidence = {n: sorted(signals) for n, signals in ctx.signals.critical.items()}
     found = []
     for i in np.flatnonzero(shown).tolist():
         a = ctx.attempts[i]
         if a.state not in ("FAILED", "REQUEUED") or not w.start <= a.end < w.end or id(a) in failed:
             continue
-        for n in a.nodes:
-            signals = evidence.get(n, [])
-            j = bisect.bisect_left(signals, (a.end - before, ""))
-            if j < len(signals) and signals[j][0] <= a.end + after:
-                found.append(
-                    {
-                        "job_id_raw": str(a.job_id_raw),
-                        "submit": clock.text(a.submit),
-                        "end": clock.text(a.end),
-                        "state": a.state,
-                        "node": history.node_names[n],
-                        "gpus": a.gpus,
-                        "cause": signals[j][1],
-                    }
-                )
-                break
+        match = rule_match(history, a)
+        if match is not None:
+            cause, node = match
+            found.append(
+                {
+                    "job_id_raw": str(a.job_id_raw),
+                    "submit": clock.text(a.submit),
+                    "end": clock.text(a.end),
+                    "state": a.state,
+                    "node": history.node_names[node],
+                    "gpus": a.gpus,
+                    "cause": cause,
+                }
+            )
     return found
 
 
