@@ -11,12 +11,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from simulator import SimParams, simulate
 
 from flows.analysis import job_run_ettr, job_run_rows
 from flows.cli import main, write_demo_config
 from flows.config import load_config
 from flows.months import Month
+from simulator import SimParams, simulate
 
 FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-08")
 MONTHS = [FIRST, FIRST.next(), FIRST.next().next(), LAST]
