@@ -13,7 +13,7 @@ from prefect.server.schemas.schedules import CronSchedule
 
 from flows.backfill import month_range
 from flows.months import Month
-from flows.pipeline import report_month
+from flows.pipeline import MonthNotEndedError, report_month
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,9 @@ def test_each_cluster_runs_monthly_on_the_2nd_at_6_utc_and_can_backfill(deployme
 def test_the_report_month_is_checked():
     now = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
     assert report_month(None, now) == Month(2026, 10)  # a scheduled run reports the month before
-    assert report_month("2026-11", now) == Month(2026, 11)  # the current month (a live pull) is allowed
+    with pytest.raises(MonthNotEndedError, match="month 2026-11 has not ended .* pass --partial"):
+        report_month("2026-11", now)  # the current month only as a partial report
+    assert report_month("2026-11", now, partial=True) == Month(2026, 11)
     with pytest.raises(ValueError, match="month 2026-12 is in the future"):
         report_month("2026-12", now)
     with pytest.raises(ValueError, match="month must be YYYY-MM"):

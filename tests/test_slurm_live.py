@@ -67,7 +67,8 @@ def pulled(slurm, tmp_path_factory):
     )
     now = datetime.now(UTC)
     month = Month(now.year, now.month)
-    summary = monthly_report(cluster="ci", config=str(config), month=str(month))
+    # the month so far: a live pull of the current month is a partial report, up to the pull
+    summary = monthly_report(cluster="ci", config=str(config), month=str(month), partial=True)
     landed = work / "data" / "landed" / "ci" / str(month)
     return {
         "summary": summary,
@@ -149,3 +150,12 @@ def test_the_warehouse_attributes_the_node_failures(pulled):
     assert (state, outcome, cause) == ("NODE_FAIL", "infra_failed", "gpu_memory")
     assert matched.split(",") == ["gpu_memory", "node_unresponsive"]
     assert (pulled["raw"] / "sacct.usv").is_file() and (pulled["raw"] / "events.psv").is_file()
+
+
+def test_a_live_pull_is_dumped_at_the_pull_time(pulled):
+    as_of = datetime.fromisoformat(pulled["manifest"]["as_of"]["time"])
+    assert pulled["manifest"]["as_of"]["basis"] == "pull"
+    latest = max(t for a in pulled["attempts"] for t in (a["submit_at"], a["start_at"], a["end_at"]) if t is not None)
+    assert latest <= as_of <= datetime.now(UTC).replace(tzinfo=None)
+    metrics = json.loads(Path(pulled["summary"]["metrics"]).read_text())
+    assert metrics["period"] == {**metrics["period"], "end": as_of.isoformat(), "complete": False}
