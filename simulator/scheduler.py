@@ -5,6 +5,8 @@
   gets a reservation at the earliest time enough nodes free up (from the running jobs' time limits);
   later jobs start if they fit now and end before it or use nodes it does not need. A `high` job that
   does not fit preempts `normal` jobs that have run their 2-hour guarantee (PreemptMode=REQUEUE).
+  New training runs are submitted closed-loop: when the runs in flight leave room for them in the
+  pool (`TRAINING_ALLOCATION`), not at their planned time, so the queue stays stable.
 - `shared` (sub-node jobs) on its own nodes: jobs in submit order take the GPUs free earliest on the
   best of a few sampled nodes (first come, first served; fast for millions of short jobs).
 A node fault ends every job on the node and takes the node out until its repair.
@@ -13,7 +15,7 @@ A node fault ends every job on the node and takes the node out until its repair.
 from __future__ import annotations
 
 import heapq
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,8 +35,11 @@ from simulator.workload import MIN_RUN_BEFORE_PREEMPTION
 
 CANDIDATE_NODES = 12  # sub-node jobs go to the best of this many sampled nodes
 BACKFILL_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test: pending jobs looked at per backfill pass
+# Teams launch a new training run only while the GPUs of the runs in flight (running or queued) leave
+# room for it within this share of the `gpu` pool's GPUs (the pool is their allocation).
+TRAINING_ALLOCATION = 1.0
 # Event kinds, in the order they are handled at the same second: ends free nodes before starts.
-END, REPAIR, FAIL, ARRIVE, CANCEL = range(5)
+END, REPAIR, FAIL, ARRIVE, CANCEL, PLAN = range(6)
 
 
 def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
@@ -120,6 +125,10 @@ class GpuPartition:
         self.order = 0
         self.idle_fit: list[tuple[int, int]] = [(0, 0)]  # (time, idle nodes while a pending job fits in them)
         self.gpn = ctx.params.gpus_per_node
+        self.planned: deque[Job] = deque()  # new training runs ready to launch, in plan order
+        self.in_flight: dict[int, int] = {}  # GPUs of each training run launched and not over
+        self.in_flight_gpus = 0
+        self.allocation = int(TRAINING_ALLOCATION * size * self.gpn)
 
     # --- events --------------------------------------------------------------------------------
     def _push(self, t: int, kind: int, payload: object) -> None:
@@ -127,19 +136,30 @@ class GpuPartition:
         heapq.heappush(self.events, (t, kind, self.order, payload))
 
     def run(self, jobs: list[Job]) -> None:
+        """Run the whole-node jobs. A new training run's submit time is only its plan: it is submitted
+        when its team's allocation has room for it (`_launch`); other jobs arrive as drawn."""
         ctx = self.ctx
         for job in jobs:
-            self._push(job.eligible, ARRIVE, job)
+            self._push(job.eligible, PLAN if job.run_id else ARRIVE, job)
         for node in self.pool:
             for index, t in enumerate(ctx.faults.times[node]):
                 if t < ctx.horizon:
                     self._push(t, FAIL, (int(node), index))
-        handlers = {END: self._end, REPAIR: self._repair, FAIL: self._fail, ARRIVE: self._arrive, CANCEL: self._cancel}
+        handlers = {
+            END: self._end,
+            REPAIR: self._repair,
+            FAIL: self._fail,
+            ARRIVE: self._arrive,
+            CANCEL: self._cancel,
+            PLAN: self._plan,
+        }
         while self.events and self.events[0][0] < ctx.horizon:
             t = self.events[0][0]
             while self.events and self.events[0][0] == t:
                 _, kind, _, payload = heapq.heappop(self.events)
                 handlers[kind](t, payload)
+            if self.planned:
+                self._launch(t)
             self._schedule(t)
             self._record_idle_fit(t)
         for _, kind, _, payload in sorted(self.events):
@@ -156,6 +176,23 @@ class GpuPartition:
         if job.cancel_at < NEVER:
             self._push(max(job.cancel_at, t), CANCEL, job)
 
+    def _plan(self, t: int, job: Job) -> None:
+        self.planned.append(job)
+
+    def _launch(self, t: int) -> None:
+        """Submit the planned training runs, in plan order, while the runs in flight leave room for
+        them in the allocation (closed loop: a team launches its next run when GPUs of its previous
+        runs come back, as teams plan against a fixed allocation rather than a calendar)."""
+        while self.planned:
+            job = self.planned[0]
+            if self.in_flight and self.in_flight_gpus + job.gpus > self.allocation:
+                return
+            self.planned.popleft()
+            job.submit = job.eligible = t
+            self.in_flight[job.run_id] = job.gpus
+            self.in_flight_gpus += job.gpus
+            self._arrive(t, job)
+
     def _cancel(self, t: int, job: Job) -> None:
         if job.seq in self.pending_seqs:
             self._unqueue([job])
@@ -170,6 +207,8 @@ class GpuPartition:
         self._release(running, t)
         if follow_up is not None and follow_up.submit < self.ctx.horizon:
             self._push(follow_up.eligible, ARRIVE, follow_up)
+        elif running.job.run_id in self.in_flight:  # the run is over: its GPUs go back to the allocation
+            self.in_flight_gpus -= self.in_flight.pop(running.job.run_id)
 
     def _fail(self, t: int, payload: tuple[int, int]) -> None:
         node, index = payload

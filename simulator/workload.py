@@ -151,10 +151,10 @@ def draw_workload(
 
 
 def _arrivals(rng: np.random.Generator, horizon: int, training: np.ndarray, load: np.ndarray) -> np.ndarray:
-    """Submit times: uniform for most jobs. Training runs, which hold most GPU-hours, come at a steady
-    pace of GPU-hours (in random order, each after the previous one's share of the horizon, as teams
-    plan their runs against their allocation), so that the offered load does not come in bursts that
-    would grow the queue without bound."""
+    """Submit times: uniform for most jobs. Training runs, which hold most GPU-hours, are planned at a
+    steady pace of GPU-hours (in random order, each after the previous one's share of the horizon, as
+    teams plan their runs against their allocation); the `gpu` partition submits each when the runs
+    in flight leave room for it (closed loop), since heavy-tailed runs still overlap beyond the pool."""
     submit = rng.integers(0, horizon, len(training))
     runs = rng.permutation(np.flatnonzero(training))
     if len(runs):

@@ -383,7 +383,7 @@ def test_a_bad_fault_trace_names_file_line_and_field(tmp_path, row, message):
 REALISM_MONTHS = (Month.parse("2026-08"), Month.parse("2026-10"))
 
 
-@pytest.fixture(scope="module", params=[2025, 3])
+@pytest.fixture(scope="module", params=[2025, 1, 4])
 def busy_quarter(request, tmp_path_factory):
     """The demo's size (256 nodes, r_f 6.5) over three months."""
     out = tmp_path_factory.mktemp(f"quarter{request.param}")
@@ -393,12 +393,17 @@ def busy_quarter(request, tmp_path_factory):
 
 
 def test_the_queue_does_not_grow(busy_quarter):
-    """Weekly median waits of 64+ GPU attempts stay within 2x of the first week's. Weekly medians of
-    ~30 attempts are noisy around a few hours, so a week below 6 h counts as 6 h."""
+    """The median wait (Start - Eligible) of the attempts of 64+ GPU jobs, by week of eligibility,
+    stays within 2x of the first full week's (the first month's; the 7-day warm-up is before it)
+    plus 1 h. The hour: on a stable queue most large attempts start when they become eligible, so
+    the first week's median is 0 h and a purely relative bound would demand exactly 0 h every week;
+    1 h is the scale of one backfill gap or restart, far below the 10-20 h weekly swings of a queue
+    that builds up (which this guards against)."""
     weekly = busy_quarter["truth"]["scheduler"]["weekly_wait_64_plus_gpus"]
     weeks = [w["median_wait_hours"] for w in weekly if w["days"] == 7]  # full weeks
     assert len(weeks) == 13 and all(w is not None for w in weeks)
-    assert max(weeks) <= 2 * max(weeks[0], 6.0)
+    assert all(w["attempts"] >= 10 for w in weekly if w["days"] == 7)
+    assert max(weeks) <= 2 * weeks[0] + 1.0, weeks
 
 
 def test_high_qos_jobs_start_quickly(busy_quarter):
