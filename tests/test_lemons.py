@@ -24,9 +24,10 @@ MONTH = Month.parse("2026-10")
             60.0,
             1000,
             5,
-            marks=pytest.mark.skip(
-                reason="fails: RSC-1's rate on a pool kept 83% busy by the scheduler: the repeat-offender rule "
-                "flags 16 of 990 healthy nodes (two job-ending faults within 14 days); the lemon rules are issue 22's"
+            marks=pytest.mark.xfail(
+                reason="RSC-1's rate on a pool kept 83% busy by the scheduler: the repeat-offender rule flags "
+                "16 of 990 healthy nodes (two job-ending faults within 14 days); the lemon rules are issue 22's",
+                strict=False,
             ),
         ),  # RSC-1's
     ],
