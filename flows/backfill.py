@@ -42,7 +42,7 @@ def backfill(
     the current, unfinished month only with `partial`). Returns one entry per month: month,
     outcome (built, skipped, failed) and detail."""
     logger = get_run_logger()
-    months = month_range(report_month(from_month), report_month(to_month, partial=partial))
+    months = month_range(report_month(from_month, partial=partial), report_month(to_month, partial=partial))
     cfg = load_config(config)
     if cfg.cluster != cluster:
         raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
