@@ -11,12 +11,17 @@ from prefect import flow, get_run_logger
 
 from flows.config import ConfigError, load_config
 from flows.delivery import is_delivered
+from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
 from flows.months import Month
 from flows.pipeline import STAGE_NOTE, MonthParam, alert_on_failure, failure, monthly_report, progress, report_month
 
 
 class BackfillError(RuntimeError):
-    pass
+    """Some months failed; exit 2 when each of them failed on its inputs (flows/errors.py), else 1."""
+
+    def __init__(self, message: str, *, inputs_only: bool) -> None:
+        super().__init__(message)
+        self.exit_code = EXIT_INPUT if inputs_only else EXIT_FAILED
 
 
 def month_range(first: Month, last: Month) -> list[Month]:
@@ -70,6 +75,7 @@ def backfill(
                     "outcome": "failed",
                     "stage": stage,
                     "detail": f"at stage {stage}: {error}",
+                    "input_error": is_input_error(state.result(raise_on_failure=False)),
                 }
         progress.info("[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"])
         logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
@@ -78,7 +84,8 @@ def backfill(
     if failed:
         error = BackfillError(
             f"{len(failed)} of {len(months)} months failed: "
-            + "; ".join(f"{o['month']}: {o['detail']}" for o in failed)
+            + "; ".join(f"{o['month']}: {o['detail']}" for o in failed),
+            inputs_only=all(o["input_error"] for o in failed),
         )
         error.add_note(STAGE_NOTE + ", ".join(f"{o['month']} {o['stage']}" for o in failed))  # for the alert
         raise error

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import gc
+import atexit
 import logging
+import os
 import sys
+import threading
+import traceback
+from datetime import datetime
 from pathlib import Path
 
 from flows.config import ConfigError, config_summary, load_config, source_problems, starter_config
-from flows.land import TooManyBadRowsError
+from flows.errors import EXIT_DONE, UsageError, exit_code
+from flows.land import missing_inputs
 from flows.months import Month
-from flows.sources import InputFormatError
 
 
 def _month(text: str) -> Month:
@@ -32,7 +36,22 @@ def show_progress() -> None:
         logger.propagate = False
 
 
-def overlap_start_up() -> None:
+def say(line: str) -> None:
+    """A progress line of the command itself, in the format of the stages' lines."""
+    print(f"{datetime.now():%H:%M:%S}  {line}", flush=True)
+
+
+def keep_prefect_off_the_console() -> None:
+    """Prefect logs a failed task and flow with full tracebacks to stderr; the command prints one
+    `error:` line instead (the Prefect log keeps the traceback; --debug shows it here too)."""
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, PrefectConsoleHandler):
+            handler.setLevel(logging.CRITICAL + 1)
+
+
+def overlap_start_up(debug: bool = False) -> None:
     """Pay the run's fixed start-up costs side by side: while the temporary Prefect API server boots
     in its own process (~6 s; not when PREFECT_API_URL names a server), this process imports dbt and
     Great Expectations (~5 s) in a thread: a small month's `run` went from 16.3 s to 13.4 s."""
@@ -40,6 +59,9 @@ def overlap_start_up() -> None:
 
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL
+
+    if not debug:
+        keep_prefect_off_the_console()
 
     def import_stage_libraries() -> None:
         import great_expectations  # noqa: F401
@@ -58,14 +80,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     if args.month:
         if args.to_month:
-            raise SystemExit("error: --to goes with --from, not with --month")
+            raise UsageError("--to goes with --from, not with --month")
         first = last = args.month
     else:
         if not args.to_month:
-            raise SystemExit("error: --from needs --to")
+            raise UsageError("--from needs --to")
         first, last = args.from_month, args.to_month
         if last < first:
-            raise SystemExit(f"error: --to {last} is before --from {first}")
+            raise UsageError(f"--to {last} is before --from {first}")
     params = SimParams(
         cluster=args.cluster,
         month=first,
@@ -86,7 +108,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         f"simulated {args.cluster} {first}..{last}: {args.nodes} nodes, {failures} injected infrastructure "
         f"failures ending in the months, {len(truth['lemon_nodes'])} lemon nodes -> {args.out}"
     )
-    return 0
+    return EXIT_DONE
 
 
 def checked_months(*months: Month, partial: bool = False, as_of: str | None = None) -> None:
@@ -94,18 +116,11 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
     and an --as-of that is not a time or lies in the future: UsageError, exit 2."""
     from flows.pipeline import parse_as_of, report_month
 
-    try:
-        for month in months:
-            report_month(str(month), partial=partial)
-        dumped_at = parse_as_of(as_of)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    for month in months:
+        report_month(str(month), partial=partial)
+    dumped_at = parse_as_of(as_of)
     if dumped_at is not None and dumped_at <= min(months).start:
         raise UsageError(f"--as-of {as_of} is not after the start of {min(months)}: nothing of the month was recorded")
-
-
-class UsageError(Exception):
-    """A command asked for something it cannot do (exit 2)."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -113,8 +128,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     checked_months(args.month, partial=args.partial, as_of=args.as_of)
+    missing_inputs(args.month, config.source_paths(args.month))  # at once, not after the start-up
     show_progress()
-    overlap_start_up()
+    say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
+    overlap_start_up(args.debug)
     summary = monthly_report(
         month=str(args.month),
         cluster=config.cluster,
@@ -130,7 +147,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
-    return 0
+    return EXIT_DONE
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
@@ -138,11 +155,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     if args.to_month < args.from_month:
-        print(f"error: --from {args.from_month} is after --to {args.to_month}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     checked_months(args.from_month, args.to_month, partial=args.partial)
     show_progress()
-    overlap_start_up()
+    say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    overlap_start_up(args.debug)
     outcomes = backfill(
         cluster=config.cluster,
         config=str(config.config_path),
@@ -155,7 +172,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
         print(f"  {outcome['month']}  {outcome['outcome']:<8} {outcome['detail']}")
-    return 0
+    return EXIT_DONE
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -168,7 +185,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
         summary += f"; {args.month}: every input present and readable"
     print(summary)
-    return 0
+    return EXIT_DONE
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -180,7 +197,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     except FileExistsError:
         raise ConfigError(f"{out} exists; not overwritten (move it away or give another --out)") from None
     print(f"wrote {out}; set its [[sources]] paths, then: reliability-report check --config {out} --month YYYY-MM")
-    return 0
+    return EXIT_DONE
 
 
 def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
@@ -222,7 +239,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     code = cmd_backfill(
         argparse.Namespace(
-            config=str(config_path), from_month=first, to_month=last, force=True, resend=False, partial=False
+            config=str(config_path),
+            from_month=first,
+            to_month=last,
+            force=True,
+            resend=False,
+            partial=False,
+            debug=args.debug,
         )
     )
     report_dir = load_config(config_path).report_dir(last)
@@ -243,9 +266,13 @@ def package_version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sim = sub.add_parser("simulate", help="write simulated months of Slurm and health logs (one history)")
+    sim = sub.add_parser(
+        "simulate", parents=[common], help="write simulated months of Slurm and health logs (one history)"
+    )
     sim.add_argument("--cluster", required=True)
     span = sim.add_mutually_exclusive_group(required=True)
     span.add_argument("--month", type=_month, help="YYYY-MM: one month, its files directly in --out")
@@ -262,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--out", required=True, help="output directory")
     sim.set_defaults(func=cmd_simulate)
 
-    run = sub.add_parser("run", help="build the monthly report of one cluster")
+    run = sub.add_parser("run", parents=[common], help="build the monthly report of one cluster")
     run.add_argument("--month", required=True, type=_month, help="YYYY-MM")
     run.add_argument("--config", required=True, help="cluster config (TOML)")
     run.add_argument("--resend", action="store_true", help="email the report again although its figures were sent")
@@ -276,7 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=cmd_run)
 
-    back = sub.add_parser("backfill", help="build a range of past months of one cluster, oldest first")
+    back = sub.add_parser(
+        "backfill", parents=[common], help="build a range of past months of one cluster, oldest first"
+    )
     back.add_argument("--from", dest="from_month", required=True, type=_month, help="first month, YYYY-MM")
     back.add_argument("--to", dest="to_month", required=True, type=_month, help="last month, YYYY-MM")
     back.add_argument("--config", required=True, help="cluster config (TOML)")
@@ -285,7 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--partial", action="store_true", help="allow --to to be the current, unfinished month")
     back.set_defaults(func=cmd_backfill)
 
-    demo = sub.add_parser("demo", help="simulate three continuous months of a demo cluster and report the last")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="simulate three continuous months of a demo cluster and report the last"
+    )
     demo.add_argument("--cluster", default="demo")
     demo.add_argument(
         "--month", type=_month, default=None, help="the month to report, YYYY-MM (default: last full month)"
@@ -296,12 +327,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--reports", default="reports", help="where reports/<cluster>/<month>/ go")
     demo.set_defaults(func=cmd_demo)
 
-    check = sub.add_parser("check", help="validate a config, and with --month that month's inputs, in seconds")
+    check = sub.add_parser(
+        "check", parents=[common], help="validate a config, and with --month that month's inputs, in seconds"
+    )
     check.add_argument("--config", required=True, help="cluster config (TOML)")
     check.add_argument("--month", type=_month, default=None, help="YYYY-MM: also check its inputs exist and read")
     check.set_defaults(func=cmd_check)
 
-    init = sub.add_parser("init", help="write a commented starter config with every key and its default")
+    init = sub.add_parser(
+        "init", parents=[common], help="write a commented starter config with every key and its default"
+    )
     init.add_argument("--cluster", default="mycluster", help="the cluster's name (default: mycluster)")
     init.add_argument("--out", default=None, help="where to write it (default: <cluster>.toml); never overwritten")
     init.set_defaults(func=cmd_init)
@@ -309,27 +344,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; every failure becomes one `error:` line and an exit code (flows/errors.py)."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InputFormatError, TooManyBadRowsError, ConfigError, FileNotFoundError, UsageError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # dbt build and data-quality failures name what failed
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted; outputs of earlier runs are unchanged", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the one place a failure becomes an exit code
+        code = exit_code(exc)
+        if args.debug:
+            traceback.print_exc()
+        message = str(exc).strip() or type(exc).__name__
+        if code == 1 and not isinstance(exc, RuntimeError):  # not an error we raise: say what it was
+            message = f"{type(exc).__name__}: {message} (a bug? --debug shows the traceback)"
+        print(f"error: {message}", file=sys.stderr)
+        return code
+
+
+def exit_without_teardown(code: int) -> None:
+    """Exit once the run's threads and exit handlers (the temporary Prefect API server's shutdown,
+    log flushes) are done, skipping the interpreter's module teardown: it spends seconds collecting
+    the libraries' millions of objects, and DuckDB's bindings print a page of "leaked" warnings
+    over the objects still referenced then. Memory is the operating system's to reclaim."""
+    # What Py_FinalizeEx does first, in its order: threading's exit hooks (Prefect drains its log
+    # queue to the API there) and the joining of non-daemon threads, then the atexit handlers.
+    threading._shutdown()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def console_script() -> None:
-    """`reliability-report`: main(), then exit. Before the interpreter's teardown, the objects of the
-    run's libraries (Prefect, dbt, Great Expectations, pandas: millions) are moved out of the cyclic
-    garbage collector's reach; its full collections over them while modules are cleared took 1.7 s
-    of every command (a small month's `run`: 13.2 s before, 11.4 s after). Exit handlers (the
-    temporary Prefect API server's shutdown, log flushes) still run; memory is the operating
-    system's to reclaim."""
-    code = main()
-    gc.freeze()
-    sys.exit(code)
+    """`reliability-report`."""
+    exit_without_teardown(main())
 
 
 if __name__ == "__main__":

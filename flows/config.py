@@ -45,6 +45,7 @@ CommandKind = Literal["sacct_command", "sacctmgr_events_command", "scontrol_node
 FILE_KINDS: tuple[str, ...] = get_args(FileKind)
 # Kinds that are another way to get the same input.
 SAME_INPUT = {"sacct_xdmod": "sacct_psv", "sacct_json": "sacct_psv"}
+JOB_RECORD_KINDS = ("sacct_psv", *SAME_INPUT)  # without these there is no month
 # Live sources run a command (e.g. ["sacct"] or ["ssh", "slurm-head", "sacct"]) and stand for a file kind.
 COMMAND_KINDS = {
     "sacct_command": "sacct_psv",

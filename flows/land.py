@@ -27,7 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.atomic import replace_dir_atomically
-from flows.config import COMMAND_KINDS, ClusterConfig
+from flows.config import COMMAND_KINDS, JOB_RECORD_KINDS, ClusterConfig
+from flows.errors import MissingInputError, TooManyBadRowsError
 from flows.months import Month
 from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine, sql_quote
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
@@ -101,10 +102,6 @@ PULLERS = {
     "scontrol_nodes_command": ("scontrol_nodes.txt", pull_node_states),
 }
 QUARANTINE_SAMPLE = 10
-
-
-class TooManyBadRowsError(ValueError):
-    """A source with more unreadable rows than the configured limit: the run stops instead of reporting on it."""
 
 
 def _check_quarantines(
@@ -290,6 +287,23 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
     return None if latest is None else min(latest, landed_at)
 
 
+def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
+    """Stop before any work when an input is not there: the job records first (without them there is
+    no month), then every other configured source that is missing, all in one error."""
+    missing = [
+        (kind, path)
+        for kind, path in sources.items()
+        if not (path.is_dir() if kind in DIRECTORY_SOURCES else path.is_file())
+    ]
+    if not missing:
+        return
+    missing.sort(key=lambda item: item[0] not in JOB_RECORD_KINDS)
+    lines = [f"source {kind}: {path} does not exist" for kind, path in missing]
+    if missing[0][0] in JOB_RECORD_KINDS:
+        lines[0] = f"no job records for {month}: {missing[0][1]} does not exist"
+    raise MissingInputError("; ".join(lines))
+
+
 def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
     sources = config.source_paths(month)
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
@@ -306,9 +320,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     # Local times are in the site's zone, except what we pulled ourselves with TZ=UTC.
     pulled_kinds = {COMMAND_KINDS[live.kind] for live in config.command_sources()}
     clocks = {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
-    for kind, path in sources.items():
-        if not (path.is_dir() if kind in DIRECTORY_SOURCES else path.is_file()):
-            raise FileNotFoundError(f"source {kind}: {path} does not exist")
+    missing_inputs(month, sources)
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
     quarantines = {kind: Quarantine(strict=False) for kind in sources}

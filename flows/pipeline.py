@@ -22,6 +22,7 @@ from pydantic import Field
 from flows.analysis import compute_metrics, detail_tables
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import deliver_report, send_alert
+from flows.errors import UsageError
 from flows.land import land_month
 from flows.months import MONTH_RE, Month, observed_end
 from flows.quality import SuiteResult, validate_month
@@ -36,7 +37,7 @@ progress = logging.getLogger("flows.progress")
 STAGE_NOTE = "stage: "  # added to a failing stage's exception, for the failure alert
 
 
-class MonthNotEndedError(ValueError):
+class MonthNotEndedError(UsageError):
     """The month asked for has not ended and a partial report was not asked for."""
 
 
@@ -49,7 +50,7 @@ def report_month(text: str | None, now: datetime | None = None, partial: bool = 
     month = Month.parse(text)
     now = now or datetime.now(UTC)
     if month.start > now:
-        raise ValueError(f"month {month} is in the future")
+        raise UsageError(f"month {month} is in the future")
     if month.end > now and not partial:
         raise MonthNotEndedError(
             f"month {month} has not ended (it ends {month.end:%Y-%m-%d %H:%M} UTC): "
@@ -65,10 +66,10 @@ def parse_as_of(text: str | None, now: datetime | None = None) -> datetime | Non
     try:
         as_of = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"--as-of must be an ISO 8601 time such as 2026-11-02T06:00:00Z, got {text!r}") from None
+        raise UsageError(f"--as-of must be an ISO 8601 time such as 2026-11-02T06:00:00Z, got {text!r}") from None
     as_of = as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC)
     if as_of > (now or datetime.now(UTC)):
-        raise ValueError(f"--as-of {text} is in the future")
+        raise UsageError(f"--as-of {text} is in the future")
     return as_of
 
 

@@ -61,6 +61,8 @@ def test_the_installed_wheel_runs_the_demo(tmp_path: Path):
     demo = run(
         [command, "demo", "--workdir", "work", "--reports", "reports", "--nodes", "48"], cwd=site, env=env, timeout=900
     )
+    # the console shows progress and the outcome: no library's leak warnings or tracebacks
+    assert "leaked" not in demo.stderr and "Traceback" not in demo.stderr, demo.stderr
     months = sorted((site / "reports" / "demo").iterdir())
     assert months, demo.stdout
     for month in months:

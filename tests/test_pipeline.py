@@ -13,7 +13,7 @@ import yaml
 
 from flows.cli import write_demo_config
 from flows.config import load_config
-from flows.land import TooManyBadRowsError
+from flows.errors import TooManyBadRowsError
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.quality import DataQualityError, validate_month

@@ -1,0 +1,50 @@
+"""Which failures are the user's to fix, and the exit code every command gives for each.
+
+| exit | meaning |
+| --- | --- |
+| 0 | done (a backfill: every month built or skipped) |
+| 1 | the run failed: dbt build, a critical data-quality failure, delivery, another run holds the cluster, a bug |
+| 2 | usage, config or input: a bad argument, a month not ended, a config key, a missing or unreadable input |
+"""
+
+from __future__ import annotations
+
+from flows.config import ConfigError
+from flows.sources import InputFormatError
+
+EXIT_DONE, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+
+
+class UsageError(ValueError):
+    """A command asked for something it cannot do: a month in the future or not ended, a bad option."""
+
+
+class MissingInputError(FileNotFoundError):
+    """A configured input of the month is not there."""
+
+
+class TooManyBadRowsError(ValueError):
+    """A source with more unreadable rows than the configured limit: the run stops instead of reporting on it."""
+
+
+# FileNotFoundError: an input, a CA file or a config that is not there.
+INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    UsageError,
+    ConfigError,
+    InputFormatError,
+    TooManyBadRowsError,
+    FileNotFoundError,
+)
+
+
+def is_input_error(error: BaseException | None) -> bool:
+    return isinstance(error, INPUT_ERRORS)
+
+
+def exit_code(error: BaseException) -> int:
+    """2 for what the user fixes in the command, the config or the inputs; 1 for a failed run.
+    An error may carry its own (a backfill whose months all failed on their inputs exits 2)."""
+    code = getattr(error, "exit_code", None)
+    if isinstance(code, int):
+        return code
+    return EXIT_INPUT if is_input_error(error) else EXIT_FAILED
