@@ -6,7 +6,8 @@ import itertools
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _swaps = itertools.count()  # a process may replace the same directory again before an old copy is gone
@@ -16,14 +17,23 @@ _removing: set[Path] = set()  # old copies this process's threads are deleting: 
 def replace_dir_atomically(
     target: Path, fill: Callable[[Path], None], *, remove_old_in_background: bool = False
 ) -> None:
-    """Fill a sibling temporary directory, then swap it in with renames.
+    """Fill a sibling temporary directory, then swap it in with renames (see staged_replacement).
 
     With `remove_old_in_background`, the previous content (moved aside by the swap) is deleted by
     a thread of its own, which the interpreter waits for at exit: deleting hundreds of megabytes
     of raw inputs takes a fifth of a second that the caller need not wait for.
+    """
+    with staged_replacement(target, remove_old_in_background=remove_old_in_background) as tmp:
+        fill(tmp)
+
+
+@contextmanager
+def staged_replacement(target: Path, *, remove_old_in_background: bool = False) -> Iterator[Path]:
+    """A new, empty sibling directory to fill; when the block ends it replaces `target` (renames),
+    and if the block raises it is removed instead, leaving `target` as it was.
 
     Until the swap the previous content of `target` is untouched, so an exception (or a kill)
-    during `fill` leaves the last good result in place. What a killed run left behind is cleared
+    inside the block leaves the last good result in place. What a killed run left behind is cleared
     first (callers hold the cluster's run lock, so no other run is filling): its temporary
     directory, and, if it died between the two renames, its `old` directory is the last good
     result and goes back in place.
@@ -42,7 +52,7 @@ def replace_dir_atomically(
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        fill(tmp)
+        yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -1,19 +1,25 @@
 """Backfill: build a range of past months of one cluster, oldest first, one at a time.
 
 Months run sequentially (dbt must never build two months into one DuckDB file at once), each as
-a `monthly-report` subflow holding the cluster lock. A month whose report exists and whose figures
-were delivered is skipped unless `force`; a failed month is reported and the next one still runs.
+a `monthly-report` subflow holding the cluster lock. A month whose report exists is skipped unless
+`force`, or unless it is one to send and its figures were not sent; a failed month is reported and
+the next one still runs. Only the months `email` names are sent: rebuilding a year must not email
+a year of reports.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from prefect import flow, get_run_logger
 
 from flows.config import ConfigError, load_config
-from flows.delivery import is_delivered
+from flows.delivery import delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
 from flows.months import Month
 from flows.pipeline import STAGE_NOTE, MonthParam, alert_on_failure, failure, monthly_report, progress, report_month
+
+EmailChoice = Literal["none", "latest", "all"]
 
 
 class BackfillError(RuntimeError):
@@ -42,10 +48,12 @@ def backfill(
     force: bool = False,
     resend: bool = False,
     partial: bool = False,
+    email: EmailChoice = "latest",
 ) -> list[dict]:
     """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
-    the current, unfinished month only with `partial`). Returns one entry per month: month,
-    outcome (built, skipped, failed) and detail."""
+    the current, unfinished month only with `partial`). `email` says which months' reports are
+    sent (by email and to the webhook): none, the latest of the range (default) or all; the others
+    are archived. Returns one entry per month: month, outcome (built, skipped, failed) and detail."""
     logger = get_run_logger()
     months = month_range(report_month(from_month, partial=partial), report_month(to_month, partial=partial))
     cfg = load_config(config)
@@ -54,19 +62,28 @@ def backfill(
     outcomes = []
     for i, month in enumerate(months, 1):
         progress.info("[%d/%d] %s %s", i, len(months), cluster, month)
-        if not force and is_delivered(cfg, str(month), cfg.report_dir(month)):
-            outcome = {"month": str(month), "outcome": "skipped", "detail": "report built and delivered already"}
+        notify = email == "all" or (email == "latest" and month == months[-1])
+        delivered, status = delivery_status(cfg, str(month), cfg.report_dir(month))
+        if not force and status != "no report" and (delivered or not notify):
+            outcome = {"month": str(month), "outcome": "skipped", "detail": status}
         else:
             state = monthly_report(
-                cluster=cluster, config=config, month=str(month), resend=resend, partial=partial, return_state=True
+                cluster=cluster,
+                config=config,
+                month=str(month),
+                resend=resend,
+                partial=partial,
+                notify=notify,
+                return_state=True,
             )
             if state.is_completed():
                 summary = state.result()
+                delivery = summary["delivery"] if notify else f"archived, not sent (--email {email})"
                 outcome = {
                     "month": str(month),
                     "outcome": "built",
                     "detail": f"{summary['attempts']:,} attempts, {summary['infra_failures']:,} infrastructure "
-                    f"failures in {sum(summary['stage_seconds'].values()):.0f} s; {summary['delivery']}",
+                    f"failures in {sum(summary['stage_seconds'].values()):.0f} s; {delivery}",
                 }
             else:
                 stage, error = failure(state)

@@ -168,6 +168,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         force=args.force,
         resend=args.resend,
         partial=args.partial,
+        email=args.email,
     )
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
@@ -245,6 +246,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             force=True,
             resend=False,
             partial=False,
+            email="latest",
             debug=args.debug,
         )
     )
@@ -309,9 +311,16 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--from", dest="from_month", required=True, type=_month, help="first month, YYYY-MM")
     back.add_argument("--to", dest="to_month", required=True, type=_month, help="last month, YYYY-MM")
     back.add_argument("--config", required=True, help="cluster config (TOML)")
-    back.add_argument("--force", action="store_true", help="rebuild months whose report was built and delivered")
+    back.add_argument("--force", action="store_true", help="rebuild months whose report exists (sending follows --email)")
     back.add_argument("--resend", action="store_true", help="email reports again although their figures were sent")
     back.add_argument("--partial", action="store_true", help="allow --to to be the current, unfinished month")
+    back.add_argument(
+        "--email",
+        choices=("none", "latest", "all"),
+        default="latest",
+        help="which months' reports are sent, by email and to the webhook (default: latest, the --to month); "
+        "the others are archived",
+    )
     back.set_defaults(func=cmd_backfill)
 
     demo = sub.add_parser(

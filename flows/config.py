@@ -304,6 +304,36 @@ class EmailConfig:
         return self.alert_to or self.to  # nobody left out of a failure by default
 
 
+def _web_url(url: str) -> str:
+    if url and (not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url)):
+        raise ValueError("must be an http:// or https:// URL")
+    return url
+
+
+WebUrl = Annotated[str, Strict(), AfterValidator(_web_url)]
+
+
+@checked_dataclass(frozen=True, config=DATACLASS_SECTION)
+class WebhookConfig:
+    """[webhook]: a chat channel (Slack, Mattermost, Rocket.Chat, ... incoming webhooks) told of each
+    month's figures once, like the email. The URL is a secret: give the environment variable holding it."""
+
+    url_env: EnvVarName = Field("", description="environment variable holding the webhook's URL")
+    url: WebUrl = Field("", description="or the URL itself (a test server; a real one is a secret)")
+    report_url: Annotated[WebUrl, _placeholders("month", "cluster")] = Field(
+        "", description="where readers open the report, {cluster} and {month} filled in (default: its path)"
+    )
+    timeout_seconds: PositiveNumber = Field(30.0, description="HTTP timeout of one attempt")
+    send_attempts: PositiveInt = Field(4, description="a refused connection, timeout, 429 or 5xx is retried ...")
+    retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
+
+    @model_validator(mode="after")
+    def _one_url(self) -> WebhookConfig:
+        if bool(self.url_env) == bool(self.url):
+            raise ValueError("give url_env (the environment variable holding the URL) or url, one of them")
+        return self
+
+
 class ConfigFile(BaseModel):
     """The file as written; load_config turns it into a ClusterConfig."""
 
@@ -317,6 +347,7 @@ class ConfigFile(BaseModel):
     analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     email: EmailConfig | None = None
+    webhook: WebhookConfig | None = None
 
     @model_validator(mode="after")
     def _one_source_per_input(self) -> ConfigFile:
@@ -343,6 +374,7 @@ class ClusterConfig:
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     email: EmailConfig | None = None  # None: reports are archived only, failures only logged
+    webhook: WebhookConfig | None = None
 
     def source_paths(self, month: Month) -> dict[str, Path]:
         """The file sources' paths for `month` (command sources are pulled by the landing)."""
@@ -395,6 +427,7 @@ def load_config(path: str | Path) -> ClusterConfig:
         analysis=parsed.analysis,
         ingest=parsed.ingest,
         email=email if email is not None and (email.to or email.alert_to) else None,
+        webhook=parsed.webhook,
     )
 
 
@@ -405,6 +438,7 @@ SECTIONS: dict[str, type] = {
     "analysis": AnalysisConfig,
     "ingest": IngestConfig,
     "email": EmailConfig,
+    "webhook": WebhookConfig,
 }
 EXTRA_KEY = ("extra_forbidden", "unexpected_keyword_argument")
 MISSING = ("missing", "missing_keyword_argument", "missing_argument")
@@ -583,7 +617,8 @@ def config_summary(config: ClusterConfig) -> str:
     kinds = ", ".join(s.kind for s in config.sources)
     email = config.email
     mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
-    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}"
+    hook = "; a webhook" if config.webhook else ""
+    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}"
 
 
 # ---- `reliability-report init`: a commented starter config with every key and its default ---------------------
@@ -659,6 +694,9 @@ def starter_config(cluster: str) -> str:
         if name == "email":
             lines += ["", "# [email]: without it (or without `to`) reports are archived only, failures only logged."]
             lines += ["# [email]", *_key_lines(model, EMAIL_EXAMPLES, prefix="# ")]
+        elif name == "webhook":
+            lines += ["", "# [webhook]: a chat channel's incoming webhook, told of each month's figures once."]
+            lines += ["# [webhook]", *_key_lines(model, {"url_env": "REPORT_WEBHOOK_URL"}, prefix="# ")]
         else:
             lines += ["", f"[{name}]", *_key_lines(model)]
     text = "\n".join(lines) + "\n"

@@ -1,8 +1,12 @@
-"""Delivery of a finished report by email, once per set of figures, and failure alerts.
+"""Delivery of a finished report, once per set of figures, by email and to a chat webhook; failure alerts.
 
-A month's figures are identified by the hash of its metrics.json. A rerun with the same figures
-sends nothing (unless `resend`); changed figures (late accounting records, an edited taxonomy)
-send a correction that says what changed and refers to the earlier email.
+A month's figures are identified by their fingerprint: a digest of what the report shows as
+figures (metrics.json without the parameters in force, the rebuild command with its config path and
+tool version, and where the inputs were read from). A rerun with the same figures sends nothing
+(unless `resend`); changed figures (late accounting records, an edited taxonomy) send a correction
+that names what changed and refers to the earlier message. Each channel keeps its own sent-log
+records. A delivery that reaches nobody leaves the sent-log as it was and raises DeliveryError;
+the pipeline then keeps the previous report directory (flows/pipeline.py).
 """
 
 from __future__ import annotations
@@ -10,93 +14,211 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import formatdate, make_msgid, parseaddr
 from pathlib import Path
 
-from flows import mailer
+from flows import mailer, webhook
 from flows.config import ClusterConfig
+from flows.mailer import DeliveryError
 from flows.message import build_message
-from flows.sent_log import FAILED, SENDING, SENT, SentLog, SentRecord
+from flows.sent_log import SENDING, SENT, SentLog, SentRecord
+from flows.summary import headline_lines
 
 log = logging.getLogger(__name__)
 SUBJECT = "Cluster reliability report: {cluster}, {month}"
-HEADLINE = {  # label: path in metrics.json
-    "job attempts": ("totals", "attempts"),
-    "infrastructure failures": ("totals", "infra_failures"),
-    "r_f per 1000 node-days (paper)": ("node_failure_rate", "paper", "value"),
-    "r_f per 1000 node-days (all jobs)": ("node_failure_rate", "all", "value"),
+EMAIL, WEBHOOK = "email", "webhook"
+
+# metrics.json keys that say how the figures were made, not what they are: a change here alone sends nothing.
+NOT_FIGURES = (
+    "parameters",  # the parameters in force: one that changes no figure changes nothing shown as a figure
+    "reproduce",  # the rebuild command: the config's path, the tool's version
+    "quarantine_sample",  # examples of quarantined lines with their file paths (the counts are in `inputs`)
+)
+INPUT_PROVENANCE = ("file", "sha256")  # per input: where it was read and its checksum (its counts stay)
+SECTION_NAMES = {  # what a correction calls a changed part of the report
+    "totals": "totals",
+    "job_mix": "job mix",
+    "mttf_by_size": "MTTF by job size",
+    "node_failure_rate": "node failure rate",
+    "month_over_month": "month-over-month change",
+    "history": "trend",
+    "projections": "projections to large jobs",
+    "failures_by_cause": "failures by cause",
+    "health_events": "health events",
+    "run_ettr": "ETTR of job runs",
+    "expected_ettr": "expected ETTR",
+    "lost_goodput": "lost goodput",
+    "lemon_nodes": "lemon-node candidates",
+    "data_quality": "data quality",
+    "inputs": "input record counts",
+    "period": "period covered",
 }
 
 
-def figures_hash(report_dir: Path) -> str:
-    return hashlib.sha256((report_dir / "metrics.json").read_bytes()).hexdigest()
+@dataclass(frozen=True)
+class Figures:
+    """What a report directory shows as figures: its fingerprint, a digest per part, the headline."""
+
+    fingerprint: str
+    sections: dict[str, str]  # metrics.json key -> digest of its figures
+    headline: dict[str, object]  # label -> value, for a correction's notice
+    lines: list[str]  # the summary sentence, then the headline figures, for a chat message
+
+    @classmethod
+    def of(cls, report_dir: Path) -> Figures:
+        metrics = json.loads((report_dir / "metrics.json").read_text())
+        sections = {
+            key: _digest(_without_provenance(key, value))
+            for key, value in sorted(metrics.items())
+            if key not in NOT_FIGURES and key != "summary"  # the summary is made from the others
+        }
+        return cls(
+            fingerprint=_digest(sections),
+            sections=sections,
+            headline={h["label"]: h["value"] for h in metrics["summary"]["headline"]},
+            lines=[metrics["summary"]["text"], *headline_lines(metrics)],
+        )
+
+    def changed_parts(self, previous: SentRecord) -> list[str]:
+        if not previous.sections:  # a record from before per-part digests
+            return []
+        keys = sorted(set(self.sections) | set(previous.sections))
+        changed = [key for key in keys if self.sections.get(key) != previous.sections.get(key)]
+        return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
 
 
-def headline(report_dir: Path) -> dict:
-    metrics = json.loads((report_dir / "metrics.json").read_text())
-    figures = {}
-    for label, keys in HEADLINE.items():
-        value = metrics
-        for key in keys:
-            value = value.get(key) if isinstance(value, dict) else None
-        figures[label] = value
-    return figures
+def _without_provenance(key: str, value):
+    if key == "inputs" and isinstance(value, dict):
+        return {
+            source: {k: v for k, v in stats.items() if k not in INPUT_PROVENANCE} if isinstance(stats, dict) else stats
+            for source, stats in value.items()
+        }
+    return value
 
 
-def correction_notice(previous: SentRecord, figures: dict) -> str:
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def correction_notice(previous: SentRecord, figures: Figures) -> str:
     def show(value) -> str:
         return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else "–"
 
     changes = [
         f"{label} {show(previous.figures.get(label))} → {show(value)}"
-        for label, value in figures.items()
-        if previous.figures.get(label) != value
+        for label, value in figures.headline.items()
+        if label in previous.figures and previous.figures.get(label) != value
     ]
+    parts = figures.changed_parts(previous)
+    what = "; ".join(filter(None, ["; ".join(changes), f"changed: {', '.join(parts)}" if parts else ""]))
     return (
         f"Correction: this report replaces the one sent on {previous.time[:10]}; its figures changed"
-        + (f" ({'; '.join(changes)})." if changes else " (not the headline ones).")
+        + (f" ({what})." if what else ".")
         + " Late accounting records or an edited failure taxonomy change a month's figures."
     )
 
 
-def is_delivered(config: ClusterConfig, month: str, report_dir: Path) -> bool:
-    """The month's report exists and, if it goes by email, these figures were sent."""
+@dataclass
+class DeliveryOutcome:
+    """What delivery did with one report, per channel."""
+
+    done: list[str] = field(default_factory=list)  # one line per channel: what was done
+    errors: list[str] = field(default_factory=list)  # what failed
+    delivered: bool = False  # some channel handed these figures to somebody
+
+    @property
+    def reached_nobody(self) -> bool:
+        """Every channel due failed: the report directory and the sent-log stay as they were."""
+        return bool(self.errors) and not self.delivered
+
+    def __str__(self) -> str:
+        return "; ".join(self.done + [f"FAILED {error}" for error in self.errors])
+
+
+def channels(config: ClusterConfig) -> list[str]:
+    return ([EMAIL] if config.email is not None and config.email.to else []) + ([WEBHOOK] if config.webhook else [])
+
+
+def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tuple[bool, str]:
+    """(delivered, in words): whether the month's report exists and every channel has its figures."""
     if not (report_dir / "metrics.json").is_file():
-        return False
-    if config.email is None or not config.email.to:
-        return True
-    last = SentLog.for_cluster(config.data_dir, config.cluster).last_sent(month)
-    return last is not None and last.figures_hash == figures_hash(report_dir)
-
-
-def deliver_report(config: ClusterConfig, month: str, report_dir: Path, *, resend: bool = False) -> str:
-    """Email the report in `report_dir` to the cluster's recipients unless these figures went out
-    already. Returns what was done, for the run summary; raises mailer.DeliveryError if the server
-    did not accept it (nothing is then recorded as sent)."""
-    email = config.email
-    if email is None or not email.to:
-        return "archived only (no recipients configured)"
+        return False, "no report"
+    due = channels(config)
+    if not due:
+        return True, "report built already (archived; no recipients configured)"
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
-    digest = figures_hash(report_dir)
-    last = sent_log.last_sent(month)
-    if last and last.figures_hash == digest and not resend:
-        return (
-            f"not sent again: these figures went to {len(last.recipients)} recipients on {last.time} (--resend to send)"
-        )
+    fingerprint = Figures.of(report_dir).fingerprint
+    last = {channel: sent_log.last_sent(month, channel) for channel in due}
+    if all(record is not None and record.figures_hash == fingerprint for record in last.values()):
+        when = max(record.time for record in last.values())[:10]
+        return True, f"report built and {' and '.join(_past(c) for c in due)} already ({when})"
+    return False, "report built already (archived, not sent)"
 
-    figures = headline(report_dir)
+
+def deliver_report(
+    config: ClusterConfig, month: str, report_dir: Path, *, resend: bool = False, held: str | None = None
+) -> DeliveryOutcome:
+    """Send the report in `report_dir` by email and to the webhook (whichever are configured) unless
+    these figures went out already; `held` (a reason) archives it without sending. Raises
+    DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
+    due = channels(config)
+    if not due:
+        return DeliveryOutcome(done=["archived only (no email recipients or webhook configured)"])
+    if held:
+        return DeliveryOutcome(done=[f"archived, not sent ({held})"])
+    figures = Figures.of(report_dir)
+    sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
+    outcome = DeliveryOutcome()
+    for channel in due:
+        send = _send_email if channel == EMAIL else _post_webhook
+        try:
+            line, sent, refused = send(config, month, report_dir, figures, sent_log, resend)
+        except DeliveryError as exc:
+            outcome.errors.append(f"{channel}: {exc}")
+            continue
+        outcome.done.append(line)
+        outcome.delivered |= sent
+        if refused:
+            outcome.errors.append(f"{channel}: {refused}")
+    if outcome.reached_nobody:
+        raise DeliveryError("; ".join(outcome.errors))
+    return outcome
+
+
+def _kind(last: SentRecord | None, figures: Figures) -> str:
+    return "report" if last is None else "correction" if last.figures_hash != figures.fingerprint else "resend"
+
+
+def _unchanged(last: SentRecord | None, figures: Figures, channel: str, resend: bool) -> str | None:
+    if last and last.figures_hash == figures.fingerprint and not resend:
+        to = f"{len(last.recipients)} recipients" if channel == EMAIL else "the webhook"
+        return f"not {_past(channel)} again: these figures went to {to} on {last.time} (--resend to send)"
+    return None
+
+
+def _past(channel: str) -> str:
+    return "emailed" if channel == EMAIL else "posted"
+
+
+def _send_email(
+    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+) -> tuple[str, bool, str]:
+    """(what was done, whether it was sent, the recipients the server refused)."""
+    email = config.email
+    last = sent_log.last_sent(month, EMAIL)
+    if unchanged := _unchanged(last, figures, EMAIL, resend):
+        return unchanged, False, ""
+    kind = _kind(last, figures)
     subject = SUBJECT.format(cluster=config.cluster, month=month)
-    kind, notice = "report", None
-    if last and last.figures_hash != digest:
-        kind, subject, notice = "correction", f"Correction: {subject}", correction_notice(last, figures)
-    elif last:
-        kind = "resend"
+    notice = None
+    if kind == "correction":
+        subject, notice = f"Correction: {subject}", correction_notice(last, figures)
     message = build_message(report_dir, sender=email.sender, recipients=email.to, subject=subject, notice=notice)
-    interrupted = sent_log.interrupted(month, digest)
+    interrupted = sent_log.interrupted(month, figures.fingerprint, EMAIL)
     if interrupted:
         log.warning("an earlier send of %s %s was interrupted; sending it again", config.cluster, month)
     message_id = interrupted.message_id if interrupted else make_msgid(domain=_domain(email.sender))
@@ -105,28 +227,75 @@ def deliver_report(config: ClusterConfig, month: str, report_dir: Path, *, resen
     if kind == "correction":
         message["In-Reply-To"] = message["References"] = last.message_id
 
-    record = SentRecord(
-        cluster=config.cluster,
-        month=month,
-        status=SENDING,
-        figures_hash=digest,
-        message_id=message_id,
-        recipients=email.to,
-        subject=subject,
-        kind=kind,
-        figures=figures,
-    )
+    record = _record(config, month, figures, kind, message_id, email.to, subject, EMAIL)
     sent_log.append(record)
     try:
         refused = mailer.send(message, email, email.to)
-    except mailer.DeliveryError as exc:
-        sent_log.append(replace(record, status=FAILED, error=str(exc), time=_now()))
+    except DeliveryError:
+        sent_log.withdraw(record)  # nobody got it: the log is as it was
         raise
     refusals = "; ".join(f"{rcpt}: {reply}" for rcpt, reply in refused.items())
     sent_log.append(replace(record, status=SENT, error=refusals, time=_now()))
-    if refused:  # the others have it, so it counts as sent; these addresses need fixing and --resend
-        raise mailer.DeliveryError(f"{kind} {message_id} refused for {refusals}")
-    return f"{kind} sent to {', '.join(email.to)} ({message_id})"
+    # the others have it, so it counts as sent; the refused addresses need fixing and --resend
+    refused_note = f"{kind} {message_id} refused for {refusals}" if refused else ""
+    return f"{kind} emailed to {', '.join(email.to)} ({message_id})", True, refused_note
+
+
+def webhook_text(config: ClusterConfig, month: str, figures: Figures, notice: str | None) -> str:
+    hook = config.webhook
+    where = (
+        hook.report_url.replace("{cluster}", config.cluster).replace("{month}", month)
+        if hook.report_url
+        else str(config.reports_dir / config.cluster / month / "report.html")
+    )
+    title = SUBJECT.format(cluster=config.cluster, month=month)
+    lines = [f"*{title}*", *([notice] if notice else []), figures.lines[0]]
+    lines += [f"• {line}" for line in figures.lines[1:]]
+    return "\n".join([*lines, f"Report: {where}"])
+
+
+def _post_webhook(
+    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+) -> tuple[str, bool, str]:
+    last = sent_log.last_sent(month, WEBHOOK)
+    if unchanged := _unchanged(last, figures, WEBHOOK, resend):
+        return unchanged, False, ""
+    kind = _kind(last, figures)
+    notice = correction_notice(last, figures) if kind == "correction" else None
+    record = _record(config, month, figures, kind, "", (), SUBJECT.format(cluster=config.cluster, month=month), WEBHOOK)
+    sent_log.append(record)
+    try:
+        webhook.post(webhook_text(config, month, figures, notice), config.webhook)
+    except DeliveryError:
+        sent_log.withdraw(record)
+        raise
+    sent_log.append(replace(record, status=SENT, time=_now()))
+    return f"{kind} posted to the webhook", True, ""
+
+
+def _record(
+    config: ClusterConfig,
+    month: str,
+    figures: Figures,
+    kind: str,
+    message_id: str,
+    recipients: tuple[str, ...],
+    subject: str,
+    channel: str,
+) -> SentRecord:
+    return SentRecord(
+        cluster=config.cluster,
+        month=month,
+        status=SENDING,
+        figures_hash=figures.fingerprint,
+        message_id=message_id,
+        recipients=recipients,
+        subject=subject,
+        kind=kind,
+        figures=figures.headline,
+        sections=figures.sections,
+        channel=channel,
+    )
 
 
 def send_alert(config: ClusterConfig, what: str, stage: str, error: str, rerun: str) -> str:

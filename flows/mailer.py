@@ -77,6 +77,8 @@ def credentials(email: EmailConfig) -> tuple[str, str] | None:
 def send(message: EmailMessage, email: EmailConfig, recipients: Sequence[str]) -> dict[str, str]:
     """Send `message` to `recipients`; returns the recipients the server refused (address -> reply)
     while it accepted the others. Raises DeliveryError if nobody got it."""
+    if "Auto-Submitted" not in message:  # RFC 3834: no out-of-office replies or auto-forward loops
+        message["Auto-Submitted"] = "auto-generated"
     login = credentials(email)  # a missing secret is not worth retrying
     server = f"{email.smtp_host}:{email.port}"
 

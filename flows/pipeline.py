@@ -20,10 +20,12 @@ from prefect.runtime import flow_run as flow_run_info
 from pydantic import Field
 
 from flows.analysis import compute_metrics, detail_tables
+from flows.atomic import staged_replacement
 from flows.config import ClusterConfig, ConfigError, load_config
-from flows.delivery import deliver_report, send_alert
+from flows.delivery import DeliveryOutcome, deliver_report, send_alert
 from flows.errors import UsageError
 from flows.land import land_month
+from flows.mailer import DeliveryError
 from flows.months import MONTH_RE, Month, observed_end
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
@@ -95,7 +97,10 @@ def analyse(config: ClusterConfig, month: Month) -> dict:
 
 
 @task(name="render-report", cache_policy=NO_CACHE)
-def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path) -> dict:
+def render(
+    config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path, out_dir: Path
+) -> dict:
+    """Write the report into `out_dir`; returns the paths it will have in the month's report directory."""
     inputs = json.loads((landed_dir / "manifest.json").read_text())
     quality_rows = [vars(q) for q in quality]
     as_of = datetime.fromisoformat(inputs["as_of"]["time"])
@@ -115,12 +120,14 @@ def render(config: ClusterConfig, month: Month, metrics: dict, quality: list[Sui
         "reproduce": reproduce(config.config_path, str(month)),
     }
     tables = detail_tables(config.warehouse_path, month, config.analysis)
-    return write_report(config.report_dir(month), full_metrics, tables)
+    written = write_report(out_dir, full_metrics, tables)
+    return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
 
 @task(name="deliver", cache_policy=NO_CACHE)
-def deliver(config: ClusterConfig, month: Month, resend: bool) -> str:
-    return deliver_report(config, str(month), config.report_dir(month), resend=resend)
+def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool, notify: bool) -> DeliveryOutcome:
+    held = None if notify else "notify is off"
+    return deliver_report(config, str(month), report_dir, resend=resend, held=held)
 
 
 def stage_counts(stage: str, result) -> str:
@@ -138,7 +145,7 @@ def stage_counts(stage: str, result) -> str:
             f"{result['totals']['attempts']:,} attempts, {result['totals']['infra_failures']:,} infrastructure failures"
         )
     if stage == "render":
-        return str(result["report"])
+        return f"{result['report']} (in place once delivery is decided)"
     return str(result)
 
 
@@ -178,11 +185,14 @@ def monthly_report(
     resend: bool = False,
     partial: bool = False,
     as_of: str | None = None,
+    notify: bool = True,
 ) -> dict:
     """Build, check and report one cluster's month (default: the last full month); returns a summary.
 
-    Email goes out once per set of figures; `resend` sends the unchanged report again. A month
-    that has not ended needs `partial`. `as_of` (ISO 8601) says when the records were dumped
+    Email and the webhook go out once per set of figures; `resend` sends the unchanged report
+    again; without `notify` the report is archived only. The new report replaces the month's
+    previous one once delivery is decided: a delivery that reaches nobody leaves the previous
+    report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of` (ISO 8601) says when the records were dumped
     (default: the pull time of a live pull, else the latest time in the records)."""
     logger = get_run_logger()
     report = report_month(month, partial=partial)
@@ -212,8 +222,13 @@ def monthly_report(
         dbt_statuses = timed("dbt", build_warehouse, cfg, report, landed_dir)
         quality = timed("quality", check_quality, cfg, report, landed_dir)
         metrics = timed("metrics", analyse, cfg, report)
-        paths = timed("render", render, cfg, report, metrics, quality, landed_dir)
-        delivery = timed("deliver", deliver, cfg, report, resend)
+        with staged_replacement(cfg.report_dir(report)) as staged:  # swapped in unless delivery reached nobody
+            paths = timed("render", render, cfg, report, metrics, quality, landed_dir, staged)
+            delivery = timed("deliver", deliver, cfg, report, staged, resend, notify)
+    if delivery.errors:  # it reached somebody: the report is in place; say what failed
+        error = DeliveryError(f"{month}: the report is in place but {'; '.join(delivery.errors)}")
+        error.add_note(f"{STAGE_NOTE}deliver")
+        raise error
     logger.info("report for %s %s written to %s", cluster, month, paths["report"])
     return {
         "cluster": cluster,
@@ -221,7 +236,7 @@ def monthly_report(
         "report": str(paths["report"]),
         "metrics": str(paths["metrics"]),
         "dbt": dbt_statuses,
-        "delivery": delivery,
+        "delivery": str(delivery),
         "attempts": metrics["totals"]["attempts"],
         "infra_failures": metrics["totals"]["infra_failures"],
         "stage_seconds": stage_seconds,

@@ -27,14 +27,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from flows import TEMPLATES_DIR
-from flows.atomic import replace_dir_atomically
 from flows.charts import Chart, render_charts
-from flows.summary import fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
+from flows.summary import FORMATS, fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
 
 CHARTS_DIR = "charts"
 CID_DOMAIN = "reliability-report"
 NOTICE_PLACEHOLDER = "<!-- notice -->"
-FORMATS = {"num": fmt_num, "dec": fmt_dec, "duration": fmt_duration, "pct": fmt_pct}
 
 
 def content_id(chart: str) -> str:
@@ -121,21 +119,18 @@ def notice_html(notice: str) -> str:
 
 
 def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None) -> dict[str, Path]:
-    """Write the report directory; a failure leaves the previous one untouched. Returns its paths."""
+    """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
+    the month's only once delivery is decided: flows/atomic.staged_replacement). Returns their paths."""
     report = build_report(metrics)
-
-    def fill(tmp: Path) -> None:
-        (tmp / "report.html").write_text(report.html)
-        (tmp / "email.html").write_text(report.email_html)
-        (tmp / "report.txt").write_text(report.text)
-        (tmp / CHARTS_DIR).mkdir()
-        for chart in report.charts.values():
-            (tmp / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
-        (tmp / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
-        for name, table in (tables or {}).items():
-            pq.write_table(table, tmp / f"{name}.parquet")
-
-    replace_dir_atomically(report_dir, fill)
+    (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
+    (report_dir / "report.html").write_text(report.html)
+    (report_dir / "email.html").write_text(report.email_html)
+    (report_dir / "report.txt").write_text(report.text)
+    for chart in report.charts.values():
+        (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
+    (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
+    for name, table in (tables or {}).items():
+        pq.write_table(table, report_dir / f"{name}.parquet")
     return {
         "dir": report_dir,
         "report": report_dir / "report.html",

@@ -48,6 +48,9 @@ def fmt_change(change) -> str:
     return "–" if _missing(change) else f"{100 * change:+.0f}%"
 
 
+FORMATS = {"num": fmt_num, "dec": fmt_dec, "duration": fmt_duration, "pct": fmt_pct}  # a headline figure's `format`
+
+
 def label(name: str) -> str:
     """A taxonomy or rule name for people: "gpu_memory" -> "gpu memory"."""
     return str(name).replace("_", " ")
@@ -96,6 +99,11 @@ def _previous(metrics: dict, definition: str) -> float | None:
     before = str(Month.parse(metrics["month"]).previous())
     row = next((r for r in metrics["history"]["monthly"] if r["month"] == before), None)
     return row[definition]["value"] if row else None
+
+
+def headline_lines(metrics: dict) -> list[str]:
+    """The headline figures as plain lines ("label: value unit"), for a chat message or an artifact."""
+    return [f"{h['label']}: {FORMATS[h['format']](h['value'])} {h['unit']}" for h in metrics["summary"]["headline"]]
 
 
 def headline(metrics: dict) -> list[dict]:

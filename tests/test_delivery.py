@@ -4,6 +4,7 @@ TLS and logins, the [email] config, and the sent-log that makes a rerun send not
 import datetime as dt
 import ipaddress
 import json
+import re
 import shutil
 import smtplib
 import ssl
@@ -19,10 +20,10 @@ from conftest import free_port, smtp_controller
 from flows import mailer
 from flows.cli import write_demo_config
 from flows.config import ConfigError, EmailConfig, load_config
-from flows.delivery import deliver_report, is_delivered
+from flows.delivery import deliver_report, delivery_status
 from flows.months import Month
 from flows.pipeline import monthly_report
-from flows.sent_log import FAILED, SENDING, SENT, SentLog, SentRecord
+from flows.sent_log import SENDING, SENT, SentLog, SentRecord
 from simulator import SimParams, simulate
 
 BASE_CONFIG = 'cluster = "m"\n\n[[sources]]\nkind = "sacct_psv"\npath = "x.psv"\n\n'
@@ -318,32 +319,32 @@ def test_the_report_is_sent_once_and_a_rerun_sends_nothing(built, smtp_server):
     log = SentLog.for_cluster(built["config"].data_dir, "mail")
     assert [(r.status, r.kind) for r in log.records()] == [(SENDING, "report"), (SENT, "report")]
     assert log.last_sent(MONTH).message_id == message["Message-ID"]
-    assert built["summary"]["delivery"].startswith("report sent to ops@example.org, lead@example.org")
+    assert built["summary"]["delivery"].startswith("report emailed to ops@example.org, lead@example.org")
+    assert message["Auto-Submitted"] == "auto-generated"
 
     summary = monthly_report(cluster="mail", config=str(built["config"].config_path), month=MONTH)
-    assert summary["delivery"].startswith("not sent again: these figures went to 2 recipients")
+    assert summary["delivery"].startswith("not emailed again: these figures went to 2 recipients")
     assert smtp_server.messages == [] and len(log.records()) == 2
-    assert is_delivered(built["config"], MONTH, built["report_dir"])
+    assert delivery_status(built["config"], MONTH, built["report_dir"])[0]
 
 
 def test_resend_sends_the_same_figures_again_after_a_temporary_refusal(built, smtp_server):
     smtp_server.replies = ["451 4.7.1 greylisted, try again"]
-    done = deliver_report(built["config"], MONTH, built["report_dir"], resend=True)
-    assert done.startswith("resend sent to") and smtp_server.data_commands == 2
+    done = str(deliver_report(built["config"], MONTH, built["report_dir"], resend=True))
+    assert done.startswith("resend emailed to") and smtp_server.data_commands == 2
     (message,) = smtp_server.parsed()
     assert message["Subject"] == "Cluster reliability report: mail, 2026-10"  # same figures: no correction
     assert message["Message-ID"] != built["messages"][0]["Message-ID"]
 
 
-def test_a_permanent_refusal_fails_and_marks_nothing_sent(built, smtp_server):
+def test_a_permanent_refusal_fails_and_leaves_the_sent_log_as_it_was(built, smtp_server):
     log = SentLog.for_cluster(built["config"].data_dir, "mail")
-    sent_before = log.last_sent(MONTH)
+    before = log.path.read_bytes()
     smtp_server.replies = ["550 5.1.1 <ops@example.org>: mailbox unavailable"]
     with pytest.raises(mailer.DeliveryError, match="refused the message: 550 5.1.1 <ops@example.org>: mailbox"):
         deliver_report(built["config"], MONTH, built["report_dir"], resend=True)
     assert smtp_server.messages == [] and smtp_server.data_commands == 1
-    assert log.records()[-1].status == FAILED and "550 5.1.1" in log.records()[-1].error
-    assert log.last_sent(MONTH) == sent_before
+    assert log.path.read_bytes() == before
 
 
 def test_a_server_that_is_down_marks_nothing_sent(built):
@@ -352,15 +353,16 @@ def test_a_server_that_is_down_marks_nothing_sent(built):
     sent_before = log.last_sent(MONTH)
     with pytest.raises(mailer.DeliveryError, match="gave up after 3 attempts: ConnectionRefusedError"):
         deliver_report(config, MONTH, built["report_dir"], resend=True)
-    assert log.records()[-1].status == FAILED and log.last_sent(MONTH) == sent_before
+    assert log.records()[-1].status == SENT and log.last_sent(MONTH) == sent_before
 
 
 def test_a_refused_recipient_is_named_and_the_others_count_as_sent(built):
     with smtp_controller() as handler:
         handler.handle_RCPT = refusing("lead@")
         config = replace(built["config"], email=replace(built["config"].email, smtp_port=handler.port))
-        with pytest.raises(mailer.DeliveryError, match="resend <.*> refused for lead@example.org: 550 5.1.1 no such"):
-            deliver_report(config, MONTH, built["report_dir"], resend=True)
+        outcome = deliver_report(config, MONTH, built["report_dir"], resend=True)
+        assert outcome.delivered and len(outcome.errors) == 1
+        assert re.fullmatch(r"email: resend <.*> refused for lead@example.org: 550 5.1.1 no such user", outcome.errors[0])
         assert [m.rcpt_tos for m in handler.messages] == [["ops@example.org"]]
     last = SentLog.for_cluster(config.data_dir, "mail").last_sent(MONTH)
     assert last.kind == "resend" and last.error == "lead@example.org: 550 5.1.1 no such user"
@@ -372,18 +374,19 @@ def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
     shutil.copytree(built["report_dir"], report_dir)
     metrics = json.loads((report_dir / "metrics.json").read_text())
     metrics["totals"]["infra_failures"] += 2
+    next(h for h in metrics["summary"]["headline"] if h["key"] == "infra_failures")["value"] += 2
     (report_dir / "metrics.json").write_text(json.dumps(metrics))
     first = SentLog.for_cluster(built["config"].data_dir, "mail").last_sent(MONTH)  # what the correction replaces
 
-    assert not is_delivered(built["config"], MONTH, report_dir)
-    done = deliver_report(built["config"], MONTH, report_dir)
-    assert done.startswith("correction sent")
+    assert not delivery_status(built["config"], MONTH, report_dir)[0]
+    done = str(deliver_report(built["config"], MONTH, report_dir))
+    assert done.startswith("correction emailed")
     (message,) = smtp_server.parsed()
     assert message["Subject"] == "Correction: Cluster reliability report: mail, 2026-10"
     assert message["In-Reply-To"] == message["References"] == first.message_id
     failures = metrics["totals"]["infra_failures"]
-    notice = f"infrastructure failures {failures - 2} → {failures}"
+    notice = f"Infrastructure failures {failures - 2} → {failures}; changed: totals"
     text = message.get_body(("plain",)).get_content()
     assert text.startswith(f"Correction: this report replaces the one sent on {first.time[:10]}") and notice in text
     assert notice in message.get_body(("html",)).get_content()
-    assert deliver_report(built["config"], MONTH, report_dir).startswith("not sent again")
+    assert str(deliver_report(built["config"], MONTH, report_dir)).startswith("not emailed again")
