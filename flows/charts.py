@@ -19,6 +19,7 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 from PIL import Image  # noqa: E402
 
@@ -63,6 +64,7 @@ class Chart:
     alt: str
     width: int  # display size in CSS pixels
     height: int
+    min_text_px: float  # the smallest text's font size in the PNG's pixels
 
 
 def _text(value: str) -> str:
@@ -72,6 +74,13 @@ def _text(value: str) -> str:
 
 def _figure(height_px: int) -> Figure:
     return Figure(figsize=(WIDTH_IN, 2 * height_px / DPI), dpi=DPI, layout="constrained")
+
+
+def _smallest_text_px(fig: Figure) -> float:
+    """The font size of the smallest text drawn on the figure (titles, labels, ticks, legend,
+    annotations), in the PNG's pixels; call after drawing, which creates the tick labels."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) * DPI / 72
 
 
 def _png(fig: Figure) -> bytes:
@@ -348,7 +357,8 @@ def job_mix_chart(metrics: dict) -> Chart | None:
 
 
 def _finish(name: str, fig: Figure, alt: str, height: int) -> Chart:
-    return Chart(name=name, png=_png(fig), alt=alt, width=WIDTH_PX, height=height)
+    png = _png(fig)
+    return Chart(name=name, png=png, alt=alt, width=WIDTH_PX, height=height, min_text_px=_smallest_text_px(fig))
 
 
 CHARTS: tuple[Callable[[dict], Chart | None], ...] = (job_mix_chart, mttf_chart, trend_chart, causes_chart, ettr_chart)
