@@ -163,3 +163,38 @@ def test_chart_text_is_at_least_10px_as_displayed(browser, long_names, long_name
     assert set(shown) == CHARTS
     assert min(shown.values()) >= 10, ", ".join(f"{n} {px:.1f} px" for n, px in shown.items())
     context.close()
+
+
+# Every occurrence of each name as a Range: a name broken across lines has rects on two lines.
+BROKEN_NAMES = """names => {
+  const found = {}, broken = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const name of names) {
+      for (let i = node.data.indexOf(name); i >= 0; i = node.data.indexOf(name, i + 1)) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + name.length);
+        const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (tops.size) found[name] = (found[name] || 0) + 1;
+        if (tops.size > 1) broken.push(`${name} in <${node.parentElement.localName} class="${node.parentElement.className}">`);
+      }
+    }
+  }
+  return {found, broken};
+}"""
+
+
+@pytest.mark.parametrize("width", [600, 375])
+@pytest.mark.parametrize("name", ["report", "email"])
+def test_names_are_never_broken_mid_word(browser, long_names, long_name_pages, name, width):
+    """Node, job, suite and input names stay on one line wherever they appear, and the page
+    still fits the screen: nothing scrolls sideways."""
+    _, names = long_names
+    context, page = open_page(browser, long_name_pages[name], width)
+    page.screenshot(path=ARTIFACTS / f"long-names-{name}-{width}px.png", full_page=True)
+    result = page.evaluate(BROKEN_NAMES, names)
+    assert set(result["found"]) == set(names)
+    assert not result["broken"], "broken across lines: " + "; ".join(result["broken"])
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    context.close()
