@@ -1,11 +1,13 @@
 """The report's charts: PNGs drawn from metrics.json alone (never the warehouse), byte-identical for
-identical metrics (no timestamp or version in the file, fixed fonts and sizes). Shown 560 px wide,
-drawn at 2x for sharp high-density screens and reduced to a 64-colour palette: 10-25 KB each,
-a quarter of the full-colour file. Each comes with alt text that states what it shows."""
+identical metrics (no timestamp or version in the file, fixed fonts and sizes). Drawn for the width
+they are shown at: 560 CSS px in a 600 px mail pane, scaled down to 343 px on a 375 px phone, with
+text large enough to be at least 10 px there; drawn at 2x for sharp high-density screens and
+reduced to a 64-colour palette (15-40 KB each). Each comes with alt text that states what it shows."""
 
 from __future__ import annotations
 
 import io
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -19,14 +21,21 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from flows.summary import fmt_dec, fmt_duration, fmt_num, fmt_pct, label  # noqa: E402
 
-WIDTH_PX = 560  # shown at this width; drawn at 2x
-DPI = 200
-WIDTH_IN = 2 * WIDTH_PX / DPI
+WIDTH_PX = 560  # shown at this width in a 600 px pane (the page's padding takes the rest)
+NARROWEST_PX = 343  # shown at this width on a 375 px phone
+MIN_SHOWN_PX = 10  # the smallest text as displayed there
+DPI = 144  # 2 PNG pixels per point: drawn at 2x, one point is one CSS px at WIDTH_PX
+WIDTH_IN = WIDTH_PX / 72
+# The smallest text: 16.5 pt, which is 16.5 px at 560 and 10.1 px at 343.
+TEXT_PT = math.ceil(2 * MIN_SHOWN_PX * WIDTH_PX / NARROWEST_PX) / 2
+# Heights in CSS px at WIDTH_PX; legends go below the plot, where they hide no data.
+JOB_MIX_HEIGHT, MTTF_HEIGHT, TREND_HEIGHT, ETTR_HEIGHT = 300, 460, 340, 460
 # Okabe-Ito: distinguishable with colour-blindness, and on white whatever the client's theme.
 BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#6b7280",
@@ -35,12 +44,15 @@ BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY = (
 PALETTE = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY, "#882255", "#44AA99", "#999933", "#332288")
 STYLE = {
     "font.family": "DejaVu Sans",  # shipped with matplotlib: the same glyphs on every machine
-    "font.size": 7.5,
-    "axes.titlesize": 8.5,
-    "axes.labelsize": 7.5,
-    "legend.fontsize": 6.5,
-    "xtick.labelsize": 6.5,
-    "ytick.labelsize": 6.5,
+    "font.size": TEXT_PT,  # every text on a chart is at least this size
+    "axes.titlesize": TEXT_PT + 1.5,
+    "axes.labelsize": TEXT_PT,
+    "legend.fontsize": TEXT_PT,
+    "xtick.labelsize": TEXT_PT,
+    "ytick.labelsize": TEXT_PT,
+    "legend.handlelength": 1.5,
+    "legend.columnspacing": 1.0,
+    "legend.borderaxespad": 0.2,
     "axes.edgecolor": "#9aa5b1",
     "axes.labelcolor": "#1f2933",
     "text.color": "#1f2933",
@@ -48,7 +60,10 @@ STYLE = {
     "ytick.color": "#52606d",
     "axes.grid": True,
     "grid.color": "#e4e7eb",
-    "grid.linewidth": 0.5,
+    "grid.linewidth": 0.8,
+    "axes.linewidth": 1.2,
+    "xtick.major.width": 1.2,
+    "ytick.major.width": 1.2,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "figure.facecolor": "white",  # opaque: readable when a client darkens the page around it
@@ -63,6 +78,7 @@ class Chart:
     alt: str
     width: int  # display size in CSS pixels
     height: int
+    min_text_px: float  # the smallest text's font size in the PNG's pixels
 
 
 def _text(value: str) -> str:
@@ -71,7 +87,14 @@ def _text(value: str) -> str:
 
 
 def _figure(height_px: int) -> Figure:
-    return Figure(figsize=(WIDTH_IN, 2 * height_px / DPI), dpi=DPI, layout="constrained")
+    return Figure(figsize=(WIDTH_IN, height_px / 72), dpi=DPI, layout="constrained")
+
+
+def _smallest_text_px(fig: Figure) -> float:
+    """The font size of the smallest text drawn on the figure (titles, labels, ticks, legend,
+    annotations), in the PNG's pixels; call after drawing, which creates the tick labels."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) * DPI / 72
 
 
 def _png(fig: Figure) -> bytes:
@@ -97,7 +120,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
     buckets = [b for b in metrics["mttf_by_size"] if _gpus(b) > 0 and b["runtime_hours"] > 0]
     if not buckets:
         return None
-    fig = _figure(300)
+    fig = _figure(MTTF_HEIGHT)
     ax = fig.add_subplot()
     observed = [b for b in buckets if b["mttf_hours"] is not None]
     bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
@@ -114,15 +137,15 @@ def mttf_chart(metrics: dict) -> Chart | None:
                 *zip(*points, strict=True),
                 style,
                 color=colour,
-                linewidth=1,
+                linewidth=1.75,
                 label=f"model, $r_f$ {definition} = {fmt_dec(rf[definition]['value'])}",
             )
     definition = metrics["expected_ettr"]["r_f_definition"]
     shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in projections if p[f"mttf_hours_{definition}"]]
     if shown:
-        ax.plot(*zip(*shown, strict=True), "s", color=BLUE, markerfacecolor="white", markersize=4, label="projection")
+        ax.plot(*zip(*shown, strict=True), "s", color=BLUE, markerfacecolor="white", markersize=7, label="projection")
         for x, y in shown:
-            ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6, color=BLUE)
+            ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=BLUE)
     if observed:
         xs = [_gpus(b) for b in observed]
         ys = [b["mttf_hours"] for b in observed]
@@ -130,7 +153,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
             [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
             [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
         ]
-        ax.errorbar(xs, ys, yerr=err, fmt="o", color=VERMILLION, markersize=4, capsize=2, elinewidth=0.8,
+        ax.errorbar(xs, ys, yerr=err, fmt="o", color=VERMILLION, markersize=7, capsize=3.5, elinewidth=1.5,
                     label="observed, 95% interval")  # fmt: skip
     if bounds:
         ax.plot(
@@ -139,7 +162,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
             "^",
             color=GREEN,
             markerfacecolor="white",
-            markersize=4.5,
+            markersize=8,
             label="no failure: MTTF above",
         )
     ax.set_xscale("log", base=2)
@@ -151,7 +174,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
     ax.set_xlabel("GPUs in the job")
     ax.set_ylabel("MTTF (hours)")
     ax.set_title("Mean time to failure by job size")
-    ax.legend(loc="lower left", frameon=False)
+    fig.legend(loc="outside lower center", frameon=False, ncols=2)
     alt = (
         f"Log-log chart of mean time to failure against job size. Observed MTTF with 95% intervals for "
         f"{len(observed)} size{'s' if len(observed) != 1 else ''} with failures"
@@ -164,7 +187,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
             + ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
             + "."
         )
-    return _finish("mttf", fig, alt, 300)
+    return _finish("mttf", fig, alt, MTTF_HEIGHT)
 
 
 def _month_tick(month: str) -> str:
@@ -176,7 +199,7 @@ def trend_chart(metrics: dict) -> Chart | None:
     series = metrics["history"]["monthly"]
     if len(series) < 2:
         return None
-    fig = _figure(240)
+    fig = _figure(TREND_HEIGHT)
     ax = fig.add_subplot()
     for offset, (definition, colour, name) in zip(
         (-0.08, 0.08),
@@ -195,18 +218,20 @@ def trend_chart(metrics: dict) -> Chart | None:
             yerr=[[r["value"] - r["lower"] for _, r in points], [r["upper"] - r["value"] for _, r in points]],
             fmt="-o",
             color=colour,
-            markersize=3.5,
-            linewidth=1,
-            capsize=2,
-            elinewidth=0.7,
+            markersize=6,
+            linewidth=1.75,
+            capsize=3.5,
+            elinewidth=1.25,
             label=name,
         )
-    ax.xaxis.set_major_locator(FixedLocator(range(len(series))))
-    ax.set_xticklabels([_month_tick(row["month"]) for row in series])
+    step = math.ceil(len(series) / 7)  # at most 7 month labels: each needs 1/7 of a phone-width chart
+    ticks = range(len(series) - 1, -1, -step)[::-1]  # the latest month always labelled
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.set_xticklabels([_month_tick(series[i]["month"]) for i in ticks])
     ax.set_ylim(bottom=0)
     ax.set_ylabel("failures per 1000 node-days")
     ax.set_title("Node failure rate $r_f$ by month, 95% intervals")
-    ax.legend(loc="upper left", frameon=False, ncols=2)
+    fig.legend(loc="outside lower center", frameon=False, ncols=2)
     first, last = series[0], series[-1]
     alt = (
         f"Line chart of the node failure rate per month from {first['month']} to {last['month']}, both definitions "
@@ -214,7 +239,7 @@ def trend_chart(metrics: dict) -> Chart | None:
         f"paper definition {fmt_dec(first['paper']['value'])} then {fmt_dec(last['paper']['value'])} "
         "failures per 1000 node-days."
     )
-    return _finish("failure_rate_trend", fig, alt, 240)
+    return _finish("failure_rate_trend", fig, alt, TREND_HEIGHT)
 
 
 def causes_chart(metrics: dict) -> Chart | None:
@@ -225,7 +250,7 @@ def causes_chart(metrics: dict) -> Chart | None:
     previous = {}
     if window and window["months_available"] > 1:
         previous = {c["category"]: c for c in window["by_cause"]}
-    height = 70 + 22 * len(causes)
+    height = 150 + 30 * len(causes)
     fig = _figure(height)
     ax = fig.add_subplot()
     ys = list(range(len(causes)))[::-1]
@@ -239,25 +264,25 @@ def causes_chart(metrics: dict) -> Chart | None:
         ],  # fmt: skip
         color=BLUE,
         height=0.6,
-        error_kw={"elinewidth": 0.7, "capsize": 2, "ecolor": "#52606d"},
+        error_kw={"elinewidth": 1.25, "capsize": 3.5, "ecolor": "#52606d"},
         label="this month, 95% interval",
     )
     for y, c in zip(ys, causes, strict=True):
         ax.annotate(fmt_num(c["failures"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
-                    fontsize=6, color="white")  # fmt: skip
+                    color="white")  # fmt: skip
     if previous:
         marked = [
             (y, previous[c["category"]]["value"]) for y, c in zip(ys, causes, strict=True) if c["category"] in previous
         ]
         if marked:
-            ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=3.5,
+            ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
                     label=f"last {window['months_available']} months")  # fmt: skip
     ax.set_yticks(ys)
     ax.set_yticklabels([_text(label(c["category"])) for c in causes])
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("failures per 1000 node-days (count on the bar)")
     ax.set_title("Infrastructure failures by cause")
-    ax.legend(loc="lower right", frameon=False)
+    fig.legend(loc="outside lower center", frameon=False, ncols=2)
     alt = "Bar chart of this month's failure rate by cause: " + "; ".join(
         f"{label(c['category'])} {fmt_dec(c['rate_value'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
         for c in causes[:6]
@@ -271,25 +296,25 @@ def ettr_chart(metrics: dict) -> Chart | None:
     curves = [c for c in expected["curves"] if c["points"]]
     if not curves:
         return None
-    fig = _figure(280)
+    fig = _figure(ETTR_HEIGHT)
     ax = fig.add_subplot()
     for colour, curve in zip(PALETTE, curves, strict=False):
         xs = [p["ckpt_minutes"] for p in curve["points"]]
         ys = [p["ettr"] for p in curve["points"]]
-        ax.plot(xs, ys, "-", color=colour, linewidth=1, label=f"{fmt_num(curve['gpus'])} GPUs")
+        ax.plot(xs, ys, "-", color=colour, linewidth=1.75, label=f"{fmt_num(curve['gpus'])} GPUs")
         invalid = [(p["ckpt_minutes"], p["ettr"]) for p in curve["points"] if not p["valid"]]
         valid = [(p["ckpt_minutes"], p["ettr"]) for p in curve["points"] if p["valid"]]
         if valid:
-            ax.plot(*zip(*valid, strict=True), "o", color=colour, markersize=3)
+            ax.plot(*zip(*valid, strict=True), "o", color=colour, markersize=5.25)
         if invalid:
-            ax.plot(*zip(*invalid, strict=True), "o", color=colour, markerfacecolor="white", markersize=3)
+            ax.plot(*zip(*invalid, strict=True), "o", color=colour, markerfacecolor="white", markersize=5.25)
         if curve["optimal_ckpt_minutes"] is not None:
-            ax.axvline(curve["optimal_ckpt_minutes"], color=colour, linestyle="--", linewidth=0.8)
+            ax.axvline(curve["optimal_ckpt_minutes"], color=colour, linestyle="--", linewidth=1.5)
             ax.annotate(f"optimum {fmt_dec(curve['optimal_ckpt_minutes'], 1)} min", (curve["optimal_ckpt_minutes"], 0),
                         xycoords=("data", "axes fraction"), xytext=(2, 3), textcoords="offset points",
-                        rotation=90, fontsize=5.5, color=colour)  # fmt: skip
+                        rotation=90, color=colour)  # fmt: skip
     configured = metrics["parameters"]["ckpt_interval_minutes"]
-    ax.axvline(configured, color=GREY, linestyle=":", linewidth=1, label=f"configured {fmt_num(configured)} min")
+    ax.axvline(configured, color=GREY, linestyle=":", linewidth=1.75, label=f"configured {fmt_num(configured)} min")
     ax.set_xscale("log")
     minutes = metrics["parameters"]["ettr_curve_minutes"]
     ax.xaxis.set_major_locator(FixedLocator(minutes))
@@ -298,10 +323,10 @@ def ettr_chart(metrics: dict) -> Chart | None:
     ax.set_ylim(max(0.0, min(p["ettr"] for c in curves for p in c["points"]) - 0.02), 1.0)
     ax.set_xlabel("checkpoint interval (minutes)")
     ax.set_ylabel("expected ETTR")
-    ax.set_title(
-        f"E[ETTR] for $r_f$ {expected['r_f_definition']} = {fmt_dec(expected['r_f'])} (hollow: outside the model's range)"
-    )
-    ax.legend(loc="lower left", frameon=False, ncols=2)
+    ax.set_title(f"Expected ETTR, $r_f$ {expected['r_f_definition']} = {fmt_dec(expected['r_f'])}")
+    if any(not p["valid"] for c in curves for p in c["points"]):
+        ax.plot([], [], "o", color=GREY, markerfacecolor="white", markersize=5.25, label="outside the model's range")
+    fig.legend(loc="outside lower center", frameon=False, ncols=2)
     optima = [c for c in curves if c["optimal_ckpt_minutes"] is not None]
     alt = (
         f"Line chart of expected ETTR against checkpoint interval, {fmt_num(minutes[0])} to {fmt_num(minutes[-1])} min, "
@@ -319,14 +344,14 @@ def ettr_chart(metrics: dict) -> Chart | None:
             else "No optimum without a checkpoint write time: shorter intervals are always better."
         )
     )
-    return _finish("ettr", fig, alt, 280)
+    return _finish("ettr", fig, alt, ETTR_HEIGHT)
 
 
 def job_mix_chart(metrics: dict) -> Chart | None:
     mix = metrics["job_mix"]
     if not mix or not metrics["totals"]["attempts"]:
         return None
-    fig = _figure(150)
+    fig = _figure(JOB_MIX_HEIGHT)
     ax = fig.add_subplot()
     left = [0.0, 0.0]
     for colour, row in zip(PALETTE, mix, strict=False):  # 12 colours, 11 outcomes
@@ -338,17 +363,18 @@ def job_mix_chart(metrics: dict) -> Chart | None:
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
     ax.grid(visible=False)
-    fig.legend(loc="outside lower center", frameon=False, ncols=6)
+    fig.legend(loc="outside lower center", frameon=False, ncols=4)
     ax.set_title("Job mix by outcome")
     alt = "Stacked bars of the share of attempts and of GPU-hours by outcome: " + "; ".join(
         f"{label(r['outcome'])} {fmt_pct(r['attempt_share'])} of attempts, {fmt_pct(r['gpu_hours_share'])} of GPU-hours"
         for r in mix
     )
-    return _finish("job_mix", fig, alt + ".", 150)
+    return _finish("job_mix", fig, alt + ".", JOB_MIX_HEIGHT)
 
 
 def _finish(name: str, fig: Figure, alt: str, height: int) -> Chart:
-    return Chart(name=name, png=_png(fig), alt=alt, width=WIDTH_PX, height=height)
+    png = _png(fig)
+    return Chart(name=name, png=png, alt=alt, width=WIDTH_PX, height=height, min_text_px=_smallest_text_px(fig))
 
 
 CHARTS: tuple[Callable[[dict], Chart | None], ...] = (job_mix_chart, mttf_chart, trend_chart, causes_chart, ettr_chart)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -24,7 +26,7 @@ import css_inline
 import pyarrow as pa
 import pyarrow.parquet as pq
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from flows import TEMPLATES_DIR
 from flows.charts import Chart, render_charts
@@ -50,6 +52,19 @@ def _printable(value):
     )
 
 
+def _unbroken(text: str, names: Iterable[str]) -> Markup:
+    """`text` for HTML with each occurrence of `names` in a `<span class="unbroken">`, which a line
+    break never falls inside (the longest name first where one contains another)."""
+    names = sorted({n for n in names if n}, key=len, reverse=True)
+    if not names:
+        return escape(_printable(text))
+    pieces = re.split("(" + "|".join(map(re.escape, names)) + ")", text)
+    return Markup("").join(
+        Markup('<span class="unbroken">{}</span>').format(_printable(p)) if i % 2 else escape(_printable(p))
+        for i, p in enumerate(pieces)
+    )
+
+
 def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = Environment(
         loader=FileSystemLoader(templates_dir),
@@ -66,6 +81,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         pct=fmt_pct,
         duration=fmt_duration,
         change=fmt_change,
+        unbroken=_unbroken,
         label=label,
         month_name=month_name,
         fmt=lambda value, kind: FORMATS[kind](value),

@@ -10,6 +10,8 @@ import pytest
 from playwright.sync_api import sync_playwright
 from test_report import CHARTS, CID, OCTOBER, built_months, headline_strings
 
+from flows.report import Report, build_report
+
 CHROMIUM = "/usr/bin/chromium"
 # Chromium's sandbox cannot run as root, so it is off; and no background
 # connections, which this machine's closed network refuses. playwright starts it with a fresh profile.
@@ -44,15 +46,50 @@ def pages(october) -> dict[str, Path]:
     """report.html as archived, and email.html as a mail client shows it: each cid: reference
     replaced by its MIME part's image (here, the PNG in charts/)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    email = CID.sub(
-        lambda m: (
-            "data:image/png;base64," + base64.b64encode((october / "charts" / f"{m[1]}.png").read_bytes()).decode()
-        ),
-        (october / "email.html").read_text(),
+    email = email_as_shown(
+        (october / "email.html").read_text(), lambda name: (october / "charts" / f"{name}.png").read_bytes()
     )
     shown = ARTIFACTS / "email-as-shown.html"
     shown.write_text(email)
     return {"report": october / "report.html", "email": shown}
+
+
+def email_as_shown(email_html: str, png) -> str:
+    """email.html as a mail client shows it: each cid: reference replaced by its MIME part's image."""
+    return CID.sub(lambda m: "data:image/png;base64," + base64.b64encode(png(m[1])).decode(), email_html)
+
+
+LEMONS = [f"rsc1-gpu-node-{n:04d}" for n in range(101, 121)]
+JOB = "pretrain-llama3-70b-ablation-lr3e-4-seed17"
+
+
+@pytest.fixture(scope="module")
+def long_names(october) -> tuple[Report, list[str]]:
+    """The October report with names as real sites have them: lemon nodes like rsc1-gpu-node-0101
+    (in the summary and the lemon table), and a data-quality warning quoting node and job names;
+    with the names to find in the page."""
+    metrics = json.loads((october / "metrics.json").read_text())
+    for candidate, node in zip(metrics["lemon_nodes"]["candidates"], LEMONS, strict=False):
+        candidate["node"] = node
+    suite = next(q for q in metrics["data_quality"] if q["suite"] == "health_events_classified")
+    suite["warnings"] = [
+        {"expectation": "expect_column_values_to_be_unique", "column": "node", "observed": None,
+         "unexpected_count": 2, "sample": LEMONS[:2]},
+        {"expectation": "expect_column_values_to_not_be_null", "column": "job_name", "observed": None,
+         "unexpected_count": 1, "sample": [JOB]},
+    ]  # fmt: skip
+    names = [c["node"] for c in metrics["lemon_nodes"]["candidates"]] + [suite["suite"], JOB, *metrics["inputs"]]
+    return build_report(metrics), names
+
+
+@pytest.fixture(scope="module")
+def long_name_pages(long_names) -> dict[str, Path]:
+    report, _ = long_names
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "long-names.html").write_text(report.html)
+    email = email_as_shown(report.email_html, lambda name: report.charts[name].png)
+    (ARTIFACTS / "long-names-email.html").write_text(email)
+    return {"report": ARTIFACTS / "long-names.html", "email": ARTIFACTS / "long-names-email.html"}
 
 
 def leave_nothing(route, requests: list[str]) -> None:
@@ -104,4 +141,60 @@ def test_dark_mode_recolours_the_page(browser, pages):
     background = page.evaluate("getComputedStyle(document.querySelector('td.page')).backgroundColor")
     heading = page.evaluate("getComputedStyle(document.querySelector('h1')).color")
     assert background == "rgb(17, 24, 39)" and heading == "rgb(249, 250, 251)"
+    context.close()
+
+
+def open_page(browser, path: Path, width: int):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(path.as_uri(), wait_until="load")
+    return context, page
+
+
+@pytest.mark.parametrize("width", [600, 375])
+@pytest.mark.parametrize("name", ["report", "email"])
+def test_chart_text_is_at_least_10px_as_displayed(browser, long_names, long_name_pages, name, width):
+    """Each chart's smallest text, scaled as the browser scales the PNG to fit the page."""
+    report, _ = long_names
+    context, page = open_page(browser, long_name_pages[name], width)
+    images = page.evaluate("[...document.images].map(i => [i.alt, i.clientWidth, i.naturalWidth])")
+    by_alt = {chart.alt: chart for chart in report.charts.values()}
+    shown = {by_alt[alt].name: by_alt[alt].min_text_px * client / natural for alt, client, natural in images}
+    assert set(shown) == CHARTS
+    assert min(shown.values()) >= 10, ", ".join(f"{n} {px:.1f} px" for n, px in shown.items())
+    context.close()
+
+
+# Every occurrence of each name as a Range: a name broken across lines has rects on two lines.
+BROKEN_NAMES = """names => {
+  const found = {}, broken = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const name of names) {
+      for (let i = node.data.indexOf(name); i >= 0; i = node.data.indexOf(name, i + 1)) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + name.length);
+        const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (tops.size) found[name] = (found[name] || 0) + 1;
+        if (tops.size > 1) broken.push(`${name} in <${node.parentElement.localName} class="${node.parentElement.className}">`);
+      }
+    }
+  }
+  return {found, broken};
+}"""
+
+
+@pytest.mark.parametrize("width", [600, 375])
+@pytest.mark.parametrize("name", ["report", "email"])
+def test_names_are_never_broken_mid_word(browser, long_names, long_name_pages, name, width):
+    """Node, job, suite and input names stay on one line wherever they appear, and the page
+    still fits the screen: nothing scrolls sideways."""
+    _, names = long_names
+    context, page = open_page(browser, long_name_pages[name], width)
+    page.screenshot(path=ARTIFACTS / f"long-names-{name}-{width}px.png", full_page=True)
+    result = page.evaluate(BROKEN_NAMES, names)
+    assert set(result["found"]) == set(names)
+    assert not result["broken"], "broken across lines: " + "; ".join(result["broken"])
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
     context.close()
