@@ -311,7 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--from", dest="from_month", required=True, type=_month, help="first month, YYYY-MM")
     back.add_argument("--to", dest="to_month", required=True, type=_month, help="last month, YYYY-MM")
     back.add_argument("--config", required=True, help="cluster config (TOML)")
-    back.add_argument("--force", action="store_true", help="rebuild months whose report exists (sending follows --email)")
+    back.add_argument(
+        "--force", action="store_true", help="rebuild months whose report exists (sending follows --email)"
+    )
     back.add_argument("--resend", action="store_true", help="email reports again although their figures were sent")
     back.add_argument("--partial", action="store_true", help="allow --to to be the current, unfinished month")
     back.add_argument(

@@ -362,7 +362,9 @@ def test_a_refused_recipient_is_named_and_the_others_count_as_sent(built):
         config = replace(built["config"], email=replace(built["config"].email, smtp_port=handler.port))
         outcome = deliver_report(config, MONTH, built["report_dir"], resend=True)
         assert outcome.delivered and len(outcome.errors) == 1
-        assert re.fullmatch(r"email: resend <.*> refused for lead@example.org: 550 5.1.1 no such user", outcome.errors[0])
+        assert re.fullmatch(
+            r"email: resend <.*> refused for lead@example.org: 550 5.1.1 no such user", outcome.errors[0]
+        )
         assert [m.rcpt_tos for m in handler.messages] == [["ops@example.org"]]
     last = SentLog.for_cluster(config.data_dir, "mail").last_sent(MONTH)
     assert last.kind == "resend" and last.error == "lead@example.org: 550 5.1.1 no such user"
