@@ -107,6 +107,56 @@ def email_section(port: int) -> str:
     )
 
 
+class WebhookRecorder:
+    """A chat webhook on 127.0.0.1 (http.server): keeps each POST's JSON; `statuses` are answered first."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        recorder = self
+        self.posts: list[dict] = []
+        self.statuses: list[int] = []
+        self.requests = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                import json
+
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                recorder.requests += 1
+                status = recorder.statuses.pop(0) if recorder.statuses else 200
+                if status == 200:
+                    recorder.posts.append(json.loads(body))
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(b"ok" if status == 200 else b"no_service")
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/services/T000/B000/secret"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def reset(self) -> None:
+        self.posts.clear()
+        self.statuses.clear()
+        self.requests = 0
+
+
+@pytest.fixture(scope="module")
+def webhook_server():
+    recorder = WebhookRecorder()
+    yield recorder
+    recorder.server.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _reset_webhook(request):
+    if "webhook_server" in request.fixturenames:
+        request.getfixturevalue("webhook_server").reset()
+
+
 @pytest.fixture(autouse=True)
 def _reset_smtp(request):
     if "smtp_server" in request.fixturenames:

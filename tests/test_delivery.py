@@ -17,9 +17,9 @@ import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from conftest import free_port, smtp_controller
 
-from flows import mailer
+from flows import mailer, webhook
 from flows.cli import write_demo_config
-from flows.config import ConfigError, EmailConfig, load_config
+from flows.config import ConfigError, EmailConfig, WebhookConfig, load_config
 from flows.delivery import deliver_report, delivery_status
 from flows.months import Month
 from flows.pipeline import monthly_report
@@ -392,3 +392,119 @@ def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
     assert text.startswith(f"Correction: this report replaces the one sent on {first.time[:10]}") and notice in text
     assert notice in message.get_body(("html",)).get_content()
     assert str(deliver_report(built["config"], MONTH, report_dir)).startswith("not emailed again")
+
+
+def config_copy(built: dict, name: str, extra: str = "") -> Path:
+    """The built month's config under another name beside it (same inputs and outputs), plus `extra`."""
+    original = built["config"].config_path
+    copy = original.with_name(name)
+    copy.write_text(original.read_text() + extra)
+    return copy
+
+
+def test_a_new_config_path_or_a_parameter_that_changes_no_figure_sends_nothing(built, smtp_server):
+    deliver_report(built["config"], MONTH, built["report_dir"], resend=True)  # the month's own figures went last
+    smtp_server.reset()
+    copy = config_copy(built, "mail-copy.toml")
+    summary = monthly_report(cluster="mail", config=str(copy), month=MONTH)
+    assert summary["delivery"].startswith("not emailed again: these figures went to 2 recipients")
+
+    copy = config_copy(built, "mail-copy.toml", "\n[analysis]\nlemon_p_value = 0.00099\n")
+    summary = monthly_report(cluster="mail", config=str(copy), month=MONTH)
+    assert summary["delivery"].startswith("not emailed again") and smtp_server.messages == []
+    metrics = json.loads(Path(summary["metrics"]).read_text())  # the report in place shows what was used
+    assert metrics["parameters"]["lemon_p_value"] == 0.00099 and str(copy) in metrics["reproduce"]["command"]
+
+
+def test_a_delivery_that_reaches_nobody_keeps_the_previous_report_and_sent_log(built, smtp_server):
+    report_dir = built["report_dir"]
+    before = {p.relative_to(report_dir): p.read_bytes() for p in report_dir.rglob("*") if p.is_file()}
+    log = SentLog.for_cluster(built["config"].data_dir, "mail")
+    log_before = log.path.read_bytes()
+    # a longer lost-work cap changes the lost goodput: a correction is due, and the server rejects it
+    copy = config_copy(built, "mail-cap.toml", "\n[analysis]\nlost_work_cap_minutes = 240\n")
+    smtp_server.replies = ["554 5.7.1 rejected by policy"]
+    with pytest.raises(mailer.DeliveryError, match="554 5.7.1 rejected by policy"):
+        monthly_report(cluster="mail", config=str(copy), month=MONTH)
+    assert smtp_server.data_commands >= 1
+    assert [m["Subject"] for m in smtp_server.parsed()] == ["FAILED: reliability report mail 2026-10, stage deliver"]
+    after = {p.relative_to(report_dir): p.read_bytes() for p in report_dir.rglob("*") if p.is_file()}
+    assert after == before and log.path.read_bytes() == log_before
+    assert sorted(p.name for p in report_dir.parent.iterdir()) == [MONTH]  # no staged copy left behind
+
+
+def hook(url: str = "", **overrides) -> WebhookConfig:
+    values = {"url": url, "send_attempts": 3, "retry_wait_seconds": 0.01, "timeout_seconds": 5}
+    return WebhookConfig(**{**values, **overrides})
+
+
+def test_a_webhook_post_is_retried_when_busy_and_fails_at_once_when_refused(webhook_server, caplog):
+    webhook_server.statuses = [503]
+    webhook.post("hello", hook(webhook_server.url))
+    assert webhook_server.requests == 2 and webhook_server.posts == [{"text": "hello"}]
+    assert "webhook http://127.0.0.1" in caplog.text and "attempt 1 of 3 failed (HTTP 503" in caplog.text
+    assert "secret" not in caplog.text  # a webhook URL's path is its credential
+
+    webhook_server.reset()
+    webhook_server.statuses = [404]
+    with pytest.raises(mailer.DeliveryError, match=r"refused the message: HTTP 404 Not Found: no_service") as caught:
+        webhook.post("hello", hook(webhook_server.url))
+    assert webhook_server.requests == 1 and "secret" not in str(caught.value)
+
+    with pytest.raises(mailer.DeliveryError, match="gave up after 3 attempts: ConnectionRefusedError"):
+        webhook.post("hello", hook(f"http://127.0.0.1:{free_port()}/hook"))
+
+
+def test_the_webhook_url_comes_from_the_environment(webhook_server, monkeypatch):
+    monkeypatch.delenv("REPORT_WEBHOOK_URL", raising=False)
+    with pytest.raises(mailer.DeliveryError, match=r"environment variable REPORT_WEBHOOK_URL \(url_env\) is unset"):
+        webhook.post("hello", hook(url_env="REPORT_WEBHOOK_URL"))
+    monkeypatch.setenv("REPORT_WEBHOOK_URL", webhook_server.url)
+    webhook.post("hello", hook(url_env="REPORT_WEBHOOK_URL"))
+    assert webhook_server.posts == [{"text": "hello"}]
+
+
+def test_the_webhook_hears_of_each_set_of_figures_once(built, webhook_server, tmp_path):
+    config = replace(
+        built["config"],
+        email=None,
+        webhook=hook(webhook_server.url, report_url="https://reports.example.org/{cluster}/{month}/"),
+    )
+    report_dir = tmp_path / MONTH
+    shutil.copytree(built["report_dir"], report_dir)
+    metrics = json.loads((report_dir / "metrics.json").read_text())
+
+    assert str(deliver_report(config, MONTH, report_dir)) == "report posted to the webhook"
+    (post,) = webhook_server.posts
+    lines = post["text"].splitlines()
+    assert lines[:2] == ["*Cluster reliability report: mail, 2026-10*", metrics["summary"]["text"]]
+    infra = next(h for h in metrics["summary"]["headline"] if h["key"] == "infra_failures")
+    assert f"• Infrastructure failures: {infra['value']} {infra['unit']}" in lines
+    assert lines[-1] == "Report: https://reports.example.org/mail/2026-10/"
+
+    assert str(deliver_report(config, MONTH, report_dir)).startswith("not posted again: these figures went to")
+    assert len(webhook_server.posts) == 1
+
+    metrics["lost_goodput"]["lost_gpu_hours"] += 10
+    (report_dir / "metrics.json").write_text(json.dumps(metrics))
+    assert str(deliver_report(config, MONTH, report_dir)) == "correction posted to the webhook"
+    correction = webhook_server.posts[-1]["text"].splitlines()[1]
+    assert (
+        correction.startswith("Correction: this report replaces the one sent on")
+        and "changed: lost goodput" in correction
+    )
+
+
+def test_a_failing_webhook_leaves_the_sent_log_as_it_was(built, webhook_server, tmp_path):
+    config = replace(built["config"], email=None, webhook=hook(webhook_server.url))
+    log = SentLog.for_cluster(config.data_dir, "mail")
+    log_before = log.path.read_bytes()
+    report_dir = tmp_path / MONTH
+    shutil.copytree(built["report_dir"], report_dir)
+    metrics = json.loads((report_dir / "metrics.json").read_text())
+    metrics["totals"]["attempts"] += 1
+    (report_dir / "metrics.json").write_text(json.dumps(metrics))
+    webhook_server.statuses = [500, 500, 500]
+    with pytest.raises(mailer.DeliveryError, match="webhook: webhook http://127.0.0.1:.*gave up after 3 attempts"):
+        deliver_report(config, MONTH, report_dir, resend=True)
+    assert log.path.read_bytes() == log_before and webhook_server.posts == []
