@@ -20,6 +20,7 @@ from prefect.runtime import flow_run as flow_run_info
 from pydantic import Field
 
 from flows.analysis import compute_metrics, detail_tables
+from flows.artifact import publish_month_artifact
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import deliver_report, send_alert
 from flows.land import land_month
@@ -214,6 +215,7 @@ def monthly_report(
         paths = timed("render", render, cfg, report, metrics, quality, landed_dir)
         delivery = timed("deliver", deliver, cfg, report, resend)
     logger.info("report for %s %s written to %s", cluster, month, paths["report"])
+    publish_month_artifact(paths["metrics"], paths["report"], delivery)
     return {
         "cluster": cluster,
         "month": month,
