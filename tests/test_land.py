@@ -305,3 +305,23 @@ def test_a_command_that_does_not_answer_in_time_is_retried(slurm_fixtures: Path,
     landed = land_month(load_config(ssh_config(tmp_path, attempts=2)), Month.parse("2026-11"))
     assert pq.read_table(landed / "attempts.parquet").num_rows == 18
     assert len(calls.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "stderr", "transient"),
+    [
+        (255, "ssh: connect to host head port 22: Connection refused", True),
+        (255, "Connection to head closed by remote host.", True),
+        (None, "", True),  # no answer in time
+        (1, "sacct: error: Problem talking to the database: Connection refused", True),
+        (1, "slurm_load_node error: Unable to contact slurm controller (connect failure)", True),
+        (1, "sacct: error: Socket timed out on send/recv operation", True),
+        (1, "sacct: invalid option -- 'x'", False),
+        (1, "sacctmgr: error: Unknown option: formt=Cluster", False),
+        (127, "bash: line 1: sacct: command not found", False),
+    ],
+)
+def test_which_command_failures_are_retried(status, stderr, transient):
+    from flows.sources.slurm_live import is_transient
+
+    assert is_transient(status, stderr) is transient

@@ -32,7 +32,7 @@ STDERR_LINES, STDERR_CHARS = 5, 1000  # the end of a failed command's stderr, in
 SSH_ERROR = 255  # ssh's own exit status: no connection, lost connection (the remote command's is passed on)
 # Slurm's client errors when slurmctld / slurmdbd cannot be reached for a moment (exit 1, like a usage error)
 TRANSIENT_STDERR = re.compile(
-    r"connection refused|connection reset|connection timed out|timed out|unable to contact|"
+    r"connection refused|connection reset|timed out|unable to contact|"
     r"temporarily unavailable|try again|slurm_persist_conn_open|network is unreachable",
     re.IGNORECASE,
 )
