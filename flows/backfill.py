@@ -13,6 +13,7 @@ from typing import Literal
 
 from prefect import flow, get_run_logger
 
+from flows.artifact import publish_backfill_artifact
 from flows.config import ConfigError, load_config
 from flows.delivery import delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
@@ -97,6 +98,7 @@ def backfill(
         progress.info("[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"])
         logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
         outcomes.append(outcome)
+    publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes)
     failed = [o for o in outcomes if o["outcome"] == "failed"]
     if failed:
         error = BackfillError(

@@ -29,7 +29,7 @@ def show_progress() -> None:
     """Print the runs' progress lines (stage by stage, with counts) and delivery/lock warnings."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
-    for name in ("flows.progress", "flows.delivery", "flows.mailer", "flows.runlock"):
+    for name in ("flows.progress", "flows.delivery", "flows.mailer", "flows.runlock", "flows.sources.slurm_live"):
         logger = logging.getLogger(name)
         logger.handlers = [handler]  # once, to the current stdout, however often main() runs in a process
         logger.setLevel(logging.INFO)

@@ -159,6 +159,8 @@ class SourceConfig:
     kind: str
     path: str = ""  # file kinds: template with {month} and {cluster}
     command: tuple[str, ...] = ()  # command kinds: the program and its prefix
+    attempts: int = 1  # command kinds: tries of a command failing transiently (CommandSource has the defaults)
+    retry_wait_seconds: float = 0.0  # ... the first wait between them, doubling
 
     def resolve(self, base: Path, cluster: str, month: Month) -> Path:
         return (base / _fill(self.path, month=str(month), cluster=cluster)).resolve()
@@ -176,6 +178,8 @@ class CommandSource(BaseModel):
     command: tuple[Annotated[str, Strict(), Field(min_length=1)], ...] = Field(
         min_length=1, description='the program and its prefix, e.g. ["ssh", "slurm-head", "sacct"]'
     )
+    attempts: PositiveInt = Field(4, description="a transient failure (ssh exit 255, refused, timeout) is retried ...")
+    retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
 
 
 Source = Annotated[FileSource | CommandSource, Field(discriminator="kind")]
@@ -417,7 +421,9 @@ def load_config(path: str | Path) -> ClusterConfig:
         cluster=parsed.cluster,
         config_path=path,
         sources=tuple(
-            SourceConfig(s.kind, command=s.command) if isinstance(s, CommandSource) else SourceConfig(s.kind, s.path)
+            SourceConfig(s.kind, command=s.command, attempts=s.attempts, retry_wait_seconds=s.retry_wait_seconds)
+            if isinstance(s, CommandSource)
+            else SourceConfig(s.kind, s.path)
             for s in parsed.sources
         ),
         data_dir=output_path(parsed.paths.data),
@@ -690,6 +696,8 @@ def starter_config(cluster: str) -> str:
         key = "command" if kind in COMMAND_KINDS else "path"
         lines += ["", f"{on}[[sources]]".ljust(40) + f"  # {explanation}", f'{on}kind = "{kind}"']
         lines.append(f"{on}{key} = {_toml_value(where)}")
+        if kind in COMMAND_KINDS:
+            lines += _key_lines(CommandSource, prefix=on, keys=("attempts", "retry_wait_seconds"))
     for name, model in SECTIONS.items():
         if name == "email":
             lines += ["", "# [email]: without it (or without `to`) reports are archived only, failures only logged."]

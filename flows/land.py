@@ -40,7 +40,7 @@ from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 from flows.sources.sacctmgr_events import NodeEvent, read_sacctmgr_events
 from flows.sources.scontrol_nodes import ScontrolReadStats, read_scontrol_nodes
-from flows.sources.slurm_live import pull_node_events, pull_node_states, pull_sacct
+from flows.sources.slurm_live import Retry, pull_node_events, pull_node_states, pull_sacct
 from flows.sources.syslog import SyslogReadStats
 from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
 from flows.sources.xid_syslog import XidEvent, read_xid_syslog
@@ -311,7 +311,8 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
         file_name, pull = PULLERS[live.kind]
-        sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name)
+        retry = Retry(live.attempts, live.retry_wait_seconds)
+        sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name, retry)
         if live.kind == "sacct_command" and as_of is None:
             as_of, as_of_basis = datetime.now(UTC), "pull"  # every record it returned is older than this
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.

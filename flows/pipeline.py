@@ -20,6 +20,7 @@ from prefect.runtime import flow_run as flow_run_info
 from pydantic import Field
 
 from flows.analysis import compute_metrics, detail_tables
+from flows.artifact import publish_month_artifact
 from flows.atomic import staged_replacement
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import DeliveryOutcome, deliver_report, send_alert
@@ -230,6 +231,7 @@ def monthly_report(
         error.add_note(f"{STAGE_NOTE}deliver")
         raise error
     logger.info("report for %s %s written to %s", cluster, month, paths["report"])
+    publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
     return {
         "cluster": cluster,
         "month": month,

@@ -101,9 +101,18 @@ def _previous(metrics: dict, definition: str) -> float | None:
     return row[definition]["value"] if row else None
 
 
+def headline_figure(item: dict) -> str:
+    """A headline figure in plain text as the report shows it: value and unit, and the change against last month."""
+    show = FORMATS[item["format"]]
+    text = f"{show(item['value'])} {item['unit']}"
+    if item.get("change") is not None:
+        text += f" ({fmt_change(item['change'])} vs {show(item['previous'])})"
+    return text
+
+
 def headline_lines(metrics: dict) -> list[str]:
-    """The headline figures as plain lines ("label: value unit"), for a chat message or an artifact."""
-    return [f"{h['label']}: {FORMATS[h['format']](h['value'])} {h['unit']}" for h in metrics["summary"]["headline"]]
+    """The headline figures as plain lines ("label: figure"), for a chat message."""
+    return [f"{h['label']}: {headline_figure(h)}" for h in metrics["summary"]["headline"]]
 
 
 def headline(metrics: dict) -> list[dict]:

@@ -259,3 +259,36 @@ def test_a_config_error_on_the_command_line_is_one_line_each_and_exit_2(tmp_path
     assert main(["check", "--config", str(write(tmp_path, text))]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("error: ") and len(err) == 2 and "pydantic" not in "".join(err)
+
+
+def test_a_command_sources_retries_are_checked_and_default_to_four_attempts(tmp_path):
+    live = 'cluster = "rsc1"\n\n[[sources]]\nkind = "sacct_command"\ncommand = ["ssh", "head", "sacct"]\n'
+    (source,) = load_config(write(tmp_path, live)).sources
+    assert (source.attempts, source.retry_wait_seconds) == (4, 10.0)
+    (source,) = load_config(write(tmp_path, live + "attempts = 1\nretry_wait_seconds = 0.5\n")).sources
+    assert (source.attempts, source.retry_wait_seconds) == (1, 0.5)
+    assert problems(tmp_path, live + 'attempts = 0\nretry_wait_seconds = "10"\n') == [
+        '[[sources]] #1 (kind "sacct_command"): attempts must be greater than 0, got 0',
+        "[[sources]] #1 (kind \"sacct_command\"): retry_wait_seconds must be a number, got '10'",
+    ]
+    assert problems(tmp_path, BASE.replace('sacct.psv"\n', 'sacct.psv"\nattempts = 3\n')) == [
+        "[[sources]] #1 (kind \"sacct_psv\"): unknown key 'attempts' (known: kind, path)"
+    ]
+
+
+def test_the_starter_and_readme_configs_show_a_command_sources_retries(tmp_path):
+    """Uncommented, the live sources of `init`'s config and of the README's example load, with their retry keys."""
+    starter = subprocess.run(
+        [sys.executable, "-c", "from flows.config import starter_config; print(starter_config('rsc1'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    readme = (REPO / "README.md").read_text().split("## Point it at your own cluster", 1)[1]
+    for text in (starter, re.search(r"```toml\n(.*?)```", readme, re.S).group(1)):
+        block = re.search(r'# \[\[sources\]\][^\n]*\n# kind = "sacct_command".*?(?=\n#? ?\[|\n\n)', text, re.S)
+        assert block, "no sacct_command example"
+        live = "\n".join(line.removeprefix("# ") for line in block.group(0).splitlines())
+        assert re.search(r"^attempts = 4\b", live, re.M) and re.search(r"^retry_wait_seconds = 10", live, re.M)
+        (source,) = load_config(write(tmp_path, f'cluster = "rsc1"\n\n{live}\n')).sources
+        assert source.kind == "sacct_command" and source.attempts == 4

@@ -1,7 +1,9 @@
 """prefect.yaml is valid offline: schema, cron, entrypoint import, parameters known to the flow; every
-cluster has a scheduled monthly deployment and a backfill deployment; flow parameters are checked."""
+cluster has a monthly deployment (the demo's schedule inactive) and a backfill deployment; the
+README's `prefect deployment run` commands name deployments that exist; flow parameters are checked."""
 
 import asyncio
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,6 +52,27 @@ def test_each_cluster_runs_monthly_on_the_2nd_at_6_utc_and_can_backfill(deployme
             "2027-01-02T06:00:00+00:00",
             "2027-02-02T06:00:00+00:00",
         ]
+
+
+def test_the_demo_ships_no_active_schedule(deployments):
+    """`prefect deploy --all` must not start monthly runs of the demo cluster on a real server: its
+    schedule is a template an operator copies for a cluster and activates (`active: true`)."""
+    demo = [d for d in deployments.values() if d.parameters["cluster"] == "demo"]
+    assert demo and any(d.schedules for d in demo)
+    for deployment in demo:
+        for schedule in deployment.schedules or []:
+            assert schedule.active is False, f"{deployment.name}: the demo's schedule is active"
+    text = (ROOT / "prefect.yaml").read_text()
+    assert "active: true" in text  # the comment that says how a cluster's copy is scheduled
+
+
+def test_the_readme_runs_deployments_that_exist(deployments, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    names = {f"{load_flow_from_entrypoint(d.entrypoint).name}/{d.name}" for d in deployments.values()}
+    readme = (ROOT / "README.md").read_text()
+    run = re.findall(r"prefect deployment run (\S+)", readme)
+    assert run, "the README shows no `prefect deployment run` command"
+    assert set(run) <= names, f"not in prefect.yaml: {sorted(set(run) - names)}"
 
 
 def test_the_report_month_is_checked():

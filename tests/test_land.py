@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -205,3 +206,122 @@ def test_the_readme_config_example_loads(tmp_path: Path):
     (tmp_path / "c.toml").write_text(re.search(r"```toml\n(.*?)```", readme, re.S).group(1))
     config = load_config(tmp_path / "c.toml")
     assert len(config.sources) >= 9 and config.analysis.run_link_gap_minutes == 120
+
+
+def fake_ssh_and_sacct(tmp_path: Path, slurm_fixtures: Path, failures: int, sacct_exit: int = 0) -> Path:
+    """`ssh` and `sacct` stand-ins in a bin/ directory to put on PATH: ssh fails like an unreachable
+    host (exit 255) on its first `failures` calls, then runs the command here; sacct prints its
+    version or a real dump (or a usage error with exit `sacct_exit`). ssh counts its calls in `calls`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    (bin_dir / "ssh").write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{calls}"\n'
+        f'if [ "$(wc -l < "{calls}")" -le {failures} ]; then\n'
+        '  echo "ssh: connect to host $1 port 22: Connection refused" >&2; exit 255\nfi\n'
+        'shift\nexec "$@"\n'
+    )
+    (bin_dir / "sacct").write_text(
+        "#!/bin/sh\n"
+        f"if [ {sacct_exit} -ne 0 ]; then echo \"sacct: invalid option -- 'x'\" >&2; exit {sacct_exit}; fi\n"
+        'if [ "$1" = "-V" ]; then echo "slurm-wlm 22.05.8"; exit 0; fi\n'
+        f'cat "{slurm_fixtures / "sacct_fields_allocations.psv"}"\n'
+    )
+    for script in bin_dir.iterdir():
+        script.chmod(0o755)
+    return calls
+
+
+def ssh_config(tmp_path: Path, attempts: int) -> Path:
+    return write_config(
+        tmp_path,
+        '[[sources]]\nkind = "sacct_command"\ncommand = ["ssh", "head", "sacct"]\n'
+        f"attempts = {attempts}\nretry_wait_seconds = 0.01\n",
+    )
+
+
+@pytest.fixture
+def retry_log():
+    """The warnings the live pull logs (its logger may not propagate: the CLI prints it directly)."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("flows.sources.slurm_live")
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+
+
+def test_a_pull_over_ssh_is_retried_with_back_off_until_it_answers(
+    slurm_fixtures: Path, tmp_path: Path, monkeypatch, retry_log
+):
+    calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=2)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    landed = land_month(load_config(ssh_config(tmp_path, attempts=4)), Month.parse("2026-11"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 18
+    assert len(calls.read_text().splitlines()) == 4  # `sacct -V` twice refused, then it and the pull
+    lines = [r.getMessage() for r in retry_log]
+    assert len(lines) == 2 and all(r.levelname == "WARNING" for r in retry_log)
+    assert lines[0].startswith("ssh head sacct -V: attempt 1 of 4 failed (exit 255: ssh: connect to host head")
+    assert "attempt 2 of 4" in lines[1] and "retrying in 0.02 s" in lines[1]  # the wait doubles
+
+
+def test_a_pull_that_keeps_failing_gives_up_naming_the_command_status_and_stderr(
+    slurm_fixtures: Path, tmp_path: Path, monkeypatch
+):
+    from flows.sources.slurm_live import SlurmCommandError
+
+    calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=99)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    with pytest.raises(SlurmCommandError) as failed:
+        land_month(load_config(ssh_config(tmp_path, attempts=3)), Month.parse("2026-11"))
+    assert str(failed.value) == (
+        "ssh head sacct -V exited 255 (gave up after 3 attempts): ssh: connect to host head port 22: Connection refused"
+    )
+    assert len(calls.read_text().splitlines()) == 3
+
+
+def test_a_usage_error_is_not_retried(slurm_fixtures: Path, tmp_path: Path, monkeypatch, retry_log):
+    from flows.sources.slurm_live import SlurmCommandError
+
+    calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=0, sacct_exit=1)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    with pytest.raises(SlurmCommandError, match=r"^ssh head sacct -V exited 1: sacct: invalid option -- 'x'$"):
+        land_month(load_config(ssh_config(tmp_path, attempts=3)), Month.parse("2026-11"))
+    assert len(calls.read_text().splitlines()) == 1 and not retry_log
+
+
+def test_a_command_that_does_not_answer_in_time_is_retried(slurm_fixtures: Path, tmp_path: Path, monkeypatch):
+    from flows.sources import slurm_live
+
+    calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=0)
+    ssh = tmp_path / "bin" / "ssh"  # the first call hangs (a dead connection) until the timeout
+    ssh.write_text(ssh.read_text().replace("shift\n", f'[ "$(wc -l < "{calls}")" -eq 1 ] && exec sleep 30\nshift\n'))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(slurm_live, "COMMAND_TIMEOUT_S", 0.5)
+    landed = land_month(load_config(ssh_config(tmp_path, attempts=2)), Month.parse("2026-11"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 18
+    assert len(calls.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "stderr", "transient"),
+    [
+        (255, "ssh: connect to host head port 22: Connection refused", True),
+        (255, "Connection to head closed by remote host.", True),
+        (None, "", True),  # no answer in time
+        (1, "sacct: error: Problem talking to the database: Connection refused", True),
+        (1, "slurm_load_node error: Unable to contact slurm controller (connect failure)", True),
+        (1, "sacct: error: Socket timed out on send/recv operation", True),
+        (1, "sacct: invalid option -- 'x'", False),
+        (1, "sacctmgr: error: Unknown option: formt=Cluster", False),
+        (127, "bash: line 1: sacct: command not found", False),
+    ],
+)
+def test_which_command_failures_are_retried(status, stderr, transient):
+    from flows.sources.slurm_live import is_transient
+
+    assert is_transient(status, stderr) is transient

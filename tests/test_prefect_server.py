@@ -1,23 +1,46 @@
 """The deployments of prefect.yaml on a real Prefect server (started on 127.0.0.1 by conftest):
-deployed, scheduled, and run by a process worker end to end. (CLI runs against the server: test_faults.)"""
+deployed (the demo unscheduled, a cluster added as the file says scheduled), and run by a process
+worker end to end, each run publishing its markdown artifact. (CLI runs against the server: test_faults.)"""
 
+import copy
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from uuid import UUID
 
 import httpx
 import pytest
+import yaml
 from conftest import BIN
+from prefect.client.orchestration import SyncPrefectClient
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+from prefect.client.schemas.sorting import ArtifactSort
 
 from flows.cli import write_demo_config
 from flows.months import Month
 from simulator import SimParams, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def with_a_cluster(shipped: dict, cluster: str, config: str) -> dict:
+    """prefect.yaml with a cluster added as its header says: both demo entries copied, renamed,
+    their `cluster` and `config` set, and the monthly schedule made active."""
+    added = copy.deepcopy(shipped)
+    for entry in shipped["deployments"]:
+        if entry["parameters"]["cluster"] == "demo":
+            site = copy.deepcopy(entry)
+            site["name"] = entry["name"].removesuffix("-demo") + f"-{cluster}"
+            site["parameters"] = {"cluster": cluster, "config": config}
+            for schedule in site.get("schedules") or []:
+                schedule["active"] = True
+            added["deployments"].append(site)
+    return added
 
 
 def prefect(env: dict, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -47,7 +70,11 @@ def deployed(prefect_server, tmp_path_factory):
             response.raise_for_status()
     created = prefect(env, "work-pool", "create", "local-process", "--type", "process", "--overwrite")
     assert created.returncode == 0, created.stdout + created.stderr
-    deploy = prefect(env, "--no-prompt", "deploy", "--all")
+    # One `deploy --all`: the shipped entries as they are, and a cluster added the documented way.
+    shipped = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    prefect_file = tmp_path_factory.mktemp("deploy") / "prefect.yaml"
+    prefect_file.write_text(yaml.safe_dump(with_a_cluster(shipped, "site", "var/site/site.toml"), sort_keys=False))
+    deploy = prefect(env, "--no-prompt", "deploy", "--all", "--prefect-file", str(prefect_file))
     assert deploy.returncode == 0, deploy.stdout[-3000:] + deploy.stderr[-3000:]
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     with open(log, "w") as out:
@@ -85,26 +112,41 @@ def next_second_of_month_at_6(now: datetime, count: int) -> list[str]:
     return dates
 
 
-def test_the_monthly_deployment_is_scheduled_on_the_2nd_at_6_utc(deployed):
-    api = deployed["api"]
-    deployment = httpx.get(f"{api}/deployments/name/monthly-report/monthly-demo", timeout=10).json()
-    assert deployment["parameters"] == {"cluster": "demo", "config": "var/demo/demo.toml"}
+def scheduled_runs(api: str, deployment: dict) -> list[dict]:
     query = {
         "deployments": {"id": {"any_": [deployment["id"]]}},
         "flow_runs": {"state": {"type": {"any_": ["SCHEDULED"]}}},
         "sort": "EXPECTED_START_TIME_ASC",
     }
+    return httpx.post(f"{api}/flow_runs/filter", json=query, timeout=10).json()
+
+
+def test_a_clusters_copy_runs_on_the_2nd_at_6_utc_and_the_demo_never(deployed):
+    api = deployed["api"]
+    demo = httpx.get(f"{api}/deployments/name/monthly-report/monthly-demo", timeout=10).json()
+    assert demo["parameters"] == {"cluster": "demo", "config": "var/demo/demo.toml"}
+    site = httpx.get(f"{api}/deployments/name/monthly-report/monthly-site", timeout=10).json()
+    assert site["parameters"] == {"cluster": "site", "config": "var/site/site.toml"}
+    assert [s["active"] for s in demo["schedules"]] == [False]
+    assert [s["active"] for s in site["schedules"]] == [True]
     runs = []
     for _ in range(60):  # the scheduler service runs every 2 s here
-        runs = httpx.post(f"{api}/flow_runs/filter", json=query, timeout=10).json()
+        runs = scheduled_runs(api, site)
         if len(runs) >= 3:
             break
         time.sleep(1)
     expected = next_second_of_month_at_6(datetime.now(UTC), 3)
     starts = [datetime.fromisoformat(r["expected_start_time"]).astimezone(UTC) for r in runs[:3]]
     assert [s.isoformat().replace("+00:00", "Z") for s in starts] == expected
-    backfill = httpx.get(f"{api}/deployments/name/backfill/backfill-demo", timeout=10).json()
-    assert backfill["schedules"] == []
+    assert scheduled_runs(api, demo) == []  # the scheduler has been round: it made the site's runs
+    for cluster in ("demo", "site"):
+        backfill = httpx.get(f"{api}/deployments/name/backfill/backfill-{cluster}", timeout=10).json()
+        assert backfill["schedules"] == []
+
+
+def run_id(run: subprocess.CompletedProcess) -> UUID:
+    """The flow run `prefect deployment run` created (it prints `UUID: ...`)."""
+    return UUID(re.search(r"UUID: ([0-9a-f-]{36})", run.stdout).group(1))
 
 
 def test_a_bad_month_is_refused_when_the_run_is_created(deployed):
@@ -122,6 +164,7 @@ def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server
     for month, seed in (("2026-08", 8), ("2026-09", 9)):
         simulate(SimParams("dep", Month.parse(month), nodes=16, seed=seed), tmp_path / "sim" / "dep" / month)
     params = ["--param", "cluster=dep", "--param", f"config={config}"]
+    started = datetime.now(UTC)
 
     monthly = prefect(
         deployed["env"],
@@ -141,6 +184,32 @@ def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server
     for month in ("2026-08", "2026-09"):
         metrics = json.loads((tmp_path / "reports" / "dep" / month / "metrics.json").read_text())
         assert metrics["month"] == month
+
+    # Each run published its markdown artifact: the month's (also the backfill's subflow) and the backfill's.
+    with SyncPrefectClient(deployed["api"]) as client:
+
+        def artifact(key: str, flow_run: UUID | None = None) -> str:
+            found = client.read_artifacts(
+                artifact_filter=ArtifactFilter(
+                    key=ArtifactFilterKey(any_=[key]),
+                    flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run]) if flow_run else None,
+                ),
+                sort=ArtifactSort.CREATED_DESC,
+                limit=1,
+            )
+            assert found, f"no artifact {key}"
+            assert found[0].type == "markdown" and found[0].created >= started
+            return found[0].data
+
+        september = artifact("reliability-dep-2026-09", run_id(monthly))
+        metrics = json.loads((tmp_path / "reports" / "dep" / "2026-09" / "metrics.json").read_text())
+        assert metrics["summary"]["text"] in september
+        assert f"{metrics['totals']['infra_failures']:,}" in september and "Infrastructure failures" in september
+        assert "report sent to ops@example.org" in september
+        assert str(tmp_path / "reports" / "dep" / "2026-09" / "report.html") in september
+        assert "report sent to ops@example.org" in artifact("reliability-dep-2026-08")
+        ranged = artifact("backfill-dep-2026-08-to-2026-09", run_id(backfill))
+        assert re.search(r"2026-08 \| built", ranged) and re.search(r"2026-09 \| skipped", ranged)
     # 2026-09 by the monthly deployment, 2026-08 by the backfill, which skipped the delivered 2026-09.
     subjects = sorted(m["Subject"] for m in smtp_server.parsed())
     assert subjects == ["Cluster reliability report: dep, 2026-08", "Cluster reliability report: dep, 2026-09"]
