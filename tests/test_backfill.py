@@ -1,6 +1,7 @@
 """`reliability-report backfill`: months in order, one at a time; a failed month is reported and the
-next one still runs; months already delivered are skipped unless --force; changed figures send a
-correction. Email goes to a real SMTP server on 127.0.0.1."""
+next one still runs; months already built are skipped unless --force; only the months --email names
+are sent (default: the latest), and every month says truthfully whether it was emailed or archived;
+changed figures send a correction. Email goes to a real SMTP server on 127.0.0.1."""
 
 import re
 
@@ -32,17 +33,20 @@ def backfill(cluster: dict, capsys, *flags: str) -> tuple[int, str, str]:
 
 def test_a_failed_month_is_reported_and_the_rest_still_built(cluster, smtp_server, capsys):
     sim(cluster, "2026-08", 1)  # 2026-09's logs are missing
-    code, out, err = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-09")
-    assert code == 1
+    code, out, err = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-09", "--email", "all")
+    assert code == 2  # its only failure is a missing input, as `run` says it
     lines = [line.split("  ", 1)[1] for line in out.splitlines() if re.match(r"\d\d:\d\d:\d\d  ", line)]
-    assert lines[0] == "[1/2] bf 2026-08"
+    assert lines[:2] == ["bf 2026-08..2026-09: starting (Prefect, dbt, Great Expectations) ...", "[1/2] bf 2026-08"]
     stages = ("land", "dbt", "quality", "metrics", "render", "deliver")
     assert [line for line in lines if line.startswith("bf 2026-08: ") and line.endswith(" ...")] == [
         f"bf 2026-08: {stage} ..." for stage in stages
     ]
     assert re.search(r"^bf 2026-08: land done in [\d.]+ s: [\d,]+ records from 5 sources$", "\n".join(lines), re.M)
     assert any(line.startswith("[1/2] bf 2026-08: built: ") for line in lines)
-    assert any(line.startswith("[2/2] bf 2026-09: failed: at stage land: FileNotFoundError: source ") for line in lines)
+    assert any(
+        line.startswith("[2/2] bf 2026-09: failed: at stage land: MissingInputError: no job records for 2026-09: ")
+        for line in lines
+    )
     assert "error: 1 of 2 months failed: 2026-09: at stage land" in err
     subjects = sorted(m["Subject"].strip() for m in smtp_server.parsed())  # (a folded header keeps a space)
     assert subjects == [
@@ -53,7 +57,7 @@ def test_a_failed_month_is_reported_and_the_rest_still_built(cluster, smtp_serve
     alert = next(m for m in smtp_server.parsed() if m["Subject"].endswith("2026-09, stage land"))
     assert alert["To"] == "oncall@example.org"
     body = alert.get_content().replace("\r\n", "\n")
-    assert "stage: land\nerror: FileNotFoundError: source " in body
+    assert "stage: land\nerror: MissingInputError: no job records for 2026-09: " in body
     assert f"reliability-report run --config {cluster['config']} --month 2026-09\n" in body
 
 
@@ -61,18 +65,33 @@ def test_done_months_are_skipped_and_the_missing_one_built(cluster, smtp_server,
     sim(cluster, "2026-09", 2)
     code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-09")
     assert code == 0
-    table = out[out.index("bf 2026-08..2026-09:") :].splitlines()[1:]
+    table = out[out.index("bf 2026-08..2026-09:\n") :].splitlines()[1:]
     assert table[0].split()[:2] == ["2026-08", "skipped"] and table[1].split()[:2] == ["2026-09", "built"]
+    assert "report built and emailed already" in table[0] and "report emailed to ops@example.org" in table[1]
     assert [m["Subject"] for m in smtp_server.parsed()] == ["Cluster reliability report: bf, 2026-09"]
 
 
 def test_force_rebuilds_and_changed_figures_go_out_as_a_correction(cluster, smtp_server, capsys):
     sim(cluster, "2026-08", 3)  # late records: 2026-08's logs changed
     code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-08", "--force")
-    assert code == 0 and "2026-08  built" in out and "correction sent to ops@example.org" in out
+    assert code == 0 and "2026-08  built" in out and "correction emailed to ops@example.org" in out
     (message,) = smtp_server.parsed()
     assert message["Subject"] == "Correction: Cluster reliability report: bf, 2026-08"
     assert message.get_body(("plain",)).get_content().startswith("Correction: this report replaces the one sent on")
+
+
+def test_only_the_latest_month_is_emailed_by_default_and_each_month_says_what_happened(cluster, smtp_server, capsys):
+    """An 11-month backfill used to send 11 emails and call an archived month "delivered"."""
+    sim(cluster, "2026-07", 4)
+    code, out, _ = backfill(cluster, capsys, "--from", "2026-07", "--to", "2026-08")
+    assert code == 0 and smtp_server.messages == []  # 2026-08, the latest, went out before
+    table = out[out.index("bf 2026-07..2026-08:\n") :].splitlines()[1:]
+    assert table[0].split()[:2] == ["2026-07", "built"] and table[0].endswith("; archived, not sent (--email latest)")
+    assert table[1].split()[:2] == ["2026-08", "skipped"] and "report built and emailed already" in table[1]
+
+    code, out, _ = backfill(cluster, capsys, "--from", "2026-07", "--to", "2026-07", "--email", "none")
+    assert code == 0 and smtp_server.messages == []
+    assert "2026-07  skipped  report built already (archived, not sent)" in out
 
 
 def test_a_range_must_be_in_order_and_not_in_the_future(cluster, capsys):
