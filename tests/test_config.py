@@ -185,6 +185,7 @@ def test_the_readme_example_config_loads(tmp_path):
     example = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
     config = load_config(write(tmp_path, example))
     assert config.cluster == "rsc1" and len(config.sources) == 9 and config.email is not None
+    assert config.webhook is not None and config.webhook.url_env == "REPORT_WEBHOOK_URL"
 
 
 def write_month(tmp_path: Path) -> None:
