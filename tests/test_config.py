@@ -293,3 +293,19 @@ def test_the_starter_and_readme_configs_show_a_command_sources_retries(tmp_path)
         assert re.search(r"^attempts = 4\b", live, re.M) and re.search(r"^retry_wait_seconds = 10", live, re.M)
         (source,) = load_config(write(tmp_path, f'cluster = "rsc1"\n\n{live}\n')).sources
         assert source.kind == "sacct_command" and source.attempts == 4
+
+
+@pytest.mark.parametrize(
+    "section, error",
+    [
+        ("", "[webhook] give url_env (the environment variable holding the URL) or url, one of them"),
+        ('url = "http://x/h"\nurl_env = "HOOK"\n', "give url_env"),
+        ('url = "ftp://x/h"\n', "[webhook] url must be an http:// or https:// URL"),
+        ('url_env = "HOOK"\nreport_url = "https://r/{month}/{host}"\n', "may contain only the placeholders"),
+        ('url_env = "HOOK"\nsend_attempts = 0\n', "[webhook] send_attempts"),
+        ('url_env = "HOOK"\nurll = "x"\n', "unknown key 'urll'"),
+    ],
+)
+def test_the_webhook_section_is_checked_at_load(tmp_path, section, error):
+    (problem,) = problems(tmp_path, BASE + "[webhook]\n" + section)
+    assert error in problem, problem
