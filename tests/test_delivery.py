@@ -427,7 +427,9 @@ def test_a_delivery_that_reaches_nobody_keeps_the_previous_report_and_sent_log(b
     with pytest.raises(mailer.DeliveryError, match="554 5.7.1 rejected by policy"):
         monthly_report(cluster="mail", config=str(copy), month=MONTH)
     assert smtp_server.data_commands >= 1
-    assert [m["Subject"] for m in smtp_server.parsed()] == ["FAILED: reliability report mail 2026-10, stage deliver"]
+    (alert,) = smtp_server.parsed()
+    assert alert["Subject"] == "FAILED: reliability report mail 2026-10, stage deliver"
+    assert alert["Auto-Submitted"] == "auto-generated"
     after = {p.relative_to(report_dir): p.read_bytes() for p in report_dir.rglob("*") if p.is_file()}
     assert after == before and log.path.read_bytes() == log_before
     assert sorted(p.name for p in report_dir.parent.iterdir()) == [MONTH]  # no staged copy left behind
