@@ -12,6 +12,9 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= WARNING
 export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 
+# Test files run in parallel, one file per worker at a time (module fixtures build a month once).
+TEST_WORKERS ?= 2
+
 .PHONY: setup demo test lint lock clean
 
 setup: $(STAMP)
@@ -38,7 +41,7 @@ $(CHROMIUM):
 test: setup $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	$(BIN)/ruff check flows tests bench simulator && $(BIN)/ruff format --check flows tests bench simulator
@@ -48,4 +51,4 @@ lock: setup
 	$(BIN)/uv pip compile -q -p 3.11 requirements.in -o requirements.lock.txt
 
 clean:
-	rm -rf $(VENV) .prefect .prefect-test var reports dbt_project/target dbt_project/logs build dist *.egg-info
+	rm -rf $(VENV) .prefect .prefect-* var reports dbt_project/target dbt_project/logs build dist *.egg-info

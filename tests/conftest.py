@@ -18,6 +18,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 # Prefect: a persistent home saves ~11 s of migrations per start; no server -> ephemeral mode.
 os.environ.setdefault("PREFECT_HOME", str(REPO_ROOT / ".prefect-test"))
+if os.environ.get("PYTEST_XDIST_WORKER"):  # one home per worker: two ephemeral servers never share a database
+    os.environ["PREFECT_HOME"] += "-" + os.environ["PYTEST_XDIST_WORKER"]
 os.environ.pop("PREFECT_API_URL", None)
 DATA_DIR = Path(__file__).resolve().parent / "data"  # real Slurm and node-health output (data/README.md)
 
@@ -172,7 +174,7 @@ def prefect_server(tmp_path_factory):
     env = {
         **os.environ,
         # Its own home, kept between runs so migrations run once per machine.
-        "PREFECT_HOME": str(REPO_ROOT / ".prefect-test-server"),
+        "PREFECT_HOME": str(REPO_ROOT / ".prefect-test-server") + "-" + os.environ.get("PYTEST_XDIST_WORKER", "main"),
         "PREFECT_SERVER_UI_ENABLED": "false",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",  # deployments get their runs at once

@@ -51,7 +51,7 @@ def test_keys_keep_to_prefects_rule(parts, key):
 
 
 def test_a_months_artifact_has_the_summary_headline_delivery_and_report():
-    text = month_markdown(METRICS, Path("/srv/reports/rsc1/2026-10/report.html"), "report sent to ops@example.org")
+    text = month_markdown(METRICS, Path("/srv/reports/rsc1/2026-10/report.html"), "report emailed to ops@example.org")
     assert text.startswith("### Reliability report: rsc1, 2026-10 (October 2026)\n")
     assert METRICS["summary"]["text"] in text
     # the figures as the report formats them, with the change against the month before
@@ -59,7 +59,7 @@ def test_a_months_artifact_has_the_summary_headline_delivery_and_report():
     assert "| Infrastructure failures | 1,234 of 56,789 attempts |" in text
     assert "| Model MTTF | – at r\\_f |" in text
     assert "**Data quality:** warning: 3 input rows could not be read and were left out" in text
-    assert "**Delivery:** report sent to ops@example.org" in text
+    assert "**Delivery:** report emailed to ops@example.org" in text
     assert "**Report:** `/srv/reports/rsc1/2026-10/report.html`" in text
     assert "Partial" not in text
 

@@ -205,11 +205,11 @@ def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server
         metrics = json.loads((tmp_path / "reports" / "dep" / "2026-09" / "metrics.json").read_text())
         assert metrics["summary"]["text"] in september
         assert f"{metrics['totals']['infra_failures']:,}" in september and "Infrastructure failures" in september
-        assert "report sent to ops@example.org" in september
+        assert "report emailed to ops@example.org" in september
         assert str(tmp_path / "reports" / "dep" / "2026-09" / "report.html") in september
-        assert "report sent to ops@example.org" in artifact("reliability-dep-2026-08")
+        assert "archived, not sent" in artifact("reliability-dep-2026-08")  # backfill's default: --email latest
         ranged = artifact("backfill-dep-2026-08-to-2026-09", run_id(backfill))
         assert re.search(r"2026-08 \| built", ranged) and re.search(r"2026-09 \| skipped", ranged)
-    # 2026-09 by the monthly deployment, 2026-08 by the backfill, which skipped the delivered 2026-09.
+    # 2026-09 by the monthly deployment; the backfill archived 2026-08 and skipped the delivered 2026-09.
     subjects = sorted(m["Subject"] for m in smtp_server.parsed())
-    assert subjects == ["Cluster reliability report: dep, 2026-08", "Cluster reliability report: dep, 2026-09"]
+    assert subjects == ["Cluster reliability report: dep, 2026-09"]
