@@ -15,7 +15,7 @@ from prefect import flow, get_run_logger
 
 from flows.artifact import publish_backfill_artifact
 from flows.config import ConfigError, load_config
-from flows.delivery import delivery_status
+from flows.delivery import channels, delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
 from flows.months import Month
 from flows.pipeline import STAGE_NOTE, MonthParam, alert_on_failure, failure, monthly_report, progress, report_month
@@ -79,7 +79,8 @@ def backfill(
             )
             if state.is_completed():
                 summary = state.result()
-                delivery = summary["delivery"] if notify else f"archived, not sent (--email {email})"
+                held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
+                delivery = f"archived, not sent (--email {email})" if held else summary["delivery"]
                 outcome = {
                     "month": str(month),
                     "outcome": "built",
