@@ -9,9 +9,6 @@
 
 from __future__ import annotations
 
-from flows.config import ConfigError
-from flows.sources import InputFormatError
-
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 
 
@@ -27,18 +24,13 @@ class TooManyBadRowsError(ValueError):
     """A source with more unreadable rows than the configured limit: the run stops instead of reporting on it."""
 
 
-# FileNotFoundError: an input, a CA file or a config that is not there.
-INPUT_ERRORS: tuple[type[BaseException], ...] = (
-    UsageError,
-    ConfigError,
-    InputFormatError,
-    TooManyBadRowsError,
-    FileNotFoundError,
-)
-
-
 def is_input_error(error: BaseException | None) -> bool:
-    return isinstance(error, INPUT_ERRORS)
+    # imported here: flows.months raises UsageError and flows.config imports flows.months
+    from flows.config import ConfigError
+    from flows.sources import InputFormatError
+
+    # FileNotFoundError: an input, a CA file or a config that is not there.
+    return isinstance(error, UsageError | ConfigError | InputFormatError | TooManyBadRowsError | FileNotFoundError)
 
 
 def exit_code(error: BaseException) -> int:

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from flows.errors import UsageError
+
 MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
@@ -57,3 +59,39 @@ def observed_end(month: Month, as_of: datetime) -> datetime:
         (month.start, month.end) if as_of.tzinfo else (month.start.replace(tzinfo=None), month.end.replace(tzinfo=None))
     )
     return min(max(as_of, start), end)
+
+
+class MonthNotEndedError(UsageError):
+    """The month asked for has not ended and a partial report was not asked for."""
+
+
+def requested_month(text: str, now: datetime | None = None, partial: bool = False) -> Month:
+    """The month `text` (YYYY-MM) names, if it can be reported: not in the future, and ended unless
+    `partial` (a partial report covers the month only up to when its records were taken)."""
+    try:
+        month = Month.parse(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    now = now or datetime.now(UTC)
+    if month.start > now:
+        raise UsageError(f"month {month} is in the future")
+    if month.end > now and not partial:
+        raise MonthNotEndedError(
+            f"month {month} has not ended (it ends {month.end:%Y-%m-%d %H:%M} UTC): "
+            "pass --partial for a report up to the time its records were taken"
+        )
+    return month
+
+
+def parse_as_of(text: str | None, now: datetime | None = None) -> datetime | None:
+    """`--as-of`: when the records were dumped, ISO 8601 (UTC unless it has an offset), not in the future."""
+    if not text:
+        return None
+    try:
+        as_of = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--as-of must be an ISO 8601 time such as 2026-11-02T06:00:00Z, got {text!r}") from None
+    as_of = as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC)
+    if as_of > (now or datetime.now(UTC)):
+        raise UsageError(f"--as-of {text} is in the future")
+    return as_of

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -24,10 +24,9 @@ from flows.artifact import publish_month_artifact
 from flows.atomic import staged_replacement
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import DeliveryOutcome, deliver_report, send_alert
-from flows.errors import UsageError
 from flows.land import land_month
 from flows.mailer import DeliveryError
-from flows.months import MONTH_RE, Month, observed_end
+from flows.months import MONTH_RE, Month, observed_end, parse_as_of, requested_month
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
 from flows.runlock import cluster_lock
@@ -40,40 +39,12 @@ progress = logging.getLogger("flows.progress")
 STAGE_NOTE = "stage: "  # added to a failing stage's exception, for the failure alert
 
 
-class MonthNotEndedError(UsageError):
-    """The month asked for has not ended and a partial report was not asked for."""
-
-
 def report_month(text: str | None, now: datetime | None = None, partial: bool = False) -> Month:
-    """The month to report: `text` (YYYY-MM, not in the future) or, by default, the month before
-    the run's scheduled time (a scheduled run that starts late still reports its own month). A
-    month that has not ended is refused unless `partial`: its report covers only up to the dump."""
+    """The month to report: `text` (flows/months.requested_month) or, by default, the month before
+    the run's scheduled time (a scheduled run that starts late still reports its own month)."""
     if not text:
         return Month.last_full(now or flow_run_info.scheduled_start_time)
-    month = Month.parse(text)
-    now = now or datetime.now(UTC)
-    if month.start > now:
-        raise UsageError(f"month {month} is in the future")
-    if month.end > now and not partial:
-        raise MonthNotEndedError(
-            f"month {month} has not ended (it ends {month.end:%Y-%m-%d %H:%M} UTC): "
-            "pass --partial for a report up to the time its records were taken"
-        )
-    return month
-
-
-def parse_as_of(text: str | None, now: datetime | None = None) -> datetime | None:
-    """`--as-of`: when the records were dumped, ISO 8601 (UTC unless it has an offset), not in the future."""
-    if not text:
-        return None
-    try:
-        as_of = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--as-of must be an ISO 8601 time such as 2026-11-02T06:00:00Z, got {text!r}") from None
-    as_of = as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC)
-    if as_of > (now or datetime.now(UTC)):
-        raise UsageError(f"--as-of {text} is in the future")
-    return as_of
+    return requested_month(text, now, partial)
 
 
 @task(name="pull-and-land", cache_policy=NO_CACHE)

@@ -14,8 +14,8 @@ from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
 from flows.backfill import month_range
-from flows.months import Month
-from flows.pipeline import MonthNotEndedError, report_month
+from flows.months import Month, MonthNotEndedError
+from flows.pipeline import report_month
 
 ROOT = Path(__file__).resolve().parents[1]
 
