@@ -122,13 +122,13 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from flows.pipeline import monthly_report
-
     config = load_config(args.config)
     checked_months(args.month, partial=args.partial, as_of=args.as_of)
     missing_inputs(args.month, config.source_paths(args.month))  # at once, not after the start-up
     show_progress()
     say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
+    from flows.pipeline import monthly_report  # Prefect's import alone takes seconds: after the line above
+
     overlap_start_up(args.debug)
     summary = monthly_report(
         month=str(args.month),
@@ -149,14 +149,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
-    from flows.backfill import backfill
-
     config = load_config(args.config)
     if args.to_month < args.from_month:
         raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     checked_months(args.from_month, args.to_month, partial=args.partial)
     show_progress()
     say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
+
     overlap_start_up(args.debug)
     outcomes = backfill(
         cluster=config.cluster,

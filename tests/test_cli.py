@@ -99,6 +99,30 @@ def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, mon
     assert error_lines(capsys.readouterr().err) == ["error: stopped after the start-up line"]
 
 
+@pytest.mark.parametrize("command", ["run", "backfill"])
+def test_the_first_progress_line_does_not_wait_for_prefects_import(command, config, tmp_path):
+    month_dir = tmp_path / "logs" / str(MONTH)
+    month_dir.mkdir(parents=True)
+    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n")
+    (month_dir / "events.psv").write_text("")
+    script = (
+        "import sys, flows.cli as cli\n"
+        "def say(line):\n"
+        "    print('heavy:', sorted({'prefect', 'dbt', 'great_expectations'} & set(sys.modules)), flush=True)\n"
+        "    raise SystemExit(0)\n"
+        "cli.say = say\n"
+        "cli.main(sys.argv[1:])\n"
+    )
+    months = ["--month", str(MONTH)] if command == "run" else ["--from", str(MONTH), "--to", str(MONTH)]
+    done = subprocess.run(
+        [sys.executable, "-c", script, command, *months, "--config", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert done.stdout == "heavy: []\n", done.stdout + done.stderr
+
+
 def test_an_unexpected_error_is_one_line_and_its_traceback_only_with_debug(config, capsys, monkeypatch):
     def broken(args):
         raise KeyError("month")
