@@ -101,6 +101,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         utilization=args.utilization,
         fault_trace=Path(args.fault_trace) if args.fault_trace else None,
     )
+    say(f"simulating {args.nodes} nodes of {args.cluster}, {first}..{last} ...")
     truth = simulate(params, Path(args.out))
     months = truth.get("months", {str(first): truth})
     failures = sum(len(m["infra_failures"]) for m in months.values())
@@ -229,6 +230,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         first = first.previous()
     config_path = write_demo_config(workdir, args.cluster, Path(args.reports))
     sim_dir = workdir / "sim" / args.cluster
+    say(f"simulating {args.nodes} nodes of {args.cluster}, {first}..{last} ...")
     params = SimParams(cluster=args.cluster, month=first, last_month=last, nodes=args.nodes, seed=args.seed)
     truth = simulate(params, sim_dir)
     failures = sum(len(m["infra_failures"]) for m in truth["months"].values())
