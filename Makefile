@@ -38,13 +38,18 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
 	    --no-install-recommends chromium fonts-liberation
 
+# The dbt templater compiles the project against a throwaway warehouse (the profile needs a path).
+SQLFLUFF := DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint dbt_project/models
+
 test: setup $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
+	$(SQLFLUFF)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	$(BIN)/ruff check flows tests bench simulator && $(BIN)/ruff format --check flows tests bench simulator
+	$(SQLFLUFF)
 
 # Re-resolve the lock after changing requirements.in.
 lock: setup

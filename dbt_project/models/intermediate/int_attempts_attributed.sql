@@ -10,7 +10,8 @@ with candidates as (
         {{ dbt.dateadd('minute', 'parameters.attr_after_minutes', 'attempts.end_at') }} as window_end
     from {{ ref('int_attempts_month_scoped') }} as attempts
     cross join {{ source('run', 'parameters') }} as parameters
-    where not attempts.is_open
+    where
+        not attempts.is_open
         and attempts.slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
 
 ),
@@ -50,9 +51,10 @@ matches as (
         critical_events.node
     from candidate_nodes
     inner join critical_events
-        on critical_events.node = candidate_nodes.node
-        and critical_events.event_at >= candidate_nodes.window_start
-        and critical_events.event_at <= candidate_nodes.window_end
+        on
+            critical_events.node = candidate_nodes.node
+            and critical_events.event_at >= candidate_nodes.window_start
+            and critical_events.event_at <= candidate_nodes.window_end
 
 ),
 
@@ -66,10 +68,21 @@ ranked as (
 
 ),
 
+distinct_categories as (
+
+    select distinct
+        attempt_id,
+        category
+    from matches
+
+),
+
 co_occurring as (
 
-    select attempt_id, {{ dbt.listagg('category', "','", "order by category") }} as matched_categories
-    from (select distinct attempt_id, category from matches) as distinct_categories
+    select
+        attempt_id,
+        {{ dbt.listagg('category', "','", "order by category") }} as matched_categories
+    from distinct_categories
     group by attempt_id
 
 )

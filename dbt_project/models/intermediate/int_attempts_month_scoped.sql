@@ -13,7 +13,11 @@ with attempts as (
 
 bounds as (
 
-    select month_start, month_end, period_end from {{ source('run', 'parameters') }}
+    select
+        month_start,
+        month_end,
+        period_end
+    from {{ source('run', 'parameters') }}
 
 ),
 
@@ -22,18 +26,27 @@ scoped as (
     select
         attempts.*,
         (attempts.end_at is null or attempts.end_at >= bounds.month_end) as is_open,
-        case when attempts.start_at is not null
-            then greatest(attempts.start_at, bounds.month_start) end as exposure_start,
-        case when attempts.start_at is not null
-            then least(coalesce(attempts.end_at, bounds.period_end), bounds.period_end) end as exposure_end,
+        case
+            when attempts.start_at is not null
+                then greatest(attempts.start_at, bounds.month_start)
+        end as exposure_start,
+        case
+            when attempts.start_at is not null
+                then least(coalesce(attempts.end_at, bounds.period_end), bounds.period_end)
+        end as exposure_end,
         -- queued from Eligible until Start (or until period_end if not started by then)
-        case when attempts.eligible_at is not null
-            then greatest(attempts.eligible_at, bounds.month_start) end as queue_start,
-        case when attempts.eligible_at is not null
-            then least(coalesce(attempts.start_at, bounds.period_end), bounds.period_end) end as queue_end
+        case
+            when attempts.eligible_at is not null
+                then greatest(attempts.eligible_at, bounds.month_start)
+        end as queue_start,
+        case
+            when attempts.eligible_at is not null
+                then least(coalesce(attempts.start_at, bounds.period_end), bounds.period_end)
+        end as queue_end
     from attempts
     cross join bounds
-    where (attempts.end_at is null or attempts.end_at >= bounds.month_start)
+    where
+        (attempts.end_at is null or attempts.end_at >= bounds.month_start)
         and attempts.submit_at < bounds.month_end
 
 )

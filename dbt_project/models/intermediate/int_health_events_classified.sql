@@ -3,13 +3,16 @@
 with xid as (
 
     select
-        cluster, node, event_at,
+        cluster,
+        node,
+        event_at,
         'xid' as source,
         'xid' as check_name,
         cast(xid as varchar) as code,
         message,
         cast(xid as varchar) as signal_text,
-        source_file, source_line
+        source_file,
+        source_line
     from {{ ref('stg_health__xid_events') }}
 
 ),
@@ -17,13 +20,16 @@ with xid as (
 slurm_events as (
 
     select
-        cluster, node, event_at,
+        cluster,
+        node,
+        event_at,
         'slurm_event' as source,
         node_state as check_name,
         node_state as code,
         reason as message,
         reason as signal_text,
-        source_file, source_line
+        source_file,
+        source_line
     from {{ ref('stg_slurm__node_events') }}
 
 ),
@@ -31,7 +37,9 @@ slurm_events as (
 checks as (
 
     select
-        cluster, node, event_at,
+        cluster,
+        node,
+        event_at,
         source,
         check_name,
         status as code,
@@ -43,7 +51,8 @@ checks as (
             when source = 'gcm' then check_name || ': ' || status || ': ' || message
             else check_name
         end as signal_text,
-        source_file, source_line
+        source_file,
+        source_line
     from {{ ref('stg_health__checks') }}
 
 ),
@@ -68,7 +77,10 @@ rules as (
 -- have a few thousand distinct texts: each is matched once (8.0 s -> 1.2 s at 278k events).
 signals as (
 
-    select distinct source, signal_text from events
+    select distinct
+        source,
+        signal_text
+    from events
 
 ),
 
@@ -82,8 +94,9 @@ first_rules as (
         rules.severity
     from signals
     left join rules
-        on rules.source = signals.source
-        and regexp_matches(signals.signal_text, rules.pattern)
+        on
+            rules.source = signals.source
+            and {{ regex_contains('signals.signal_text', 'rules.pattern') }}
     qualify row_number() over (partition by signals.source, signals.signal_text order by rules.rule_order) = 1
 
 ),
@@ -102,8 +115,9 @@ matched as (
         ) as rule_rank
     from events
     left join first_rules
-        on first_rules.source = events.source
-        and first_rules.signal_text is not distinct from events.signal_text
+        on
+            first_rules.source = events.source
+            and first_rules.signal_text is not distinct from events.signal_text
 
 ),
 

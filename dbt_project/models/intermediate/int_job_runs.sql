@@ -20,7 +20,7 @@ jobs as (
         min(submit_at) as first_submit_at,
         max(end_at) as last_end_at,
         -- the state of the job's last attempt decides whether a later job continues its run
-        arg_max(slurm_state, submit_at) as last_state,
+        {{ value_at_max('slurm_state', 'submit_at') }} as last_state,
         bool_or(is_open) as is_open
     from attempts
     group by cluster, job_id_raw
@@ -49,7 +49,7 @@ linked as (
             and ordered.previous_state <> 'COMPLETED'
             and ordered.first_submit_at >= ordered.previous_end_at
             and ordered.first_submit_at
-                <= {{ dbt.dateadd('minute', 'parameters.run_link_gap_minutes', 'ordered.previous_end_at') }},
+            <= {{ dbt.dateadd('minute', 'parameters.run_link_gap_minutes', 'ordered.previous_end_at') }},
             false
         ) as continues_run
     from ordered
@@ -85,5 +85,6 @@ select
     attempts.submit_at = runs.first_submit_at as is_job_first_attempt
 from attempts
 inner join runs
-    on runs.cluster = attempts.cluster
-    and runs.job_id_raw = attempts.job_id_raw
+    on
+        runs.cluster = attempts.cluster
+        and runs.job_id_raw = attempts.job_id_raw

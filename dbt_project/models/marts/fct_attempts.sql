@@ -22,7 +22,10 @@ buckets as (
 
 runs as (
 
-    select attempt_id, job_run_id from {{ ref('int_job_runs') }}
+    select
+        attempt_id,
+        job_run_id
+    from {{ ref('int_job_runs') }}
 
 ),
 
@@ -47,8 +50,11 @@ classified as (
             when attempts.slurm_state = 'TIMEOUT' then 'timeout'
             when attempts.slurm_state = 'CANCELLED' then 'cancelled'
             when attempts.slurm_state = 'DEADLINE' then 'deadline'
-            when attempts.slurm_state in ('RUNNING', 'PENDING', 'SUSPENDED', 'REQUEUE_HOLD', 'REQUEUE_FED',
-                                          'RESIZING', 'SIGNALING', 'STAGE_OUT', 'CONFIGURING', 'COMPLETING')
+            when
+                attempts.slurm_state in (
+                    'RUNNING', 'PENDING', 'SUSPENDED', 'REQUEUE_HOLD', 'REQUEUE_FED',
+                    'RESIZING', 'SIGNALING', 'STAGE_OUT', 'CONFIGURING', 'COMPLETING'
+                )
                 then 'open'
             else 'unknown'
         end as outcome
@@ -105,9 +111,12 @@ final as (
     left join runs on runs.attempt_id = classified.attempt_id
     inner join buckets
         -- An attempt that never got an allocation (pending, cancelled while pending) is sized by its request.
-        on (case when classified.gpus = 0 and coalesce(classified.req_gpus, 0) > 0
-                 then classified.req_gpus else classified.gpus end)
-            between buckets.min_gpus and buckets.max_gpus
+        on (case
+            when classified.gpus = 0 and coalesce(classified.req_gpus, 0) > 0
+                then classified.req_gpus
+            else classified.gpus
+        end)
+        between buckets.min_gpus and buckets.max_gpus
 
 )
 

@@ -42,7 +42,7 @@ aggregated as (
         cast(sum(attempts.gpu_seconds) as bigint) as gpu_seconds,
         cast(sum(case when attempts.is_infra_failure then 1 else 0 end) as bigint) as infra_interruptions,
         cast(sum(case when attempts.outcome = 'preempted' then 1 else 0 end) as bigint) as preemptions,
-        arg_max(attempts.outcome, attempts.submit_at) as final_outcome,
+        {{ value_at_max('attempts.outcome', 'attempts.submit_at') }} as final_outcome,
         bool_or(attempts.is_open) as is_open
     from attempts
     inner join runs on runs.attempt_id = attempts.attempt_id

@@ -42,7 +42,9 @@ select
     aggregated.gpu_hours,
     aggregated.gpu_node_days,
     aggregated.infra_failures,
-    case when aggregated.infra_failures > 0
-        then aggregated.runtime_hours / aggregated.infra_failures end as mttf_hours
+    case
+        when aggregated.infra_failures > 0
+            then aggregated.runtime_hours / aggregated.infra_failures
+    end as mttf_hours
 from aggregated
 inner join buckets on buckets.size_bucket = aggregated.size_bucket

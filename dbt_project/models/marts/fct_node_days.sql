@@ -5,7 +5,12 @@
 
 with attempts as (
 
-    select attempt_id, exposure_start, exposure_end, gpus, n_nodes
+    select
+        attempt_id,
+        exposure_start,
+        exposure_end,
+        gpus,
+        n_nodes
     from {{ ref('int_attempts_month_scoped') }}
     where exposure_start is not null and exposure_end > exposure_start
 
@@ -19,14 +24,9 @@ attempt_nodes as (
 
 days as (
 
-    -- generate_series: DuckDB and Postgres; other engines need a date spine here
     select cast(spine.day_start as timestamp) as day_start
     from {{ source('run', 'parameters') }} as parameters
-    cross join generate_series(
-        parameters.month_start,
-        parameters.month_end - interval 1 day,
-        interval 1 day
-    ) as spine(day_start)
+    cross join {{ day_spine('parameters.month_start', 'parameters.month_end', 'spine') }}
 
 ),
 
@@ -38,17 +38,18 @@ busy as (
         count(distinct attempts.attempt_id) as attempts,
         cast(sum({{ dbt.datediff(
             'greatest(attempts.exposure_start, days.day_start)',
-            'least(attempts.exposure_end, days.day_start + interval 1 day)',
+            'least(attempts.exposure_end, ' ~ dbt.dateadd('day', 1, 'days.day_start') ~ ')',
             'second') }}) as bigint) as busy_seconds,
         cast(sum({{ dbt.datediff(
             'greatest(attempts.exposure_start, days.day_start)',
-            'least(attempts.exposure_end, days.day_start + interval 1 day)',
+            'least(attempts.exposure_end, ' ~ dbt.dateadd('day', 1, 'days.day_start') ~ ')',
             'second') }} * attempts.gpus / greatest(attempts.n_nodes, 1)) as bigint) as gpu_busy_seconds
     from attempts
     inner join attempt_nodes on attempt_nodes.attempt_id = attempts.attempt_id
     inner join days
-        on days.day_start < attempts.exposure_end
-        and days.day_start + interval 1 day > attempts.exposure_start
+        on
+            days.day_start < attempts.exposure_end
+            and {{ dbt.dateadd('day', 1, 'days.day_start') }} > attempts.exposure_start
     group by attempt_nodes.node, days.day_start
 
 ),
@@ -61,7 +62,8 @@ events as (
         cast(sum(case when severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
         cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events
     from {{ ref('int_health_events_classified') }}
-    where event_at >= {{ run_parameter('month_start') }}
+    where
+        event_at >= {{ run_parameter('month_start') }}
         and event_at < {{ run_parameter('month_end') }}
     group by node, {{ dbt.date_trunc('day', 'event_at') }}
 
@@ -81,11 +83,20 @@ failures as (
 
 node_days as (
 
-    select node, day_start from busy
+    select
+        node,
+        day_start
+    from busy
     union
-    select node, day_start from events
+    select
+        node,
+        day_start
+    from events
     union
-    select node, day_start from failures
+    select
+        node,
+        day_start
+    from failures
 
 )
 

@@ -19,12 +19,18 @@ attempt_nodes as (
 
 restarts as (
 
-    select restart.attempt_id, restart.job_run_id, restart.start_at, restart.gpus
+    select
+        restart.attempt_id,
+        restart.job_run_id,
+        restart.start_at,
+        restart.gpus
     from attempts as restart
-    where restart.start_at is not null
+    where
+        restart.start_at is not null
         and exists (
             select 1 from attempts as failed
-            where failed.job_run_id = restart.job_run_id
+            where
+                failed.job_run_id = restart.job_run_id
                 and failed.is_infra_failure
                 and failed.end_at <= restart.start_at
         )
@@ -33,7 +39,8 @@ restarts as (
 
 preempted as (
 
-    select * from attempts where outcome = 'preempted' and end_at is not null
+    select * from attempts
+    where outcome = 'preempted' and end_at is not null
 
 ),
 
@@ -46,30 +53,40 @@ in_window as (
         restarts.start_at as restart_start_at
     from preempted
     inner join restarts
-        on preempted.end_at >= {{ dbt.dateadd('minute', -5, 'restarts.start_at') }}
-        and preempted.end_at <= restarts.start_at
+        on
+            preempted.end_at >= {{ dbt.dateadd('minute', -5, 'restarts.start_at') }}
+            and preempted.end_at <= restarts.start_at
 
 ),
 
 -- node lists of just these attempts, compared as lists: joining node rows to node rows lets the
 -- planner pair every attempt on a node with every other one first (tens of GB on a 1.5M-attempt
--- month). list_has_any is DuckDB's (Postgres: &&).
+-- month). The list type and its overlap test are engine-specific: macros/portable.sql.
 node_lists as (
 
-    select attempt_id, list(node) as nodes
+    select
+        attempt_id,
+        {{ node_set('node') }} as nodes
     from attempt_nodes
-    where attempt_id in (select attempt_id from in_window union select restart_attempt_id from in_window)
+    where
+        attempt_id in (
+            select in_window.attempt_id from in_window
+            union
+            select in_window.restart_attempt_id from in_window
+        )
     group by attempt_id
 
 ),
 
 sharing_a_node as (
 
-    select in_window.attempt_id, in_window.restart_attempt_id
+    select
+        in_window.attempt_id,
+        in_window.restart_attempt_id
     from in_window
     inner join node_lists as victim on victim.attempt_id = in_window.attempt_id
     inner join node_lists as restart on restart.attempt_id = in_window.restart_attempt_id
-    where list_has_any(victim.nodes, restart.nodes)
+    where {{ node_sets_overlap('victim.nodes', 'restart.nodes') }}
 
 ),
 
@@ -77,12 +94,17 @@ pairs as (
 
     select
         in_window.*,
-        row_number() over (partition by in_window.attempt_id order by in_window.restart_start_at,
-                           in_window.restart_attempt_id) as pair_rank
+        row_number() over (
+            partition by
+                in_window.attempt_id order by
+                in_window.restart_start_at,
+                in_window.restart_attempt_id
+        ) as pair_rank
     from in_window
     inner join sharing_a_node
-        on sharing_a_node.attempt_id = in_window.attempt_id
-        and sharing_a_node.restart_attempt_id = in_window.restart_attempt_id
+        on
+            sharing_a_node.attempt_id = in_window.attempt_id
+            and sharing_a_node.restart_attempt_id = in_window.restart_attempt_id
 
 )
 

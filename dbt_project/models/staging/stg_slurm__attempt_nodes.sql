@@ -1,6 +1,11 @@
 with attempts as (
 
-    select cluster, job_id_raw, submit_at, node_list from {{ source('landed', 'attempts') }}
+    select
+        cluster,
+        job_id_raw,
+        submit_at,
+        node_list
+    from {{ source('landed', 'attempts') }}
 
 ),
 
