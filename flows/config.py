@@ -567,7 +567,7 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
     import os
     import shutil
 
-    from flows.sources import InputFormatError
+    from flows.sources.errors import InputFormatError
 
     problems = []
     for kind, path in config.source_paths(month).items():
@@ -596,7 +596,10 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
 
 def _check_header(kind: str, path: Path, site_timezone: str) -> None:
     """The readers' own header checks (columns found by name); the first line of the other kinds."""
-    from flows.sources import InputFormatError, Quarantine, open_text, parsable_layout
+    from flows.sources.errors import InputFormatError
+    from flows.sources.files import open_text
+    from flows.sources.parsable import parsable_layout
+    from flows.sources.quarantine import Quarantine
     from flows.sources.repair_tickets import read_repair_tickets
     from flows.sources.sacct import REQUIRED_FIELDS, XDMOD_FIELDS
     from flows.sources.sacctmgr_events import REQUIRED_FIELDS as EVENT_FIELDS

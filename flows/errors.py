@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from flows.config import ConfigError
-from flows.sources import InputFormatError
+from flows.sources.errors import InputFormatError
 
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 

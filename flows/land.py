@@ -30,17 +30,21 @@ from flows.atomic import replace_dir_atomically
 from flows.config import COMMAND_KINDS, JOB_RECORD_KINDS, ClusterConfig
 from flows.errors import MissingInputError, TooManyBadRowsError
 from flows.months import Month
-from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine, sql_quote
+from flows.sources.clock import LocalClock
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.sources.errors import InputFormatError
 from flows.sources.gcm_health import GcmReadStats, read_gcm_health_dir
 from flows.sources.job_records import STAGED_COLUMNS
 from flows.sources.nhc_log import read_nhc_log
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import HealthCheck
 from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
 from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 from flows.sources.sacctmgr_events import NodeEvent, read_sacctmgr_events
 from flows.sources.scontrol_nodes import ScontrolReadStats, read_scontrol_nodes
 from flows.sources.slurm_live import Retry, pull_node_events, pull_node_states, pull_sacct
+from flows.sources.sql import sql_quote
 from flows.sources.syslog import SyslogReadStats
 from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
 from flows.sources.xid_syslog import XidEvent, read_xid_syslog

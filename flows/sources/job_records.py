@@ -16,8 +16,11 @@ from typing import Protocol
 import duckdb
 import pyarrow as pa
 
-from flows.sources import InputFormatError, LocalClock, Quarantine, create_temp_table
+from flows.sources.clock import LocalClock
+from flows.sources.errors import InputFormatError
 from flows.sources.hostlists import expand_host_lists
+from flows.sources.quarantine import Quarantine
+from flows.sources.sql import create_temp_table
 
 STAGED_COLUMNS = (
     "job_id",

@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.sources import HealthCheck, InputFormatError, Quarantine, TimeZone, open_text, to_utc
+from flows.sources.clock import TimeZone, to_utc
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import HealthCheck
 
 REQUIRED_COLUMNS = ("node", "opened_at")
 

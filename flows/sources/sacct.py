@@ -4,7 +4,7 @@ A month of a large cluster is millions of records, so the file is read and typed
 each line is read whole (so every row keeps its line number), split at the delimiter and
 converted in SQL. The few lines DuckDB cannot take (bad UTF-8, too long) and the rows of the
 wrong width (multi-line job names) are reassembled by the same Python rules as every other
-parsable2 file (`flows.sources.assemble_rows`) and put back. Columns are found by the header,
+parsable2 file (`flows.sources.parsable.assemble_rows`) and put back. Columns are found by the header,
 never by position. Step rows (`123.batch`, `123.0`) are not attempts and are skipped (and counted).
 """
 
@@ -17,17 +17,12 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows.sources import (
-    InputFormatError,
-    LocalClock,
-    ParsableLayout,
-    Quarantine,
-    assemble_rows,
-    create_temp_table,
-    parsable_layout,
-    sql_quote,
-)
+from flows.sources.clock import LocalClock
+from flows.sources.errors import InputFormatError
 from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
+from flows.sources.parsable import ParsableLayout, assemble_rows, parsable_layout
+from flows.sources.quarantine import Quarantine
+from flows.sources.sql import create_temp_table, sql_quote
 
 REQUIRED_FIELDS = (
     "JobID",

@@ -17,8 +17,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows.sources import InputFormatError, Quarantine, create_temp_table, open_text
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
 from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
+from flows.sources.quarantine import Quarantine
+from flows.sources.sql import create_temp_table
 
 
 @dataclass

@@ -12,7 +12,10 @@ from pathlib import Path
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, Quarantine, TimeZone, parse_local_timestamp, read_parsable_rows
+from flows.sources.clock import TimeZone, parse_local_timestamp
+from flows.sources.errors import InputFormatError
+from flows.sources.parsable import read_parsable_rows
+from flows.sources.quarantine import Quarantine
 
 # `Event` is only in an explicit format list; the default layout has none, and its cluster row has no node.
 REQUIRED_FIELDS = ("NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")

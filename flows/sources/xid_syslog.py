@@ -17,7 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows.sources import Quarantine, TimeZone
+from flows.sources.clock import TimeZone
+from flows.sources.quarantine import Quarantine
 from flows.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
 
 XID_FIELDS = r"NVRM: Xid \(([^)]*)\): (\d+),\s*"  # Python and RE2 read it alike; the message follows
