@@ -18,3 +18,25 @@ class HealthCheck:
     message: str
     source_file: str
     source_line: int  # line in the file (1 for one-document files)
+
+
+@dataclass
+class NodeEvent:
+    node: str
+    started_at: datetime
+    ended_at: datetime | None
+    state: str
+    reason: str
+    user: str
+    source_line: int
+
+
+@dataclass
+class XidEvent:
+    node: str
+    ts: datetime
+    xid: int
+    pci: str
+    message: str
+    source_line: int
+    source_file: str  # relative to the source's path

@@ -20,7 +20,7 @@ from flows.sources.clock import TimeZone, parse_local_timestamp
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
 from flows.sources.quarantine import Quarantine
-from flows.sources.sacctmgr_events import NodeEvent
+from flows.sources.records import NodeEvent
 
 _NODE = re.compile(r"^NodeName=(\S+)")
 _STATE = re.compile(r"\sState=(\S+)")

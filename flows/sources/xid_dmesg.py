@@ -29,8 +29,9 @@ from flows.sources.clock import TimeZone, to_utc
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
 from flows.sources.quarantine import Quarantine
+from flows.sources.records import XidEvent
 from flows.sources.syslog import LINES_SCHEMA, syslog_prefixes
-from flows.sources.xid_syslog import XID_RE, XidEvent
+from flows.sources.xid_syslog import XID_RE
 
 _BOOT_TIME = re.compile(r"^#\s*boot_time:\s*(\S+)\s*$")
 _MONOTONIC = re.compile(r"^\[\s*(\d+)\.(\d{1,9})\]\s")
