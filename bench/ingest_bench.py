@@ -34,7 +34,8 @@ from flows.cli import write_demo_config
 from flows.config import load_config
 from flows.land import land_month, write_job_tables
 from flows.months import Month
-from flows.sources import LocalClock, Quarantine
+from flows.sources.clock import LocalClock
+from flows.sources.quarantine import Quarantine
 from flows.sources.sacct import read_sacct
 from simulator import SimParams, simulate
 

@@ -21,39 +21,20 @@ import zoneinfo
 from dataclasses import dataclass, field, replace
 from email.utils import parseaddr
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic.dataclasses import dataclass as checked_dataclass
 
 from flows.months import Month
+from flows.sources.registry import COMMAND_KINDS, DIRECTORY_KINDS, FILE_KINDS, FORMATS
 
-FileKind = Literal[
-    "sacct_psv",
-    "sacct_xdmod",
-    "sacct_json",
-    "sacctmgr_events_psv",
-    "scontrol_nodes",
-    "xid_syslog",
-    "xid_dmesg_dir",
-    "nhc_syslog",
-    "dcgm_health_dir",
-    "gcm_health_dir",
-    "repair_tickets_csv",
-]
-CommandKind = Literal["sacct_command", "sacctmgr_events_command", "scontrol_nodes_command"]
-FILE_KINDS: tuple[str, ...] = get_args(FileKind)
-# Kinds that are another way to get the same input.
-SAME_INPUT = {"sacct_xdmod": "sacct_psv", "sacct_json": "sacct_psv"}
-JOB_RECORD_KINDS = ("sacct_psv", *SAME_INPUT)  # without these there is no month
-# Live sources run a command (e.g. ["sacct"] or ["ssh", "slurm-head", "sacct"]) and stand for a file kind.
-COMMAND_KINDS = {
-    "sacct_command": "sacct_psv",
-    "sacctmgr_events_command": "sacctmgr_events_psv",
-    "scontrol_nodes_command": "scontrol_nodes",
-}
+# The source kinds and what each gives come from the registry of formats (flows/sources/registry.py).
+FileKind = Literal[FILE_KINDS]  # a file or a directory
+CommandKind = Literal[tuple(COMMAND_KINDS)]  # live sources run a command (["sacct"], ["ssh", "head", "sacct"])
 SOURCE_KINDS = FILE_KINDS + tuple(COMMAND_KINDS)
-DIRECTORY_KINDS = ("xid_dmesg_dir", "dcgm_health_dir", "gcm_health_dir")
+# the ways to give the job records (without them there is no month), for the message that asks for one
+JOB_RECORD_SOURCES = tuple(kind for kind, f in FORMATS.items() if f.input == "sacct_psv")
 SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
 CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "user", "login"}
 
@@ -355,11 +336,10 @@ class ConfigFile(BaseModel):
 
     @model_validator(mode="after")
     def _one_source_per_input(self) -> ConfigFile:
-        inputs = [COMMAND_KINDS.get(s.kind, SAME_INPUT.get(s.kind, s.kind)) for s in self.sources]
+        inputs = [FORMATS[s.kind].input for s in self.sources]
         if "sacct_psv" not in inputs:
-            raise ValueError(
-                "a sacct_psv, sacct_xdmod, sacct_json or sacct_command source (the job records) is required"
-            )
+            kinds = ", ".join(JOB_RECORD_SOURCES[:-1]) + f" or {JOB_RECORD_SOURCES[-1]}"
+            raise ValueError(f"a {kinds} source (the job records) is required")
         twice = [s.kind for s, i in zip(self.sources, inputs, strict=True) if inputs.count(i) > 1]
         if twice:
             raise ValueError(f"each kind of input may come from one source only, not from {' and '.join(twice)}")
@@ -567,7 +547,7 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
     import os
     import shutil
 
-    from flows.sources import InputFormatError
+    from flows.sources.errors import InputFormatError
 
     problems = []
     for kind, path in config.source_paths(month).items():
@@ -595,27 +575,12 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
 
 
 def _check_header(kind: str, path: Path, site_timezone: str) -> None:
-    """The readers' own header checks (columns found by name); the first line of the other kinds."""
-    from flows.sources import InputFormatError, Quarantine, open_text, parsable_layout
-    from flows.sources.repair_tickets import read_repair_tickets
-    from flows.sources.sacct import REQUIRED_FIELDS, XDMOD_FIELDS
-    from flows.sources.sacctmgr_events import REQUIRED_FIELDS as EVENT_FIELDS
+    """The file opens and reads (a broken .gz fails here), then the format's own header check."""
+    from flows.sources.files import open_text
 
     with open_text(path) as handle:
-        start = handle.read(4096)
-    first_line = start.split("\n", 1)[0].rstrip("\r")
-    if kind == "sacct_psv":
-        parsable_layout(path, REQUIRED_FIELDS)
-    elif kind == "sacctmgr_events_psv":
-        parsable_layout(path, EVENT_FIELDS)
-    elif kind == "sacct_xdmod":  # headerless: the first record has XDMoD's fields
-        layout = parsable_layout(path, REQUIRED_FIELDS, XDMOD_FIELDS)
-        if first_line and len(layout.split(first_line)) != layout.width:
-            raise layout.wrong_width(1, first_line)
-    elif kind == "sacct_json" and not start.lstrip().startswith("{"):
-        raise InputFormatError(path, 1, "document", first_line, "not sacct --json output (no JSON object)")
-    elif kind == "repair_tickets_csv":  # the header is checked on the first row read
-        next(read_repair_tickets(path, zoneinfo.ZoneInfo(site_timezone), quarantine=Quarantine(strict=False)), None)
+        handle.read(4096)
+    FORMATS[kind].check_header(path, site_timezone)
 
 
 def config_summary(config: ClusterConfig) -> str:
@@ -629,25 +594,12 @@ def config_summary(config: ClusterConfig) -> str:
 
 # ---- `reliability-report init`: a commented starter config with every key and its default ---------------------
 
+# `init` lists the kinds by the input they give: each file kind, then the other ways to give the same.
 SOURCE_EXAMPLES = {  # kind: (path or command, one line of explanation)
-    "sacct_psv": (
-        "logs/{month}/sacct.psv",
-        "required, one of the four job-record kinds: sacct --allusers "
-        "--duplicates --allocations --parsable2 (README lists the --format fields)",
-    ),
-    "sacct_xdmod": ("logs/{month}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)"),
-    "sacct_json": ("logs/{month}/jobs.json", "or sacct --json / slurmrestd output"),
-    "sacct_command": (["sacct"], 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])'),
-    "sacctmgr_events_psv": ("logs/{month}/events.psv", "optional: sacctmgr -P show event: node DOWN/DRAIN events"),
-    "sacctmgr_events_command": (["sacctmgr"], "or pull them live"),
-    "scontrol_nodes": ("logs/{month}/scontrol_nodes.txt", "optional: `scontrol show node -o` snapshots (cron)"),
-    "scontrol_nodes_command": (["scontrol"], "or one snapshot now"),
-    "xid_syslog": ("logs/{month}/xid.log", "optional: NVIDIA Xid kernel lines from syslog"),
-    "xid_dmesg_dir": ("logs/{month}/dmesg", "optional: kernel-log captures, <dir>/<node>/<any file>[.gz]"),
-    "nhc_syslog": ("logs/{month}/nhc.log", "optional: LBNL NHC 'Health check failed' lines from syslog"),
-    "dcgm_health_dir": ("logs/{month}/dcgm", "optional: dcgmi health/diag -j output, <dir>/<node>/<time>.json"),
-    "gcm_health_dir": ("logs/{month}/gcm", "optional: Meta GCM health-check records, every file under it"),
-    "repair_tickets_csv": ("logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)"),
+    f.kind: (list(f.example) if isinstance(f.example, tuple) else f.example, f.explanation)
+    for given in dict.fromkeys(f.input for f in FORMATS.values())
+    for f in FORMATS.values()
+    if f.input == given
 }
 EMAIL_EXAMPLES = {
     "from": "Reliability reports <reliability@example.org>",

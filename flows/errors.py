@@ -27,7 +27,7 @@ class TooManyBadRowsError(ValueError):
 def is_input_error(error: BaseException | None) -> bool:
     # imported here: flows.months raises UsageError and flows.config imports flows.months
     from flows.config import ConfigError
-    from flows.sources import InputFormatError
+    from flows.sources.errors import InputFormatError
 
     # FileNotFoundError: an input, a CA file or a config that is not there.
     return isinstance(error, UsageError | ConfigError | InputFormatError | TooManyBadRowsError | FileNotFoundError)

@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -27,81 +27,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.atomic import replace_dir_atomically
-from flows.config import COMMAND_KINDS, JOB_RECORD_KINDS, ClusterConfig
+from flows.config import ClusterConfig
 from flows.errors import MissingInputError, TooManyBadRowsError
 from flows.months import Month
-from flows.sources import HealthCheck, InputFormatError, LocalClock, Quarantine, sql_quote
-from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
-from flows.sources.gcm_health import GcmReadStats, read_gcm_health_dir
-from flows.sources.job_records import STAGED_COLUMNS
-from flows.sources.nhc_log import read_nhc_log
-from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
-from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats, read_sacct
-from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
-from flows.sources.sacctmgr_events import NodeEvent, read_sacctmgr_events
-from flows.sources.scontrol_nodes import ScontrolReadStats, read_scontrol_nodes
-from flows.sources.slurm_live import Retry, pull_node_events, pull_node_states, pull_sacct
-from flows.sources.syslog import SyslogReadStats
-from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
-from flows.sources.xid_syslog import XidEvent, read_xid_syslog
+from flows.sources.clock import LocalClock
+from flows.sources.errors import InputFormatError
+from flows.sources.quarantine import Quarantine
+from flows.sources.registry import FORMATS, JOB_RECORD_KINDS, TABLES, import_readers
+from flows.sources.slurm_live import Retry
+from flows.sources.sql import sql_quote
+from flows.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
 
-TS = pa.timestamp("us")
 # attempts.parquet, written by DuckDB; its nodes land normalised: host_lists.parquet (list_id,
 # node_list) and host_list_members.parquet (list_id, node), joined again in dbt's staging
-ATTEMPT_COLUMNS = ("cluster", *STAGED_COLUMNS[:-1], "source_file", "source_line")
-SCHEMAS = {
-    "node_events": pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("node", pa.string()),
-            ("started_at", TS),
-            ("ended_at", TS),
-            ("state", pa.string()),
-            ("reason", pa.string()),
-            ("user_name", pa.string()),
-            ("source_file", pa.string()),
-            ("source_line", pa.int64()),
-        ]
-    ),
-    "health_checks": pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("node", pa.string()),
-            ("ts", TS),
-            ("source", pa.string()),
-            ("check_name", pa.string()),
-            ("status", pa.string()),
-            ("message", pa.string()),
-            ("source_file", pa.string()),
-            ("source_line", pa.int64()),
-        ]
-    ),
-    "xid_events": pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("node", pa.string()),
-            ("ts", TS),
-            ("xid", pa.int64()),
-            ("pci", pa.string()),
-            ("message", pa.string()),
-            ("source_file", pa.string()),
-            ("source_line", pa.int64()),
-        ]
-    ),
-}
-
-
-def _naive_utc(ts: datetime | None) -> datetime | None:
-    return None if ts is None else ts.astimezone(UTC).replace(tzinfo=None)
-
-
-DIRECTORY_SOURCES = ("dcgm_health_dir", "gcm_health_dir", "xid_dmesg_dir")
-PULLERS = {
-    "sacct_command": ("sacct.usv", pull_sacct),
-    "sacctmgr_events_command": ("events.psv", pull_node_events),
-    "scontrol_nodes_command": ("scontrol_nodes.txt", pull_node_states),
-}
+ATTEMPT_COLUMNS = tuple(name for name, _ in TABLES["attempts"])
+# the tables the node-signal sources land in, each written (maybe empty) every month
+SIGNAL_TABLES = tuple(dict.fromkeys(f.table for f in FORMATS.values() if f.table != "attempts"))
 QUARANTINE_SAMPLE = 10
+import_readers()  # here, not in the threads that read the sources side by side
 
 
 def _check_quarantines(
@@ -123,47 +66,6 @@ def _check_quarantines(
     return everything
 
 
-def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
-    return {
-        "cluster": cluster,
-        "node": check.node,
-        "ts": _naive_utc(check.ts),
-        "source": check.source,
-        "check_name": check.check,
-        "status": check.status,
-        "message": check.message,
-        "source_file": check.source_file,
-        "source_line": check.source_line,
-    }
-
-
-def _event_row(cluster: str, path: Path, event: NodeEvent) -> dict:
-    return {
-        "cluster": cluster,
-        "node": event.node,
-        "started_at": _naive_utc(event.started_at),
-        "ended_at": _naive_utc(event.ended_at),
-        "state": event.state,
-        "reason": event.reason,
-        "user_name": event.user,
-        "source_file": path.name,
-        "source_line": event.source_line,
-    }
-
-
-def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
-    return {
-        "cluster": cluster,
-        "node": xid.node,
-        "ts": _naive_utc(xid.ts),
-        "xid": xid.xid,
-        "pci": xid.pci,
-        "message": xid.message,
-        "source_file": xid.source_file,
-        "source_line": xid.source_line,
-    }
-
-
 def _not_in_accounting(snapshot: Iterable[dict], accounted: list[dict]) -> Iterator[dict]:
     """The snapshot's node events that sacctmgr did not record. A drain is accounted when the node
     becomes DRAINED, which can be well after the reason was set (seen on Slurm 22.05: tests/data/), so
@@ -178,29 +80,6 @@ def _not_in_accounting(snapshot: Iterable[dict], accounted: list[dict]) -> Itera
             yield row
 
 
-ROWS = {"health_checks": _check_row, "node_events": _event_row, "xid_events": _xid_row}
-
-
-@dataclass
-class EventReadStats:
-    """sacctmgr events have no reader statistics beyond the landed count."""
-
-
-# Node-signal sources: the table they land in, their statistics and how to read them
-# (path, clock, month, stats, quarantine). Node events from sacctmgr come before the scontrol
-# snapshot, which is deduplicated against them.
-HEALTH_SOURCES = {
-    "sacctmgr_events_psv": ("node_events", EventReadStats, lambda p, c, m, s, q: read_sacctmgr_events(p, c, q)),
-    "scontrol_nodes": ("node_events", ScontrolReadStats, lambda p, c, m, s, q: read_scontrol_nodes(p, c, s, q)),
-    "xid_syslog": ("xid_events", SyslogReadStats, lambda p, c, m, s, q: read_xid_syslog(p, c, m.year, s, q)),
-    "xid_dmesg_dir": ("xid_events", DmesgReadStats, lambda p, c, m, s, q: read_xid_dmesg_dir(p, c, m.year, s, q)),
-    "nhc_syslog": ("health_checks", SyslogReadStats, lambda p, c, m, s, q: read_nhc_log(p, c, m.year, s, q)),
-    "dcgm_health_dir": ("health_checks", DcgmReadStats, lambda p, c, m, s, q: read_dcgm_health_dir(p, s, q)),
-    "gcm_health_dir": ("health_checks", GcmReadStats, lambda p, c, m, s, q: read_gcm_health_dir(p, s, q)),
-    "repair_tickets_csv": ("health_checks", TicketReadStats, lambda p, c, m, s, q: read_repair_tickets(p, c, s, q)),
-}
-
-
 def _read_health_sources(
     config: ClusterConfig,
     sources: dict[str, Path],
@@ -211,24 +90,23 @@ def _read_health_sources(
     """The node-signal sources' rows as the landed tables' Parquet (written here, beside the job
     records, rather than after them), and each source's manifest entry."""
     _yield_to_the_job_records()
-    pieces: dict[str, list[pa.Table]] = {name: [] for name in SCHEMAS}
+    pieces: dict[str, list[pa.Table]] = {name: [] for name in SIGNAL_TABLES}
     manifest: dict[str, dict] = {}
-    for kind, (table, stats_type, read) in HEALTH_SOURCES.items():
-        if kind not in sources:
+    for kind, source in FORMATS.items():
+        if kind not in sources or source.table == "attempts":
             continue
-        path, schema = sources[kind], SCHEMAS[table]
-        stats = stats_type()
-        found = read(path, clocks[kind], month, stats, quarantines[kind])
+        path, stats = sources[kind], source.new_stats()
+        found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
-            cluster = pa.array([config.cluster] * found.num_rows, pa.string())
-            found = found.append_column("cluster", cluster).select(schema.names).cast(schema)
+            found = landed_table(source.table, config.cluster, found)
         else:
-            rows = (ROWS[table](config.cluster, path, record) for record in found)
+            rows = landed_rows(source.table, config.cluster, path, found)
             if kind == "scontrol_nodes":
-                rows = _not_in_accounting(rows, [row for piece in pieces[table] for row in piece.to_pylist()])
-            found = pa.Table.from_pylist(list(rows), schema=schema)
-        pieces[table].append(found)
-        manifest[kind] = {"file": str(path), "records": found.num_rows, **asdict(stats)}
+                accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
+                rows = _not_in_accounting(rows, accounted)
+            found = pa.Table.from_pylist(list(rows), schema=SCHEMAS[source.table])
+        pieces[source.table].append(found)
+        manifest[kind] = {"file": str(path), "records": found.num_rows, **(asdict(stats) if stats else {})}
     parquet = {}
     for name, tables in pieces.items():
         sink = pa.BufferOutputStream()
@@ -293,7 +171,7 @@ def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
     missing = [
         (kind, path)
         for kind, path in sources.items()
-        if not (path.is_dir() if kind in DIRECTORY_SOURCES else path.is_file())
+        if not (path.is_dir() if FORMATS[kind].reads == "directory" else path.is_file())
     ]
     if not missing:
         return
@@ -310,16 +188,16 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     as_of_basis = "given" if as_of is not None else "records"
     for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
         pulled_dir.mkdir(parents=True, exist_ok=True)
-        file_name, pull = PULLERS[live.kind]
+        command = FORMATS[live.kind]
         retry = Retry(live.attempts, live.retry_wait_seconds)
-        sources[COMMAND_KINDS[live.kind]] = pull(list(live.command), month, pulled_dir / file_name, retry)
+        sources[command.input] = command.pull_to(list(live.command), month, pulled_dir, retry)
         if live.kind == "sacct_command" and as_of is None:
             as_of, as_of_basis = datetime.now(UTC), "pull"  # every record it returned is older than this
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
-    sacct_format = next((kind for kind in ("sacct_xdmod", "sacct_json") if kind in sources), "sacct_psv")
+    sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
     sources["sacct_psv"] = sources.pop(sacct_format)
     # Local times are in the site's zone, except what we pulled ourselves with TZ=UTC.
-    pulled_kinds = {COMMAND_KINDS[live.kind] for live in config.command_sources()}
+    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
     clocks = {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
     missing_inputs(month, sources)
 
@@ -370,13 +248,9 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
         health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
         raw = pool.submit(replace_dir_atomically, raw_dir, write_raw, remove_old_in_background=True)
         try:
-            if sacct_format == "sacct_json":
-                stats = SacctJsonReadStats()
-                read_sacct_json(jobs, sacct_path, quarantines["sacct_psv"], stats)
-            else:
-                stats = SacctReadStats()
-                header = XDMOD_FIELDS if sacct_format == "sacct_xdmod" else None
-                read_sacct(jobs, sacct_path, clocks["sacct_psv"], quarantines["sacct_psv"], header, stats)
+            job_records = FORMATS[sacct_format]
+            stats = job_records.new_stats()
+            job_records.read(quarantines["sacct_psv"], stats, con=jobs, path=sacct_path, clock=clocks["sacct_psv"])
             manifest["sources"]["sacct_psv"] = {
                 "file": str(sacct_path),
                 "format": sacct_format,
@@ -385,7 +259,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
             }
             landed_at = datetime.now(UTC).replace(microsecond=0)
             if as_of is not None:
-                dumped_at = _naive_utc(as_of)
+                dumped_at = naive_utc(as_of)
             else:  # an empty dump tells nothing: the month is taken as dumped when it was landed
                 dumped_at = records_as_of(jobs, landed_at.replace(tzinfo=None)) or landed_at.replace(tzinfo=None)
             replace_dir_atomically(landed_dir, write_landed)

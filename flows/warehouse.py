@@ -19,7 +19,7 @@ import yaml
 from flows import DBT_PROJECT_DIR
 from flows.config import ClusterConfig
 from flows.months import Month, observed_end
-from flows.sources import sql_quote
+from flows.sources.sql import sql_quote
 
 # The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
 PARAMETER_COLUMNS = {

@@ -8,7 +8,8 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
-from flows.sources import LocalClock, Quarantine
+from flows.sources.clock import LocalClock
+from flows.sources.quarantine import Quarantine
 from flows.sources.sacct import SacctReadStats, read_sacct
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from flows.months import Month
-from flows.sources import InputFormatError
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.sources.errors import InputFormatError
 from flows.sources.nhc_log import read_nhc_log
 from flows.sources.syslog import SyslogReadStats
 from simulator import SimParams, simulate
@@ -105,7 +105,7 @@ def write_capture(root: Path, node: str, name: str, text: str) -> Path:
 
 
 def test_dmesg_time_formats_all_read(tmp_path: Path):
-    from flows.sources import LocalClock
+    from flows.sources.clock import LocalClock
     from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
 
     xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -138,7 +138,7 @@ def test_dmesg_time_formats_all_read(tmp_path: Path):
 
 
 def test_dmesg_seconds_since_boot_without_a_boot_time_are_quarantined(tmp_path: Path):
-    from flows.sources import Quarantine
+    from flows.sources.quarantine import Quarantine
     from flows.sources.xid_dmesg import read_xid_dmesg_dir
 
     write_capture(tmp_path, "gpu2", "dmesg.txt", "[ 1843.308145] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off\n")
@@ -150,7 +150,7 @@ def test_dmesg_seconds_since_boot_without_a_boot_time_are_quarantined(tmp_path: 
 
 
 def test_a_journal_line_with_an_impossible_date_is_quarantined_naming_its_capture(tmp_path: Path):
-    from flows.sources import Quarantine
+    from flows.sources.quarantine import Quarantine
     from flows.sources.xid_dmesg import read_xid_dmesg_dir
 
     xid = "kernel: NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus."
@@ -252,8 +252,8 @@ def test_gcm_stdout_and_file_sink_records(tmp_path: Path):
     ],
 )
 def test_bad_gcm_record_is_quarantined_naming_the_field(tmp_path: Path, line: str, field: str):
-    from flows.sources import Quarantine
     from flows.sources.gcm_health import read_gcm_health_dir
+    from flows.sources.quarantine import Quarantine
 
     (tmp_path / "health.log").write_text('[{"node": "n", "health_check": "x", "result": 0, "end_time": 1}]\n' + line)
     quarantine = Quarantine(strict=False)
@@ -266,7 +266,7 @@ def test_bad_gcm_record_is_quarantined_naming_the_field(tmp_path: Path, line: st
 
 
 def test_repair_tickets(tmp_path: Path):
-    from flows.sources import Quarantine
+    from flows.sources.quarantine import Quarantine
     from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
 
     csv_path = tmp_path / "tickets.csv"

@@ -8,7 +8,8 @@ import pytest
 from job_records import json_attempts, sacct_attempts
 
 from flows.months import Month
-from flows.sources import InputFormatError, Quarantine
+from flows.sources.errors import InputFormatError
+from flows.sources.quarantine import Quarantine
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.syslog import SyslogReadStats
@@ -178,7 +179,7 @@ def test_gpus_from_tres(slurm_fixtures: Path, tmp_path: Path, tres: str, gpus: i
     ],
 )
 def test_bad_field_is_quarantined_with_its_name(slurm_fixtures: Path, tmp_path: Path, fields: dict, bad_field: str):
-    from flows.sources import Quarantine
+    from flows.sources.quarantine import Quarantine
 
     quarantine = Quarantine(strict=False)
     assert sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, **fields), UTC, quarantine=quarantine) == []
@@ -227,7 +228,7 @@ def test_sql_local_times_agree_with_the_python_clock(slurm_fixtures: Path, tmp_p
     """The DuckDB conversion of local times resolves and counts DST doubts like LocalClock.to_utc."""
     from datetime import datetime
 
-    from flows.sources import LocalClock
+    from flows.sources.clock import LocalClock
 
     dump = one_row_dump(
         slurm_fixtures,
@@ -359,7 +360,7 @@ def test_multi_line_job_name_is_rejoined(slurm_fixtures: Path, tmp_path: Path):
 
 
 def test_truncated_last_row_is_quarantined(slurm_fixtures: Path, tmp_path: Path):
-    from flows.sources import Quarantine
+    from flows.sources.quarantine import Quarantine
 
     text = (slurm_fixtures / "sacct_fields_allocations.psv").read_text()
     dump = tmp_path / "sacct.psv"
@@ -394,7 +395,7 @@ def test_het_jobs_pending_arrays_and_unknown_states(slurm_fixtures: Path, tmp_pa
 def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_path: Path):
     from zoneinfo import ZoneInfo
 
-    from flows.sources import LocalClock
+    from flows.sources.clock import LocalClock
 
     berlin = LocalClock(ZoneInfo("Europe/Berlin"))
     log = tmp_path / "xid.log"
@@ -415,7 +416,7 @@ def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_
 def test_the_doubtful_time_counts_are_one_row_with_or_without_an_offset_change(zone: str):
     import duckdb
 
-    from flows.sources import LocalClock
+    from flows.sources.clock import LocalClock
 
     clock = LocalClock(ZoneInfo(zone))
     changes = clock.offset_changes(datetime(2026, 10, 1), datetime(2026, 10, 31, 23))

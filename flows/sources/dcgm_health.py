@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.sources import HealthCheck, InputFormatError, Quarantine
+from flows.sources.errors import InputFormatError
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import HealthCheck
 
 
 @dataclass

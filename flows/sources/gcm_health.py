@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.sources import HealthCheck, InputFormatError, Quarantine, open_text
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import HealthCheck
 
 RESULTS = {0: "OK", 1: "WARNING", 2: "CRITICAL", 3: "UNKNOWN"}
 

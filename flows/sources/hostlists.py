@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import create_temp_table
+from flows.sources.sql import create_temp_table
 
 NO_NODES = ("", "None assigned", "(null)")
 

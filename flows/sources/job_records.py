@@ -16,36 +16,14 @@ from typing import Protocol
 import duckdb
 import pyarrow as pa
 
-from flows.sources import InputFormatError, LocalClock, Quarantine, create_temp_table
+from flows.sources.clock import LocalClock
+from flows.sources.errors import InputFormatError
 from flows.sources.hostlists import expand_host_lists
+from flows.sources.quarantine import Quarantine
+from flows.sources.registry import STAGED_FIELDS
+from flows.sources.sql import create_temp_table
 
-STAGED_COLUMNS = (
-    "job_id",
-    "job_id_raw",
-    "job_name",
-    "user_name",
-    "account",
-    "partition",
-    "qos",
-    "state",
-    "cancelled_by_uid",
-    "exit_code",
-    "exit_signal",
-    "submit_at",
-    "eligible_at",
-    "start_at",
-    "end_at",
-    "elapsed_seconds",
-    "n_nodes",
-    "node_list",
-    "gpus",
-    "req_gpus",
-    "reason",
-    "failed_node",  # sacct FailedNode (23.02+): the node whose failure ended the job
-    "restarts",  # sacct Restarts (24.11+): times the job was requeued
-    "sluid",  # sacct SLUID (25.11+): unique per run
-    "source_line",
-)
+STAGED_COLUMNS = tuple(name for name, _ in STAGED_FIELDS)  # typed in the registry, one line a field
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
 LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
 FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than this is a bad record

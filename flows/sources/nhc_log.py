@@ -13,7 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows.sources import Quarantine, TimeZone
+from flows.sources.clock import TimeZone
+from flows.sources.quarantine import Quarantine
 from flows.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
 
 FAILED_CHECK_FIELDS = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*"  # the message follows

@@ -14,8 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
-from flows.sources import HealthCheck, InputFormatError, Quarantine, TimeZone, open_text, to_utc
+from flows.sources.clock import TimeZone, to_utc
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import HealthCheck
 
 REQUIRED_COLUMNS = ("node", "opened_at")
 
@@ -73,3 +78,8 @@ def _ticket(row: dict, path: Path, line_no: int, tz: TimeZone) -> HealthCheck:
         source_file=path.name,
         source_line=line_no,
     )
+
+
+def check_header(path: Path, site_timezone: str) -> None:
+    """`check --month`: the header is checked on the first row read."""
+    next(read_repair_tickets(path, ZoneInfo(site_timezone), quarantine=Quarantine(strict=False)), None)

@@ -4,7 +4,7 @@ A month of a large cluster is millions of records, so the file is read and typed
 each line is read whole (so every row keeps its line number), split at the delimiter and
 converted in SQL. The few lines DuckDB cannot take (bad UTF-8, too long) and the rows of the
 wrong width (multi-line job names) are reassembled by the same Python rules as every other
-parsable2 file (`flows.sources.assemble_rows`) and put back. Columns are found by the header,
+parsable2 file (`flows.sources.parsable.assemble_rows`) and put back. Columns are found by the header,
 never by position. Step rows (`123.batch`, `123.0`) are not attempts and are skipped (and counted).
 """
 
@@ -17,17 +17,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows.sources import (
-    InputFormatError,
-    LocalClock,
-    ParsableLayout,
-    Quarantine,
-    assemble_rows,
-    create_temp_table,
-    parsable_layout,
-    sql_quote,
-)
+from flows.sources.clock import LocalClock
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
 from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
+from flows.sources.parsable import ParsableLayout, assemble_rows, parsable_layout
+from flows.sources.quarantine import Quarantine
+from flows.sources.sql import create_temp_table, sql_quote
 
 REQUIRED_FIELDS = (
     "JobID",
@@ -169,6 +165,31 @@ def read_sacct(
         ).fetchall()
     ]
     return finish_attempts(con, path, clock, quarantine, stats, problems)
+
+
+def read_sacct_xdmod(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    clock: LocalClock,
+    quarantine: Quarantine | None = None,
+    stats: SacctReadStats | None = None,
+) -> duckdb.DuckDBPyRelation:
+    """Attempts of Open XDMoD's headerless dump (its fields: XDMOD_FIELDS), as `read_sacct`."""
+    return read_sacct(con, path, clock, quarantine, XDMOD_FIELDS, stats)
+
+
+def check_header(path: Path, site_timezone: str) -> None:
+    """`check --month`: the header names every required column."""
+    parsable_layout(path, REQUIRED_FIELDS)
+
+
+def check_xdmod_header(path: Path, site_timezone: str) -> None:
+    """`check --month`: headerless, so the first record has XDMoD's fields."""
+    layout = parsable_layout(path, REQUIRED_FIELDS, XDMOD_FIELDS)
+    with open_text(path) as handle:
+        first_line = handle.readline().rstrip("\r\n")
+    if first_line and len(layout.split(first_line)) != layout.width:
+        raise layout.wrong_width(1, first_line)
 
 
 def _number_lines_around(con: duckdb.DuckDBPyConnection, rejected: list[int]) -> None:

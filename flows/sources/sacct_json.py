@@ -17,8 +17,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows.sources import InputFormatError, Quarantine, create_temp_table, open_text
-from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.job_records import finish_attempts
+from flows.sources.quarantine import Quarantine
+from flows.sources.registry import STAGED_FIELDS
+from flows.sources.sql import create_temp_table
+from flows.sources.tables import arrow_schema
 
 
 @dataclass
@@ -29,23 +34,7 @@ class SacctJsonReadStats:
     exit_codes_unreliable: bool = False  # Slurm 22.05's JSON loses non-zero exit codes
 
 
-STAGED_SCHEMA = pa.schema(
-    [
-        *((name, pa.string()) for name in STAGED_COLUMNS[:8]),
-        *((name, pa.int64()) for name in ("cancelled_by_uid", "exit_code", "exit_signal")),
-        *((name, pa.timestamp("us")) for name in ("submit_at", "eligible_at", "start_at", "end_at")),
-        ("elapsed_seconds", pa.int64()),
-        ("n_nodes", pa.int64()),
-        ("node_list", pa.string()),
-        ("gpus", pa.int64()),
-        ("req_gpus", pa.int64()),
-        ("reason", pa.string()),
-        ("failed_node", pa.string()),
-        ("restarts", pa.int64()),
-        ("sluid", pa.string()),
-        ("source_line", pa.int64()),
-    ]
-)
+STAGED_SCHEMA = arrow_schema(STAGED_FIELDS)
 
 
 def _number(value) -> int | None:
@@ -144,3 +133,12 @@ def _attempt(job: dict, index: int) -> dict:
         "sluid": job.get("sluid") or None,
         "source_line": index + 1,
     }
+
+
+def check_header(path: Path, site_timezone: str) -> None:
+    """`check --month`: the file starts as a JSON object."""
+    with open_text(path) as handle:
+        start = handle.read(4096)
+    if not start.lstrip().startswith("{"):
+        first_line = start.split("\n", 1)[0].rstrip("\r")
+        raise InputFormatError(path, 1, "document", first_line, "not sacct --json output (no JSON object)")

@@ -6,27 +6,18 @@ The `Cluster Registered TRES` row (Event=Cluster, empty NodeName) is not a node 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from flows.sources import InputFormatError, Quarantine, TimeZone, parse_local_timestamp, read_parsable_rows
+from flows.sources.clock import TimeZone, parse_local_timestamp
+from flows.sources.errors import InputFormatError
+from flows.sources.parsable import parsable_layout, read_parsable_rows
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import NodeEvent
 
 # `Event` is only in an explicit format list; the default layout has none, and its cluster row has no node.
 REQUIRED_FIELDS = ("NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User")
-
-
-@dataclass
-class NodeEvent:
-    node: str
-    started_at: datetime
-    ended_at: datetime | None
-    state: str
-    reason: str
-    user: str
-    source_line: int
 
 
 def read_sacctmgr_events(path: Path, tz: TimeZone, quarantine: Quarantine | None = None) -> Iterator[NodeEvent]:
@@ -65,3 +56,8 @@ def _events_from_row(row: dict[str, str], path: Path, line_no: int, tz: TimeZone
         )
         for node in nodes
     ]
+
+
+def check_header(path: Path, site_timezone: str) -> None:
+    """`check --month`: the header names every required column."""
+    parsable_layout(path, REQUIRED_FIELDS)

@@ -16,8 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, parse_local_timestamp
-from flows.sources.sacctmgr_events import NodeEvent
+from flows.sources.clock import TimeZone, parse_local_timestamp
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import NodeEvent
 
 _NODE = re.compile(r"^NodeName=(\S+)")
 _STATE = re.compile(r"\sState=(\S+)")

@@ -19,7 +19,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from flows.sources import InputFormatError, LocalClock, Quarantine, TimeZone, create_temp_table, open_text, sql_quote
+from flows.sources.clock import LocalClock, TimeZone
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.quarantine import Quarantine
+from flows.sources.sql import create_temp_table, sql_quote
 
 # RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it. RE2 reads
 # an anchored pattern of at most four groups in one pass, several times faster than with a fifth.

@@ -25,9 +25,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from flows.sources import InputFormatError, Quarantine, TimeZone, open_text, to_utc
+from flows.sources.clock import TimeZone, to_utc
+from flows.sources.errors import InputFormatError
+from flows.sources.files import open_text
+from flows.sources.quarantine import Quarantine
+from flows.sources.records import XidEvent
 from flows.sources.syslog import LINES_SCHEMA, syslog_prefixes
-from flows.sources.xid_syslog import XID_RE, XidEvent
+from flows.sources.xid_syslog import XID_RE
 
 _BOOT_TIME = re.compile(r"^#\s*boot_time:\s*(\S+)\s*$")
 _MONOTONIC = re.compile(r"^\[\s*(\d+)\.(\d{1,9})\]\s")

@@ -10,29 +10,17 @@ an Xid line without a readable time and host is an error naming the file and lin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flows.sources import Quarantine, TimeZone
+from flows.sources.clock import TimeZone
+from flows.sources.quarantine import Quarantine
 from flows.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
 
 XID_FIELDS = r"NVRM: Xid \(([^)]*)\): (\d+),\s*"  # Python and RE2 read it alike; the message follows
 XID_RE = re.compile(XID_FIELDS + r"(.*)$")
-
-
-@dataclass
-class XidEvent:
-    node: str
-    ts: datetime
-    xid: int
-    pci: str
-    message: str
-    source_line: int
-    source_file: str  # relative to the source's path
 
 
 def read_xid_syslog(

@@ -1,0 +1,122 @@
+"""Local wall-clock times of the logs to UTC, counting the times DST makes doubtful."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+
+@dataclass(frozen=True)
+class OffsetChange:
+    """A change of a zone's UTC offset (a DST switch), seen from the local wall clock."""
+
+    at_utc: datetime  # naive UTC instant of the switch
+    before: timedelta
+    after: timedelta
+
+    @property
+    def doubtful_from(self) -> datetime:
+        """First local time that is ambiguous (clocks went back) or nonexistent (clocks went forward)."""
+        return self.at_utc + min(self.before, self.after)
+
+    @property
+    def doubtful_until(self) -> datetime:
+        """End (exclusive) of the doubtful local times; from here on the new offset applies."""
+        return self.at_utc + max(self.before, self.after)
+
+
+class LocalClock:
+    """Turns a log's local wall-clock times (no offset) into UTC, counting the times DST makes doubtful.
+
+    An ambiguous time (the repeated hour when clocks go back) is read as the first of the two
+    instants; a nonexistent one (the skipped hour when clocks go forward) as the offset before the
+    change. Both are counted so the report can show them. `sql_to_utc` applies the same rule to a
+    column in DuckDB, for the readers that work there.
+    """
+
+    def __init__(self, tz: ZoneInfo):
+        self.tz = tz
+        self.ambiguous = 0
+        self.nonexistent = 0
+
+    def to_utc(self, naive: datetime) -> datetime:
+        first = naive.replace(tzinfo=self.tz, fold=0)
+        if first.utcoffset() != naive.replace(tzinfo=self.tz, fold=1).utcoffset():
+            round_trip = first.astimezone(UTC).astimezone(self.tz).replace(tzinfo=None)
+            if round_trip == naive:
+                self.ambiguous += 1
+            else:
+                self.nonexistent += 1
+        return first.astimezone(UTC)
+
+    def _offset(self, epoch: int) -> timedelta:
+        return datetime.fromtimestamp(epoch, self.tz).utcoffset() or timedelta(0)
+
+    def offset_changes(self, first: datetime, last: datetime) -> tuple[timedelta, list[OffsetChange]]:
+        """The offset in force before naive local time `first`, and every change up to `last`."""
+        step = 3600  # zones change offset at most once in an hour
+        epoch = int((first - timedelta(days=2)).replace(tzinfo=UTC).timestamp())
+        stop = int((last + timedelta(days=2)).replace(tzinfo=UTC).timestamp())
+        initial = current = self._offset(epoch)
+        changes = []
+        while epoch < stop:
+            following = self._offset(epoch + step)
+            if following != current:
+                low, high = epoch, epoch + step  # the switch is in (low, high]: find its second
+                while high - low > 1:
+                    middle = (low + high) // 2
+                    low, high = (middle, high) if self._offset(middle) == current else (low, middle)
+                at = datetime.fromtimestamp(high, UTC).replace(tzinfo=None)
+                changes.append(OffsetChange(at, current, following))
+                current = following
+            epoch += step
+        return initial, changes
+
+    def sql_to_utc(self, column: str, changes: tuple[timedelta, list[OffsetChange]]) -> str:
+        """A DuckDB expression turning naive local TIMESTAMP `column` into naive UTC (see `to_utc`)."""
+        initial, switches = changes
+
+        def minus(offset: timedelta) -> str:
+            return f"{column} - to_seconds({int(offset.total_seconds())})"
+
+        if not switches:
+            return column if not initial else minus(initial)
+        whens = " ".join(
+            f"WHEN {column} < TIMESTAMP '{c.doubtful_until.isoformat()}' THEN {minus(c.before)}" for c in switches
+        )
+        return f"CASE {whens} ELSE {minus(switches[-1].after)} END"
+
+    @staticmethod
+    def sql_doubtful_counts(column: str, changes: tuple[timedelta, list[OffsetChange]]) -> tuple[str, str]:
+        """Two DuckDB aggregates: how many values of `column` are ambiguous, how many nonexistent."""
+        counts = {"ambiguous": [], "nonexistent": []}
+        for c in changes[1]:
+            kind = "ambiguous" if c.after < c.before else "nonexistent"
+            counts[kind].append(
+                f"count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
+                f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}')"
+            )
+        # count_if(false) when there is no change: an aggregate still (a bare 0 would be a row per row)
+        return tuple(" + ".join(parts) if parts else "count_if(false)" for parts in counts.values())
+
+    def count(self, ambiguous: int, nonexistent: int) -> None:
+        self.ambiguous += ambiguous
+        self.nonexistent += nonexistent
+
+
+TimeZone = ZoneInfo | LocalClock
+
+
+def to_utc(naive: datetime, tz: TimeZone) -> datetime:
+    """A naive local time in `tz` as UTC (through a LocalClock when DST cases are to be counted)."""
+    if isinstance(tz, LocalClock):
+        return tz.to_utc(naive)
+    return naive.replace(tzinfo=tz).astimezone(UTC)
+
+
+def parse_local_timestamp(text: str, tz: TimeZone) -> datetime | None:
+    """Slurm prints `YYYY-MM-DDTHH:MM:SS` in the local time of the process; `Unknown`/`None` mean no time."""
+    if text in ("", "Unknown", "None"):
+        return None
+    return to_utc(datetime.fromisoformat(text), tz)
