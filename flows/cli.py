@@ -53,8 +53,8 @@ def keep_prefect_off_the_console() -> None:
 
 def overlap_start_up(debug: bool = False) -> None:
     """Pay the run's fixed start-up costs side by side: while the temporary Prefect API server boots
-    in its own process (~6 s; not when PREFECT_API_URL names a server), this process imports dbt and
-    Great Expectations (~5 s) in a thread: a small month's `run` went from 16.3 s to 13.4 s."""
+    in its own process (not when PREFECT_API_URL names a server), this process imports dbt and
+    Great Expectations in a thread (bench/README.md has the timings)."""
     import threading
 
     from prefect.server.api.server import SubprocessASGIServer
@@ -117,7 +117,7 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
     from flows.pipeline import parse_as_of, report_month
 
     for month in months:
-        report_month(str(month), partial=partial)
+        report_month(month, partial=partial)
     dumped_at = parse_as_of(as_of)
     if dumped_at is not None and dumped_at <= min(months).start:
         raise UsageError(f"--as-of {as_of} is not after the start of {min(months)}: nothing of the month was recorded")
@@ -265,13 +265,7 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_simulate_parser(sub, common: argparse.ArgumentParser) -> None:
     sim = sub.add_parser(
         "simulate", parents=[common], help="write simulated months of Slurm and health logs (one history)"
     )
@@ -290,6 +284,15 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--fault-trace", help="CSV node,failed_at,repaired_at,category to replay (docs/simulator.md)")
     sim.add_argument("--out", required=True, help="output directory")
     sim.set_defaults(func=cmd_simulate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_simulate_parser(sub, common)
 
     run = sub.add_parser("run", parents=[common], help="build the monthly report of one cluster")
     run.add_argument("--month", required=True, type=_month, help="YYYY-MM")
