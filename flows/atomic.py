@@ -28,9 +28,12 @@ def replace_dir_atomically(
 
 
 @contextmanager
-def staged_replacement(target: Path, *, remove_old_in_background: bool = False) -> Iterator[Path]:
+def staged_replacement(
+    target: Path, *, remove_old_in_background: bool = False, keep_on: tuple[type[BaseException], ...] = ()
+) -> Iterator[Path]:
     """A new, empty sibling directory to fill; when the block ends it replaces `target` (renames),
-    and if the block raises it is removed instead, leaving `target` as it was.
+    and if the block raises it is removed instead, leaving `target` as it was. An exception of a
+    type in `keep_on` replaces `target` all the same, then goes on.
 
     Until the swap the previous content of `target` is untouched, so an exception (or a kill)
     inside the block leaves the last good result in place. What a killed run left behind is cleared
@@ -53,9 +56,16 @@ def staged_replacement(target: Path, *, remove_old_in_background: bool = False) 
     tmp.mkdir()
     try:
         yield tmp
+    except keep_on:
+        _swap(target, tmp, old, remove_old_in_background)
+        raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    _swap(target, tmp, old, remove_old_in_background)
+
+
+def _swap(target: Path, tmp: Path, old: Path, remove_old_in_background: bool) -> None:
     if target.exists():
         target.rename(old)
     tmp.rename(target)

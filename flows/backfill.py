@@ -18,17 +18,19 @@ from flows.config import ConfigError, load_config
 from flows.delivery import channels, delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
 from flows.months import Month
-from flows.pipeline import STAGE_NOTE, MonthParam, alert_on_failure, failure, monthly_report, progress, report_month
+from flows.pipeline import MonthParam, failure, monthly_report, progress, report_month, send_failure_alert
 
 EmailChoice = Literal["none", "latest", "all"]
 
 
 class BackfillError(RuntimeError):
-    """Some months failed; exit 2 when each of them failed on its inputs (flows/errors.py), else 1."""
+    """Some months failed; exit 2 when each of them failed on its inputs (flows/errors.py), else 1.
+    `stages` names each failed month's stage (`2026-09 land, 2026-10 dbt`), for the alert."""
 
-    def __init__(self, message: str, *, inputs_only: bool) -> None:
+    def __init__(self, message: str, *, inputs_only: bool, stages: str = "") -> None:
         super().__init__(message)
         self.exit_code = EXIT_INPUT if inputs_only else EXIT_FAILED
+        self.stages = stages
 
 
 def month_range(first: Month, last: Month) -> list[Month]:
@@ -40,7 +42,18 @@ def month_range(first: Month, last: Month) -> list[Month]:
     return months
 
 
-@flow(name="backfill", on_failure=[alert_on_failure], on_crashed=[alert_on_failure])
+def alert_on_backfill_failure(flow, flow_run, state) -> None:
+    """The backfill flow's failure hook (failed or crashed): one alert listing the failed months."""
+    params = flow_run.parameters
+    what = f"{params['from_month']}..{params['to_month']}"
+    stage, error = failure(state)
+    if isinstance(raised := state.result(raise_on_failure=False), BackfillError):
+        stage = raised.stages  # each failed month with its stage
+    rerun = f"reliability-report backfill --config {params['config']} --from {params['from_month']} --to {params['to_month']}"
+    send_failure_alert(flow, flow_run, what, stage, error, rerun)
+
+
+@flow(name="backfill", on_failure=[alert_on_backfill_failure], on_crashed=[alert_on_backfill_failure])
 def backfill(
     cluster: str,
     config: str,
@@ -102,11 +115,10 @@ def backfill(
     publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes)
     failed = [o for o in outcomes if o["outcome"] == "failed"]
     if failed:
-        error = BackfillError(
+        raise BackfillError(
             f"{len(failed)} of {len(months)} months failed: "
             + "; ".join(f"{o['month']}: {o['detail']}" for o in failed),
             inputs_only=all(o["input_error"] for o in failed),
+            stages=", ".join(f"{o['month']} {o['stage']}" for o in failed),
         )
-        error.add_note(STAGE_NOTE + ", ".join(f"{o['month']} {o['stage']}" for o in failed))  # for the alert
-        raise error
     return outcomes

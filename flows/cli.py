@@ -63,8 +63,8 @@ def keep_prefect_off_the_console() -> None:
 
 def overlap_start_up(debug: bool = False) -> None:
     """Pay the run's fixed start-up costs side by side: while the temporary Prefect API server boots
-    in its own process (~6 s; not when PREFECT_API_URL names a server), this process imports dbt and
-    Great Expectations (~5 s) in a thread: a small month's `run` went from 16.3 s to 13.4 s."""
+    in its own process (not when PREFECT_API_URL names a server), this process imports dbt and
+    Great Expectations in a thread (bench/README.md has the timings)."""
     import threading
 
     from prefect.server.api.server import SubprocessASGIServer
@@ -285,13 +285,7 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_simulate_parser(sub, common: argparse.ArgumentParser) -> None:
     sim = sub.add_parser(
         "simulate", parents=[common], help="write simulated months of Slurm and health logs (one history)"
     )
@@ -310,6 +304,15 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--fault-trace", help="CSV node,failed_at,repaired_at,category to replay (docs/simulator.md)")
     sim.add_argument("--out", required=True, help="output directory")
     sim.set_defaults(func=cmd_simulate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_simulate_parser(sub, common)
 
     run = sub.add_parser("run", parents=[common], help="build the monthly report of one cluster")
     run.add_argument("--month", required=True, type=_month, help="YYYY-MM")

@@ -139,6 +139,11 @@ class DeliveryOutcome:
         return "; ".join(self.done + [f"FAILED {error}" for error in self.errors])
 
 
+class PartialDeliveryError(DeliveryError):
+    """Delivery reached somebody but a channel or recipient failed: the report is in place and
+    its figures count as sent where they went; the run fails so that the failure is seen."""
+
+
 def channels(config: ClusterConfig) -> list[str]:
     return ([EMAIL] if config.email is not None and config.email.to else []) + ([WEBHOOK] if config.webhook else [])
 

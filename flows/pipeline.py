@@ -1,13 +1,18 @@
 """The monthly pipeline as a Prefect flow: land → dbt build → data quality → metrics → report → deliver.
 
-Each task is a thin wrapper around a plain function that is tested on its own.
+Each stage is a Prefect task named after it, a thin wrapper around a plain function that is tested
+on its own. The stages' state hooks print the progress lines, time each stage (its task run's time
+in the Running state) and note the stage that failed; the flow's one failure hook names that stage
+in the alert. No stage has Prefect retries: a live pull retries inside the landing, delivery retries
+inside the SMTP and webhook clients (a retried task would send again), and the other stages are
+deterministic, so running them again fails again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +20,7 @@ from typing import Annotated
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import ParameterTypeError
-from prefect.logging.loggers import flow_run_logger
+from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
 from pydantic import Field
 
@@ -23,9 +28,8 @@ from flows.analysis import compute_metrics, detail_tables
 from flows.artifact import publish_month_artifact
 from flows.atomic import staged_replacement
 from flows.config import ClusterConfig, ConfigError, load_config
-from flows.delivery import DeliveryOutcome, deliver_report, send_alert
+from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
 from flows.land import land_month
-from flows.mailer import DeliveryError
 from flows.months import MONTH_RE, Month, observed_end, parse_as_of, requested_month
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
@@ -36,39 +40,87 @@ from flows.warehouse import build_month
 MonthParam = Annotated[str, Field(pattern=MONTH_RE.pattern, description="YYYY-MM")]
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
 progress = logging.getLogger("flows.progress")
-STAGE_NOTE = "stage: "  # added to a failing stage's exception, for the failure alert
 
 
-def report_month(text: str | None, now: datetime | None = None, partial: bool = False) -> Month:
-    """The month to report: `text` (flows/months.requested_month) or, by default, the month before
-    the run's scheduled time (a scheduled run that starts late still reports its own month)."""
-    if not text:
+def report_month(month: Month | str | None, now: datetime | None = None, partial: bool = False) -> Month:
+    """The month to report: `month` (a Month or YYYY-MM, flows/months.requested_month) or, by default,
+    the month before the run's scheduled time (a scheduled run that starts late still reports its own month)."""
+    if not month:
         return Month.last_full(now or flow_run_info.scheduled_start_time)
-    return requested_month(text, now, partial)
+    return requested_month(str(month), now, partial)
 
 
-@task(name="pull-and-land", cache_policy=NO_CACHE)
+@dataclass
+class MonthRun:
+    """A monthly-report flow run: its config and month, parsed once at its start, and its stages as
+    their tasks' state hooks saw them (for the progress lines, the summary and the failure alert)."""
+
+    config: ClusterConfig
+    month: Month
+    seconds: dict[str, float] = field(default_factory=dict)  # stage -> time in the Running state
+    running: str | None = None  # the stage started and not finished (a crash leaves it set)
+    failed: str | None = None  # the stage whose task failed
+
+
+# Flow run id -> its MonthRun. A failed run's record stays for its readers (the failure hook, and a
+# backfill reading its month's state); a completed run's is removed when the flow returns.
+_runs: dict[str, MonthRun] = {}
+
+
+def _run_of(task_run) -> MonthRun | None:
+    """The MonthRun of a stage's task run (none when a task is called outside the flow)."""
+    return _runs.get(str(task_run.flow_run_id))
+
+
+def stage_running(task, task_run, state) -> None:
+    """Task hook: a stage starts."""
+    if run := _run_of(task_run):
+        run.running = task.name
+        progress.info("%s %s: %s ...", run.config.cluster, run.month, task.name)
+
+
+def stage_completed(task, task_run, state) -> None:
+    """Task hook: a stage is done; its time is its task run's time in the Running state."""
+    if run := _run_of(task_run):
+        run.running = None
+        seconds = run.seconds[task.name] = round(task_run.total_run_time.total_seconds(), 2)
+        counts = stage_counts(task.name, state.result())
+        line = f"{run.config.cluster} {run.month}: {task.name} done in {seconds:.1f} s: {counts}"
+        progress.info(line)
+        task_run_logger(task_run, task).info(line)
+
+
+def stage_failed(task, task_run, state) -> None:
+    """Task hook: a stage failed (the flow run fails with it)."""
+    if run := _run_of(task_run):
+        run.running, run.failed = None, task.name
+
+
+STAGE_HOOKS = {"on_running": [stage_running], "on_completion": [stage_completed], "on_failure": [stage_failed]}
+
+
+@task(name="land", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None) -> Path:
     return land_month(config, month, as_of)
 
 
-@task(name="dbt-build", cache_policy=NO_CACHE)
+@task(name="dbt", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     return build_month(config, month, landed_dir)
 
 
-@task(name="data-quality", cache_policy=NO_CACHE)
+@task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list[SuiteResult]:
     results_dir = config.data_dir / "quality" / config.cluster / str(month)
     return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir)
 
 
-@task(name="metrics", cache_policy=NO_CACHE)
+@task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def analyse(config: ClusterConfig, month: Month) -> dict:
     return compute_metrics(config.warehouse_path, month, config.analysis)
 
 
-@task(name="render-report", cache_policy=NO_CACHE)
+@task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def render(
     config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path, out_dir: Path
 ) -> dict:
@@ -96,10 +148,15 @@ def render(
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
 
-@task(name="deliver", cache_policy=NO_CACHE)
+@task(name="deliver", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool, notify: bool) -> DeliveryOutcome:
+    """Send the report (archive it only without `notify`). A delivery that reached somebody but not
+    every channel raises PartialDeliveryError: the report still goes in place (see monthly_report)."""
     held = None if notify else "notify is off"
-    return deliver_report(config, str(month), report_dir, resend=resend, held=held)
+    outcome = deliver_report(config, str(month), report_dir, resend=resend, held=held)
+    if outcome.errors:
+        raise PartialDeliveryError(f"{month}: the report is in place but {'; '.join(outcome.errors)}")
+    return outcome
 
 
 def stage_counts(stage: str, result) -> str:
@@ -121,32 +178,40 @@ def stage_counts(stage: str, result) -> str:
     return str(result)
 
 
+def failed_stage(flow_run_id, error: BaseException | None) -> str:
+    """The stage a flow run failed at: the stage whose task failed (or was running when the run
+    crashed), else `parameters` for parameters Prefect refused, else `start` (before the first)."""
+    run = _runs.get(str(flow_run_id))
+    if run and (run.failed or run.running):
+        return run.failed or run.running
+    return "parameters" if isinstance(error, ParameterTypeError) else "start"
+
+
 def failure(state) -> tuple[str, str]:
-    """(stage, error) of a failed run's state: the stage from the note `timed` added."""
+    """(stage, error) of a failed monthly-report run's final state."""
     error = state.result(raise_on_failure=False)
     if not isinstance(error, BaseException):
-        return "start", str(state.message)
-    notes = [n for n in getattr(error, "__notes__", ()) if n.startswith(STAGE_NOTE)]
-    stage = "parameters" if isinstance(error, ParameterTypeError) else "start"
-    return (notes[-1].removeprefix(STAGE_NOTE) if notes else stage), f"{type(error).__name__}: {error}"
+        return failed_stage(state.state_details.flow_run_id, None), str(state.message)
+    return failed_stage(state.state_details.flow_run_id, error), f"{type(error).__name__}: {error}"
+
+
+def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun: str, config=None) -> None:
+    """Say which run failed, at which stage and why, in the run log and by email to `alert_to`."""
+    logger = flow_run_logger(flow_run, flow)
+    logger.error("%s of cluster %s failed at stage %s: %s", what, flow_run.parameters.get("cluster"), stage, error)
+    try:
+        logger.info(send_alert(config or load_config(flow_run.parameters["config"]), what, stage, error, rerun))
+    except Exception as exc:  # a hook must not hide the run's own failure
+        logger.error("failure alert not sent: %s: %s", type(exc).__name__, exc)
 
 
 def alert_on_failure(flow, flow_run, state) -> None:
-    """Flow hook: say which run failed, at which stage and why, in the run log and by email."""
-    logger = flow_run_logger(flow_run, flow)
-    params = flow_run.parameters
-    if "from_month" in params:  # the backfill flow
-        what = f"{params['from_month']}..{params['to_month']}"
-        rerun = f"reliability-report backfill --config {params['config']} --from {params['from_month']} --to {params['to_month']}"
-    else:
-        what = params.get("month") or str(Month.last_full(flow_run.expected_start_time))
-        rerun = f"reliability-report run --config {params['config']} --month {what}"
+    """The monthly-report flow's failure hook (failed or crashed)."""
+    params, run = flow_run.parameters, _runs.get(str(flow_run.id))
+    what = str(run.month) if run else params.get("month") or str(Month.last_full(flow_run.expected_start_time))
     stage, error = failure(state)
-    logger.error("%s of cluster %s failed at stage %s: %s", what, params.get("cluster"), stage, error)
-    try:
-        logger.info(send_alert(load_config(params["config"]), what, stage, error, rerun))
-    except Exception as exc:  # a hook must not hide the run's own failure
-        logger.error("failure alert not sent: %s: %s", type(exc).__name__, exc)
+    rerun = f"reliability-report run --config {params['config']} --month {what}"
+    send_failure_alert(flow, flow_run, what, stage, error, rerun, run.config if run else None)
 
 
 @flow(name="monthly-report", on_failure=[alert_on_failure], on_crashed=[alert_on_failure])
@@ -164,53 +229,36 @@ def monthly_report(
     Email and the webhook go out once per set of figures; `resend` sends the unchanged report
     again; without `notify` the report is archived only. The new report replaces the month's
     previous one once delivery is decided: a delivery that reaches nobody leaves the previous
-    report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of` (ISO 8601) says when the records were dumped
-    (default: the pull time of a live pull, else the latest time in the records)."""
-    logger = get_run_logger()
+    report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of`
+    (ISO 8601) says when the records were dumped (default: the pull time of a live pull, else the
+    latest time in the records). The parameters are strings (deployments pass them so); they are
+    parsed here, once, and the stages get the parsed month and config."""
     report = report_month(month, partial=partial)
     dumped_at = parse_as_of(as_of)
-    month = str(report)
     cfg = load_config(config)
     if cfg.cluster != cluster:
         raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
-    stage_seconds: dict[str, float] = {}
-
-    def timed(stage: str, run_task, *args):
-        progress.info("%s %s: %s ...", cluster, month, stage)
-        started = time.perf_counter()
-        try:
-            result = run_task(*args)
-        except BaseException as exc:
-            exc.add_note(f"{STAGE_NOTE}{stage}")
-            raise
-        stage_seconds[stage] = round(time.perf_counter() - started, 2)
-        line = f"{cluster} {month}: {stage} done in {stage_seconds[stage]:.1f} s: {stage_counts(stage, result)}"
-        progress.info(line)
-        logger.info(line)
-        return result
-
+    run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     with cluster_lock(cfg.data_dir, cluster):  # one run per cluster writes at a time
-        landed_dir = timed("land", pull_and_land, cfg, report, dumped_at)
-        dbt_statuses = timed("dbt", build_warehouse, cfg, report, landed_dir)
-        quality = timed("quality", check_quality, cfg, report, landed_dir)
-        metrics = timed("metrics", analyse, cfg, report)
-        with staged_replacement(cfg.report_dir(report)) as staged:  # swapped in unless delivery reached nobody
-            paths = timed("render", render, cfg, report, metrics, quality, landed_dir, staged)
-            delivery = timed("deliver", deliver, cfg, report, staged, resend, notify)
-    if delivery.errors:  # it reached somebody: the report is in place; say what failed
-        error = DeliveryError(f"{month}: the report is in place but {'; '.join(delivery.errors)}")
-        error.add_note(f"{STAGE_NOTE}deliver")
-        raise error
-    logger.info("report for %s %s written to %s", cluster, month, paths["report"])
+        landed_dir = pull_and_land(cfg, report, dumped_at)
+        dbt_statuses = build_warehouse(cfg, report, landed_dir)
+        quality = check_quality(cfg, report, landed_dir)
+        metrics = analyse(cfg, report)
+        # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
+        with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
+            paths = render(cfg, report, metrics, quality, landed_dir, staged)
+            delivery = deliver(cfg, report, staged, resend, notify)
+    get_run_logger().info("report for %s %s written to %s", cluster, report, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
+    del _runs[str(flow_run_info.id)]
     return {
         "cluster": cluster,
-        "month": month,
+        "month": str(report),
         "report": str(paths["report"]),
         "metrics": str(paths["metrics"]),
         "dbt": dbt_statuses,
         "delivery": str(delivery),
         "attempts": metrics["totals"]["attempts"],
         "infra_failures": metrics["totals"]["infra_failures"],
-        "stage_seconds": stage_seconds,
+        "stage_seconds": run.seconds,
     }

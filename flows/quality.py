@@ -99,9 +99,10 @@ def validate_month(
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine
 
-    # GX fingerprints every batch by hashing the whole frame, twice per suite: 7 of the 11 s of the
-    # suites on a 1.5M-attempt month, for a marker nothing here reads. Frames above HASH_THRESHOLD
-    # bytes are not hashed; 0 turns it off (tests/test_quality_speed.py notices if GX drops the knob).
+    # GX fingerprints every batch by hashing the whole frame, twice per suite, for a marker nothing
+    # here reads (most of the suites' time on a large month: bench/README.md). Frames above
+    # HASH_THRESHOLD bytes are not hashed; 0 turns it off (tests/test_quality_speed.py notices if GX
+    # drops the knob).
     pandas_execution_engine.HASH_THRESHOLD = 0
     # GX sets INFO on some of its own loggers (e.g. "created temporary directory for docs site").
     for name in ("great_expectations", "great_expectations.data_context.types.base"):

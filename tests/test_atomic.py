@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.atomic import replace_dir_atomically
+from flows.atomic import replace_dir_atomically, staged_replacement
 
 
 def write(text: str):
@@ -23,6 +23,17 @@ def test_a_failed_fill_leaves_the_previous_result(tmp_path: Path):
     with pytest.raises(RuntimeError):
         replace_dir_atomically(target, fail)
     assert (target / "report.html").read_text() == "good"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
+
+
+def test_an_exception_named_in_keep_on_still_swaps_the_new_result_in(tmp_path: Path):
+    target = tmp_path / "2026-10"
+    replace_dir_atomically(target, write("good"))
+    with pytest.raises(LookupError):
+        with staged_replacement(target, keep_on=(LookupError,)) as tmp:
+            write("new")(tmp)
+            raise KeyError("a channel failed after the report went out")
+    assert (target / "report.html").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2026-10"]
 
 

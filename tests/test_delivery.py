@@ -20,7 +20,7 @@ from conftest import free_port, smtp_controller
 from flows import mailer, webhook
 from flows.cli import write_demo_config
 from flows.config import ConfigError, EmailConfig, WebhookConfig, load_config
-from flows.delivery import deliver_report, delivery_status
+from flows.delivery import PartialDeliveryError, deliver_report, delivery_status
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.sent_log import SENDING, SENT, SentLog, SentRecord
@@ -368,6 +368,24 @@ def test_a_refused_recipient_is_named_and_the_others_count_as_sent(built):
         assert [m.rcpt_tos for m in handler.messages] == [["ops@example.org"]]
     last = SentLog.for_cluster(config.data_dir, "mail").last_sent(MONTH)
     assert last.kind == "resend" and last.error == "lead@example.org: 550 5.1.1 no such user"
+
+
+def test_a_partial_delivery_puts_the_built_report_in_place_and_fails_at_stage_deliver(built, smtp_server):
+    """A recipient refused, the others reached: the new report is in place (it went out), and the
+    run fails at stage deliver (its task failed) with an alert, so that the refusal is seen."""
+    report_dir = built["report_dir"]
+    with smtp_controller() as handler:
+        handler.handle_RCPT = refusing("lead@")
+        port = f"smtp_port = {built['config'].email.smtp_port}"
+        copy = config_copy(built, "mail-partial.toml")
+        copy.write_text(copy.read_text().replace(port, f"smtp_port = {handler.port}"))
+        with pytest.raises(PartialDeliveryError, match=r"2026-10: the report is in place but email: resend <"):
+            monthly_report(cluster="mail", config=str(copy), month=MONTH, resend=True)
+        report, alert = handler.parsed()
+    assert report["To"] == "ops@example.org, lead@example.org"
+    assert alert["Subject"] == "FAILED: reliability report mail 2026-10, stage deliver"
+    assert str(copy) in json.loads((report_dir / "metrics.json").read_text())["reproduce"]["command"]
+    assert sorted(p.name for p in report_dir.parent.iterdir()) == [MONTH]  # no staged copy left behind
 
 
 def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):

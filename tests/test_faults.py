@@ -203,3 +203,21 @@ def test_a_failing_stage_is_alerted_by_email_and_sends_no_report(cluster, smtp_s
         monthly_report("kill", str(cluster["config"]), "2026-13")
     (alert,) = smtp_server.parsed()
     assert alert["Subject"] == "FAILED: reliability report kill 2026-13, stage parameters"
+
+
+def test_the_alert_names_the_stage_whose_task_failed(cluster, smtp_server, monkeypatch):
+    """The stage in the alert is the task that failed, as its state hook recorded it: the exception
+    itself carries nothing about the stage."""
+    import flows.pipeline
+
+    def no_metrics(*args, **kwargs):
+        raise ZeroDivisionError("no node-days")
+
+    monkeypatch.setattr("flows.pipeline.compute_metrics", no_metrics)
+    with pytest.raises(ZeroDivisionError, match="no node-days") as raised:
+        monthly_report("kill", str(cluster["config"]), MONTH, resend=True)
+    assert not getattr(raised.value, "__notes__", None) and not hasattr(flows.pipeline, "STAGE_NOTE")
+    (alert,) = smtp_server.parsed()
+    assert alert["Subject"] == f"FAILED: reliability report kill {MONTH}, stage metrics"
+    assert "stage: metrics\nerror: ZeroDivisionError: no node-days\n" in alert.get_content().replace("\r\n", "\n")
+    assert not (cluster["work"] / "data" / "locks" / "kill.lock").exists()  # released

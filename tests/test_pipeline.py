@@ -88,6 +88,12 @@ def test_counts_match_the_logs(month_run):
     assert sum(o["attempts"] for o in metrics["job_mix"]) == expected["attempts"]
 
 
+def test_each_stage_is_timed_by_its_task_run(month_run):
+    seconds = month_run["summary"]["stage_seconds"]
+    assert list(seconds) == ["land", "dbt", "quality", "metrics", "render", "deliver"]
+    assert all(isinstance(s, float) and s >= 0 for s in seconds.values()) and seconds["dbt"] > 0
+
+
 def test_mttf_per_bucket_is_runtime_over_injected_failures(month_run):
     expected = independent_figures(month_run["sim"] / "sacct.psv", month_run["truth"])
     rows = {b["size_bucket"]: b for b in month_run["metrics"]["mttf_by_size"]}
