@@ -211,9 +211,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
 
     def write_raw(tmp: Path) -> None:
         """Copy (and hash) the inputs as pulled; swapped in only once the landing has succeeded.
-        At full priority: this one thread takes its share of the cores while DuckDB reads and is
-        done long before the job records; niced, it was starved and then hashed the dump alone
-        after them (1.5M-attempt month, 10 alternating landings: 3.93 s against 4.03 s niced)."""
+        At full priority, beside DuckDB's reading (bench/README.md has why not niced)."""
         try:
             hashes.set_result({kind: _copy_and_hash(path, tmp / path.name) for kind, path in sources.items()})
         except BaseException as error:
