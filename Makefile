@@ -12,8 +12,9 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= WARNING
 export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 
-# Test files run in parallel, one file per worker at a time (module fixtures build a month once).
-TEST_WORKERS ?= 2
+# Test files run in parallel, one file per worker at a time (module fixtures build a month once);
+# three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
+TEST_WORKERS ?= 3
 
 .PHONY: setup demo test lint lock clean
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -44,8 +45,12 @@ def staged_replacement(
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.tmp-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    leftovers = [path for path in target.parent.glob(f".{target.name}.old-*") if path not in _removing]
-    for stale in sorted(leftovers, key=lambda path: path.stat().st_mtime, reverse=True):
+    leftovers = {}  # path -> mtime; a background removal of this process may finish while we look
+    for path in target.parent.glob(f".{target.name}.old-*"):
+        with contextlib.suppress(FileNotFoundError):
+            if path not in _removing:
+                leftovers[path] = path.stat().st_mtime
+    for stale in sorted(leftovers, key=leftovers.get, reverse=True):
         if not target.exists():
             stale.rename(target)
         else:
