@@ -15,12 +15,10 @@ import ssl
 from collections.abc import Sequence
 from email.message import EmailMessage
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
-
 from flows.config import EmailConfig
+from flows.retry import with_backoff
 
 log = logging.getLogger(__name__)
-MAX_RETRY_WAIT_SECONDS = 600
 
 
 class DeliveryError(RuntimeError):
@@ -81,23 +79,8 @@ def send(message: EmailMessage, email: EmailConfig, recipients: Sequence[str]) -
         message["Auto-Submitted"] = "auto-generated"
     login = credentials(email)  # a missing secret is not worth retrying
     server = f"{email.smtp_host}:{email.port}"
-
-    def note_retry(state) -> None:
-        log.warning(
-            "SMTP %s: attempt %d of %d failed (%s); retrying in %.0f s",
-            server,
-            state.attempt_number,
-            email.send_attempts,
-            describe(state.outcome.exception()),
-            state.next_action.sleep,
-        )
-
-    retrying = Retrying(
-        retry=retry_if_exception(is_temporary),
-        stop=stop_after_attempt(email.send_attempts),
-        wait=wait_exponential(multiplier=email.retry_wait_seconds, max=MAX_RETRY_WAIT_SECONDS),
-        before_sleep=note_retry,
-        reraise=True,
+    retrying = with_backoff(
+        f"SMTP {server}", email.send_attempts, email.retry_wait_seconds, is_temporary, describe, log
     )
     try:
         refused = retrying(_send_once, message, email, login, list(recipients))

@@ -15,10 +15,9 @@ import socket
 import urllib.error
 import urllib.request
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
-
 from flows.config import WebhookConfig
-from flows.mailer import MAX_RETRY_WAIT_SECONDS, DeliveryError
+from flows.mailer import DeliveryError
+from flows.retry import with_backoff
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +55,6 @@ def post(text: str, hook: WebhookConfig) -> None:
     url = webhook_url(hook)
     where = url.split("?", 1)[0].rsplit("/", 1)[0] + "/…"  # the logs never show the URL's secret part
 
-    def note_retry(state) -> None:
-        log.warning(
-            "webhook %s: attempt %d of %d failed (%s); retrying in %.0f s",
-            where,
-            state.attempt_number,
-            hook.send_attempts,
-            describe(state.outcome.exception()),
-            state.next_action.sleep,
-        )
-
     def post_once() -> None:
         request = urllib.request.Request(
             url,
@@ -76,12 +65,8 @@ def post(text: str, hook: WebhookConfig) -> None:
         with urllib.request.urlopen(request, timeout=hook.timeout_seconds) as response:
             response.read()
 
-    retrying = Retrying(
-        retry=retry_if_exception(is_temporary),
-        stop=stop_after_attempt(hook.send_attempts),
-        wait=wait_exponential(multiplier=hook.retry_wait_seconds, max=MAX_RETRY_WAIT_SECONDS),
-        before_sleep=note_retry,
-        reraise=True,
+    retrying = with_backoff(
+        f"webhook {where}", hook.send_attempts, hook.retry_wait_seconds, is_temporary, describe, log
     )
     try:
         retrying(post_once)

@@ -20,14 +20,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
-
 from flows.months import Month
+from flows.retry import with_backoff
 from flows.sources.sacct import NEWER_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS
 
 EVENT_FIELDS = "Cluster,ClusterNodes,Duration,End,Event,EventRaw,NodeName,Reason,Start,State,StateRaw,TRES,User"
 COMMAND_TIMEOUT_S = 900
-MAX_RETRY_WAIT_SECONDS = 600
 STDERR_LINES, STDERR_CHARS = 5, 1000  # the end of a failed command's stderr, in its error
 SSH_ERROR = 255  # ssh's own exit status: no connection, lost connection (the remote command's is passed on)
 # Slurm's client errors when slurmctld / slurmdbd cannot be reached for a moment (exit 1, like a usage error)
@@ -97,27 +95,20 @@ def _run_once(command: list[str]) -> bytes:
 
 def _run(command: list[str], retry: Retry) -> bytes:
     """The command's output. A transient failure is tried again after `retry.wait_seconds`, then
-    twice that, ... (at most MAX_RETRY_WAIT_SECONDS), `retry.attempts` times in all; each retry logs
+    twice that, ... (at most 10 min), `retry.attempts` times in all; each retry logs
     a warning."""
 
-    def note_retry(state: RetryCallState) -> None:
-        error = state.outcome.exception()
+    def describe(error: BaseException) -> str:
         what = "no answer in time" if error.status is None else f"exit {error.status}: {error.stderr}"
-        log.warning(
-            "%s: attempt %d of %d failed (%s); retrying in %g s",
-            shown(command),
-            state.attempt_number,
-            retry.attempts,
-            what.replace("\n", " / "),
-            state.next_action.sleep,
-        )
+        return what.replace("\n", " / ")
 
-    retrying = Retrying(
-        retry=retry_if_exception(lambda exc: isinstance(exc, CommandFailed) and exc.transient),
-        stop=stop_after_attempt(retry.attempts),
-        wait=wait_exponential(multiplier=retry.wait_seconds, max=MAX_RETRY_WAIT_SECONDS),
-        before_sleep=note_retry,
-        reraise=True,
+    retrying = with_backoff(
+        shown(command),
+        retry.attempts,
+        retry.wait_seconds,
+        lambda exc: isinstance(exc, CommandFailed) and exc.transient,
+        describe,
+        log,
     )
     try:
         return retrying(_run_once, command)
