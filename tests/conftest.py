@@ -208,3 +208,19 @@ def prefect_server(tmp_path_factory):
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+
+
+# The longest files first: under `--dist loadfile` none of them then starts last and runs alone at the end.
+SLOWEST_FILES = (
+    "test_faults.py",
+    "test_history.py",
+    "test_prefect_server.py",
+    "test_package.py",
+    "test_slurm_live.py",
+    "test_pipeline.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the other files keep their order
