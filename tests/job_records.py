@@ -43,3 +43,14 @@ def json_attempts(
     with duckdb.connect() as con:
         read_sacct_json(con, path, quarantine, stats)
         return _objects(con)
+
+
+def sacct_with_bad_elapsed(fixture: Path, out_dir: Path) -> Path:
+    """A copy of a real sacct dump whose fourth line has an unreadable Elapsed (`12:xx:00`)."""
+    lines = fixture.read_text().splitlines()
+    fields = lines[3].split("|")
+    fields[13] = "12:xx:00"  # Elapsed
+    lines[3] = "|".join(fields)
+    bad = out_dir / "sacct.psv"
+    bad.write_text("\n".join(lines) + "\n")
+    return bad

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from job_records import sacct_with_bad_elapsed
 
 from flows.cli import main
 from flows.errors import EXIT_INPUT
@@ -40,12 +41,7 @@ def test_sacct_dump_prints_typed_attempts(capsys, slurm_fixtures: Path):
 
 
 def test_a_bad_line_shows_in_the_quarantine_with_its_reason(capsys, slurm_fixtures: Path, tmp_path: Path):
-    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
-    fields = lines[3].split("|")
-    fields[13] = "12:xx:00"  # Elapsed
-    lines[3] = "|".join(fields)
-    bad = tmp_path / "sacct.psv"
-    bad.write_text("\n".join(lines) + "\n")
+    bad = sacct_with_bad_elapsed(slurm_fixtures / "sacct_fields_allocations.psv", tmp_path)
     good = str(slurm_fixtures / "sacct_fields_allocations.psv")
     good_rows = json_lines(parse(capsys, "--json", "--kind", "sacct_psv", good)[1])[0]
 

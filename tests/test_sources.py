@@ -5,7 +5,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from job_records import json_attempts, sacct_attempts
+from job_records import json_attempts, sacct_attempts, sacct_with_bad_elapsed
 
 from flows.months import Month
 from flows.sources.errors import InputFormatError
@@ -91,12 +91,7 @@ def test_simulated_header_matches_real_sacct(slurm_fixtures: Path, tmp_path: Pat
 
 
 def test_corrupt_sacct_field_names_file_line_and_field(slurm_fixtures: Path, tmp_path: Path):
-    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
-    fields = lines[3].split("|")
-    fields[13] = "12:xx:00"  # Elapsed
-    lines[3] = "|".join(fields)
-    bad = tmp_path / "sacct.psv"
-    bad.write_text("\n".join(lines) + "\n")
+    bad = sacct_with_bad_elapsed(slurm_fixtures / "sacct_fields_allocations.psv", tmp_path)
     with pytest.raises(InputFormatError) as err:
         sacct_attempts(bad, UTC)
     assert err.value.line == 4 and err.value.field == "Elapsed"
