@@ -111,6 +111,44 @@ def test_months_built_newest_first_or_again_give_identical_metrics(history, tmp_
     assert metrics(history["config"], middle) == forward[str(middle)]
 
 
+GOLDEN = Path(__file__).parent / "data" / "golden" / f"{CLUSTER}-seed41"
+# Fields changed on purpose since the golden files were written (docs/metrics.md says how):
+# each entry is a path of keys, e.g. ("lemon_nodes", "candidates").
+DELIBERATELY_CHANGED: set[tuple[str, ...]] = set()
+
+
+@pytest.mark.parametrize("month", MONTHS, ids=str)
+def test_metrics_equal_the_golden_files(history, month: Month) -> None:
+    """metrics.json of each month equals the one written before the figures moved into the dbt
+    DAG (tests/data/golden/README.md): integers and strings exactly, floats to 1e-9 relative
+    (SQL and Python may add the same numbers in another order)."""
+    golden = json.loads((GOLDEN / f"{month}.json").read_text())
+    ours = metrics(history["config"], month)
+    ours.pop("reproduce")
+    for source in ours["inputs"].values():
+        source.pop("file", None)
+    assert_same(ours, golden, ())
+
+
+def assert_same(ours, golden, path: tuple[str, ...]) -> None:
+    if path in DELIBERATELY_CHANGED:
+        return
+    where = ".".join(path) or "metrics"
+    if isinstance(golden, dict):
+        assert isinstance(ours, dict), where
+        assert sorted(ours) == sorted(golden), where
+        for key in golden:
+            assert_same(ours[key], golden[key], (*path, key))
+    elif isinstance(golden, list):
+        assert isinstance(ours, list) and len(ours) == len(golden), where
+        for mine, theirs in zip(ours, golden, strict=True):
+            assert_same(mine, theirs, path)  # a list's items share its path
+    elif isinstance(golden, float) and not isinstance(ours, bool):
+        assert ours == pytest.approx(golden, rel=1e-9, abs=1e-12), where
+    else:
+        assert ours == golden, where
+
+
 def figures(month_metrics: dict) -> dict:
     """Everything but what names the config file and its paths."""
     kept = {k: v for k, v in month_metrics.items() if k not in ("reproduce", "inputs", "quarantine_sample")}
