@@ -34,6 +34,14 @@ PARAMETER_COLUMNS = {
     "attr_after_minutes": "INTEGER",
     "run_link_gap_minutes": "INTEGER",
     "paper_min_gpus": "INTEGER",
+    "restart_overhead_minutes": "DOUBLE",
+    "ckpt_interval_minutes": "DOUBLE",
+    "ckpt_write_minutes": "DOUBLE",
+    "ettr_min_run_hours": "DOUBLE",
+    "lost_work_cap_minutes": "DOUBLE",
+    "lemon_window_days": "INTEGER",
+    "lemon_repeat_days": "INTEGER",
+    "lemon_repeat_failures": "INTEGER",
 }
 
 
@@ -64,6 +72,14 @@ def run_parameters(config: ClusterConfig, month: Month, as_of: datetime) -> dict
         "attr_after_minutes": a.attr_after_minutes,
         "run_link_gap_minutes": a.run_link_gap_minutes,
         "paper_min_gpus": a.paper_min_gpus,
+        "restart_overhead_minutes": a.restart_overhead_minutes,
+        "ckpt_interval_minutes": a.ckpt_interval_minutes,
+        "ckpt_write_minutes": a.ckpt_write_minutes,
+        "ettr_min_run_hours": a.ettr_min_run_hours,
+        "lost_work_cap_minutes": a.lost_work_cap_minutes,
+        "lemon_window_days": a.lemon_window_days,
+        "lemon_repeat_days": a.lemon_repeat_days,
+        "lemon_repeat_failures": a.lemon_repeat_failures,
     }
 
 
@@ -74,8 +90,11 @@ def landed_tables(project_dir: Path) -> list[str]:
     return [table["name"] for table in landed["tables"]]
 
 
-def write_run_inputs(warehouse: Path, parameters: dict, landed_dir: Path, tables: list[str]) -> None:
-    """run.parameters holds `parameters`; landed.<table> is a view over landed_dir/<table>.parquet."""
+def write_run_inputs(
+    warehouse: Path, parameters: dict, trailing_months: tuple[int, ...], landed_dir: Path, tables: list[str]
+) -> None:
+    """run.parameters holds `parameters`, run.trailing_windows one row per trailing window's length
+    in months; landed.<table> is a view over landed_dir/<table>.parquet."""
     columns = ", ".join(f"{name} {PARAMETER_COLUMNS[name]} NOT NULL" for name in parameters)
     with duckdb.connect(str(warehouse)) as con:
         con.begin()
@@ -83,6 +102,8 @@ def write_run_inputs(warehouse: Path, parameters: dict, landed_dir: Path, tables
         con.execute(f"CREATE OR REPLACE TABLE run.parameters ({columns})")
         placeholders = ", ".join(["?"] * len(parameters))
         con.execute(f"INSERT INTO run.parameters VALUES ({placeholders})", list(parameters.values()))
+        con.execute("CREATE OR REPLACE TABLE run.trailing_windows (window_months INTEGER NOT NULL PRIMARY KEY)")
+        con.executemany("INSERT INTO run.trailing_windows VALUES (?)", [[m] for m in sorted(set(trailing_months))])
         con.execute("CREATE SCHEMA IF NOT EXISTS landed")
         for table in tables:
             parquet = sql_quote(str(landed_dir.absolute() / f"{table}.parquet"))
@@ -128,7 +149,13 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
     config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
     # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
     parameters = run_parameters(config, month, landed_as_of(landed_dir))
-    write_run_inputs(config.warehouse_path, parameters, landed_dir, landed_tables(DBT_PROJECT_DIR))
+    write_run_inputs(
+        config.warehouse_path,
+        parameters,
+        config.analysis.trailing_months,
+        landed_dir,
+        landed_tables(DBT_PROJECT_DIR),
+    )
     os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     args = [
