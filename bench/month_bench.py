@@ -123,8 +123,8 @@ def pipeline_stages(root: Path, cluster: str, repeat: int, with_floor: bool = Fa
         landed = stage("land", pull_and_land.fn, config, MONTH)
         stage("dbt", build_warehouse.fn, config, MONTH, landed)
         quality = stage("quality", check_quality.fn, config, MONTH, landed)
-        metrics = stage("analysis", analyse.fn, config, MONTH)
-        stage("render", render.fn, config, MONTH, metrics, quality, landed)
+        figures = stage("analysis", analyse.fn, config, MONTH)
+        stage("render", render.fn, config, MONTH, figures, quality, landed)
     stages = {
         stage: {
             "seconds": round(statistics.median(s for s, _ in values), 2),
@@ -135,7 +135,7 @@ def pipeline_stages(root: Path, cluster: str, repeat: int, with_floor: bool = Fa
     }
     totals = [sum(values[i][0] for name, values in runs.items() if name not in FLOORS) for i in range(repeat)]
     return {
-        "attempts": metrics["totals"]["attempts"],
+        "attempts": figures.metrics["totals"]["attempts"],
         "stages": stages,
         "total_seconds": round(statistics.median(totals), 2),
         "peak_rss_mib": max(s["peak_rss_mib"] for name, s in stages.items() if name not in FLOORS),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows.analysis import job_run_ettr, job_run_rows
+from flows.analysis import job_runs
 from flows.config import load_config
 from flows.months import Month
 
@@ -44,9 +44,7 @@ def rows(sim_dir: Path, config_path: Path, month: Month) -> list[tuple[str, str,
                 [str(month)],
             ).fetchall()
         )
-        runs = {
-            r["first_job_id_raw"]: r for r in job_run_ettr(job_run_rows(con, month, config.analysis), config.analysis)
-        }
+        runs = {r["first_job_id_raw"]: r for r in job_runs(con, month)}
     expected = {
         f"{f['job_id_raw']}@{f['end']}": f["expected_cause"]
         for f in truth["infra_failures"] + truth["window_false_positives"]

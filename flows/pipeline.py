@@ -24,7 +24,7 @@ from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
 from pydantic import Field
 
-from flows.analysis import compute_metrics, detail_tables
+from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
 from flows.atomic import staged_replacement
 from flows.config import ClusterConfig, ConfigError, load_config
@@ -116,13 +116,18 @@ def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list
 
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def analyse(config: ClusterConfig, month: Month) -> dict:
-    return compute_metrics(config.warehouse_path, month, config.analysis)
+def analyse(config: ClusterConfig, month: Month) -> MonthFigures:
+    return month_figures(config.warehouse_path, month, config.analysis)
 
 
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def render(
-    config: ClusterConfig, month: Month, metrics: dict, quality: list[SuiteResult], landed_dir: Path, out_dir: Path
+    config: ClusterConfig,
+    month: Month,
+    figures: MonthFigures,
+    quality: list[SuiteResult],
+    landed_dir: Path,
+    out_dir: Path,
 ) -> dict:
     """Write the report into `out_dir`; returns the paths it will have in the month's report directory."""
     inputs = json.loads((landed_dir / "manifest.json").read_text())
@@ -130,7 +135,7 @@ def render(
     as_of = datetime.fromisoformat(inputs["as_of"]["time"])
     period_end = observed_end(month, as_of)
     full_metrics = {
-        **metrics,
+        **figures.metrics,
         "cluster": config.cluster,
         # a month observed only up to its dump (a partial month) says so at the top of the report
         "period": {
@@ -143,8 +148,7 @@ def render(
         "data_quality": quality_rows,
         "reproduce": reproduce(config.config_path, str(month)),
     }
-    tables = detail_tables(config.warehouse_path, month, config.analysis)
-    written = write_report(out_dir, full_metrics, tables)
+    written = write_report(out_dir, full_metrics, figures.tables)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
 
@@ -170,9 +174,8 @@ def stage_counts(stage: str, result) -> str:
         passed = sum(q.successful for q in result)
         return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {len(result)} suites"
     if stage == "metrics":
-        return (
-            f"{result['totals']['attempts']:,} attempts, {result['totals']['infra_failures']:,} infrastructure failures"
-        )
+        totals = result.metrics["totals"]
+        return f"{totals['attempts']:,} attempts, {totals['infra_failures']:,} infrastructure failures"
     if stage == "render":
         return f"{result['report']} (in place once delivery is decided)"
     return str(result)
@@ -243,10 +246,10 @@ def monthly_report(
         landed_dir = pull_and_land(cfg, report, dumped_at)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
         quality = check_quality(cfg, report, landed_dir)
-        metrics = analyse(cfg, report)
+        figures = analyse(cfg, report)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
-            paths = render(cfg, report, metrics, quality, landed_dir, staged)
+            paths = render(cfg, report, figures, quality, landed_dir, staged)
             delivery = deliver(cfg, report, staged, resend, notify)
     get_run_logger().info("report for %s %s written to %s", cluster, report, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
@@ -258,7 +261,7 @@ def monthly_report(
         "metrics": str(paths["metrics"]),
         "dbt": dbt_statuses,
         "delivery": str(delivery),
-        "attempts": metrics["totals"]["attempts"],
-        "infra_failures": metrics["totals"]["infra_failures"],
+        "attempts": figures.metrics["totals"]["attempts"],
+        "infra_failures": figures.metrics["totals"]["infra_failures"],
         "stage_seconds": run.seconds,
     }

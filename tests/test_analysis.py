@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from flows.analysis import failure_rate, model_mttf_hours, observed_mttf, poisson_interval
+from flows.analysis import failure_rate, model_mttf_hours, mttf_interval, poisson_interval
 from flows.months import Month
 
 
@@ -22,11 +22,10 @@ def test_model_mttf_reproduces_the_papers_projections():
 
 
 def test_observed_mttf_bounds():
-    with_failures = observed_mttf(1000.0, 4)
-    assert with_failures["mttf_hours"] == 250
+    with_failures = mttf_interval(1000.0, 4)
     assert with_failures["mttf_lower_hours"] < 250 < with_failures["mttf_upper_hours"]
-    none = observed_mttf(1000.0, 0)
-    assert none["mttf_hours"] is None and none["mttf_upper_hours"] is None
+    none = mttf_interval(1000.0, 0)
+    assert none["mttf_upper_hours"] is None
     assert none["mttf_lower_hours"] == pytest.approx(1000 / 3.6889, rel=1e-4)
 
 

@@ -5,14 +5,13 @@ gives the same figures."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from flows.analysis import job_run_ettr, job_run_rows
+from flows.analysis import job_runs
 from flows.cli import main, write_demo_config
 from flows.config import load_config
 from flows.months import Month
@@ -67,9 +66,8 @@ def test_attribution_attempt_by_attempt(history, month: Month) -> None:
 @pytest.mark.parametrize("month", MONTHS, ids=str)
 def test_ettr_per_run_equals_the_truth(history, month: Month) -> None:
     config = load_config(history["config"])
-    every_run = dataclasses.replace(config.analysis, ettr_min_run_hours=0)
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
-        runs = {r["first_job_id_raw"]: r for r in job_run_ettr(job_run_rows(con, month, every_run), every_run)}
+        runs = {r["first_job_id_raw"]: r for r in job_runs(con, month, every_run=True)}
     truth_runs = [r for r in history["truth"]["months"][str(month)]["training_runs"] if r["runtime_seconds"] > 0]
     assert truth_runs
     crossing = 0

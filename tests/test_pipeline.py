@@ -380,13 +380,11 @@ def test_job_run_ettr_recovers_the_simulated_runs(month_run):
     0.02 of the simulator's realised ETTR, for every run whose whole history is in the month."""
     import duckdb
 
-    from flows.analysis import job_run_ettr, job_run_rows
+    from flows.analysis import job_runs
 
     config = load_config(month_run["config"])
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
-        ours = {
-            r["first_job_id_raw"]: r for r in job_run_ettr(job_run_rows(con, MONTH, config.analysis), config.analysis)
-        }
+        ours = {r["first_job_id_raw"]: r for r in job_runs(con, MONTH)}
     compared = []
     for run in month_run["truth"]["training_runs"]:
         mine = ours.get(run["job_ids"][0]) if run["job_ids"] else None

@@ -46,3 +46,22 @@
 {% macro default__node_sets_overlap(left, right) -%}
     list_has_any({{ left }}, {{ right }})
 {%- endmacro %}
+
+{#- The median of `value` (interpolated between the two middle values of an even count). -#}
+{% macro median(value) -%}
+    {{ return(adapter.dispatch('median', 'cluster_reliability')(value)) }}
+{%- endmacro %}
+
+{% macro default__median(value) -%}
+    quantile_cont({{ value }}, 0.5)
+{%- endmacro %}
+
+{#- The mean of `value`, adding in the order of `order_by`: floating-point sums depend on their
+    order, and a month's figures must not depend on where its rows lie in the table. -#}
+{% macro ordered_mean(value, order_by) -%}
+    {{ return(adapter.dispatch('ordered_mean', 'cluster_reliability')(value, order_by)) }}
+{%- endmacro %}
+
+{% macro default__ordered_mean(value, order_by) -%}
+    avg({{ value }} order by {{ order_by }})
+{%- endmacro %}

@@ -1,5 +1,6 @@
--- Infrastructure failures of the month by cause: counts, the GPU-hours the failed attempts had
--- run in the month, and each cause's share of all failures.
+-- Infrastructure failures of the month by cause: counts (by the Slurm state the attempt ended
+-- in), the GPU-hours the failed attempts had run in the month, each cause's share of all
+-- failures, and its rate per 1000 GPU node-days and per million GPU-hours of the month.
 
 with failures as (
 
@@ -14,6 +15,18 @@ categories as (
 
 ),
 
+exposure as (
+
+    select
+        rates.month,
+        rates.all_node_days,
+        totals.gpu_hours
+    from {{ ref('fct_node_failure_rate_monthly') }} as rates
+    inner join {{ ref('fct_month_totals') }} as totals on totals.month = rates.month
+    where rates.month = {{ run_parameter('month') }}
+
+),
+
 by_cause as (
 
     select
@@ -21,6 +34,9 @@ by_cause as (
         cause_category,
         count(*) as failures,
         cast(sum(case when gpus > {{ run_parameter('paper_min_gpus') }} then 1 else 0 end) as bigint) as failures_paper_jobs,
+        cast(sum(case when slurm_state = 'NODE_FAIL' then 1 else 0 end) as bigint) as node_fail,
+        cast(sum(case when slurm_state = 'FAILED' then 1 else 0 end) as bigint) as failed,
+        cast(sum(case when slurm_state = 'REQUEUED' then 1 else 0 end) as bigint) as requeued,
         sum(gpu_hours) as failed_gpu_hours
     from failures
     group by month, cause_category
@@ -31,10 +47,18 @@ select
     by_cause.month,
     by_cause.cause_category,
     categories.failure_domain,
-    categories.cause_priority,
     by_cause.failures,
     by_cause.failures_paper_jobs,
+    by_cause.node_fail,
+    by_cause.failed,
+    by_cause.requeued,
     by_cause.failed_gpu_hours,
-    by_cause.failures * 1.0 / sum(by_cause.failures) over () as share_of_failures
+    by_cause.failures * 1.0 / sum(by_cause.failures) over () as share_of_failures,
+    exposure.all_node_days as node_days,
+    case when exposure.all_node_days > 0 then by_cause.failures * 1000 / exposure.all_node_days end
+        as per_1000_node_days,
+    case when exposure.gpu_hours > 0 then by_cause.failures * 1e6 / exposure.gpu_hours end
+        as per_million_gpu_hours
 from by_cause
 inner join categories on categories.category = by_cause.cause_category
+inner join exposure on exposure.month = by_cause.month

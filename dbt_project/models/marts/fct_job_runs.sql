@@ -1,6 +1,13 @@
 -- One row per job run with attempts in the month (int_job_runs chains jobs into runs): its jobs
--- and attempts, size, in-month runtime, the time it waited in the queue, interruptions by the
--- infrastructure and by preemption, and the outcome of its last attempt.
+-- and attempts, size, in-month runtime, the time it waited in the queue, its interruptions, the
+-- outcome of its last attempt, and its ETTR (docs/methodology.md "ETTR of a job run").
+-- An interruption is an attempt that ended infra_failed, preempted or requeued: each costs the
+-- restart overhead u0 and half a checkpoint interval of work, at most what the attempt had run.
+
+{%- set interruption_outcomes = "('infra_failed', 'preempted', 'requeued')" -%}
+{%- set lost_per_interruption -%}
+    ({{ run_parameter('restart_overhead_minutes') }} + {{ run_parameter('ckpt_interval_minutes') }} / 2) * 60
+{%- endset %}
 
 with attempts as (
 
@@ -40,21 +47,48 @@ aggregated as (
         cast(sum(attempts.runtime_seconds) as bigint) as runtime_seconds,
         cast(sum(coalesce(attempts.queue_seconds, 0)) as bigint) as queue_seconds,
         cast(sum(attempts.gpu_seconds) as bigint) as gpu_seconds,
-        cast(sum(case when attempts.is_infra_failure then 1 else 0 end) as bigint) as infra_interruptions,
-        cast(sum(case when attempts.outcome = 'preempted' then 1 else 0 end) as bigint) as preemptions,
+        cast(sum(case when attempts.outcome in {{ interruption_outcomes }} then 1 else 0 end) as bigint)
+            as interruptions,
+        cast(coalesce(sum(
+            case
+                when attempts.outcome in {{ interruption_outcomes }}
+                    then least(attempts.runtime_seconds, {{ lost_per_interruption }})
+            end
+        ), 0) as bigint) as lost_seconds,
         {{ value_at_max('attempts.outcome', 'attempts.submit_at') }} as final_outcome,
         bool_or(attempts.is_open) as is_open
     from attempts
     inner join runs on runs.attempt_id = attempts.attempt_id
     group by runs.job_run_id, attempts.month
 
+),
+
+productive as (
+
+    select
+        aggregated.*,
+        greatest(
+            aggregated.runtime_seconds - aggregated.lost_seconds
+            - {{ run_parameter('ckpt_write_minutes') }} / {{ run_parameter('ckpt_interval_minutes') }}
+            * aggregated.runtime_seconds,
+            0
+        ) as productive_seconds
+    from aggregated
+
 )
 
 select
-    aggregated.*,
-    aggregated.runtime_seconds / 3600.0 as runtime_hours,
-    aggregated.gpu_seconds / 3600.0 as gpu_hours,
+    productive.*,
+    productive.runtime_seconds / 3600.0 as runtime_hours,
+    productive.gpu_seconds / 3600.0 as gpu_hours,
+    case
+        when productive.runtime_seconds + productive.queue_seconds > 0
+            then productive.productive_seconds / (productive.runtime_seconds + productive.queue_seconds)
+    end as ettr,
+    -- the runs the ETTR summary takes: long enough, and with time to measure
+    productive.runtime_seconds >= {{ run_parameter('ettr_min_run_hours') }} * 3600
+    and productive.runtime_seconds + productive.queue_seconds > 0 as is_ettr_run,
     buckets.size_bucket,
     buckets.bucket_order
-from aggregated
-inner join buckets on aggregated.gpus between buckets.min_gpus and buckets.max_gpus
+from productive
+inner join buckets on productive.gpus between buckets.min_gpus and buckets.max_gpus
