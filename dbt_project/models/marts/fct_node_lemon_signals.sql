@@ -76,8 +76,8 @@ incidents as (
 
 ),
 
--- For each incident, the incidents of the node in the lemon_repeat_days up to it (in hours: a
--- day step may drop the time of day on some engines).
+-- For each incident, the incidents of the node in the lemon_repeat_days up to it (the span's
+-- ends included).
 incidents_within as (
 
     select
@@ -90,7 +90,7 @@ incidents_within as (
             earlier.node = later.node
             and earlier.incident_at <= later.incident_at
             and earlier.incident_at
-            >= {{ dbt.dateadd('hour', '-24 * ' ~ run_parameter('lemon_repeat_days'), 'later.incident_at') }}
+            >= {{ dbt.dateadd('day', '-1 * ' ~ run_parameter('lemon_repeat_days'), 'later.incident_at') }}
     group by later.node, later.incident_at
 
 ),
