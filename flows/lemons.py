@@ -1,30 +1,25 @@
 """Lemon-node candidates (docs/methodology.md "Lemon nodes"): nodes that fail far more often than the fleet.
 
-Signals per node over a trailing window (default 28 days) ending at the report month's end:
-- incident_hours: hours with at least one critical health event on the node (a burst of lines
-  from one incident counts once);
-- xid_cnt: hardware Xid events; out_count: times Slurm drained or downed the node; tickets;
-- multi_node_node_fails / single_node_node_fails: infrastructure failures the node was named the
-  cause of, of multi-node and of single-node attempts; single_node_node_failure_rate: the latter
-  over the single-node attempts that ran on the node.
-A node is a candidate by the repeat-offender rule (failures naming it in at least
-`lemon_repeat_failures` separate incidents within `lemon_repeat_days`) or as an outlier: at least
-`lemon_min_incidents` incident hours, more than the fleet explains (upper tail below
-`lemon_p_value`). Each candidate is listed with its evidence.
+The signals are dbt models (their yml defines each): fct_node_lemon_signals has, per node over a
+trailing window (default 28 days) ending at the report month's end, incident_hours (hours with at
+least one critical health event on the node), xid_cnt, out_count, tickets, the infrastructure
+failures that named the node as the cause (multi-node, single-node, and the single-node failure
+rate), the failure incidents (failures within an hour of each other are one: one fault ends every
+job on the node) and the repeat-offender rule (at least `lemon_repeat_failures` incidents within
+`lemon_repeat_days`); fct_lemon_fleet_monthly has the window and the fleet.
 
-Two choices keep healthy nodes off the list (measured on simulated months: see tests/test_lemons.py):
-- one incident ends every job on the node, so failures of several sub-node jobs within
-  INCIDENT_GAP of each other are one incident, not a repeat;
-- healthy nodes differ (their rates are overdispersed), so the outlier tail is a negative binomial
-  fitted to the fleet's incident hours by moments, not a Poisson at the fleet mean, which flags
-  the unluckiest healthy nodes; the fit leaves out the outliers found so far (lemons would
-  otherwise inflate the variance and hide each other).
+Python does what SQL should not: the fleet fit and the outlier rule. A node is an outlier with at
+least `lemon_min_incidents` incident hours, more than the fleet explains (upper tail below
+`lemon_p_value`). Healthy nodes differ (their rates are overdispersed), so the tail is a negative
+binomial fitted to the fleet's incident hours by moments, not a Poisson at the fleet mean, which
+flags the unluckiest healthy nodes; the fit leaves out the outliers found so far (lemons would
+otherwise inflate the variance and hide each other). Measured on simulated months: see
+tests/test_lemons.py. A candidate (repeat offender or outlier) is listed with its evidence.
 """
 
 from __future__ import annotations
 
 import statistics
-from datetime import timedelta
 
 import duckdb
 from scipy.stats import nbinom, poisson
@@ -32,52 +27,70 @@ from scipy.stats import nbinom, poisson
 from flows.config import AnalysisConfig
 from flows.months import Month
 
-INCIDENT_GAP = timedelta(hours=1)  # failures naming a node closer than this are one incident
+# the columns of fct_node_lemon_signals read here (its yml defines each)
+SIGNALS = (
+    "node",
+    "health_events",
+    "incident_hours",
+    "xid_cnt",
+    "out_count",
+    "tickets",
+    "failure_incidents",
+    "multi_node_node_fails",
+    "single_node_node_fails",
+    "single_node_node_failure_rate",
+    "is_repeat_offender",
+)
+CANDIDATE_FAILURE_SIGNALS = SIGNALS[6:10]
 
 
 def lemon_candidates(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
-    end = month.end.replace(tzinfo=None)
-    start = end - timedelta(days=params.lemon_window_days)
-    window = [start, end]
-    signals = {
-        row[0]: dict(zip(("incident_hours", "xid_cnt", "out_count", "tickets"), row[1:], strict=True))
-        for row in con.execute(
-            """
-            select node,
-                   count(distinct date_trunc('hour', event_at)) filter (where severity = 'critical'),
-                   count(*) filter (where source = 'xid' and failure_domain = 'hardware'),
-                   count(*) filter (where source = 'slurm_event' and category <> 'planned_maintenance'),
-                   count(*) filter (where source = 'ticket')
-            from int_health_events_classified
-            where event_at >= ? and event_at < ?
-            group by node""",
-            window,
-        ).fetchall()
+    """The month's candidates with their evidence, from the marts fct_lemon_fleet_monthly (window
+    and fleet) and fct_node_lemon_signals (a node's signals and the repeat-offender rule)."""
+    window_start, window_end, fleet, quiet_nodes = con.execute(
+        "select window_start, window_end, fleet_nodes, quiet_nodes from fct_lemon_fleet_monthly where month = ?",
+        [str(month)],
+    ).fetchone()
+    cursor = con.execute(f"select {', '.join(SIGNALS)} from fct_node_lemon_signals where month = ?", [str(month)])
+    signals = [dict(zip(SIGNALS, row, strict=True)) for row in cursor.fetchall()]
+    # the fleet fit counts every node of the fleet: those with a health event in the window with
+    # their incident hours, the quiet ones with none
+    counts = {s["node"]: s["incident_hours"] for s in signals if s["health_events"]}
+    outliers, tail, mean_incidents, dispersion = fleet_outliers(counts, quiet_nodes, params)
+    candidates = []
+    for s in signals:
+        repeat, outlier = s["is_repeat_offender"], s["node"] in outliers
+        if repeat or outlier:
+            candidates.append(
+                {
+                    "node": s["node"],
+                    "rules": [r for r, hit in (("repeat_offender", repeat), ("outlier", outlier)) if hit],
+                    **{k: s[k] for k in ("incident_hours", "xid_cnt", "out_count", "tickets")},
+                    "incident_p_value": tail(s["incident_hours"]),
+                    **{k: s[k] for k in CANDIDATE_FAILURE_SIGNALS},
+                }
+            )
+    failures = _failure_times(con, [c["node"] for c in candidates], window_start, window_end)
+    for candidate in candidates:
+        candidate["failures"] = failures.get(candidate["node"], [])
+    candidates.sort(key=lambda c: (-len(c["failures"]), -c["incident_hours"], c["node"]))
+    return {
+        "window_start": window_start.isoformat(),
+        "window_end": window_end.isoformat(),
+        "fleet_nodes": fleet,
+        "fleet_mean_incident_hours": mean_incidents,
+        "fleet_incident_dispersion": dispersion,
+        "candidates": candidates,
     }
-    failures: dict[str, list] = {}
-    for node, failed_at, n_nodes in con.execute(
-        "select cause_node, failed_at, n_nodes from fct_failures where cause_node is not null "
-        "and failed_at >= ? and failed_at < ? order by failed_at",
-        window,
-    ).fetchall():
-        failures.setdefault(node, []).append((failed_at, n_nodes))
-    single_node_attempts = dict(
-        con.execute(
-            """
-            select n.node, count(*) from fct_attempts a
-            join stg_slurm__attempt_nodes n on n.attempt_id = a.attempt_id
-            where a.month = ? and a.n_nodes = 1 and a.runtime_seconds > 0
-            group by n.node""",
-            [str(month)],
-        ).fetchall()
-    )
-    # the fleet is the nodes seen in this month, so a month's figures never depend on which other
-    # months have been built
-    fleet = con.execute("select count(distinct node) from fct_node_days where month = ?", [str(month)]).fetchall()[0][0]
-    counts = {node: s["incident_hours"] for node, s in signals.items()}
-    quiet_nodes = max(fleet - len(counts), 0)
+
+
+def fleet_outliers(counts: dict[str, int], quiet_nodes: int, params: AnalysisConfig):
+    """The outliers among `counts` (node -> incident hours; `quiet_nodes` more nodes have none):
+    at least lemon_min_incidents and a fleet tail below lemon_p_value. The fleet is refitted without
+    the outliers found until they stop changing (lemons would otherwise inflate the variance and
+    hide each other). Returns the outliers and the last fit: tail, mean and dispersion."""
     outliers: set[str] = set()
-    for _ in range(10):  # fit the healthy fleet: refit without the outliers until they stop changing
+    for _ in range(10):
         tail, mean_incidents, dispersion = fleet_tail(
             [c for node, c in counts.items() if node not in outliers] + [0] * quiet_nodes
         )
@@ -87,42 +100,21 @@ def lemon_candidates(con: duckdb.DuckDBPyConnection, month: Month, params: Analy
         if found == outliers:
             break
         outliers = found
+    return outliers, tail, mean_incidents, dispersion
 
-    candidates = []
-    for node in sorted(set(signals) | set(failures)):
-        s = signals.get(node, {"incident_hours": 0, "xid_cnt": 0, "out_count": 0, "tickets": 0})
-        fails = failures.get(node, [])
-        single = sum(1 for _, n in fails if n == 1)
-        incidents = _incidents([at for at, _ in fails])
-        repeat = _most_within(incidents, timedelta(days=params.lemon_repeat_days)) >= params.lemon_repeat_failures
-        p_value = tail(s["incident_hours"])
-        outlier = node in outliers
-        if not (repeat or outlier):
-            continue
-        candidates.append(
-            {
-                "node": node,
-                "rules": [r for r, hit in (("repeat_offender", repeat), ("outlier", outlier)) if hit],
-                **s,
-                "incident_p_value": p_value,
-                "failure_incidents": len(incidents),
-                "multi_node_node_fails": len(fails) - single,
-                "single_node_node_fails": single,
-                "single_node_node_failure_rate": single / single_node_attempts[node]
-                if single_node_attempts.get(node)
-                else None,
-                "failures": [at.isoformat() for at, _ in fails],
-            }
-        )
-    candidates.sort(key=lambda c: (-len(c["failures"]), -c["incident_hours"], c["node"]))
-    return {
-        "window_start": start.isoformat(),
-        "window_end": end.isoformat(),
-        "fleet_nodes": fleet,
-        "fleet_mean_incident_hours": mean_incidents,
-        "fleet_incident_dispersion": dispersion,
-        "candidates": candidates,
-    }
+
+def _failure_times(con: duckdb.DuckDBPyConnection, nodes: list[str], start, end) -> dict[str, list[str]]:
+    """node -> the times (ISO) of the failures in the window that named it as the cause, in order:
+    rows of the mart fct_failures, the evidence listed with each candidate."""
+    times: dict[str, list[str]] = {node: [] for node in nodes}
+    if nodes:
+        for node, failed_at in con.execute(
+            "select cause_node, failed_at from fct_failures where failed_at >= ? and failed_at < ? "
+            f"and cause_node in ({', '.join(['?'] * len(nodes))}) order by failed_at",
+            [start, end, *nodes],
+        ).fetchall():
+            times[node].append(failed_at.isoformat())
+    return times
 
 
 def fleet_tail(counts: list[int]):
@@ -140,22 +132,3 @@ def fleet_tail(counts: list[int]):
         return (lambda k: float(poisson.sf(k - 1, mean))), mean, dispersion
     size = mean * mean / (variance - mean)  # scipy's n; p = size / (size + mean)
     return (lambda k: float(nbinom.sf(k - 1, size, size / (size + mean)))), mean, dispersion
-
-
-def _incidents(times: list) -> list:
-    """The first of each run of (sorted) times closer than INCIDENT_GAP to the one before."""
-    firsts: list = []
-    for i, at in enumerate(times):
-        if i == 0 or at - times[i - 1] > INCIDENT_GAP:
-            firsts.append(at)
-    return firsts
-
-
-def _most_within(times: list, span: timedelta) -> int:
-    """The most of the (sorted) times that fit in any window of length `span`."""
-    best, first = 0, 0
-    for last, at in enumerate(times):
-        while at - times[first] > span:
-            first += 1
-        best = max(best, last - first + 1)
-    return best

@@ -1,0 +1,181 @@
+-- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over the trailing window of
+-- lemon_window_days ending at the month's end: health-event counts from fct_health_events (every
+-- month the window spans), the infrastructure failures that named the node as the cause, grouped
+-- into incidents, and the repeat-offender rule. One row per node with a health event or such a
+-- failure in the window.
+
+with parameters as (
+
+    select
+        month,
+        cluster,
+        {{ dbt.dateadd('day', '-1 * lemon_window_days', 'month_end') }} as window_start,
+        month_end as window_end
+    from {{ source('run', 'parameters') }}
+
+),
+
+events as (
+
+    select health_events.*
+    from {{ ref('fct_health_events') }} as health_events
+    inner join parameters
+        on
+            health_events.event_at >= parameters.window_start
+            and health_events.event_at < parameters.window_end
+
+),
+
+health as (
+
+    select
+        node,
+        count(*) as health_events,
+        -- a burst of lines from one incident counts once: hours with a critical event
+        count(distinct case when severity = 'critical' then {{ dbt.date_trunc('hour', 'event_at') }} end)
+            as incident_hours,
+        cast(sum(case when source = 'xid' and failure_domain = 'hardware' then 1 else 0 end) as bigint) as xid_cnt,
+        cast(sum(
+            case when source = 'slurm_event' and category <> 'planned_maintenance' then 1 else 0 end
+        ) as bigint) as out_count,
+        cast(sum(case when source = 'ticket' then 1 else 0 end) as bigint) as tickets
+    from events
+    group by node
+
+),
+
+failures as (
+
+    select
+        node_failures.cause_node as node,
+        node_failures.failed_at,
+        node_failures.n_nodes,
+        lag(node_failures.failed_at) over (
+            partition by node_failures.cause_node order by node_failures.failed_at
+        ) as previous_failed_at
+    from {{ ref('fct_failures') }} as node_failures
+    inner join parameters
+        on
+            node_failures.failed_at >= parameters.window_start
+            and node_failures.failed_at < parameters.window_end
+    where node_failures.cause_node is not null
+
+),
+
+-- One fault ends every job on the node: a failure more than an hour after the one before it on
+-- the node starts a new incident, the others belong to the running one.
+incidents as (
+
+    select
+        node,
+        failed_at as incident_at
+    from failures
+    where
+        previous_failed_at is null
+        or failed_at > {{ dbt.dateadd('hour', 1, 'previous_failed_at') }}
+
+),
+
+-- For each incident, the incidents of the node in the lemon_repeat_days up to it (the span's
+-- ends included).
+incidents_within as (
+
+    select
+        later.node,
+        later.incident_at,
+        count(*) as incidents_within
+    from incidents as later
+    inner join incidents as earlier
+        on
+            earlier.node = later.node
+            and earlier.incident_at <= later.incident_at
+            and earlier.incident_at
+            >= {{ dbt.dateadd('day', '-1 * ' ~ run_parameter('lemon_repeat_days'), 'later.incident_at') }}
+    group by later.node, later.incident_at
+
+),
+
+node_incidents as (
+
+    select
+        node,
+        count(*) as failure_incidents,
+        max(incidents_within) as most_incidents_within_repeat_days
+    from incidents_within
+    group by node
+
+),
+
+node_failures as (
+
+    select
+        node,
+        count(*) as node_fails,
+        cast(sum(case when n_nodes = 1 then 1 else 0 end) as bigint) as single_node_node_fails
+    from failures
+    group by node
+
+),
+
+single_node_attempts as (
+
+    select
+        attempt_nodes.node,
+        count(*) as single_node_attempts
+    from {{ ref('fct_attempts') }} as attempts
+    inner join {{ ref('stg_slurm__attempt_nodes') }} as attempt_nodes
+        on attempt_nodes.attempt_id = attempts.attempt_id
+    where
+        attempts.month = {{ run_parameter('month') }}
+        and attempts.n_nodes = 1
+        and attempts.runtime_seconds > 0
+    group by attempt_nodes.node
+
+),
+
+nodes as (
+
+    select node from health
+    union
+    select node from node_failures
+
+),
+
+final as (
+
+    select
+        parameters.month,
+        parameters.cluster,
+        nodes.node,
+        parameters.window_start,
+        parameters.window_end,
+        coalesce(health.health_events, 0) as health_events,
+        coalesce(health.incident_hours, 0) as incident_hours,
+        coalesce(health.xid_cnt, 0) as xid_cnt,
+        coalesce(health.out_count, 0) as out_count,
+        coalesce(health.tickets, 0) as tickets,
+        coalesce(node_failures.node_fails, 0) as node_fails,
+        coalesce(node_failures.node_fails - node_failures.single_node_node_fails, 0) as multi_node_node_fails,
+        coalesce(node_failures.single_node_node_fails, 0) as single_node_node_fails,
+        coalesce(single_node_attempts.single_node_attempts, 0) as single_node_attempts,
+        case
+            when single_node_attempts.single_node_attempts > 0
+                then
+                    cast(coalesce(node_failures.single_node_node_fails, 0) as double)
+                    / single_node_attempts.single_node_attempts
+        end as single_node_node_failure_rate,
+        coalesce(node_incidents.failure_incidents, 0) as failure_incidents,
+        coalesce(node_incidents.most_incidents_within_repeat_days, 0) as most_incidents_within_repeat_days
+    from nodes
+    cross join parameters
+    left join health on health.node = nodes.node
+    left join node_failures on node_failures.node = nodes.node
+    left join node_incidents on node_incidents.node = nodes.node
+    left join single_node_attempts on single_node_attempts.node = nodes.node
+
+)
+
+select
+    *,
+    most_incidents_within_repeat_days >= {{ run_parameter('lemon_repeat_failures') }} as is_repeat_offender
+from final
