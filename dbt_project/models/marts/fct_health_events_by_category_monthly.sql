@@ -2,13 +2,11 @@
 -- their total and the unclassified share).
 
 select
-    {{ run_parameter('month') }} as month,
+    month,
     category,
     severity,
     source,
     count(*) as events
-from {{ ref('int_health_events_classified') }}
-where
-    event_at >= {{ run_parameter('month_start') }}
-    and event_at < {{ run_parameter('month_end') }}
-group by category, severity, source
+from {{ ref('fct_health_events') }}
+where month = {{ run_parameter('month') }}
+group by month, category, severity, source

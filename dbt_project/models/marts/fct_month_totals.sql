@@ -11,10 +11,8 @@ with attempts as (
 
 health_events as (
 
-    select * from {{ ref('int_health_events_classified') }}
-    where
-        event_at >= {{ run_parameter('month_start') }}
-        and event_at < {{ run_parameter('month_end') }}
+    select * from {{ ref('fct_health_events') }}
+    where month = {{ run_parameter('month') }}
 
 ),
 
