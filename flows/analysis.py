@@ -366,8 +366,9 @@ def job_runs(con: duckdb.DuckDBPyConnection, month: Month, every_run: bool = Fal
     return _rows(
         con,
         f"""
-        select job_run_id, first_job_id_raw, size_bucket, bucket_order, runtime_seconds, queue_seconds,
-               interruptions, lost_seconds, productive_seconds, ettr
+        select job_run_id, first_job_id_raw, user_name, account, job_name, gpus, size_bucket, bucket_order,
+               first_start_at, last_end_at, final_outcome, runtime_seconds, queue_seconds, interruptions,
+               lost_seconds, productive_seconds, ettr
         from fct_job_runs where month = ? and {"ettr is not null" if every_run else "is_ettr_run"}
         order by job_run_id""",
         [str(month)],

@@ -1,6 +1,5 @@
 -- Infrastructure failures of the month by cause: counts (by the Slurm state the attempt ended
--- in), the GPU-hours the failed attempts had run in the month, each cause's share of all
--- failures, and its rate per 1000 GPU node-days and per million GPU-hours of the month.
+-- in), each cause's share of all failures, and its rate per 1000 GPU node-days and per million GPU-hours of the month.
 
 with failures as (
 
@@ -36,8 +35,7 @@ by_cause as (
         cast(sum(case when gpus > {{ run_parameter('paper_min_gpus') }} then 1 else 0 end) as bigint) as failures_paper_jobs,
         cast(sum(case when slurm_state = 'NODE_FAIL' then 1 else 0 end) as bigint) as node_fail,
         cast(sum(case when slurm_state = 'FAILED' then 1 else 0 end) as bigint) as failed,
-        cast(sum(case when slurm_state = 'REQUEUED' then 1 else 0 end) as bigint) as requeued,
-        sum(gpu_hours) as failed_gpu_hours
+        cast(sum(case when slurm_state = 'REQUEUED' then 1 else 0 end) as bigint) as requeued
     from failures
     group by month, cause_category
 
@@ -52,7 +50,6 @@ select
     by_cause.node_fail,
     by_cause.failed,
     by_cause.requeued,
-    by_cause.failed_gpu_hours,
     by_cause.failures * 1.0 / sum(by_cause.failures) over () as share_of_failures,
     exposure.all_node_days as node_days,
     case when exposure.all_node_days > 0 then by_cause.failures * 1000 / exposure.all_node_days end

@@ -40,13 +40,11 @@ aggregated as (
         min(attempts.job_name) as job_name,
         count(*) filter (where runs.is_job_first_attempt) as jobs,
         count(*) as attempts,
-        min(attempts.submit_at) as first_submit_at,
         min(attempts.start_at) as first_start_at,
         max(attempts.end_at) as last_end_at,
         max(attempts.gpus) as gpus,
         cast(sum(attempts.runtime_seconds) as bigint) as runtime_seconds,
         cast(sum(coalesce(attempts.queue_seconds, 0)) as bigint) as queue_seconds,
-        cast(sum(attempts.gpu_seconds) as bigint) as gpu_seconds,
         cast(sum(case when attempts.outcome in {{ interruption_outcomes }} then 1 else 0 end) as bigint)
             as interruptions,
         cast(coalesce(sum(
@@ -55,8 +53,7 @@ aggregated as (
                     then least(attempts.runtime_seconds, {{ lost_per_interruption }})
             end
         ), 0) as bigint) as lost_seconds,
-        {{ value_at_max('attempts.outcome', 'attempts.submit_at') }} as final_outcome,
-        bool_or(attempts.is_open) as is_open
+        {{ value_at_max('attempts.outcome', 'attempts.submit_at') }} as final_outcome
     from attempts
     inner join runs on runs.attempt_id = attempts.attempt_id
     group by runs.job_run_id, attempts.month
@@ -80,7 +77,6 @@ productive as (
 select
     productive.*,
     productive.runtime_seconds / 3600.0 as runtime_hours,
-    productive.gpu_seconds / 3600.0 as gpu_hours,
     case
         when productive.runtime_seconds + productive.queue_seconds > 0
             then productive.productive_seconds / (productive.runtime_seconds + productive.queue_seconds)
