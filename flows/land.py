@@ -33,14 +33,11 @@ from flows.months import Month
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.quarantine import Quarantine
-from flows.sources.registry import FORMATS, JOB_RECORD_KINDS, TABLES, import_readers
+from flows.sources.registry import FORMATS, JOB_RECORD_KINDS, TABLES, column_names, import_readers
 from flows.sources.slurm_live import Retry
 from flows.sources.sql import sql_quote
 from flows.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
 
-# attempts.parquet, written by DuckDB; its nodes land normalised: host_lists.parquet (list_id,
-# node_list) and host_list_members.parquet (list_id, node), joined again in dbt's staging
-ATTEMPT_COLUMNS = tuple(name for name, _ in TABLES["attempts"])
 # the tables the node-signal sources land in, each written (maybe empty) every month
 SIGNAL_TABLES = tuple(dict.fromkeys(f.table for f in FORMATS.values() if f.table != "attempts"))
 QUARANTINE_SAMPLE = 10
@@ -272,15 +269,15 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
 
 
 def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file: str, out: Path) -> None:
-    """attempts.parquet, host_lists.parquet and host_list_members.parquet from the job-record
-    reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
+    """attempts.parquet, host_lists.parquet and host_list_members.parquet (list_id, node), joined again
+    in dbt's staging, from the job-record reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
     host list, not once per attempt: 415k members of 34k lists instead of 1.35M attempt-node rows
     a month on a 4,000-node cluster (0.03 instead of 0.4 CPU-seconds to write)."""
     columns = [
         {"cluster": f"{sql_quote(cluster)} AS cluster", "source_file": f"{sql_quote(source_file)} AS source_file"}.get(
             name, name
         )
-        for name in ATTEMPT_COLUMNS
+        for name in column_names(TABLES["attempts"])
     ]
     # Rows carry their source line; without keeping the file's order DuckDB writes on every core.
     jobs.execute("SET preserve_insertion_order = false")

@@ -1,6 +1,6 @@
 """What every job-record reader (sacct text, sacct JSON) ends with, in DuckDB.
 
-A reader leaves temp table `attempts_staged` (STAGED_COLUMNS, one row per attempt, times naive in
+A reader leaves temp table `attempts_staged` (registry.STAGED_FIELDS, one row per attempt, times naive in
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
 expanded, records dated in the future are quarantined and duplicate records (overlapping daily
 dumps concatenated) are landed once, the most complete kept. The result is temp table `attempts`
@@ -20,10 +20,9 @@ from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.hostlists import expand_host_lists
 from flows.sources.quarantine import Quarantine
-from flows.sources.registry import STAGED_FIELDS
+from flows.sources.registry import STAGED_FIELDS, column_names
 from flows.sources.sql import create_temp_table
 
-STAGED_COLUMNS = tuple(name for name, _ in STAGED_FIELDS)  # typed in the registry, one line a field
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
 LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
 FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than this is a bad record
@@ -109,7 +108,7 @@ def finish_attempts(
         kept += """ AND NOT EXISTS (SELECT 1 FROM attempt_duplicates d WHERE d.job_id_raw = s.job_id_raw
                                     AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""
     times = ", ".join(f"{utc[c]} AS {c}" for c in TIME_COLUMNS)
-    others = ", ".join(f"s.{c}" for c in STAGED_COLUMNS if c not in TIME_COLUMNS)
+    others = ", ".join(f"s.{c}" for c in column_names(STAGED_FIELDS) if c not in TIME_COLUMNS)
     # A view: the landing writes it to Parquet once; a table would copy millions of rows first.
     con.execute(
         f"""
