@@ -179,23 +179,37 @@ def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
     raise MissingInputError("; ".join(lines))
 
 
-def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
-    sources = config.source_paths(month)
-    pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+def _pull_live_sources(
+    config: ClusterConfig, month: Month, sources: dict[str, Path], as_of: datetime | None
+) -> tuple[datetime | None, str]:
+    """Run the command sources (sacct, sacctmgr, scontrol) now; each output goes into `sources` as
+    the input it gives, to land like a file. Returns `as_of` and its basis: given, the time of a
+    live sacct pull (every record it returned is older), or else to be read from the records."""
     as_of_basis = "given" if as_of is not None else "records"
-    for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
+    pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+    for live in config.command_sources():
         pulled_dir.mkdir(parents=True, exist_ok=True)
         command = FORMATS[live.kind]
         retry = Retry(live.attempts, live.retry_wait_seconds)
         sources[command.input] = command.pull_to(list(live.command), month, pulled_dir, retry)
         if live.kind == "sacct_command" and as_of is None:
-            as_of, as_of_basis = datetime.now(UTC), "pull"  # every record it returned is older than this
+            as_of, as_of_basis = datetime.now(UTC), "pull"
+    return as_of, as_of_basis
+
+
+def _source_clocks(config: ClusterConfig, sources: dict[str, Path]) -> dict[str, LocalClock]:
+    """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC."""
+    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
+    return {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
+
+
+def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
+    sources = config.source_paths(month)
+    as_of, as_of_basis = _pull_live_sources(config, month, sources, as_of)
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
     sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
     sources["sacct_psv"] = sources.pop(sacct_format)
-    # Local times are in the site's zone, except what we pulled ourselves with TZ=UTC.
-    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
-    clocks = {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
+    clocks = _source_clocks(config, sources)
     missing_inputs(month, sources)
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}

@@ -37,6 +37,39 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
 
 
+def _bad_records(con: duckdb.DuckDBPyConnection, utc: dict[str, str]) -> list[tuple]:
+    """(line, field, value, reason) of the staged records to quarantine: an unreadable host list
+    (the host lists are expanded here), else a time in the future (`utc`: each time column in UTC)."""
+    unreadable = expand_host_lists(con, "attempts_staged")
+    bad = []
+    if unreadable:
+        create_temp_table(
+            con,
+            "unreadable_host_lists",
+            pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
+        )
+        bad += con.execute(
+            """SELECT s.source_line, 'NodeList', s.node_list, bad.reason
+               FROM attempts_staged s JOIN unreadable_host_lists bad USING (node_list)"""
+        ).fetchall()
+    latest = (datetime.now(UTC) + FUTURE_TOLERANCE).replace(tzinfo=None).isoformat()
+    future = " ".join(
+        f"WHEN {utc[column]} > TIMESTAMP '{latest}' THEN {{'field': '{name}', 'value': CAST({utc[column]} AS VARCHAR), "
+        "'reason': 'a time in the future'}"
+        for column, name in (("end_at", "End"), ("start_at", "Start"), ("submit_at", "Submit"))
+    )
+    bad_lines = {row[0] for row in bad}
+    return bad + [
+        row
+        for row in con.execute(
+            f"""SELECT source_line, problem.field, problem.value, problem.reason
+                FROM (SELECT source_line, CASE {future} END AS problem FROM attempts_staged)
+                WHERE problem IS NOT NULL"""
+        ).fetchall()
+        if row[0] not in bad_lines
+    ]
+
+
 def finish_attempts(
     con: duckdb.DuckDBPyConnection,
     path: Path,
@@ -62,34 +95,7 @@ def finish_attempts(
             nonexistent = " + ".join(n for _, n in doubtful)
             clock.count(*con.execute(f"SELECT {ambiguous}, {nonexistent} FROM attempts_staged").fetchall()[0])
 
-    unreadable = expand_host_lists(con, "attempts_staged")
-    bad = []
-    if unreadable:
-        create_temp_table(
-            con,
-            "unreadable_host_lists",
-            pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
-        )
-        bad += con.execute(
-            """SELECT s.source_line, 'NodeList', s.node_list, bad.reason
-               FROM attempts_staged s JOIN unreadable_host_lists bad USING (node_list)"""
-        ).fetchall()
-    latest = (datetime.now(UTC) + FUTURE_TOLERANCE).replace(tzinfo=None).isoformat()
-    future = " ".join(
-        f"WHEN {utc[column]} > TIMESTAMP '{latest}' THEN {{'field': '{name}', 'value': CAST({utc[column]} AS VARCHAR), "
-        "'reason': 'a time in the future'}"
-        for column, name in (("end_at", "End"), ("start_at", "Start"), ("submit_at", "Submit"))
-    )
-    bad_lines = {row[0] for row in bad}
-    bad += [
-        row
-        for row in con.execute(
-            f"""SELECT source_line, problem.field, problem.value, problem.reason
-                FROM (SELECT source_line, CASE {future} END AS problem FROM attempts_staged)
-                WHERE problem IS NOT NULL"""
-        ).fetchall()
-        if row[0] not in bad_lines
-    ]
+    bad = _bad_records(con, utc)
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
