@@ -144,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     summary = monthly_report(
         month=str(args.month),
         cluster=config.cluster,
-        config=str(config.config_path),
+        config=config,
         resend=args.resend,
         partial=args.partial,
         as_of=args.as_of,
@@ -171,7 +171,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     overlap_start_up(args.debug)
     outcomes = backfill(
         cluster=config.cluster,
-        config=str(config.config_path),
+        config=config,
         from_month=str(args.from_month),
         to_month=str(args.to_month),
         force=args.force,
