@@ -195,3 +195,24 @@ def test_the_landed_attempts_suite_checks_registry_columns():
         named |= {kwargs[key] for key in ("column", "column_A", "column_B") if key in kwargs}
         named |= set(kwargs.get("column_list", ()))
     assert named and named <= set(column_names(TABLES["attempts"]))
+
+
+def test_the_landed_schema_is_checked_from_the_registry_and_not_restated():
+    """Each landed column's presence and type, and each required field's values, are checked by a
+    suite made from the registry; the JSON suites in expectations/ do not restate them."""
+    from flows import EXPECTATIONS_DIR
+    from flows.quality import suite_specs
+
+    specs = {spec["name"]: spec for _, spec in suite_specs(EXPECTATIONS_DIR, landed=True)}
+    schema = specs["landed_schema"]["expectations"][0]["kwargs"]["value_set"]
+    assert len(schema) == sum(len(fields) for fields in TABLES.values())
+    not_null = [
+        (spec["meta"].get("landed_table") or name.removeprefix("landed_"), e["kwargs"]["column"])
+        for name, spec in specs.items()
+        for e in spec["expectations"]
+        if e["type"] == "expect_column_values_to_not_be_null" and name.startswith("landed_")
+    ]
+    required = [(table, f.name) for table, fields in TABLES.items() for f in fields if f.required]
+    assert sorted(not_null) == sorted(required)
+    for path in EXPECTATIONS_DIR.glob("landed_*.json"):
+        assert "expect_column_values_to_not_be_null" not in path.read_text(), path.name

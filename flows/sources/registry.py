@@ -1,4 +1,6 @@
-"""The source formats: one `SourceFormat` line each; config, landing, `check` and `parse` read them here.
+"""The source formats, one `SourceFormat` line each, and the landed tables, one typed `Field` a column.
+
+Config, landing, `check`, `parse` and the landing's quality suites (flows/quality.py) read them here.
 
 Adding a format touches its module, its test and one registry line: the module has the reader
 (and, if `check --month` should look at the header first, a `check_header(path, site_timezone)`);
