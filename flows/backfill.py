@@ -77,8 +77,8 @@ def backfill(
     the current, unfinished month only with `partial`). `email` says which months' reports are
     sent (by email and to the webhook): none, the latest of the range (default) or all; the others
     are archived. `config` is the ClusterConfig the CLI loaded or the config file's path (a
-    deployment's run); each month's run gets it loaded. Returns one entry per month: month,
-    outcome (built, skipped, failed) and detail."""
+    deployment's run), loaded once and passed to each month's run. Returns one entry per month:
+    month, outcome (built, skipped, failed) and detail."""
     logger = get_run_logger()
     months = month_range(report_month(from_month, partial=partial), report_month(to_month, partial=partial))
     cfg = run_config(config, cluster)
