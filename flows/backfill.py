@@ -14,11 +14,20 @@ from typing import Literal
 from prefect import flow, get_run_logger
 
 from flows.artifact import publish_backfill_artifact
-from flows.config import ConfigError, load_config
+from flows.config import ClusterConfig
 from flows.delivery import channels, delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
 from flows.months import Month
-from flows.pipeline import MonthParam, failure, monthly_report, progress, report_month, send_failure_alert
+from flows.pipeline import (
+    MonthParam,
+    config_path,
+    failure,
+    monthly_report,
+    progress,
+    report_month,
+    run_config,
+    send_failure_alert,
+)
 
 EmailChoice = Literal["none", "latest", "all"]
 
@@ -49,14 +58,14 @@ def alert_on_backfill_failure(flow, flow_run, state) -> None:
     stage, error = failure(state)
     if isinstance(raised := state.result(raise_on_failure=False), BackfillError):
         stage = raised.stages  # each failed month with its stage
-    rerun = f"reliability-report backfill --config {params['config']} --from {params['from_month']} --to {params['to_month']}"
+    rerun = f"reliability-report backfill --config {config_path(params['config'])} --from {params['from_month']} --to {params['to_month']}"
     send_failure_alert(flow, flow_run, what, stage, error, rerun)
 
 
 @flow(name="backfill", on_failure=[alert_on_backfill_failure], on_crashed=[alert_on_backfill_failure])
 def backfill(
     cluster: str,
-    config: str,
+    config: ClusterConfig | str,
     from_month: MonthParam,
     to_month: MonthParam,
     force: bool = False,
@@ -67,12 +76,12 @@ def backfill(
     """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
     the current, unfinished month only with `partial`). `email` says which months' reports are
     sent (by email and to the webhook): none, the latest of the range (default) or all; the others
-    are archived. Returns one entry per month: month, outcome (built, skipped, failed) and detail."""
+    are archived. `config` is the ClusterConfig the CLI loaded or the config file's path (a
+    deployment's run), loaded once and passed to each month's run. Returns one entry per month:
+    month, outcome (built, skipped, failed) and detail."""
     logger = get_run_logger()
     months = month_range(report_month(from_month, partial=partial), report_month(to_month, partial=partial))
-    cfg = load_config(config)
-    if cfg.cluster != cluster:
-        raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
+    cfg = run_config(config, cluster)
     outcomes = []
     for i, month in enumerate(months, 1):
         progress.info("[%d/%d] %s %s", i, len(months), cluster, month)
@@ -83,7 +92,7 @@ def backfill(
         else:
             state = monthly_report(
                 cluster=cluster,
-                config=config,
+                config=cfg,
                 month=str(month),
                 resend=resend,
                 partial=partial,

@@ -144,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     summary = monthly_report(
         month=str(args.month),
         cluster=config.cluster,
-        config=str(config.config_path),
+        config=config,
         resend=args.resend,
         partial=args.partial,
         as_of=args.as_of,
@@ -171,7 +171,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     overlap_start_up(args.debug)
     outcomes = backfill(
         cluster=config.cluster,
-        config=str(config.config_path),
+        config=config,
         from_month=str(args.from_month),
         to_month=str(args.to_month),
         force=args.force,
@@ -306,14 +306,7 @@ def add_simulate_parser(sub, common: argparse.ArgumentParser) -> None:
     sim.set_defaults(func=cmd_simulate)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_simulate_parser(sub, common)
-
+def add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     run = sub.add_parser("run", parents=[common], help="build the monthly report of one cluster")
     run.add_argument("--month", required=True, type=_month, help="YYYY-MM")
     run.add_argument("--config", required=True, help="cluster config (TOML)")
@@ -328,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=cmd_run)
 
+
+def add_backfill_parser(sub, common: argparse.ArgumentParser) -> None:
     back = sub.add_parser(
         "backfill", parents=[common], help="build a range of past months of one cluster, oldest first"
     )
@@ -347,6 +342,18 @@ def build_parser() -> argparse.ArgumentParser:
         "the others are archived",
     )
     back.set_defaults(func=cmd_backfill)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="print tracebacks and Prefect's log on the console")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_simulate_parser(sub, common)
+
+    add_run_parser(sub, common)
+    add_backfill_parser(sub, common)
 
     demo = sub.add_parser(
         "demo", parents=[common], help="simulate three continuous months of a demo cluster and report the last"

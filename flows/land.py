@@ -33,14 +33,11 @@ from flows.months import Month
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.quarantine import Quarantine
-from flows.sources.registry import FORMATS, JOB_RECORD_KINDS, TABLES, import_readers
+from flows.sources.registry import FORMATS, JOB_RECORD_KINDS, TABLES, column_names, import_readers
 from flows.sources.slurm_live import Retry
 from flows.sources.sql import sql_quote
 from flows.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
 
-# attempts.parquet, written by DuckDB; its nodes land normalised: host_lists.parquet (list_id,
-# node_list) and host_list_members.parquet (list_id, node), joined again in dbt's staging
-ATTEMPT_COLUMNS = tuple(name for name, _ in TABLES["attempts"])
 # the tables the node-signal sources land in, each written (maybe empty) every month
 SIGNAL_TABLES = tuple(dict.fromkeys(f.table for f in FORMATS.values() if f.table != "attempts"))
 QUARANTINE_SAMPLE = 10
@@ -182,23 +179,37 @@ def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
     raise MissingInputError("; ".join(lines))
 
 
-def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
-    sources = config.source_paths(month)
-    pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+def _pull_live_sources(
+    config: ClusterConfig, month: Month, sources: dict[str, Path], as_of: datetime | None
+) -> tuple[datetime | None, str]:
+    """Run the command sources (sacct, sacctmgr, scontrol) now; each output goes into `sources` as
+    the input it gives, to land like a file. Returns `as_of` and its basis: given, the time of a
+    live sacct pull (every record it returned is older), or else to be read from the records."""
     as_of_basis = "given" if as_of is not None else "records"
-    for live in config.command_sources():  # run sacct / sacctmgr now; their output lands like a file
+    pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+    for live in config.command_sources():
         pulled_dir.mkdir(parents=True, exist_ok=True)
         command = FORMATS[live.kind]
         retry = Retry(live.attempts, live.retry_wait_seconds)
         sources[command.input] = command.pull_to(list(live.command), month, pulled_dir, retry)
         if live.kind == "sacct_command" and as_of is None:
-            as_of, as_of_basis = datetime.now(UTC), "pull"  # every record it returned is older than this
+            as_of, as_of_basis = datetime.now(UTC), "pull"
+    return as_of, as_of_basis
+
+
+def _source_clocks(config: ClusterConfig, sources: dict[str, Path]) -> dict[str, LocalClock]:
+    """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC."""
+    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
+    return {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
+
+
+def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
+    sources = config.source_paths(month)
+    as_of, as_of_basis = _pull_live_sources(config, month, sources, as_of)
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
     sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
     sources["sacct_psv"] = sources.pop(sacct_format)
-    # Local times are in the site's zone, except what we pulled ourselves with TZ=UTC.
-    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
-    clocks = {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
+    clocks = _source_clocks(config, sources)
     missing_inputs(month, sources)
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
@@ -272,15 +283,15 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
 
 
 def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file: str, out: Path) -> None:
-    """attempts.parquet, host_lists.parquet and host_list_members.parquet from the job-record
-    reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
+    """attempts.parquet, host_lists.parquet and host_list_members.parquet (list_id, node), joined again
+    in dbt's staging, from the job-record reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
     host list, not once per attempt: 415k members of 34k lists instead of 1.35M attempt-node rows
     a month on a 4,000-node cluster (0.03 instead of 0.4 CPU-seconds to write)."""
     columns = [
         {"cluster": f"{sql_quote(cluster)} AS cluster", "source_file": f"{sql_quote(source_file)} AS source_file"}.get(
             name, name
         )
-        for name in ATTEMPT_COLUMNS
+        for name in column_names(TABLES["attempts"])
     ]
     # Rows carry their source line; without keeping the file's order DuckDB writes on every core.
     jobs.execute("SET preserve_insertion_order = false")

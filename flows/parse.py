@@ -19,7 +19,7 @@ from flows.errors import MissingInputError, UsageError
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.quarantine import Quarantine
-from flows.sources.registry import FORMATS, STAGED_FIELDS
+from flows.sources.registry import FORMATS, STAGED_FIELDS, column_names
 from flows.sources.tables import SCHEMAS, landed_rows, landed_table
 
 CELL_WIDTH = 40  # a longer value is cut in the table (never in --json)
@@ -52,7 +52,7 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
         if source.table == "attempts":
             with duckdb.connect() as con:
                 source.read(quarantine, stats, con=con, path=path, clock=clock)
-                columns = ", ".join(name for name, _ in STAGED_FIELDS)
+                columns = ", ".join(column_names(STAGED_FIELDS))
                 rows = con.sql(f"SELECT {columns} FROM attempts ORDER BY source_line").to_arrow_table()
         else:
             found = source.read(quarantine, stats, path=path, clock=clock, year=year)

@@ -42,6 +42,21 @@ MonthParam = Annotated[str, Field(pattern=MONTH_RE.pattern, description="YYYY-MM
 progress = logging.getLogger("flows.progress")
 
 
+def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
+    """A run's config: the one the CLI loaded (and checked), or loaded here from the path a
+    deployment's run gives; either way it must describe `cluster`."""
+    loaded = config if isinstance(config, ClusterConfig) else load_config(config)
+    if loaded.cluster != cluster:
+        raise ConfigError(f"{loaded.config_path}: describes cluster {loaded.cluster!r}, not {cluster!r}")
+    return loaded
+
+
+def config_path(parameter: str | dict) -> str:
+    """The config file of a run's recorded `config` parameter: a path (a deployment's run), or the
+    ClusterConfig the CLI passed, which Prefect records as its fields."""
+    return parameter["config_path"] if isinstance(parameter, dict) else parameter
+
+
 def report_month(month: Month | str | None, now: datetime | None = None, partial: bool = False) -> Month:
     """The month to report: `month` (a Month or YYYY-MM, flows/months.requested_month) or, by default,
     the month before the run's scheduled time (a scheduled run that starts late still reports its own month)."""
@@ -203,7 +218,8 @@ def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun:
     logger = flow_run_logger(flow_run, flow)
     logger.error("%s of cluster %s failed at stage %s: %s", what, flow_run.parameters.get("cluster"), stage, error)
     try:
-        logger.info(send_alert(config or load_config(flow_run.parameters["config"]), what, stage, error, rerun))
+        config = config or load_config(config_path(flow_run.parameters["config"]))
+        logger.info(send_alert(config, what, stage, error, rerun))
     except Exception as exc:  # a hook must not hide the run's own failure
         logger.error("failure alert not sent: %s: %s", type(exc).__name__, exc)
 
@@ -213,14 +229,14 @@ def alert_on_failure(flow, flow_run, state) -> None:
     params, run = flow_run.parameters, _runs.get(str(flow_run.id))
     what = str(run.month) if run else params.get("month") or str(Month.last_full(flow_run.expected_start_time))
     stage, error = failure(state)
-    rerun = f"reliability-report run --config {params['config']} --month {what}"
+    rerun = f"reliability-report run --config {config_path(params['config'])} --month {what}"
     send_failure_alert(flow, flow_run, what, stage, error, rerun, run.config if run else None)
 
 
 @flow(name="monthly-report", on_failure=[alert_on_failure], on_crashed=[alert_on_failure])
 def monthly_report(
     cluster: str,
-    config: str,
+    config: ClusterConfig | str,
     month: MonthParam | None = None,
     resend: bool = False,
     partial: bool = False,
@@ -234,13 +250,12 @@ def monthly_report(
     previous one once delivery is decided: a delivery that reaches nobody leaves the previous
     report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of`
     (ISO 8601) says when the records were dumped (default: the pull time of a live pull, else the
-    latest time in the records). The parameters are strings (deployments pass them so); they are
-    parsed here, once, and the stages get the parsed month and config."""
+    latest time in the records). `config` is the ClusterConfig the CLI loaded, or (a deployment's
+    run) the config file's path, loaded here; the other parameters are strings, parsed here once,
+    and the stages get the parsed month and config."""
     report = report_month(month, partial=partial)
     dumped_at = parse_as_of(as_of)
-    cfg = load_config(config)
-    if cfg.cluster != cluster:
-        raise ConfigError(f"{cfg.config_path}: describes cluster {cfg.cluster!r}, not {cluster!r}")
+    cfg = run_config(config, cluster)
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     with cluster_lock(cfg.data_dir, cluster):  # one run per cluster writes at a time
         landed_dir = pull_and_land(cfg, report, dumped_at)

@@ -6,6 +6,13 @@ to take the month's rows) or `query`, SQL with `{month}`, `{month_start}`, `{mon
 expectation is `critical` (the default: a failure stops the run) or, with `"meta": {"severity":
 "warning"}`, a warning that is reported but lets the run go on.
 
+The landed tables' schema is not restated here: it comes from the registry of formats
+(`flows.sources.registry.TABLES`, one typed Field per column). With a landed directory, the suite
+`landed_schema` checks that each landed table has the registry's columns with their types, and
+each landed table's `required` fields are checked not null: in the suite that names the table as
+its `landed_table` (which then reads its Parquet), or else in a suite `landed_<table>` of its own.
+The suites in expectations/ hold the rules about the data: ranges, relationships, thresholds.
+
 GX's SQL datasource does not work on DuckDB (an IndexError in resolve_metric_bundle, GX issues
 #10738 and #11579), so each table is read
 into a pandas frame and validated there. GX silently drops unknown expectation types, so the
@@ -24,6 +31,10 @@ import duckdb
 
 from flows import EXPECTATIONS_DIR
 from flows.months import Month
+from flows.sources.registry import TABLES, FieldType
+
+# The registry's types as DuckDB reads them from the landed Parquet
+SQL_TYPES: dict[FieldType, str] = {"string": "VARCHAR", "int64": "BIGINT", "timestamp": "TIMESTAMP"}
 
 
 class DataQualityError(RuntimeError):
@@ -45,18 +56,67 @@ class SuiteResult:
         return not self.failures
 
 
-def load_suite(path: Path):
+def load_suite(spec: dict, source: str):
+    """The GX suite of a suite's JSON `spec` (`source` says where it came from, for the error)."""
     import great_expectations as gx
 
-    spec = json.loads(path.read_text())
-    spec.pop("id", None)
+    spec = {key: value for key, value in spec.items() if key != "id"}
     suite = gx.ExpectationSuite(**spec)
     if len(suite.expectations) != len(spec["expectations"]):
         raise DataQualityError(
-            f"{path}: {len(spec['expectations']) - len(suite.expectations)} expectation(s) could not be loaded "
+            f"{source}: {len(spec['expectations']) - len(suite.expectations)} expectation(s) could not be loaded "
             "(unknown expectation type?)"
         )
     return suite
+
+
+def _parquet(table: str) -> str:
+    return f"read_parquet('{{landed_dir}}/{table}.parquet')"
+
+
+def landed_schema_suite() -> dict:
+    """The suite that checks each landed table's columns and their types against the registry."""
+    fields = [f"{table}.{f.name} {SQL_TYPES[f.type]}" for table, columns in TABLES.items() for f in columns]
+    query = " union all ".join(
+        f"select '{table}.' || column_name || ' ' || column_type as field from (describe select * from {_parquet(table)})"
+        for table in TABLES
+    )
+    return {
+        "name": "landed_schema",
+        "meta": {"query": query, "notes": "The landed Parquet has the registry's columns, each of its type."},
+        "expectations": [
+            {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "field", "value_set": fields},
+             "meta": {"why": "a column the registry does not have, or of another type"}},
+            {"type": "expect_column_distinct_values_to_contain_set", "kwargs": {"column": "field", "value_set": fields},
+             "meta": {"why": "a column of the registry is missing"}},
+        ],
+    }  # fmt: skip
+
+
+def required_fields_expectations(table: str) -> list[dict]:
+    return [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": f.name}}
+        for f in TABLES[table]
+        if f.required
+    ]
+
+
+def suite_specs(suites_dir: Path, landed: bool) -> list[tuple[str, dict]]:
+    """The suites to run, each with where it came from: the files in `suites_dir` and, when the
+    landed Parquet is checked too (`landed`), what the registry says about the landed tables."""
+    specs = [(str(path), json.loads(path.read_text())) for path in sorted(suites_dir.glob("*.json"))]
+    if not landed:
+        return specs
+    for _, spec in specs:
+        if table := spec.get("meta", {}).get("landed_table"):
+            spec["meta"].setdefault("query", f"select * from {_parquet(table)}")
+            spec["expectations"] = required_fields_expectations(table) + spec["expectations"]
+    named = {spec.get("meta", {}).get("landed_table") for _, spec in specs}
+    for table in TABLES:
+        if table not in named and (required := required_fields_expectations(table)):
+            suite = {"name": f"landed_{table}", "meta": {"query": f"select * from {_parquet(table)}"}}
+            specs.append(("the registry", {**suite, "expectations": required}))
+    return [*specs, ("the registry", landed_schema_suite())]
 
 
 def _columns(suite) -> list[str]:
@@ -112,8 +172,8 @@ def validate_month(
     datasource = context.data_sources.add_or_update_pandas("warehouse")
     results = []
     with duckdb.connect(str(warehouse_path), read_only=True) as con:
-        for path in sorted(suites_dir.glob("*.json")):
-            suite = load_suite(path)
+        for source, spec in suite_specs(suites_dir, landed=landed_dir is not None):
+            suite = load_suite(spec, source)
             table = suite.meta.get("table", "query")
             query, params = _rows_query({"table": suite.name, **suite.meta}, month, landed_dir)
             columns = ", ".join(f'"{c}"' for c in _columns(suite)) or "1 as row_present"
@@ -122,21 +182,7 @@ def validate_month(
             outcome = batch_def.get_batch(batch_parameters={"dataframe": frame}).validate(
                 suite, result_format="SUMMARY"
             )
-            failed = [
-                (
-                    (r.expectation_config.meta or {}).get("severity", "critical"),
-                    {
-                        "expectation": r.expectation_config.type,
-                        "column": r.expectation_config.kwargs.get("column"),
-                        "observed": _jsonable(r.result.get("observed_value")),
-                        "unexpected_count": r.result.get("unexpected_count"),
-                        "sample": _jsonable(r.result.get("partial_unexpected_list")),
-                        "error": (r.exception_info or {}).get("exception_message") if r.exception_info else None,
-                    },
-                )
-                for r in outcome.results
-                if not r.success
-            ]
+            failed = _failed_expectations(outcome)
             stats = outcome.statistics
             results.append(
                 SuiteResult(
@@ -153,18 +199,41 @@ def validate_month(
         results_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         (results_dir / f"{stamp}.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
-    failed = [r for r in results if not r.success]
-    if failed:
-        lines = [
-            f"{r.suite}: {f['expectation']}"
-            + (f" on {f['column']}" if f["column"] else "")
-            + (f" ({f['unexpected_count']} unexpected, e.g. {f['sample']})" if f["unexpected_count"] else "")
-            + (f" observed={f['observed']}" if f["observed"] is not None else "")
-            for r in failed
-            for f in r.failures
-        ]
-        raise DataQualityError("data-quality checks failed:\n  " + "\n  ".join(lines))
+    _raise_on_failures(results)
     return results
+
+
+def _failed_expectations(outcome) -> list[tuple[str, dict]]:
+    """(severity, what failed) of each failed expectation of a suite's validation result."""
+    return [
+        (
+            (r.expectation_config.meta or {}).get("severity", "critical"),
+            {
+                "expectation": r.expectation_config.type,
+                "column": r.expectation_config.kwargs.get("column"),
+                "observed": _jsonable(r.result.get("observed_value")),
+                "unexpected_count": r.result.get("unexpected_count"),
+                "sample": _jsonable(r.result.get("partial_unexpected_list")),
+                "error": (r.exception_info or {}).get("exception_message") if r.exception_info else None,
+            },
+        )
+        for r in outcome.results
+        if not r.success
+    ]
+
+
+def _raise_on_failures(results: list[SuiteResult]) -> None:
+    """DataQualityError naming each critical failure, one line each."""
+    lines = [
+        f"{r.suite}: {f['expectation']}"
+        + (f" on {f['column']}" if f["column"] else "")
+        + (f" ({f['unexpected_count']} unexpected, e.g. {f['sample']})" if f["unexpected_count"] else "")
+        + (f" observed={f['observed']}" if f["observed"] is not None else "")
+        for r in results
+        for f in r.failures
+    ]
+    if lines:
+        raise DataQualityError("data-quality checks failed:\n  " + "\n  ".join(lines))
 
 
 def _jsonable(value):

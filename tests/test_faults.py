@@ -19,7 +19,7 @@ from prefect.exceptions import ParameterTypeError
 from flows import runlock
 from flows.cli import write_demo_config
 from flows.months import Month
-from flows.pipeline import monthly_report
+from flows.pipeline import config_path, monthly_report
 from flows.sent_log import SENDING, SentLog
 from simulator import SimParams, simulate
 
@@ -139,7 +139,7 @@ def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_compl
         json={"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}, "sort": "START_TIME_DESC", "limit": 20},
         timeout=10,
     ).json()
-    assert any(run["parameters"].get("config") == str(config) for run in runs)
+    assert any(config_path(run["parameters"]["config"]) == str(config) for run in runs)
     report, log_before = snapshot(report_dir), sent_log.read_bytes()
     assert len(smtp_server.messages) == 1
 

@@ -112,7 +112,11 @@ def test_months_built_newest_first_or_again_give_identical_metrics(history, tmp_
 GOLDEN = Path(__file__).parent / "data" / "golden" / f"{CLUSTER}-seed41"
 # Fields changed on purpose since the golden files were written (docs/metrics.md says how):
 # each entry is a path of keys, e.g. ("lemon_nodes", "candidates").
-DELIBERATELY_CHANGED: set[tuple[str, ...]] = set()
+DELIBERATELY_CHANGED: set[tuple[str, ...]] = {
+    # the landed tables' schema is checked from the registry (suites landed_schema, landed_<table>);
+    # the node signals' not-null checks moved from landed_health_events to one suite per table
+    ("data_quality",),
+}
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)

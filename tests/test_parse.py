@@ -12,7 +12,7 @@ from job_records import sacct_with_bad_elapsed
 
 from flows.cli import main
 from flows.errors import EXIT_INPUT
-from flows.sources.registry import FORMATS, STAGED_FIELDS, TABLES, _resolve
+from flows.sources.registry import FORMATS, STAGED_FIELDS, TABLES, _resolve, column_names
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def test_json_rows_are_typed_and_the_time_zone_applies(capsys, slurm_fixtures: P
     dump = str(slurm_fixtures / "sacct_fields_allocations.psv")
     rows, _, summary = json_lines(parse(capsys, "--json", "--kind", "sacct_psv", dump)[1])
     timeout = next(row for row in rows if row["job_name"] == "t_timeout")
-    assert list(timeout) == [name for name, _ in STAGED_FIELDS]
+    assert list(timeout) == list(column_names(STAGED_FIELDS))
     assert (timeout["elapsed_seconds"], timeout["gpus"], timeout["submit_at"]) == (87, 1, "2026-11-22T03:21:55")
     assert summary["kind"] == "sacct_psv" and summary["reader"]["attempts"] == len(rows)
     berlin = json_lines(parse(capsys, "--json", "--timezone", "Europe/Berlin", "--kind", "sacct_psv", dump)[1])[0]
@@ -92,7 +92,7 @@ def test_every_kind_of_real_slurm_output(capsys, slurm_fixtures: Path, kind: str
     assert code == 0 and quarantined == [] and summary["rows"] == len(rows) > 0
     assert any(expected.items() <= row.items() for row in rows), rows
     table = FORMATS[kind].table
-    assert list(rows[0]) == [name for name, _ in TABLES[table] if name != "cluster"] or table == "attempts"
+    assert list(rows[0]) == [name for name in column_names(TABLES[table]) if name != "cluster"] or table == "attempts"
 
 
 def test_a_capture_directory_with_its_quarantine(capsys, health_fixtures: Path, tmp_path: Path):
@@ -177,6 +177,13 @@ def test_the_registry_names_only_what_exists():
         assert not source.provides or FORMATS[source.provides].table == source.table
 
 
+def test_each_staged_attempt_column_is_read_from_one_sacct_field():
+    from flows.sources.sacct import SACCT_FIELDS
+
+    given = [column for field in SACCT_FIELDS for column in field.gives]
+    assert sorted(given) == sorted(name for name in column_names(STAGED_FIELDS) if name != "source_line")
+
+
 def test_the_landed_attempts_suite_checks_registry_columns():
     """The GX suite on landed attempts names only columns the registry gives the table."""
     from flows import EXPECTATIONS_DIR
@@ -187,4 +194,25 @@ def test_the_landed_attempts_suite_checks_registry_columns():
         kwargs = expectation["kwargs"]
         named |= {kwargs[key] for key in ("column", "column_A", "column_B") if key in kwargs}
         named |= set(kwargs.get("column_list", ()))
-    assert named and named <= {name for name, _ in TABLES["attempts"]}
+    assert named and named <= set(column_names(TABLES["attempts"]))
+
+
+def test_the_landed_schema_is_checked_from_the_registry_and_not_restated():
+    """Each landed column's presence and type, and each required field's values, are checked by a
+    suite made from the registry; the JSON suites in expectations/ do not restate them."""
+    from flows import EXPECTATIONS_DIR
+    from flows.quality import suite_specs
+
+    specs = {spec["name"]: spec for _, spec in suite_specs(EXPECTATIONS_DIR, landed=True)}
+    schema = specs["landed_schema"]["expectations"][0]["kwargs"]["value_set"]
+    assert len(schema) == sum(len(fields) for fields in TABLES.values())
+    not_null = [
+        (spec["meta"].get("landed_table") or name.removeprefix("landed_"), e["kwargs"]["column"])
+        for name, spec in specs.items()
+        for e in spec["expectations"]
+        if e["type"] == "expect_column_values_to_not_be_null" and name.startswith("landed_")
+    ]
+    required = [(table, f.name) for table, fields in TABLES.items() for f in fields if f.required]
+    assert sorted(not_null) == sorted(required)
+    for path in EXPECTATIONS_DIR.glob("landed_*.json"):
+        assert "expect_column_values_to_not_be_null" not in path.read_text(), path.name

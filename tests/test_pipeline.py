@@ -136,8 +136,14 @@ def test_report_and_metrics_on_disk(month_run):
         assert f"<h2>{section}</h2>" in html
     metrics = month_run["metrics"]
     assert metrics["month"] == str(MONTH) and metrics["cluster"] == CLUSTER
-    suites = {p.stem for p in (Path(__file__).resolve().parents[1] / "expectations").glob("*.json")}
-    assert {q["suite"] for q in metrics["data_quality"]} == suites  # every mart, the landed data, shares
+    # every mart, the landed data (its schema from the registry's suites), shares
+    suites = {p.stem for p in (Path(__file__).resolve().parents[1] / "expectations").glob("*.json")} | {
+        "landed_schema",
+        "landed_node_events",
+        "landed_health_checks",
+        "landed_xid_events",
+    }
+    assert {q["suite"] for q in metrics["data_quality"]} == suites
     assert all(not q["failures"] and not q["warnings"] for q in metrics["data_quality"])
     schema_doc = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text()
     assert [key for key in metrics if f"`{key}" not in schema_doc] == []  # every key is documented
@@ -291,6 +297,36 @@ def test_a_corrupted_mart_fails_naming_the_expectation(month_run, tmp_path, corr
     landed = month_run["workdir"] / "data" / "landed" / CLUSTER / str(MONTH)
     with pytest.raises(DataQualityError, match=re.escape(named)):
         validate_month(warehouse, MONTH, landed_dir=landed)
+
+
+@pytest.mark.parametrize(
+    ("landed_as", "named"),
+    [
+        (
+            "select * replace (cast(gpus as double) as gpus)",
+            "landed_schema: expect_column_values_to_be_in_set on field",
+        ),
+        ("select * exclude (sluid)", "landed_schema: expect_column_distinct_values_to_contain_set on field"),
+        (
+            "select * replace (if(source_line = (select min(source_line) from a), null, submit_at) as submit_at)",
+            "landed_attempts: expect_column_values_to_not_be_null on submit_at",
+        ),
+    ],
+    ids=["wrong-type", "missing-column", "null-required-field"],
+)
+def test_landed_attempts_off_the_registry_schema_fail_naming_it(month_run, tmp_path, landed_as, named):
+    """The landed tables' columns, types and required fields are checked from the registry."""
+    import duckdb
+
+    config = load_config(month_run["config"])
+    landed = tmp_path / "landed"
+    shutil.copytree(month_run["workdir"] / "data" / "landed" / CLUSTER / str(MONTH), landed)
+    attempts = landed / "attempts.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"create table a as select * from read_parquet('{attempts}')")
+        con.execute(f"copy ({landed_as} from a) to '{attempts}' (format parquet)")
+    with pytest.raises(DataQualityError, match=re.escape(named)):
+        validate_month(config.warehouse_path, MONTH, landed_dir=landed)
 
 
 def test_unknown_expectation_type_is_not_silently_dropped(month_run, tmp_path):

@@ -1,6 +1,6 @@
 """What every job-record reader (sacct text, sacct JSON) ends with, in DuckDB.
 
-A reader leaves temp table `attempts_staged` (STAGED_COLUMNS, one row per attempt, times naive in
+A reader leaves temp table `attempts_staged` (registry.STAGED_FIELDS, one row per attempt, times naive in
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
 expanded, records dated in the future are quarantined and duplicate records (overlapping daily
 dumps concatenated) are landed once, the most complete kept. The result is temp table `attempts`
@@ -20,10 +20,9 @@ from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.hostlists import expand_host_lists
 from flows.sources.quarantine import Quarantine
-from flows.sources.registry import STAGED_FIELDS
+from flows.sources.registry import STAGED_FIELDS, column_names
 from flows.sources.sql import create_temp_table
 
-STAGED_COLUMNS = tuple(name for name, _ in STAGED_FIELDS)  # typed in the registry, one line a field
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
 LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
 FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than this is a bad record
@@ -36,6 +35,39 @@ class AttemptStats(Protocol):
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+
+
+def _bad_records(con: duckdb.DuckDBPyConnection, utc: dict[str, str]) -> list[tuple]:
+    """(line, field, value, reason) of the staged records to quarantine: an unreadable host list
+    (the host lists are expanded here), else a time in the future (`utc`: each time column in UTC)."""
+    unreadable = expand_host_lists(con, "attempts_staged")
+    bad = []
+    if unreadable:
+        create_temp_table(
+            con,
+            "unreadable_host_lists",
+            pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
+        )
+        bad += con.execute(
+            """SELECT s.source_line, 'NodeList', s.node_list, bad.reason
+               FROM attempts_staged s JOIN unreadable_host_lists bad USING (node_list)"""
+        ).fetchall()
+    latest = (datetime.now(UTC) + FUTURE_TOLERANCE).replace(tzinfo=None).isoformat()
+    future = " ".join(
+        f"WHEN {utc[column]} > TIMESTAMP '{latest}' THEN {{'field': '{name}', 'value': CAST({utc[column]} AS VARCHAR), "
+        "'reason': 'a time in the future'}"
+        for column, name in (("end_at", "End"), ("start_at", "Start"), ("submit_at", "Submit"))
+    )
+    bad_lines = {row[0] for row in bad}
+    return bad + [
+        row
+        for row in con.execute(
+            f"""SELECT source_line, problem.field, problem.value, problem.reason
+                FROM (SELECT source_line, CASE {future} END AS problem FROM attempts_staged)
+                WHERE problem IS NOT NULL"""
+        ).fetchall()
+        if row[0] not in bad_lines
+    ]
 
 
 def finish_attempts(
@@ -63,34 +95,7 @@ def finish_attempts(
             nonexistent = " + ".join(n for _, n in doubtful)
             clock.count(*con.execute(f"SELECT {ambiguous}, {nonexistent} FROM attempts_staged").fetchall()[0])
 
-    unreadable = expand_host_lists(con, "attempts_staged")
-    bad = []
-    if unreadable:
-        create_temp_table(
-            con,
-            "unreadable_host_lists",
-            pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
-        )
-        bad += con.execute(
-            """SELECT s.source_line, 'NodeList', s.node_list, bad.reason
-               FROM attempts_staged s JOIN unreadable_host_lists bad USING (node_list)"""
-        ).fetchall()
-    latest = (datetime.now(UTC) + FUTURE_TOLERANCE).replace(tzinfo=None).isoformat()
-    future = " ".join(
-        f"WHEN {utc[column]} > TIMESTAMP '{latest}' THEN {{'field': '{name}', 'value': CAST({utc[column]} AS VARCHAR), "
-        "'reason': 'a time in the future'}"
-        for column, name in (("end_at", "End"), ("start_at", "Start"), ("submit_at", "Submit"))
-    )
-    bad_lines = {row[0] for row in bad}
-    bad += [
-        row
-        for row in con.execute(
-            f"""SELECT source_line, problem.field, problem.value, problem.reason
-                FROM (SELECT source_line, CASE {future} END AS problem FROM attempts_staged)
-                WHERE problem IS NOT NULL"""
-        ).fetchall()
-        if row[0] not in bad_lines
-    ]
+    bad = _bad_records(con, utc)
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
@@ -109,7 +114,7 @@ def finish_attempts(
         kept += """ AND NOT EXISTS (SELECT 1 FROM attempt_duplicates d WHERE d.job_id_raw = s.job_id_raw
                                     AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""
     times = ", ".join(f"{utc[c]} AS {c}" for c in TIME_COLUMNS)
-    others = ", ".join(f"s.{c}" for c in STAGED_COLUMNS if c not in TIME_COLUMNS)
+    others = ", ".join(f"s.{c}" for c in column_names(STAGED_FIELDS) if c not in TIME_COLUMNS)
     # A view: the landing writes it to Parquet once; a table would copy millions of rows first.
     con.execute(
         f"""

@@ -1,4 +1,6 @@
-"""The source formats: one `SourceFormat` line each; config, landing, `check` and `parse` read them here.
+"""The source formats, one `SourceFormat` line each, and the landed tables, one typed `Field` a column.
+
+Config, landing, `check`, `parse` and the landing's quality suites (flows/quality.py) read them here.
 
 Adding a format touches its module, its test and one registry line: the module has the reader
 (and, if `check --month` should look at the header first, a `check_header(path, site_timezone)`);
@@ -26,75 +28,88 @@ from typing import Any, Literal
 
 FieldType = Literal["string", "int64", "timestamp"]  # timestamp: naive UTC, microseconds
 
+
+@dataclass(frozen=True)
+class Field:
+    """A column of a landed table, defined once: the landing writes it with this type, the readers
+    stage it, and the landing's quality suites check its presence, type and (if `required`) values."""
+
+    name: str
+    type: FieldType
+    required: bool = False  # every landed row has a value
+
+
+def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
+    return tuple(field.name for field in fields)
+
+
 # The landed tables: each field once, with its type. `attempts` is written by DuckDB from the
 # job-record readers' `attempts` (its nodes land normalised, as host_lists / host_list_members).
-TABLES: dict[str, tuple[tuple[str, FieldType], ...]] = {
+TABLES: dict[str, tuple[Field, ...]] = {
     "attempts": (
-        ("cluster", "string"),
-        ("job_id", "string"),
-        ("job_id_raw", "string"),
-        ("job_name", "string"),
-        ("user_name", "string"),
-        ("account", "string"),
-        ("partition", "string"),
-        ("qos", "string"),
-        ("state", "string"),
-        ("cancelled_by_uid", "int64"),
-        ("exit_code", "int64"),
-        ("exit_signal", "int64"),
-        ("submit_at", "timestamp"),
-        ("eligible_at", "timestamp"),
-        ("start_at", "timestamp"),
-        ("end_at", "timestamp"),
-        ("elapsed_seconds", "int64"),
-        ("n_nodes", "int64"),
-        ("node_list", "string"),
-        ("gpus", "int64"),
-        ("req_gpus", "int64"),
-        ("reason", "string"),
-        ("failed_node", "string"),  # sacct FailedNode (23.02+): the node whose failure ended the job
-        ("restarts", "int64"),  # sacct Restarts (24.11+): times the job was requeued
-        ("sluid", "string"),  # sacct SLUID (25.11+): unique per run
-        ("source_file", "string"),
-        ("source_line", "int64"),
+        Field("cluster", "string"),
+        Field("job_id", "string"),
+        Field("job_id_raw", "string", required=True),
+        Field("job_name", "string"),
+        Field("user_name", "string"),
+        Field("account", "string"),
+        Field("partition", "string"),
+        Field("qos", "string"),
+        Field("state", "string"),
+        Field("cancelled_by_uid", "int64"),
+        Field("exit_code", "int64"),
+        Field("exit_signal", "int64"),
+        Field("submit_at", "timestamp", required=True),
+        Field("eligible_at", "timestamp"),
+        Field("start_at", "timestamp"),
+        Field("end_at", "timestamp"),
+        Field("elapsed_seconds", "int64"),
+        Field("n_nodes", "int64"),
+        Field("node_list", "string"),
+        Field("gpus", "int64"),
+        Field("req_gpus", "int64"),
+        Field("reason", "string"),
+        Field("failed_node", "string"),  # sacct FailedNode (23.02+): the node whose failure ended the job
+        Field("restarts", "int64"),  # sacct Restarts (24.11+): times the job was requeued
+        Field("sluid", "string"),  # sacct SLUID (25.11+): unique per run
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
     ),
     "node_events": (
-        ("cluster", "string"),
-        ("node", "string"),
-        ("started_at", "timestamp"),
-        ("ended_at", "timestamp"),
-        ("state", "string"),
-        ("reason", "string"),
-        ("user_name", "string"),
-        ("source_file", "string"),
-        ("source_line", "int64"),
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("started_at", "timestamp", required=True),
+        Field("ended_at", "timestamp"),
+        Field("state", "string"),
+        Field("reason", "string"),
+        Field("user_name", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
     ),
     "health_checks": (
-        ("cluster", "string"),
-        ("node", "string"),
-        ("ts", "timestamp"),
-        ("source", "string"),
-        ("check_name", "string"),
-        ("status", "string"),
-        ("message", "string"),
-        ("source_file", "string"),
-        ("source_line", "int64"),
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("ts", "timestamp", required=True),
+        Field("source", "string"),
+        Field("check_name", "string"),
+        Field("status", "string"),
+        Field("message", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
     ),
     "xid_events": (
-        ("cluster", "string"),
-        ("node", "string"),
-        ("ts", "timestamp"),
-        ("xid", "int64"),
-        ("pci", "string"),
-        ("message", "string"),
-        ("source_file", "string"),
-        ("source_line", "int64"),
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("ts", "timestamp", required=True),
+        Field("xid", "int64"),
+        Field("pci", "string"),
+        Field("message", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
     ),
 }
 # What a job-record reader stages (flows.sources.job_records): the attempt less what the landing adds.
-STAGED_FIELDS = tuple(
-    (name, kind) for name, kind in TABLES["attempts"] if name not in ("cluster", "source_file", "source_line")
-) + (("source_line", "int64"),)
+STAGED_FIELDS = tuple(field for field in TABLES["attempts"] if field.name not in ("cluster", "source_file"))
 
 
 def import_readers() -> None:

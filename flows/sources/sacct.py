@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 import pyarrow as pa
@@ -20,33 +21,54 @@ import pyarrow as pa
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
-from flows.sources.job_records import STAGED_COLUMNS, finish_attempts
+from flows.sources.job_records import finish_attempts
 from flows.sources.parsable import ParsableLayout, assemble_rows, parsable_layout
 from flows.sources.quarantine import Quarantine
+from flows.sources.registry import STAGED_FIELDS, column_names
 from flows.sources.sql import create_temp_table, sql_quote
 
-REQUIRED_FIELDS = (
-    "JobID",
-    "JobIDRaw",
-    "JobName",
-    "User",
-    "Account",
-    "Partition",
-    "QOS",
-    "State",
-    "ExitCode",
-    "Submit",
-    "Eligible",
-    "Start",
-    "End",
-    "Elapsed",
-    "NNodes",
-    "NodeList",
-    "AllocTRES",
+
+@dataclass(frozen=True)
+class SacctField:
+    """A field of sacct's `--format`, defined once: the attempt columns typed from it (their types
+    are the registry's, `TABLES["attempts"]`) and whether a dump must have it."""
+
+    name: str
+    gives: tuple[str, ...]
+    need: Literal["required", "optional"] | tuple[int, int] = "required"  # or the Slurm version that added it
+
+
+# The fields read, in the order the live pull asks for them; the later ones are read when present,
+# and the live pull asks for each from the Slurm version that has it (sacct's man page).
+SACCT_FIELDS = (
+    SacctField("JobID", ("job_id",)),
+    SacctField("JobIDRaw", ("job_id_raw",)),
+    SacctField("JobName", ("job_name",)),
+    SacctField("User", ("user_name",)),
+    SacctField("Account", ("account",)),
+    SacctField("Partition", ("partition",)),
+    SacctField("QOS", ("qos",)),
+    SacctField("State", ("state", "cancelled_by_uid")),  # `CANCELLED by <uid>`
+    SacctField("ExitCode", ("exit_code", "exit_signal")),  # <code>:<signal>
+    SacctField("Submit", ("submit_at",)),
+    SacctField("Eligible", ("eligible_at",)),
+    SacctField("Start", ("start_at",)),
+    SacctField("End", ("end_at",)),
+    SacctField("Elapsed", ("elapsed_seconds",)),
+    SacctField("NNodes", ("n_nodes",)),
+    SacctField("NodeList", ("node_list",)),
+    SacctField("AllocTRES", ("gpus",)),
+    SacctField("ReqTRES", ("req_gpus",), "optional"),
+    SacctField("Reason", ("reason",), "optional"),
+    SacctField("DerivedExitCode", (), "optional"),  # asked for (a job's worst step), not landed
+    SacctField("FailedNode", ("failed_node",), (23, 2)),
+    SacctField("Restarts", ("restarts",), (24, 11)),
+    SacctField("SLUID", ("sluid",), (25, 11)),
 )
-OPTIONAL_FIELDS = ("ReqTRES", "Reason", "DerivedExitCode")
-# Read when present; the live pull asks for each from the Slurm version that has it (sacct's man page).
-NEWER_FIELDS = {"FailedNode": (23, 2), "Restarts": (24, 11), "SLUID": (25, 11)}
+REQUIRED_FIELDS = tuple(f.name for f in SACCT_FIELDS if f.need == "required")
+OPTIONAL_FIELDS = tuple(f.name for f in SACCT_FIELDS if f.need == "optional")
+NEWER_FIELDS = {f.name: f.need for f in SACCT_FIELDS if isinstance(f.need, tuple)}
+
 # Open XDMoD's documented dump (`sacct --noheader ... --format jobid,...,jobname`, XDMoD 11): 26 fields.
 XDMOD_FIELDS = (
     "JobID",
@@ -155,7 +177,7 @@ def read_sacct(
     ).fetchall()[0]
     con.execute(
         f"""CREATE OR REPLACE TEMP VIEW attempts_staged AS
-            SELECT {", ".join(STAGED_COLUMNS)} FROM sacct_rows WHERE kind = 'attempt' AND problem IS NULL"""
+            SELECT {", ".join(column_names(STAGED_FIELDS))} FROM sacct_rows WHERE kind = 'attempt' AND problem IS NULL"""
     )
     problems = [
         InputFormatError(path, line, field, value, reason)
@@ -232,11 +254,133 @@ def _read_lines(path: Path, line_numbers: list[int]) -> list[str]:
     return [lines.get(number, "") for number in line_numbers]
 
 
+class _RowSql:
+    """SQL expressions over `f`, the fields of one row of `layout` (a DuckDB list, 1-based)."""
+
+    def __init__(self, layout: ParsableLayout) -> None:
+        self.index = {name: i + 1 for i, name in enumerate(layout.header)}
+        # AllocTRES and, when the dump has it, ReqTRES: their GPU counts
+        self.tres = [name for name in ("AllocTRES", "ReqTRES") if name in self.index]
+
+    def raw(self, name: str) -> str:
+        return f"f[{self.index[name]}]" if name in self.index else "''"
+
+    def optional(self, name: str) -> str:
+        """A column only newer Slurm versions print: NULL when absent or empty."""
+        return f"nullif({self.raw(name)}, '')" if name in self.index else "CAST(NULL AS VARCHAR)"
+
+    def given(self, name: str) -> str:
+        return f"{self.raw(name)} NOT IN ('', 'Unknown', 'None')"
+
+    def timestamp(self, name: str) -> str:
+        return f"TRY_CAST({self.raw(name)} AS TIMESTAMP)"  # NULL for Unknown and None too
+
+    def untyped_gpus(self) -> str:
+        """`untyped_<TRES field>`: the digits after its first `gres/gpu=` up to the next comma ('' when
+        not a whole number); cut out by position, as splitting the TRES string costs twice as much.
+        The untyped `gres/gpu=N` is authoritative; typed entries (`gres/gpu:h100=N`) repeat it and
+        are only summed (and checked) when no untyped entry exists."""
+        return ", ".join(
+            f"CASE WHEN strpos({self.raw(name)}, 'gres/gpu=') > 0 THEN regexp_extract(substr({self.raw(name)}, "
+            f"strpos({self.raw(name)}, 'gres/gpu=') + 9, 20), '^(\\d+)(?:,|$)', 1) ELSE '' END AS untyped_{name}"
+            for name in self.tres
+        )
+
+    def gpus(self, name: str) -> str:
+        typed = f"regexp_extract_all({self.raw(name)}, 'gres/gpu:[^=,]*=(\\d+)', 1)"
+        return f"""CASE WHEN untyped_{name} <> '' THEN CAST(untyped_{name} AS BIGINT)
+                        ELSE CAST(coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) AS BIGINT)
+                   END"""  # list_sum gives a HUGEINT, which would land as a DOUBLE
+
+    def req_gpus(self) -> str:
+        if "ReqTRES" not in self.index:
+            return "CAST(NULL AS BIGINT)"
+        return f"CASE WHEN {self.raw('ReqTRES')} <> '' THEN {self.gpus('ReqTRES')} END"
+
+    def tres_unreadable(self, name: str) -> str:
+        """A GPU entry whose count is not a whole number."""
+        return (
+            f"untyped_{name} = '' AND contains({self.raw(name)}, 'gres/gpu') "
+            f"AND regexp_matches({self.raw(name)}, '{BAD_GPU_TRES_PATTERN}')"
+        )
+
+    def elapsed_seconds(self) -> str:
+        """[D-]HH:MM:SS as an INTERVAL when it is that (`common_elapsed`), else from `days` and `clock`."""
+        return f"""CASE WHEN common_elapsed
+                        THEN CAST(epoch(TRY_CAST(replace({self.raw("Elapsed")}, '-', ' days ') AS INTERVAL)) AS BIGINT)
+                        ELSE ((days * 24 + coalesce(TRY_CAST(clock[-3] AS BIGINT), 0)) * 60
+                              + TRY_CAST(clock[-2] AS BIGINT)) * 60 + TRY_CAST(clock[-1] AS BIGINT)
+                   END"""
+
+    def elapsed_parts(self) -> str:
+        """`clock` (the H:M:S parts) and `days` of an Elapsed that is not the common form."""
+        elapsed = self.raw("Elapsed")
+        return f"""CASE WHEN common_elapsed THEN NULL WHEN regexp_full_match({elapsed}, '{ELAPSED_FORMAT}')
+                        THEN string_split(split_part(split_part({elapsed}, '-', -1), '.', 1), ':') END AS clock,
+                   CASE WHEN common_elapsed THEN NULL WHEN contains({elapsed}, '-')
+                        THEN TRY_CAST(split_part({elapsed}, '-', 1) AS BIGINT) ELSE 0 END AS days"""
+
+    def problem(self) -> str:
+        """The first field of an attempt that cannot be read, as {field, value, reason}; checked in this order."""
+        checks = [
+            ("State", "state.state = ''", "expected STATE or 'CANCELLED by <uid>'"),
+            ("ExitCode", f"{self.raw('ExitCode')} <> '' AND exit_code IS NULL", "expected <code>:<signal>"),
+            ("Submit", "submit_at IS NULL", "every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS"),
+            ("JobIDRaw", "job_id_raw IS NULL", "expected a job number"),
+            ("Eligible", f"eligible_at IS NULL AND {self.given('Eligible')}", "expected YYYY-MM-DDTHH:MM:SS"),
+            ("Start", f"start_at IS NULL AND {self.given('Start')}", "expected YYYY-MM-DDTHH:MM:SS"),
+            ("End", f"end_at IS NULL AND {self.given('End')}", "expected YYYY-MM-DDTHH:MM:SS"),
+            ("Elapsed", "elapsed_seconds IS NULL", "expected [D-]HH:MM:SS"),
+            ("NNodes", "n_nodes IS NULL", "expected a whole number"),
+        ] + [(name, self.tres_unreadable(name), "expected gres/gpu[:type]=<count>") for name in self.tres]
+        cases = " ".join(
+            f"WHEN {condition} THEN {{'field': '{name}', 'value': {self.raw(name)}, 'reason': {sql_quote(reason)}}}"
+            for name, condition, reason in checks
+        )
+        return f"CASE WHEN kind <> 'attempt' THEN NULL {cases} END"
+
+    def read(self) -> dict[str, str]:
+        """The staged columns (less source_line) read from the row: state is still a struct of state and uid."""
+        raw = self.raw
+        return {
+            "job_id": raw("JobID"),
+            "job_id_raw": f"CAST(TRY_CAST({raw('JobIDRaw')} AS BIGINT) AS VARCHAR)",
+            "job_name": raw("JobName"),
+            "user_name": raw("User"),
+            "account": raw("Account"),
+            "partition": raw("Partition"),
+            "qos": raw("QOS"),
+            "state": f"regexp_extract({raw('State')}, '{STATE_PATTERN}', ['state', 'uid'])",
+            "exit_code": "TRY_CAST(nullif(exit.code, '') AS BIGINT)",
+            "exit_signal": "TRY_CAST(nullif(exit.signal, '') AS BIGINT)",
+            "submit_at": self.timestamp("Submit"),
+            "eligible_at": self.timestamp("Eligible"),
+            "start_at": self.timestamp("Start"),
+            "end_at": self.timestamp("End"),
+            "elapsed_seconds": self.elapsed_seconds(),
+            "n_nodes": f"TRY_CAST({raw('NNodes')} AS BIGINT)",
+            "node_list": raw("NodeList"),
+            "gpus": self.gpus("AllocTRES"),
+            "req_gpus": self.req_gpus(),
+            "reason": raw("Reason"),
+            "failed_node": self.optional("FailedNode"),
+            "restarts": f"TRY_CAST({self.optional('Restarts')} AS BIGINT)",
+            "sluid": self.optional("SLUID"),
+        }
+
+
+# The two staged columns taken apart from the State struct once the row is read
+FROM_STATE = {
+    "state": "nullif(state.state, '') AS state",
+    "cancelled_by_uid": "TRY_CAST(nullif(state.uid, '') AS BIGINT) AS cancelled_by_uid",
+}
+
+
 def _typed_select(layout: ParsableLayout) -> str:
     """A SELECT over `{source}(line_no, parts)` giving each line's kind (attempt, step, or odd: the
-    wrong width, or blank), an odd line's text, and the typed STAGED_COLUMNS (local times) with the
-    first field that cannot be read (`problem`, NULL when none)."""
-    index = {name: i + 1 for i, name in enumerate(layout.header)}
+    wrong width, or blank), an odd line's text, and the typed staged columns (registry.STAGED_FIELDS,
+    local times) with the first field that cannot be read (`problem`, NULL when none)."""
+    row = _RowSql(layout)
     delimiter, width = sql_quote(layout.delimiter), layout.width
     if layout.maxsplit > 0:  # JobName last: whatever follows the other columns is the name
         fields = (
@@ -246,105 +390,22 @@ def _typed_select(layout: ParsableLayout) -> str:
         regular = f"coalesce(len(parts) >= {width}, false)"
     else:
         fields, regular = "parts", f"coalesce(len(parts) = {width}, false)"
-
-    def raw(name: str) -> str:
-        return f"f[{index[name]}]" if name in index else "''"
-
-    def optional(name: str) -> str:
-        """A column only newer Slurm versions print: NULL when absent or empty."""
-        return f"nullif({raw(name)}, '')" if name in index else "CAST(NULL AS VARCHAR)"
-
-    def given(name: str) -> str:
-        return f"{raw(name)} NOT IN ('', 'Unknown', 'None')"
-
-    def timestamp(name: str) -> str:
-        return f"TRY_CAST({raw(name)} AS TIMESTAMP)"  # NULL for Unknown and None too
-
-    # The untyped `gres/gpu=N` is authoritative; typed entries (`gres/gpu:h100=N`) repeat it and
-    # are only summed (and checked) when no untyped entry exists.
-    tres = [name for name in ("AllocTRES", "ReqTRES") if name in index]
-    # the digits after the first `gres/gpu=` up to the next comma ('' when not a whole number); cut
-    # out by position, as splitting the TRES string costs twice as much
-    untyped = ", ".join(
-        f"CASE WHEN strpos({raw(name)}, 'gres/gpu=') > 0 THEN regexp_extract(substr({raw(name)}, "
-        f"strpos({raw(name)}, 'gres/gpu=') + 9, 20), '^(\\d+)(?:,|$)', 1) ELSE '' END AS untyped_{name}"
-        for name in tres
-    )
-
-    def gpus(name: str) -> str:
-        typed = f"regexp_extract_all({raw(name)}, 'gres/gpu:[^=,]*=(\\d+)', 1)"
-        return f"""CASE WHEN untyped_{name} <> '' THEN CAST(untyped_{name} AS BIGINT)
-                        ELSE CAST(coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) AS BIGINT)
-                   END"""  # list_sum gives a HUGEINT, which would land as a DOUBLE
-
-    def tres_unreadable(name: str) -> str:
-        """A GPU entry whose count is not a whole number."""
-        return (
-            f"untyped_{name} = '' AND contains({raw(name)}, 'gres/gpu') "
-            f"AND regexp_matches({raw(name)}, '{BAD_GPU_TRES_PATTERN}')"
-        )
-
-    # Checked in this order; the first failing field names the row's problem.
-    checks = [
-        ("State", "state.state = ''", "expected STATE or 'CANCELLED by <uid>'"),
-        ("ExitCode", f"{raw('ExitCode')} <> '' AND exit_code IS NULL", "expected <code>:<signal>"),
-        ("Submit", "submit_at IS NULL", "every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS"),
-        ("JobIDRaw", "job_id_raw IS NULL", "expected a job number"),
-        ("Eligible", f"eligible_at IS NULL AND {given('Eligible')}", "expected YYYY-MM-DDTHH:MM:SS"),
-        ("Start", f"start_at IS NULL AND {given('Start')}", "expected YYYY-MM-DDTHH:MM:SS"),
-        ("End", f"end_at IS NULL AND {given('End')}", "expected YYYY-MM-DDTHH:MM:SS"),
-        ("Elapsed", "elapsed_seconds IS NULL", "expected [D-]HH:MM:SS"),
-        ("NNodes", "n_nodes IS NULL", "expected a whole number"),
-        ("AllocTRES", tres_unreadable("AllocTRES"), "expected gres/gpu[:type]=<count>"),
-    ]
-    if "ReqTRES" in index:
-        checks.append(("ReqTRES", tres_unreadable("ReqTRES"), "expected gres/gpu[:type]=<count>"))
-        req_gpus = f"CASE WHEN {raw('ReqTRES')} <> '' THEN {gpus('ReqTRES')} END"
-    else:
-        req_gpus = "CAST(NULL AS BIGINT)"
-    problem = " ".join(
-        f"WHEN {condition} THEN {{'field': '{name}', 'value': {raw(name)}, 'reason': {sql_quote(reason)}}}"
-        for name, condition, reason in checks
-    )
+    staged = [name for name in column_names(STAGED_FIELDS) if name != "source_line"]
+    read = ",\n".join(f"{expression} AS {name}" for name, expression in row.read().items())
+    untyped = ", ".join(f"untyped_{name}" for name in row.tres)
     return f"""
-        SELECT line_no, kind, odd_text, job_id, job_id_raw, job_name, user_name, account, partition, qos,
-               nullif(state.state, '') AS state, TRY_CAST(nullif(state.uid, '') AS BIGINT) AS cancelled_by_uid,
-               exit_code, exit_signal, submit_at, eligible_at, start_at, end_at, elapsed_seconds, n_nodes,
-               node_list, gpus, req_gpus, reason, failed_node, restarts, sluid,
-               CASE WHEN kind <> 'attempt' THEN NULL {problem} END AS problem
+        SELECT line_no, kind, odd_text, {", ".join(FROM_STATE.get(name, name) for name in staged)},
+               {row.problem()} AS problem
         FROM (
-            SELECT line_no, f, {", ".join(f"untyped_{name}" for name in tres)},
-                   CASE WHEN NOT {regular} THEN 'odd' WHEN contains({raw("JobID")}, '.') THEN 'step' ELSE 'attempt' END
+            SELECT line_no, f, {untyped},
+                   CASE WHEN NOT {regular} THEN 'odd' WHEN contains({row.raw("JobID")}, '.') THEN 'step' ELSE 'attempt' END
                      AS kind,
                    CASE WHEN NOT {regular} THEN coalesce(array_to_string(parts, {delimiter}), '') END AS odd_text,
-                   {raw("JobID")} AS job_id,
-                   CAST(TRY_CAST({raw("JobIDRaw")} AS BIGINT) AS VARCHAR) AS job_id_raw,
-                   {raw("JobName")} AS job_name, {raw("User")} AS user_name, {raw("Account")} AS account,
-                   {raw("Partition")} AS partition, {raw("QOS")} AS qos,
-                   regexp_extract({raw("State")}, '{STATE_PATTERN}', ['state', 'uid']) AS state,
-                   TRY_CAST(nullif(exit.code, '') AS BIGINT) AS exit_code,
-                   TRY_CAST(nullif(exit.signal, '') AS BIGINT) AS exit_signal,
-                   {timestamp("Submit")} AS submit_at, {timestamp("Eligible")} AS eligible_at,
-                   {timestamp("Start")} AS start_at, {timestamp("End")} AS end_at,
-                   CASE WHEN common_elapsed
-                        THEN CAST(epoch(TRY_CAST(replace({raw("Elapsed")}, '-', ' days ') AS INTERVAL)) AS BIGINT)
-                        ELSE ((days * 24 + coalesce(TRY_CAST(clock[-3] AS BIGINT), 0)) * 60
-                              + TRY_CAST(clock[-2] AS BIGINT)) * 60 + TRY_CAST(clock[-1] AS BIGINT)
-                   END AS elapsed_seconds,
-                   TRY_CAST({raw("NNodes")} AS BIGINT) AS n_nodes,
-                   {raw("NodeList")} AS node_list,
-                   {gpus("AllocTRES")} AS gpus,
-                   {req_gpus} AS req_gpus,
-                   {raw("Reason")} AS reason,
-                   {optional("FailedNode")} AS failed_node,
-                   TRY_CAST({optional("Restarts")} AS BIGINT) AS restarts,
-                   {optional("SLUID")} AS sluid
-            FROM (SELECT *, CASE WHEN common_elapsed THEN NULL WHEN regexp_full_match({raw("Elapsed")}, '{ELAPSED_FORMAT}')
-                              THEN string_split(split_part(split_part({raw("Elapsed")}, '-', -1), '.', 1), ':') END AS clock,
-                         CASE WHEN common_elapsed THEN NULL WHEN contains({raw("Elapsed")}, '-')
-                              THEN TRY_CAST(split_part({raw("Elapsed")}, '-', 1) AS BIGINT) ELSE 0 END AS days,
-                         regexp_extract({raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit, {untyped}
-                  FROM (SELECT *, regexp_full_match({raw("Elapsed")}, '{ELAPSED_COMMON}') AS common_elapsed
+                   {read}
+            FROM (SELECT *, {row.elapsed_parts()},
+                         regexp_extract({row.raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit,
+                         {row.untyped_gpus()}
+                  FROM (SELECT *, regexp_full_match({row.raw("Elapsed")}, '{ELAPSED_COMMON}') AS common_elapsed
                         FROM (SELECT line_no, parts, {fields} AS f FROM {{source}})))
         )
     """

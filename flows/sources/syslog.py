@@ -117,39 +117,7 @@ def syslog_prefixes(
         carried, wanted = "whole, m, rest,", "whole <> '' AND"
     with duckdb.connect() as con:
         create_temp_table(con, "syslog_lines", lines)
-        # ISO stamps (nearly every line of an rsyslog file) are read in one pass; only the lines
-        # they do not fit are tried as remote-kernel (year, maybe an offset) and BSD (neither) stamps.
-        con.execute(
-            f"""CREATE TEMP TABLE syslog_read AS
-            WITH matched AS (
-                SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
-                FROM (SELECT source_line, line, {message}
-                             regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
-                      FROM {source})
-            ), stamped AS (
-                SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line
-                FROM matched WHERE {wanted} undated_line IS NULL
-                UNION ALL
-                SELECT source_line, {carried}
-                       CASE WHEN remote.host <> '' THEN {{'stamp': remote.stamp, 'fraction': remote.fraction,
-                            'zone': remote.zone, 'host': remote.host}} END,
-                       CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
-                                                                      {_BSD_GROUPS!r}) END,
-                       undated_line
-                FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
-                      FROM matched WHERE {wanted} undated_line IS NOT NULL)
-            )
-            SELECT *,
-                   coalesce(dated.host, nullif(bsd.host, '')) AS node,
-                   CASE WHEN dated IS NOT NULL THEN try_strptime(dated.stamp, '%Y-%m-%dT%H:%M:%S')
-                        ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1),
-                                          '%Y %b %d %H:%M:%S') END
-                     + to_microseconds(CAST(rpad(left(coalesce(substr(dated.fraction, 2), split_part(bsd.clock, '.', 2)),
-                                                      6), 6, '0') AS BIGINT))
-                     AS local_ts,
-                   coalesce(dated.zone, '') AS zone
-            FROM stamped"""
-        )
+        con.execute(_read_stamps_sql(source, message, carried, wanted, year))
         problems = con.execute(
             f"""SELECT source_line,
                        CASE WHEN node IS NULL THEN left(undated_line, 40)
@@ -176,3 +144,40 @@ def syslog_prefixes(
                 FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL ORDER BY source_line"""
         ).to_arrow_table()
     return found, problems
+
+
+def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year: int) -> str:
+    """CREATE TEMP TABLE syslog_read: each line of `source` with its node and its local time (and
+    its zone, when the stamp has one). ISO stamps (nearly every line of an rsyslog file) are read
+    in one pass; only the lines they do not fit are tried as remote-kernel (year, maybe an offset)
+    and BSD (neither) stamps. `message`, `carried` and `wanted` add the message match (see
+    `syslog_prefixes`); BSD stamps have no year, so they get `year`."""
+    return f"""CREATE TEMP TABLE syslog_read AS
+        WITH matched AS (
+            SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
+            FROM (SELECT source_line, line, {message}
+                         regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
+                  FROM {source})
+        ), stamped AS (
+            SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line
+            FROM matched WHERE {wanted} undated_line IS NULL
+            UNION ALL
+            SELECT source_line, {carried}
+                   CASE WHEN remote.host <> '' THEN {{'stamp': remote.stamp, 'fraction': remote.fraction,
+                        'zone': remote.zone, 'host': remote.host}} END,
+                   CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
+                                                                  {_BSD_GROUPS!r}) END,
+                   undated_line
+            FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
+                  FROM matched WHERE {wanted} undated_line IS NOT NULL)
+        )
+        SELECT *,
+               coalesce(dated.host, nullif(bsd.host, '')) AS node,
+               CASE WHEN dated IS NOT NULL THEN try_strptime(dated.stamp, '%Y-%m-%dT%H:%M:%S')
+                    ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1),
+                                      '%Y %b %d %H:%M:%S') END
+                 + to_microseconds(CAST(rpad(left(coalesce(substr(dated.fraction, 2), split_part(bsd.clock, '.', 2)),
+                                                  6), 6, '0') AS BIGINT))
+                 AS local_ts,
+               coalesce(dated.zone, '') AS zone
+        FROM stamped"""

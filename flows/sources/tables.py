@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from flows.sources.records import HealthCheck, NodeEvent, XidEvent
-from flows.sources.registry import TABLES, FieldType
+from flows.sources.registry import TABLES, Field, FieldType
 
 ARROW_TYPES: dict[FieldType, pa.DataType] = {
     "string": pa.string(),
@@ -18,8 +18,8 @@ ARROW_TYPES: dict[FieldType, pa.DataType] = {
 }
 
 
-def arrow_schema(fields: Iterable[tuple[str, FieldType]]) -> pa.Schema:
-    return pa.schema([(name, ARROW_TYPES[kind]) for name, kind in fields])
+def arrow_schema(fields: Iterable[Field]) -> pa.Schema:
+    return pa.schema([(field.name, ARROW_TYPES[field.type]) for field in fields])
 
 
 SCHEMAS = {name: arrow_schema(fields) for name, fields in TABLES.items()}
