@@ -7,7 +7,7 @@ with by_outcome as (
         month,
         outcome,
         cast(sum(attempts) as bigint) as attempts,
-        cast(sum(gpu_seconds) as bigint) / 3600.0 as gpu_hours
+        cast(sum(gpu_seconds) as bigint) as gpu_seconds
     from {{ ref('fct_job_mix_monthly') }}
     where month = {{ run_parameter('month') }}
     group by month, outcome
@@ -18,7 +18,8 @@ select
     month,
     outcome,
     attempts,
-    gpu_hours,
+    gpu_seconds / 3600.0 as gpu_hours,
     attempts * 1.0 / sum(attempts) over () as attempt_share,
-    case when sum(gpu_hours) over () > 0 then gpu_hours / sum(gpu_hours) over () end as gpu_hours_share
+    -- shares of integer sums: the same in any row order
+    case when sum(gpu_seconds) over () > 0 then gpu_seconds * 1.0 / sum(gpu_seconds) over () end as gpu_hours_share
 from by_outcome
