@@ -52,7 +52,7 @@ MONTH = Month.parse("2026-10")
 HEALTH_LINES_PER_ATTEMPT = 0.175
 FLOORS = ("floor", "floor_buffered")  # measured beside the stages, not part of the total
 BUFFERED_READ = f", buffer_size = {READ_BUFFER_BYTES}"  # read_csv option: the landing's CSV buffer
-# (nodes, duration scale) giving about this many attempts a month. The scaling run keeps the 1.5M month's shape (job lengths, so ~380 attempts a node) and scales
+# (nodes, duration scale) giving about this many attempts a month. The scaling run keeps the 1.5M month's shape (job lengths, so ~210 attempts a node) and scales
 # the node count: per attempt, every size then has the same node-days and health lines to read.
 SIZES = {100_000: (500, 0.25), 500_000: (2500, 0.25), 1_500_000: (7500, 0.25), 5_000_000: (25000, 0.25)}
 
