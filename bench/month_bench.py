@@ -52,9 +52,9 @@ MONTH = Month.parse("2026-10")
 HEALTH_LINES_PER_ATTEMPT = 0.175
 FLOORS = ("floor", "floor_buffered")  # measured beside the stages, not part of the total
 BUFFERED_READ = f", buffer_size = {READ_BUFFER_BYTES}"  # read_csv option: the landing's CSV buffer
-# (nodes, duration scale) giving about this many attempts a month. The scaling run keeps the 1.5M month's shape (job lengths, so ~380 attempts a node) and scales
+# (nodes, duration scale) giving about this many attempts a month. The scaling run keeps the 1.5M month's shape (job lengths, so ~210 attempts a node) and scales
 # the node count: per attempt, every size then has the same node-days and health lines to read.
-SIZES = {100_000: (263, 0.25), 500_000: (1316, 0.25), 1_500_000: (4000, 0.25), 5_000_000: (13158, 0.25)}
+SIZES = {100_000: (500, 0.25), 500_000: (2500, 0.25), 1_500_000: (7500, 0.25), 5_000_000: (25000, 0.25)}
 
 
 def _peak_mib() -> float:
@@ -120,11 +120,11 @@ def pipeline_stages(root: Path, cluster: str, repeat: int, with_floor: bool = Fa
             sim_dir = root / "sim" / cluster / str(MONTH)
             stage("floor", floor, sim_dir)
             stage("floor_buffered", floor, sim_dir, BUFFERED_READ)
-        landed = stage("land", pull_and_land.fn, config, MONTH)
+        landed = stage("land", pull_and_land.fn, config, MONTH, None)
         stage("dbt", build_warehouse.fn, config, MONTH, landed)
         quality = stage("quality", check_quality.fn, config, MONTH, landed)
         figures = stage("analysis", analyse.fn, config, MONTH)
-        stage("render", render.fn, config, MONTH, figures, quality, landed)
+        stage("render", render.fn, config, MONTH, figures, quality, landed, config.report_dir(MONTH))
     stages = {
         stage: {
             "seconds": round(statistics.median(s for s, _ in values), 2),
@@ -146,7 +146,7 @@ def parse_once(root: Path, cluster: str) -> None:
     """Land the month and let dbt parse the project for the cluster's warehouse (kept from then on:
     a new month re-uses it), so that a measured run is a warm one."""
     config = load_config(write_demo_config(root, cluster, root / "reports"))
-    dbt_command(config, MONTH, pull_and_land.fn(config, MONTH), "parse")
+    dbt_command(config, MONTH, pull_and_land.fn(config, MONTH, None), "parse")
 
 
 def end_to_end(root: Path, cluster: str, repeat: int) -> float:

@@ -1,5 +1,9 @@
--- An infra failure always has a cause category, and only infra failures have one.
+-- An infra failure always has a cause category, and only infra failures have one (the month being built).
 select attempt_id, outcome, cause_category
 from {{ ref('fct_attempts') }}
-where (is_infra_failure and cause_category is null)
-   or (not is_infra_failure and cause_category is not null)
+where
+    month = {{ run_parameter('month') }}
+    and (
+        (is_infra_failure and cause_category is null)
+        or (not is_infra_failure and cause_category is not null)
+    )

@@ -21,10 +21,28 @@ bounds as (
 
 ),
 
+-- Only the columns the marts read: each column of this table is written to the warehouse file.
 scoped as (
 
     select
-        attempts.*,
+        attempts.attempt_id,
+        attempts.cluster,
+        attempts.job_id,
+        attempts.job_id_raw,
+        attempts.job_name,
+        attempts.user_name,
+        attempts.account,
+        attempts.partition,
+        attempts.slurm_state,
+        attempts.gpus,
+        attempts.req_gpus,
+        attempts.n_nodes,
+        attempts.submit_at,
+        attempts.eligible_at,
+        attempts.start_at,
+        attempts.end_at,
+        attempts.source_file,
+        attempts.source_line,
         (attempts.end_at is null or attempts.end_at >= bounds.month_end) as is_open,
         case
             when attempts.start_at is not null
@@ -52,7 +70,27 @@ scoped as (
 )
 
 select
-    *,
+    attempt_id,
+    cluster,
+    job_id,
+    job_id_raw,
+    job_name,
+    user_name,
+    account,
+    partition,
+    slurm_state,
+    gpus,
+    req_gpus,
+    n_nodes,
+    submit_at,
+    eligible_at,
+    start_at,
+    end_at,
+    source_file,
+    source_line,
+    is_open,
+    exposure_start,
+    exposure_end,
     -- Whole seconds: integer sums are exact, so re-running a month gives identical figures.
     cast(greatest(coalesce({{ dbt.datediff('exposure_start', 'exposure_end', 'second') }}, 0), 0) as bigint)
         as runtime_seconds,

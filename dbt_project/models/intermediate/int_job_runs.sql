@@ -75,8 +75,6 @@ runs as (
 
 select
     attempts.attempt_id,
-    attempts.cluster,
-    attempts.job_id_raw,
     {{ dbt.hash(dbt.concat(["runs.cluster", "'|'", "runs.run_first_job_id_raw"])) }} as job_run_id,
     runs.run_first_job_id_raw,
     runs.continues_run as job_continues_run,

@@ -17,6 +17,19 @@ attempt_nodes as (
 
 ),
 
+-- each run's first infrastructure failure: a restart is a later start of the same run (one pass
+-- over the month's failures, not a probe of every attempt's run)
+failed_runs as (
+
+    select
+        job_run_id,
+        min(end_at) as first_failure_end_at
+    from attempts
+    where is_infra_failure
+    group by job_run_id
+
+),
+
 restarts as (
 
     select
@@ -25,15 +38,10 @@ restarts as (
         restart.start_at,
         restart.gpus
     from attempts as restart
-    where
-        restart.start_at is not null
-        and exists (
-            select 1 from attempts as failed
-            where
-                failed.job_run_id = restart.job_run_id
-                and failed.is_infra_failure
-                and failed.end_at <= restart.start_at
-        )
+    inner join failed_runs
+        on
+            failed_runs.job_run_id = restart.job_run_id
+            and failed_runs.first_failure_end_at <= restart.start_at
 
 ),
 

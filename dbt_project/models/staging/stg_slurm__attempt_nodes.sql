@@ -1,9 +1,12 @@
+-- A table, unlike the other staging models: three models join it (and the lemon analysis), and
+-- as a view each of them hashed and expanded every attempt again.
+{{ config(materialized='table') }}
+
 with attempts as (
 
     select
+        {{ attempt_id() }} as attempt_id,
         cluster,
-        job_id_raw,
-        submit_at,
         node_list
     from {{ source('landed', 'attempts') }}
 
@@ -25,7 +28,7 @@ host_list_members as (
 expanded as (
 
     select
-        {{ attempt_id('attempts') }} as attempt_id,
+        attempts.attempt_id,
         attempts.cluster,
         host_list_members.node
 
