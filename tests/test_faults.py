@@ -213,7 +213,7 @@ def test_the_alert_names_the_stage_whose_task_failed(cluster, smtp_server, monke
     def no_metrics(*args, **kwargs):
         raise ZeroDivisionError("no node-days")
 
-    monkeypatch.setattr("flows.pipeline.compute_metrics", no_metrics)
+    monkeypatch.setattr("flows.pipeline.month_figures", no_metrics)
     with pytest.raises(ZeroDivisionError, match="no node-days") as raised:
         monthly_report("kill", str(cluster["config"]), MONTH, resend=True)
     assert not getattr(raised.value, "__notes__", None) and not hasattr(flows.pipeline, "STAGE_NOTE")
