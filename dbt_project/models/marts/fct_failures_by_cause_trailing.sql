@@ -15,30 +15,22 @@ window_totals as (
 
 ),
 
-this_month as (
+window_months as (
 
-    select
-        month,
-        month_start
-    from {{ source('run', 'parameters') }}
+    {{ trailing_window_months() }}
 
 ),
 
 in_window as (
 
     select
-        window_totals.month,
-        window_totals.window_months,
+        window_months.month,
+        window_months.window_months,
         by_cause.cause_category,
-        by_cause.month = window_totals.month as is_this_month,
+        window_months.is_this_month,
         by_cause.failures
-    from window_totals
-    inner join this_month on this_month.month = window_totals.month
-    inner join {{ ref('fct_node_failure_rate_monthly') }} as monthly
-        on
-            {{ dbt.datediff('monthly.month_start', 'this_month.month_start', 'month') }} >= 0
-            and {{ dbt.datediff('monthly.month_start', 'this_month.month_start', 'month') }} < window_totals.window_months
-    inner join by_cause on by_cause.month = monthly.month
+    from window_months
+    inner join by_cause on by_cause.month = window_months.window_month
 
 ),
 

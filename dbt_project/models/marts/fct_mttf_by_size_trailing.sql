@@ -8,37 +8,23 @@ with by_size as (
 
 ),
 
-this_month as (
+window_months as (
 
-    select
-        month,
-        month_start
-    from {{ source('run', 'parameters') }}
-
-),
-
-windows as (
-
-    select window_months from {{ source('run', 'trailing_windows') }}
+    {{ trailing_window_months() }}
 
 ),
 
 in_window as (
 
     select
-        this_month.month,
-        windows.window_months,
+        window_months.month,
+        window_months.window_months,
         by_size.size_bucket,
         by_size.bucket_order,
         by_size.runtime_seconds,
         by_size.infra_failures
-    from this_month
-    cross join windows
-    inner join {{ ref('fct_node_failure_rate_monthly') }} as monthly
-        on
-            {{ dbt.datediff('monthly.month_start', 'this_month.month_start', 'month') }} >= 0
-            and {{ dbt.datediff('monthly.month_start', 'this_month.month_start', 'month') }} < windows.window_months
-    inner join by_size on by_size.month = monthly.month
+    from window_months
+    inner join by_size on by_size.month = window_months.window_month
 
 ),
 

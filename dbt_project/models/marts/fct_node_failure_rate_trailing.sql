@@ -9,37 +9,24 @@ with monthly as (
 
 ),
 
-this_month as (
+window_months as (
 
-    select
-        month,
-        month_start
-    from {{ source('run', 'parameters') }}
-
-),
-
-windows as (
-
-    select window_months from {{ source('run', 'trailing_windows') }}
+    {{ trailing_window_months() }}
 
 ),
 
 in_window as (
 
     select
-        this_month.month,
-        windows.window_months,
-        monthly.month = this_month.month as is_this_month,
+        window_months.month,
+        window_months.window_months,
+        window_months.is_this_month,
         monthly.paper_failures,
         monthly.paper_node_seconds,
         monthly.all_failures,
         monthly.all_node_seconds
-    from this_month
-    cross join windows
-    inner join monthly
-        on
-            {{ dbt.datediff('monthly.month_start', 'this_month.month_start', 'month') }} >= 0
-            and {{ dbt.datediff('monthly.month_start', 'this_month.month_start', 'month') }} < windows.window_months
+    from window_months
+    inner join monthly on monthly.month = window_months.window_month
 
 )
 
