@@ -7,9 +7,7 @@
 with failures as (
 
     select
-        coalesce(sum(
-            least(runtime_seconds, {{ run_parameter('lost_work_cap_minutes') }} * 60) * gpus
-        ), 0) / 3600 as lost_gpu_hours,
+        {{ lost_work_gpu_hours() }} as lost_gpu_hours,
         count(*) as infra_failures
     from {{ ref('fct_attempts') }}
     where month = {{ run_parameter('month') }} and is_infra_failure
@@ -19,9 +17,7 @@ with failures as (
 preemptions as (
 
     select
-        coalesce(sum(
-            least(runtime_seconds, {{ run_parameter('lost_work_cap_minutes') }} * 60) * gpus
-        ), 0) / 3600 as lost_gpu_hours,
+        {{ lost_work_gpu_hours() }} as lost_gpu_hours,
         count(*) as second_order_preemptions
     from {{ ref('fct_second_order_preemptions') }}
     where month = {{ run_parameter('month') }}

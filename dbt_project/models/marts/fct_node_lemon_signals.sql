@@ -6,12 +6,7 @@
 
 with parameters as (
 
-    select
-        month,
-        cluster,
-        {{ dbt.dateadd('day', '-1 * lemon_window_days', 'month_end') }} as window_start,
-        month_end as window_end
-    from {{ source('run', 'parameters') }}
+    {{ lemon_window() }}
 
 ),
 
