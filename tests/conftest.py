@@ -224,3 +224,20 @@ SLOWEST_FILES = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the other files keep their order
+    for item in items:  # user_properties travel with the reports to xdist's controller
+        if marker := item.get_closest_marker("hostile"):
+            item.user_properties.append(("hostile", marker.args[0]))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Count the hostile-input corpus's passed cases by class of outcome (tests/hostile.py)."""
+    classes = [
+        value
+        for report in terminalreporter.stats.get("passed", [])
+        if report.when == "call"
+        for key, value in report.user_properties
+        if key == "hostile"
+    ]
+    if classes:
+        counts = ", ".join(f"{classes.count(c)} {c}" for c in sorted(set(classes)))
+        terminalreporter.write_line(f"hostile-input corpus: {len(classes)} cases passed ({counts})")
