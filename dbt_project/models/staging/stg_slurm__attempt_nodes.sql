@@ -1,6 +1,6 @@
 -- A table, unlike the other staging models: three models join it (and the lemon analysis), and
 -- as a view each of them hashed and expanded every attempt again.
-{{ config(materialized='table') }}
+{{ config(materialized='table', database='scratch') }}
 
 with attempts as (
 
