@@ -362,7 +362,7 @@ def test_every_health_source_reaches_the_classified_events(month_run):
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
         by_source = dict(
             con.execute(
-                "select source, count(*) from int_health_events_classified where severity = 'critical' group by source"
+                "select source, count(*) from fct_health_events where severity = 'critical' group by source"
             ).fetchall()
         )
     assert set(by_source) == {"xid", "slurm_event", "nhc", "dcgm"}
