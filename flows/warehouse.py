@@ -124,8 +124,8 @@ def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
 def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
 
-    The models' unit tests check the SQL, not the month's data: they run in the test suite
-    (`dbt_command(..., "test", "--select", "test_type:unit")`), not in every monthly build.
+    The models' unit tests check the SQL, not the month's data: they run in the test suite (a
+    `dbt_command(..., "build")`, which includes them), not in every monthly build.
     """
     result = dbt_command(config, month, landed_dir, "build", "--exclude-resource-type", "unit_test")
     statuses: dict[str, int] = {}
