@@ -13,10 +13,12 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
+from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
 from flows.sources.job_records import finish_attempts
@@ -37,10 +39,15 @@ class SacctJsonReadStats:
 STAGED_SCHEMA = arrow_schema(STAGED_FIELDS)
 
 
-def _number(value) -> int | None:
-    """A count or time: plain (v0.0.38) or {"set", "infinite", "number"} (v0.0.39+)."""
+def _number(value: Any) -> int | None:
+    """A count or time: plain (v0.0.38) or {"set", "infinite", "number"} (v0.0.39+); None when not
+    set. Anything but a whole number is an error (a float or a string is never rounded or read)."""
     if isinstance(value, dict):
-        return value.get("number") if value.get("set", True) and not value.get("infinite") else None
+        if not value.get("set", True) or value.get("infinite"):
+            return None
+        value = value.get("number")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"expected a whole number, not {value!r}")
     return value
 
 
@@ -52,20 +59,22 @@ def _time(value) -> datetime | None:
 def _gpus(tres: list[dict]) -> int:
     untyped = [t["count"] for t in tres if t.get("type") == "gres" and t.get("name") == "gpu"]
     if untyped:
-        return int(_number(untyped[0]) or 0)
+        return _number(untyped[0]) or 0
     return sum(
-        int(_number(t["count"]) or 0) for t in tres if t.get("type") == "gres" and str(t.get("name")).startswith("gpu:")
+        _number(t["count"]) or 0 for t in tres if t.get("type") == "gres" and str(t.get("name")).startswith("gpu:")
     )
 
 
 def read_sacct_json(
     con: duckdb.DuckDBPyConnection,
     path: Path,
+    clock: LocalClock,
     quarantine: Quarantine | None = None,
     stats: SacctJsonReadStats | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """Attempts of a sacct JSON document as temp table `attempts` (see `job_records`). A job is
-    located by its index in `jobs` (reported as the line)."""
+    located by its index in `jobs` (reported as the line). Its times are UTC epochs: `clock` only
+    bounds them."""
     stats = stats if stats is not None else SacctJsonReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     try:
@@ -77,18 +86,32 @@ def read_sacct_json(
     release = document.get("meta", {}).get("Slurm", {}).get("release", "")
     stats.exit_codes_unreliable = release.startswith("22.05")
     rows, problems = [], []
+    if not isinstance(jobs, list):
+        raise InputFormatError(path, 1, "jobs", type(jobs).__name__, "not sacct --json output: jobs is not a list")
     for index, job in enumerate(jobs):
         stats.jobs += 1
         try:
             rows.append(_attempt(job, index))
-        except (KeyError, TypeError, ValueError) as exc:
-            problems.append(InputFormatError(path, index + 1, "jobs[]", str(job.get("job_id", "?")), repr(exc)))
-    create_temp_table(con, "attempts_staged", pa.Table.from_pylist(rows, schema=STAGED_SCHEMA))
-    return finish_attempts(con, path, None, quarantine, stats, problems)
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError) as exc:
+            job_id = str(job.get("job_id", "?")) if isinstance(job, dict) else repr(job)[:40]
+            problems.append(InputFormatError(path, index + 1, f"jobs[{index}]", job_id, _why(exc)))
+    try:
+        staged = pa.Table.from_pylist(rows, schema=STAGED_SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:  # a value of the wrong type got through
+        raise InputFormatError(path, 1, "jobs", path.name, f"a job field has the wrong type: {exc}") from None
+    create_temp_table(con, "attempts_staged", staged)
+    return finish_attempts(con, path, clock, quarantine, stats, problems, local_times=False)
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a job, in words: a missing key is named as such."""
+    return f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
 
 
 def _attempt(job: dict, index: int) -> dict:
-    raw = int(_number(job["job_id"]))
+    raw = _number(job["job_id"])
+    if raw is None:
+        raise ValueError("no job_id")
     array, het = job.get("array") or {}, job.get("het") or {}
     task, offset = _number(array.get("task_id")), _number(het.get("job_offset"))
     if task is not None:
@@ -122,8 +145,8 @@ def _attempt(job: dict, index: int) -> dict:
         "eligible_at": _time(times.get("eligible")),
         "start_at": _time(times.get("start")),
         "end_at": _time(times.get("end")),
-        "elapsed_seconds": int(_number(times.get("elapsed")) or 0),
-        "n_nodes": int(_number(job.get("allocation_nodes")) or 0),
+        "elapsed_seconds": _number(times.get("elapsed")) or 0,
+        "n_nodes": _number(job.get("allocation_nodes")),
         "node_list": job.get("nodes") or "",
         "gpus": _gpus(job.get("tres", {}).get("allocated", [])),
         "req_gpus": _gpus(job.get("tres", {}).get("requested", [])),
