@@ -34,7 +34,7 @@ LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
 RAN_STATES = ("COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "REQUEUED")
 ENDED_STATES = (*RAN_STATES, "CANCELLED", "DEADLINE", "BOOT_FAIL")
 # The array index in a JobID (`12_3`, `12_[4-9]`): array records may share a JobIDRaw and a Submit
-ARRAY_INDEX = "CASE WHEN contains(job_id, '_') THEN split_part(job_id, '_', 2) END"
+ARRAY_INDEX = "CASE WHEN strpos(job_id, '_') > 0 THEN substr(job_id, strpos(job_id, '_')) END"  # as macro attempt_id
 
 
 class AttemptStats(Protocol):
@@ -138,7 +138,10 @@ def finish_attempts(
     utc = {column: column for column in TIME_COLUMNS}
     skew = timedelta(0)
     if local_times:
-        bounds = ", ".join(f"min({c}), max({c})" for c in TIME_COLUMNS)
+        # DST switches are looked for between the first and last valid times only: the others are
+        # quarantined, and a time in 1970 would cost a search through decades of offsets
+        valid = f"BETWEEN TIMESTAMP '{clock.earliest.isoformat()}' AND TIMESTAMP '{clock.latest.isoformat()}'"
+        bounds = ", ".join(f"min({c}) FILTER ({c} {valid}), max({c}) FILTER ({c} {valid})" for c in TIME_COLUMNS)
         values = [v for v in con.execute(f"SELECT {bounds} FROM attempts_staged").fetchall()[0] if v is not None]
         if values:
             changes = clock.offset_changes(min(values), max(values))

@@ -109,6 +109,8 @@ def _why(exc: Exception) -> str:
 
 
 def _attempt(job: dict, index: int) -> dict:
+    if not isinstance(job, dict):
+        raise TypeError("a job is not a JSON object")
     raw = _number(job["job_id"])
     if raw is None:
         raise ValueError("no job_id")
