@@ -618,6 +618,8 @@ def _toml_value(value: object) -> str:
         return json.dumps(value)  # a TOML basic string
     if isinstance(value, tuple | list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, date):
+        return value.isoformat()  # a TOML local date
     return repr(value)
 
 

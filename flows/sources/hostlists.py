@@ -93,6 +93,42 @@ def expand_host_lists(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, 
     the fleet), with the reason; they have no members. Members carry the integer id, not the list
     text: copying long lists to every member costs more than the expansion itself.
     """
+    _size_lists(con, source)
+    refused = {
+        node_list: too_many_nodes(size)
+        for node_list, size in con.execute(
+            f"SELECT node_list, size FROM host_lists WHERE simple AND size > {MAX_HOST_LIST_NODES}"
+        ).fetchall()
+    }
+    _expand_simple_lists(con)
+    expanded: dict[str, list] = {"list_id": [], "node": []}
+    for list_id, node_list in con.execute("SELECT list_id, node_list FROM host_lists WHERE NOT simple").fetchall():
+        size = host_list_size(node_list)
+        if size is not None and size > MAX_HOST_LIST_NODES:
+            refused[node_list] = too_many_nodes(size)
+            continue
+        try:
+            nodes = list(NodeSet(node_list))
+        except NodeSetParseError as exc:
+            refused[node_list] = str(exc) or "not a Slurm host list"
+            continue
+        expanded["list_id"].extend([list_id] * len(nodes))
+        expanded["node"].extend(nodes)
+    complex_members = pa.table(expanded, schema=pa.schema([("list_id", pa.int64()), ("node", pa.string())]))
+    create_temp_table(con, "complex_host_list_members", complex_members)
+    con.execute("INSERT INTO host_list_members SELECT * FROM complex_host_list_members")
+    con.execute(
+        """UPDATE host_lists SET size = c.size
+           FROM (SELECT list_id, count(*) AS size FROM complex_host_list_members GROUP BY list_id) c
+           WHERE host_lists.list_id = c.list_id"""
+    )
+    refused.update(_refused_members(con))
+    return refused
+
+
+def _size_lists(con: duckdb.DuckDBPyConnection, source: str) -> None:
+    """Temp table `host_lists(list_id, node_list, simple, size)` of the distinct lists of `source`;
+    `size` counted from the ranges of the simple ones (NULL for the others: ClusterShell's)."""
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE host_lists AS
@@ -119,12 +155,10 @@ def expand_host_lists(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, 
         )
         """
     )
-    refused = {
-        node_list: too_many_nodes(size)
-        for node_list, size in con.execute(
-            f"SELECT node_list, size FROM host_lists WHERE simple AND size > {MAX_HOST_LIST_NODES}"
-        ).fetchall()
-    }
+
+
+def _expand_simple_lists(con: duckdb.DuckDBPyConnection) -> None:
+    """Temp table `host_list_members(list_id, node)` of the simple lists of at most MAX_HOST_LIST_NODES."""
     # Slurm prints each node of a list once, so members are not deduplicated.
     con.execute(
         f"""
@@ -150,29 +184,6 @@ def expand_host_lists(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, 
         FROM numbers
         """
     )
-    expanded: dict[str, list] = {"list_id": [], "node": []}
-    for list_id, node_list in con.execute("SELECT list_id, node_list FROM host_lists WHERE NOT simple").fetchall():
-        size = host_list_size(node_list)
-        if size is not None and size > MAX_HOST_LIST_NODES:
-            refused[node_list] = too_many_nodes(size)
-            continue
-        try:
-            nodes = list(NodeSet(node_list))
-        except NodeSetParseError as exc:
-            refused[node_list] = str(exc) or "not a Slurm host list"
-            continue
-        expanded["list_id"].extend([list_id] * len(nodes))
-        expanded["node"].extend(nodes)
-    complex_members = pa.table(expanded, schema=pa.schema([("list_id", pa.int64()), ("node", pa.string())]))
-    create_temp_table(con, "complex_host_list_members", complex_members)
-    con.execute("INSERT INTO host_list_members SELECT * FROM complex_host_list_members")
-    con.execute(
-        """UPDATE host_lists SET size = c.size
-           FROM (SELECT list_id, count(*) AS size FROM complex_host_list_members GROUP BY list_id) c
-           WHERE host_lists.list_id = c.list_id"""
-    )
-    refused.update(_refused_members(con))
-    return refused
 
 
 def _refused_members(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
