@@ -162,6 +162,19 @@ def test_a_record_before_the_configured_earliest_date_is_quarantined(real, basel
 
 
 @hostile(Outcome.QUARANTINE)
+def test_a_failed_node_that_is_not_a_host_name_is_quarantined(real, baseline, tmp_path: Path):
+    """FailedNode (Slurm 23.02+) names the node blamed for a failure: a lemon-node signal."""
+    columns, rows = real
+    rows = [{**row, "FailedNode": ""} for row in rows]
+    rows[T_OK]["FailedNode"] = "node1;reboot"
+    dump = psv(tmp_path / "sacct.psv", [*columns, "FailedNode"], rows)
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "FailedNode", "not a host name")
+    assert attempts == without_line(baseline, T_OK + 2)
+
+
+@hostile(Outcome.QUARANTINE)
 def test_a_row_of_the_wrong_width_is_quarantined(real, baseline, tmp_path: Path):
     columns, rows = real
     dump = psv(tmp_path / "sacct.psv", columns, rows)

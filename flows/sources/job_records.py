@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
-from flows.sources.hostlists import expand_host_lists
+from flows.sources.hostlists import HOST_NAME, expand_host_lists
 from flows.sources.quarantine import Quarantine
 from flows.sources.registry import STAGED_FIELDS, column_names
 from flows.sources.sql import create_temp_table, sql_quote
@@ -55,7 +55,8 @@ def _bad_records(
     con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta
 ) -> list[tuple]:
     """(line, field, value, reason) of the staged records to quarantine, the first problem of each:
-    a host list refused (`expand_host_lists`), NNodes other than the list's size, a time outside the
+    a host list refused (`expand_host_lists`), NNodes other than the list's size, a FailedNode that is
+    not a host name, a time outside the
     clock's window, a state without the times it needs, times out of order (`skew`: the DST jump
     that may put two local times out of order when read as UTC). `utc`: each time column in UTC."""
     refused = expand_host_lists(con, "attempts_staged")
@@ -70,6 +71,10 @@ def _bad_records(
         (
             "l.size IS NOT NULL AND s.n_nodes IS DISTINCT FROM l.size",
             _problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)"),
+        ),
+        (
+            f"s.failed_node IS NOT NULL AND NOT regexp_full_match(s.failed_node, '{HOST_NAME}')",
+            _problem("FailedNode", "s.failed_node", "'not a host name'"),
         ),
         *(
             (
