@@ -55,10 +55,10 @@ def _bad_records(
     con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta
 ) -> list[tuple]:
     """(line, field, value, reason) of the staged records to quarantine, the first problem of each:
-    a host list refused (`expand_host_lists`), NNodes other than the list's size, a FailedNode that is
-    not a host name, a time outside the
-    clock's window, a state without the times it needs, times out of order (`skew`: the DST jump
-    that may put two local times out of order when read as UTC). `utc`: each time column in UTC."""
+    a host list refused (`expand_host_lists`), NNodes other than the list's size, a FailedNode that
+    is not a host name, a time outside the clock's window, a state without the times it needs, times
+    out of order (`skew`: the DST jump that may put two local times out of order when read as UTC).
+    `utc`: each time column in UTC; the values shown are the file's (local) times."""
     refused = expand_host_lists(con, "attempts_staged")
     create_temp_table(
         con,
@@ -79,37 +79,37 @@ def _bad_records(
         *(
             (
                 f"({clock.sql_implausible(utc[c])}) IS NOT NULL",
-                _problem(SACCT_NAMES[c], utc[c], clock.sql_implausible(utc[c])),
+                _problem(SACCT_NAMES[c], f"s.{c}", clock.sql_implausible(utc[c])),
             )
             for c in ("submit_at", "start_at", "end_at", "eligible_at")
         ),
         (
             f"s.state IN ({ran}) AND s.start_at IS NULL",
-            _problem("Start", "s.state", "'a ' || s.state || ' attempt ran: it needs a Start'"),
+            _problem("Start", "s.start_at", "'a ' || s.state || ' attempt ran: it needs a Start'"),
         ),
         (
             f"s.state IN ({ended}) AND s.end_at IS NULL",
-            _problem("End", "s.state", "'a ' || s.state || ' attempt ended: it needs an End'"),
+            _problem("End", "s.end_at", "'a ' || s.state || ' attempt ended: it needs an End'"),
         ),
         (
             "s.state = 'RUNNING' AND s.end_at IS NOT NULL",
-            _problem("End", utc["end_at"], "'a RUNNING attempt has no End yet'"),
+            _problem("End", "s.end_at", "'a RUNNING attempt has no End yet'"),
         ),
         (
             "s.state = 'RUNNING' AND s.start_at IS NULL",
-            _problem("Start", "s.state", "'a RUNNING attempt needs a Start'"),
+            _problem("Start", "s.start_at", "'a RUNNING attempt needs a Start'"),
         ),
         (
             f"{utc['start_at']} < {utc['submit_at']} - to_seconds({int(skew.total_seconds())})",
-            _problem("Start", utc["start_at"], "'before the Submit ' || CAST(" + utc["submit_at"] + " AS VARCHAR)"),
+            _problem("Start", "s.start_at", "'before the Submit ' || CAST(s.submit_at AS VARCHAR)"),
         ),
         (
             f"{utc['end_at']} < {utc['start_at']} - to_seconds({int(skew.total_seconds())})",
-            _problem("End", utc["end_at"], "'before the Start ' || CAST(" + utc["start_at"] + " AS VARCHAR)"),
+            _problem("End", "s.end_at", "'before the Start ' || CAST(s.start_at AS VARCHAR)"),
         ),
         (
             f"{utc['end_at']} < {utc['submit_at']} - to_seconds({int(skew.total_seconds())})",
-            _problem("End", utc["end_at"], "'before the Submit ' || CAST(" + utc["submit_at"] + " AS VARCHAR)"),
+            _problem("End", "s.end_at", "'before the Submit ' || CAST(s.submit_at AS VARCHAR)"),
         ),
         ("s.gpus < 0 OR s.req_gpus < 0", _problem("AllocTRES", "s.gpus", "'a GPU count is negative'")),
     ]
