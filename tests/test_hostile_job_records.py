@@ -394,10 +394,10 @@ def tres_count(value) -> list:
         (["time", "end"], 1795317700, "End", "before the Start"),
         (["time", "submission"], 1, "Submit", "before 2000-01-01"),
         (["time", "end"], 4102444800, "End", "after the dump time"),  # 2100
-        (["time", "end"], 10**13, f"jobs[{JOB_3}]", "year"),  # past year 9999
-        (["time", "start"], "soon", f"jobs[{JOB_3}]", "expected a whole number, not 'soon'"),
-        (tres_count(None)[:-1], "abc", f"jobs[{JOB_3}]", "expected a whole number, not 'abc'"),
-        (tres_count(None)[:-1], 2.5, f"jobs[{JOB_3}]", "expected a whole number, not 2.5"),
+        (["time", "end"], 10**13, f"jobs[{JOB_3}].time.end", "not a time"),  # past year 9999
+        (["time", "start"], "soon", f"jobs[{JOB_3}].time.start", "expected a whole number"),
+        (tres_count(None)[:-1], "abc", f"jobs[{JOB_3}].tres.allocated", "expected a whole number"),
+        (tres_count(None)[:-1], 2.5, f"jobs[{JOB_3}].tres.allocated", "expected a whole number"),
         (tres_count(None)[:-1], -3, "AllocTRES", "a GPU count is negative"),
         (["nodes"], "gpu[1-100000]", "NodeList", "names 100,000 nodes that no other record names"),
         (["allocation_nodes"], 3, "NNodes", "the NodeList names 1 nodes"),

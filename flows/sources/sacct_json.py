@@ -39,7 +39,15 @@ class SacctJsonReadStats:
 STAGED_SCHEMA = arrow_schema(STAGED_FIELDS)
 
 
-def _number(value: Any) -> int | None:
+class _BadField(ValueError):
+    """A field of a job that cannot be read: its path in the job, its value and why."""
+
+    def __init__(self, field: str, value: Any, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.value, self.reason = field, value, reason
+
+
+def _number(value: Any, field: str) -> int | None:
     """A count or time: plain (v0.0.38) or {"set", "infinite", "number"} (v0.0.39+); None when not
     set. Anything but a whole number is an error (a float or a string is never rounded or read)."""
     if isinstance(value, dict):
@@ -47,21 +55,27 @@ def _number(value: Any) -> int | None:
             return None
         value = value.get("number")
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ValueError(f"expected a whole number, not {value!r}")
+        raise _BadField(field, value, "expected a whole number")
     return value
 
 
-def _time(value) -> datetime | None:
-    seconds = _number(value)
-    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None) if seconds else None  # 0: not (yet) happened
+def _time(value: Any, field: str) -> datetime | None:
+    seconds = _number(value, field)
+    try:
+        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None) if seconds else None  # 0: not (yet)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise _BadField(field, seconds, f"not a time: {exc}") from None
 
 
-def _gpus(tres: list[dict]) -> int:
+def _gpus(tres: list[dict], field: str) -> int:
+    """The GPUs of a TRES list: its untyped `gpu` entry, else the sum of the typed ones (`gpu:h100`)."""
     untyped = [t["count"] for t in tres if t.get("type") == "gres" and t.get("name") == "gpu"]
     if untyped:
-        return _number(untyped[0]) or 0
+        return _number(untyped[0], field) or 0
     return sum(
-        _number(t["count"]) or 0 for t in tres if t.get("type") == "gres" and str(t.get("name")).startswith("gpu:")
+        _number(t["count"], field) or 0
+        for t in tres
+        if t.get("type") == "gres" and str(t.get("name")).startswith("gpu:")
     )
 
 
@@ -92,7 +106,11 @@ def read_sacct_json(
         stats.jobs += 1
         try:
             rows.append(_attempt(job, index))
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, OSError) as exc:
+        except _BadField as exc:
+            problems.append(
+                InputFormatError(path, index + 1, f"jobs[{index}].{exc.field}", repr(exc.value), exc.reason)
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             job_id = str(job.get("job_id", "?")) if isinstance(job, dict) else repr(job)[:40]
             problems.append(InputFormatError(path, index + 1, f"jobs[{index}]", job_id, _why(exc)))
     try:
@@ -111,15 +129,15 @@ def _why(exc: Exception) -> str:
 def _attempt(job: dict, index: int) -> dict:
     if not isinstance(job, dict):
         raise TypeError("a job is not a JSON object")
-    raw = _number(job["job_id"])
+    raw = _number(job["job_id"], "job_id")
     if raw is None:
         raise ValueError("no job_id")
     array, het = job.get("array") or {}, job.get("het") or {}
-    task, offset = _number(array.get("task_id")), _number(het.get("job_offset"))
+    task, offset = _number(array.get("task_id"), "array.task_id"), _number(het.get("job_offset"), "het.job_offset")
     if task is not None:
-        job_id = f"{_number(array['job_id'])}_{task}"
+        job_id = f"{_number(array['job_id'], 'array.job_id')}_{task}"
     elif offset is not None:
-        job_id = f"{_number(het['job_id'])}+{offset}"
+        job_id = f"{_number(het['job_id'], 'het.job_id')}+{offset}"
     else:
         job_id = str(raw)
     state = job["state"]["current"]
@@ -127,7 +145,7 @@ def _attempt(job: dict, index: int) -> dict:
     exit_code = job.get("exit_code") or {}
     signal = (exit_code.get("signal") or {}).get("signal_id")
     times = job["time"]
-    submit = _time(times["submission"])
+    submit = _time(times["submission"], "time.submission")
     if submit is None:
         raise ValueError("every attempt has a submit time")
     cancelled_by = job.get("kill_request_user")
@@ -141,20 +159,20 @@ def _attempt(job: dict, index: int) -> dict:
         "qos": job.get("qos") or "",
         "state": state,
         "cancelled_by_uid": 0 if state == "CANCELLED" and cancelled_by == "root" else None,
-        "exit_code": _number(exit_code.get("return_code")),
-        "exit_signal": _number(signal) if signal is not None else 0,
+        "exit_code": _number(exit_code.get("return_code"), "exit_code.return_code"),
+        "exit_signal": _number(signal, "exit_code.signal.signal_id") if signal is not None else 0,
         "submit_at": submit,
-        "eligible_at": _time(times.get("eligible")),
-        "start_at": _time(times.get("start")),
-        "end_at": _time(times.get("end")),
-        "elapsed_seconds": _number(times.get("elapsed")) or 0,
-        "n_nodes": _number(job.get("allocation_nodes")),
+        "eligible_at": _time(times.get("eligible"), "time.eligible"),
+        "start_at": _time(times.get("start"), "time.start"),
+        "end_at": _time(times.get("end"), "time.end"),
+        "elapsed_seconds": _number(times.get("elapsed"), "time.elapsed") or 0,
+        "n_nodes": _number(job.get("allocation_nodes"), "allocation_nodes"),
         "node_list": job.get("nodes") or "",
-        "gpus": _gpus(job.get("tres", {}).get("allocated", [])),
-        "req_gpus": _gpus(job.get("tres", {}).get("requested", [])),
+        "gpus": _gpus(job.get("tres", {}).get("allocated", []), "tres.allocated"),
+        "req_gpus": _gpus(job.get("tres", {}).get("requested", []), "tres.requested"),
         "reason": job["state"].get("reason") or "",
         "failed_node": job.get("failed_node") or None,
-        "restarts": _number(job.get("restart_cnt")),
+        "restarts": _number(job.get("restart_cnt"), "restart_cnt"),
         "sluid": job.get("sluid") or None,
         "source_line": index + 1,
     }
