@@ -542,3 +542,42 @@ def test_a_truncated_gzip_snapshot_is_refused(slurm_fixtures: Path, tmp_path: Pa
     with pytest.raises(InputFormatError) as refused:
         list(read_scontrol_nodes(snapshot, clock(), quarantine=Quarantine(strict=False)))
     assert (refused.value.path, refused.value.field) == (str(snapshot), "file")
+
+
+# ---- the window of valid times comes from the config ----------------------------------------------------------------
+
+
+@hostile(Outcome.ERROR)
+def test_an_earliest_record_that_is_not_a_date_is_refused_naming_the_key(tmp_path: Path):
+    from flows.config import ConfigError, load_config
+
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'cluster = "ci"\n\n[[sources]]\nkind = "sacct_psv"\npath = "s.psv"\n\n[ingest]\nearliest_record = "soon"\n'
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_config(config)
+    assert "earliest_record" in str(refused.value) and str(config) in str(refused.value)
+
+
+@hostile(Outcome.QUARANTINE)
+def test_the_landing_quarantines_a_record_before_the_configured_earliest_date(real, baseline, tmp_path: Path):
+    """`[ingest] earliest_record` reaches the reader through the landing; the record is counted."""
+    from flows.config import load_config
+    from flows.land import land_month
+    from flows.months import Month
+
+    columns, rows = real
+    fields = {"Submit": "2026-11-21T23:59:59", "Eligible": "2026-11-21T23:59:59"}
+    psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, **fields))
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'cluster = "ci"\n\n[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n'
+        '[paths]\ndata = "data"\n\n[ingest]\nearliest_record = 2026-11-22\n'
+    )
+    landed = land_month(load_config(config), Month.parse("2026-11"), as_of=AS_OF)
+    manifest = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert (manifest["records"], manifest["quarantined"]) == (len(baseline) - 1, 1)
+    (quarantined,) = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
+    assert (quarantined["line"], quarantined["field"]) == (T_OK + 2, "Submit")
+    assert quarantined["reason"].startswith("before 2026-11-22, the earliest valid date")
