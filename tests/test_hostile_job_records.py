@@ -401,6 +401,8 @@ def tres_count(value) -> list:
         (tres_count(None)[:-1], -3, "AllocTRES", "a GPU count is negative"),
         (["nodes"], "gpu[1-100000]", "NodeList", "names 100,000 nodes that no other record names"),
         (["allocation_nodes"], 3, "NNodes", "the NodeList names 1 nodes"),
+        (["allocation_nodes"], 10**30, f"jobs[{JOB_3}].allocation_nodes", "out of range"),
+        (["name"], {"t": "ok"}, f"jobs[{JOB_3}].name", "expected a string"),
         (["nodes"], "node;rm -rf", "NodeList", "is not a host name"),
         (["time"], None, f"jobs[{JOB_3}]", "TypeError"),
         (["state"], {}, f"jobs[{JOB_3}]", "no 'current' field"),

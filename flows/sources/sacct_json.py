@@ -56,6 +56,8 @@ def _number(value: Any, field: str) -> int | None:
         value = value.get("number")
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise _BadField(field, value, "expected a whole number")
+    if value is not None and not -(2**63) <= value < 2**63:
+        raise _BadField(field, value, "out of range (a 64-bit integer)")
     return value
 
 
@@ -65,6 +67,15 @@ def _time(value: Any, field: str) -> datetime | None:
         return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None) if seconds else None  # 0: not (yet)
     except (OverflowError, OSError, ValueError) as exc:
         raise _BadField(field, seconds, f"not a time: {exc}") from None
+
+
+def _text(value: Any, field: str) -> str:
+    """A text field ('' when absent): anything but a string is an error, never turned into one."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _BadField(field, value, "expected a string")
+    return value
 
 
 def _gpus(tres: list[dict], field: str) -> int:
@@ -141,7 +152,9 @@ def _attempt(job: dict, index: int) -> dict:
     else:
         job_id = str(raw)
     state = job["state"]["current"]
-    state = state[0] if isinstance(state, list) else state
+    state = _text(state[0] if isinstance(state, list) and state else state, "state.current")
+    if not state:
+        raise _BadField("state.current", state, "every attempt has a state")
     exit_code = job.get("exit_code") or {}
     signal = (exit_code.get("signal") or {}).get("signal_id")
     times = job["time"]
@@ -152,11 +165,11 @@ def _attempt(job: dict, index: int) -> dict:
     return {
         "job_id": job_id,
         "job_id_raw": str(raw),
-        "job_name": job.get("name") or "",
-        "user_name": job.get("user") or "",
-        "account": job.get("account") or "",
-        "partition": job.get("partition") or "",
-        "qos": job.get("qos") or "",
+        "job_name": _text(job.get("name"), "name"),
+        "user_name": _text(job.get("user"), "user"),
+        "account": _text(job.get("account"), "account"),
+        "partition": _text(job.get("partition"), "partition"),
+        "qos": _text(job.get("qos"), "qos"),
         "state": state,
         "cancelled_by_uid": 0 if state == "CANCELLED" and cancelled_by == "root" else None,
         "exit_code": _number(exit_code.get("return_code"), "exit_code.return_code"),
@@ -167,13 +180,13 @@ def _attempt(job: dict, index: int) -> dict:
         "end_at": _time(times.get("end"), "time.end"),
         "elapsed_seconds": _number(times.get("elapsed"), "time.elapsed") or 0,
         "n_nodes": _number(job.get("allocation_nodes"), "allocation_nodes"),
-        "node_list": job.get("nodes") or "",
+        "node_list": _text(job.get("nodes"), "nodes"),
         "gpus": _gpus(job.get("tres", {}).get("allocated", []), "tres.allocated"),
         "req_gpus": _gpus(job.get("tres", {}).get("requested", []), "tres.requested"),
-        "reason": job["state"].get("reason") or "",
-        "failed_node": job.get("failed_node") or None,
+        "reason": _text(job["state"].get("reason"), "state.reason"),
+        "failed_node": _text(job.get("failed_node"), "failed_node") or None,
         "restarts": _number(job.get("restart_cnt"), "restart_cnt"),
-        "sluid": job.get("sluid") or None,
+        "sluid": _text(job.get("sluid"), "sluid") or None,
         "source_line": index + 1,
     }
 
