@@ -19,6 +19,7 @@ import re
 import tomllib
 import zoneinfo
 from dataclasses import dataclass, field, replace
+from datetime import date
 from email.utils import parseaddr
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,6 +28,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, Valid
 from pydantic.dataclasses import dataclass as checked_dataclass
 
 from flows.months import Month
+from flows.sources.clock import EARLIEST_RECORD
 from flows.sources.registry import COMMAND_KINDS, DIRECTORY_KINDS, FILE_KINDS, FORMATS
 
 # The source kinds and what each gives come from the registry of formats (flows/sources/registry.py).
@@ -179,6 +181,7 @@ class IngestConfig:
     # quarantined and reported. More than that fails the run.
     max_bad_rows: NonNegativeInt = Field(10, description="unreadable rows a source may have (quarantined) ...")
     max_bad_row_share: Share = Field(0.001, description="... or this share of its rows, whichever is more")
+    earliest_record: date = Field(EARLIEST_RECORD, description="a record dated before this day is quarantined")
 
 
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)
@@ -615,6 +618,8 @@ def _toml_value(value: object) -> str:
         return json.dumps(value)  # a TOML basic string
     if isinstance(value, tuple | list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, date):
+        return value.isoformat()  # a TOML local date
     return repr(value)
 
 

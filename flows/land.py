@@ -197,10 +197,16 @@ def _pull_live_sources(
     return as_of, as_of_basis
 
 
-def _source_clocks(config: ClusterConfig, sources: dict[str, Path]) -> dict[str, LocalClock]:
-    """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC."""
+def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datetime | None) -> dict[str, LocalClock]:
+    """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC; a record's
+    times lie between the configured earliest date and the dump's time (`as_of`, else now)."""
     pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
-    return {kind: LocalClock(ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone)) for kind in sources}
+    return {
+        kind: LocalClock(
+            ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone), config.ingest.earliest_record, as_of
+        )
+        for kind in sources
+    }
 
 
 def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
@@ -209,7 +215,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
     sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
     sources["sacct_psv"] = sources.pop(sacct_format)
-    clocks = _source_clocks(config, sources)
+    clocks = _source_clocks(config, sources, as_of)
     missing_inputs(month, sources)
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}

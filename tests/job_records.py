@@ -38,10 +38,13 @@ def sacct_attempts(
 
 
 def json_attempts(
-    path: Path, stats: SacctJsonReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path,
+    stats: SacctJsonReadStats | None = None,
+    quarantine: Quarantine | None = None,
+    clock: LocalClock | None = None,
 ) -> list[SimpleNamespace]:
     with duckdb.connect() as con:
-        read_sacct_json(con, path, quarantine, stats)
+        read_sacct_json(con, path, clock or LocalClock(ZoneInfo("UTC")), quarantine, stats)
         return _objects(con)
 
 

@@ -105,7 +105,8 @@ def test_records_in_the_future_are_quarantined(slurm_fixtures: Path, tmp_path: P
     landed = land_month(config, Month.parse("2026-11"))
     assert pq.read_table(landed / "attempts.parquet").num_rows == 17
     (quarantined,) = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
-    assert (quarantined["line"], quarantined["field"], quarantined["reason"]) == (4, "End", "a time in the future")
+    assert (quarantined["line"], quarantined["field"]) == (4, "End")
+    assert quarantined["reason"].startswith("after the dump time")
 
 
 def test_command_sources_are_pulled_then_landed(slurm_fixtures: Path, tmp_path: Path):

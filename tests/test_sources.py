@@ -192,7 +192,8 @@ def test_bad_field_is_quarantined_with_its_name(slurm_fixtures: Path, tmp_path: 
     ],
 )
 def test_host_lists_are_expanded(slurm_fixtures: Path, tmp_path: Path, node_list: str, nodes: list[str]):
-    (attempt,) = sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, NodeList=node_list), UTC)
+    dump = one_row_dump(slurm_fixtures, tmp_path, NodeList=node_list, NNodes=str(max(len(nodes), 1)))
+    (attempt,) = sacct_attempts(dump, UTC)
     assert attempt.nodes == nodes
 
 

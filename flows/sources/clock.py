@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
+
+# The earliest date a record may carry unless the config says otherwise (`[ingest] earliest_record`):
+# Slurm's accounting is younger, so anything before is a clock at 1970 or a corrupt time.
+EARLIEST_RECORD = date(2000, 1, 1)
+FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than the dump by more is a bad record
 
 
 @dataclass(frozen=True)
@@ -33,12 +38,45 @@ class LocalClock:
     instants; a nonexistent one (the skipped hour when clocks go forward) as the offset before the
     change. Both are counted so the report can show them. `sql_to_utc` applies the same rule to a
     column in DuckDB, for the readers that work there.
+
+    It also knows which times a record may carry (`earliest`, `latest`: naive UTC): none before the
+    earliest valid date, none after the dump's time (`as_of`, else now) plus clock skew.
     """
 
-    def __init__(self, tz: ZoneInfo):
+    def __init__(self, tz: ZoneInfo, earliest: date = EARLIEST_RECORD, as_of: datetime | None = None):
         self.tz = tz
         self.ambiguous = 0
         self.nonexistent = 0
+        self.earliest = datetime.combine(earliest, datetime.min.time())
+        dumped = as_of.astimezone(UTC) if as_of is not None else datetime.now(UTC)
+        self.latest = (dumped + FUTURE_TOLERANCE).replace(tzinfo=None)
+
+    @property
+    def _too_early(self) -> str:
+        return f"before {self.earliest.date()}, the earliest valid date ([ingest] earliest_record)"
+
+    @property
+    def _too_late(self) -> str:
+        return f"after the dump time (later than {self.latest.isoformat()} UTC)"
+
+    def implausible(self, utc: datetime | None) -> str | None:
+        """Why a record cannot carry the time `utc` (naive or aware UTC), or None when it can."""
+        if utc is None:
+            return None
+        utc = utc.astimezone(UTC).replace(tzinfo=None) if utc.tzinfo else utc
+        return self._too_early if utc < self.earliest else self._too_late if utc > self.latest else None
+
+    def sql_implausible(self, column: str) -> str:
+        """`implausible` as a DuckDB expression over naive UTC TIMESTAMP `column` (NULL when plausible)."""
+        return (  # the reasons hold no quote
+            f"CASE WHEN {column} < TIMESTAMP '{self.earliest.isoformat()}' THEN '{self._too_early}' "
+            f"WHEN {column} > TIMESTAMP '{self.latest.isoformat()}' THEN '{self._too_late}' END"
+        )
+
+    def max_offset_change(self, changes: tuple[timedelta, list[OffsetChange]]) -> timedelta:
+        """The largest jump of the UTC offset in `changes`: how far apart two local times read as
+        UTC may be out of order when they fall on either side of a DST switch."""
+        return max((abs(c.after - c.before) for c in changes[1]), default=timedelta(0))
 
     def to_utc(self, naive: datetime) -> datetime:
         first = naive.replace(tzinfo=self.tz, fold=0)
@@ -106,6 +144,11 @@ class LocalClock:
 
 
 TimeZone = ZoneInfo | LocalClock
+
+
+def as_clock(tz: TimeZone) -> LocalClock:
+    """A LocalClock for `tz` (a bare zone gets the default window of valid times)."""
+    return tz if isinstance(tz, LocalClock) else LocalClock(tz)
 
 
 def to_utc(naive: datetime, tz: TimeZone) -> datetime:

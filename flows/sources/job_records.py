@@ -2,14 +2,16 @@
 
 A reader leaves temp table `attempts_staged` (registry.STAGED_FIELDS, one row per attempt, times naive in
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
-expanded, records dated in the future are quarantined and duplicate records (overlapping daily
-dumps concatenated) are landed once, the most complete kept. The result is temp table `attempts`
-whose nodes are `host_list_members`, reached through `host_lists` by `node_list`.
+sized and expanded, records that cannot be right are quarantined (`_bad_records`: the host list,
+NNodes against it, times against the clock's window, the times a state needs and their order)
+and duplicate records (overlapping daily dumps concatenated) are landed once, the most complete
+kept. The result is temp table `attempts` whose nodes are `host_list_members`, reached through
+`host_lists` by `node_list`.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -18,14 +20,21 @@ import pyarrow as pa
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
-from flows.sources.hostlists import expand_host_lists
+from flows.sources.hostlists import HOST_NAME, expand_host_lists
 from flows.sources.quarantine import Quarantine
 from flows.sources.registry import STAGED_FIELDS, column_names
-from flows.sources.sql import create_temp_table
+from flows.sources.sql import create_temp_table, sql_quote
 
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
+SACCT_NAMES = {"submit_at": "Submit", "eligible_at": "Eligible", "start_at": "Start", "end_at": "End"}
 LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
-FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than this is a bad record
+# The states of an attempt that ran and ended (it has a Start and an End), and the other ended ones
+# (an End; a job cancelled or past its deadline while pending never started). Open states (RUNNING,
+# PENDING, ...) have no End yet. The outcome of each state is dbt's (fct_attempts).
+RAN_STATES = ("COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "REQUEUED")
+ENDED_STATES = (*RAN_STATES, "CANCELLED", "DEADLINE", "BOOT_FAIL")
+# The array index in a JobID (`12_3`, `12_[4-9]`): array records may share a JobIDRaw and a Submit
+ARRAY_INDEX = "CASE WHEN strpos(job_id, '_') > 0 THEN substr(job_id, strpos(job_id, '_')) END"  # as macro attempt_id
 
 
 class AttemptStats(Protocol):
@@ -37,82 +46,137 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     return con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
 
 
-def _bad_records(con: duckdb.DuckDBPyConnection, utc: dict[str, str]) -> list[tuple]:
-    """(line, field, value, reason) of the staged records to quarantine: an unreadable host list
-    (the host lists are expanded here), else a time in the future (`utc`: each time column in UTC)."""
-    unreadable = expand_host_lists(con, "attempts_staged")
-    bad = []
-    if unreadable:
-        create_temp_table(
-            con,
-            "unreadable_host_lists",
-            pa.table({"node_list": list(unreadable), "reason": list(unreadable.values())}, schema=LIST_REASONS),
-        )
-        bad += con.execute(
-            """SELECT s.source_line, 'NodeList', s.node_list, bad.reason
-               FROM attempts_staged s JOIN unreadable_host_lists bad USING (node_list)"""
-        ).fetchall()
-    latest = (datetime.now(UTC) + FUTURE_TOLERANCE).replace(tzinfo=None).isoformat()
-    future = " ".join(
-        f"WHEN {utc[column]} > TIMESTAMP '{latest}' THEN {{'field': '{name}', 'value': CAST({utc[column]} AS VARCHAR), "
-        "'reason': 'a time in the future'}"
-        for column, name in (("end_at", "End"), ("start_at", "Start"), ("submit_at", "Submit"))
+def _problem(field: str, value: str, reason: str) -> str:
+    """A quarantine's {field, value, reason} in SQL (field a name, value and reason expressions)."""
+    return f"{{'field': '{field}', 'value': coalesce(CAST({value} AS VARCHAR), ''), 'reason': {reason}}}"
+
+
+def _bad_records(
+    con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta
+) -> list[tuple]:
+    """(line, field, value, reason) of the staged records to quarantine, the first problem of each:
+    a host list refused (`expand_host_lists`), NNodes other than the list's size, a FailedNode that
+    is not a host name, a time outside the clock's window, a state without the times it needs, times
+    out of order (`skew`: the DST jump that may put two local times out of order when read as UTC).
+    `utc`: each time column in UTC; the values shown are the file's (local) times."""
+    refused = expand_host_lists(con, "attempts_staged")
+    create_temp_table(
+        con,
+        "refused_host_lists_why",
+        pa.table({"node_list": list(refused), "reason": list(refused.values())}, schema=LIST_REASONS),
     )
-    bad_lines = {row[0] for row in bad}
-    return bad + [
-        row
-        for row in con.execute(
-            f"""SELECT source_line, problem.field, problem.value, problem.reason
-                FROM (SELECT source_line, CASE {future} END AS problem FROM attempts_staged)
-                WHERE problem IS NOT NULL"""
-        ).fetchall()
-        if row[0] not in bad_lines
+    ran, ended = (", ".join(sql_quote(state) for state in states) for states in (RAN_STATES, ENDED_STATES))
+    checks = [
+        ("bad.reason IS NOT NULL", _problem("NodeList", "s.node_list", "bad.reason")),
+        (
+            "l.size IS NOT NULL AND s.n_nodes IS DISTINCT FROM l.size",
+            _problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)"),
+        ),
+        (
+            f"s.failed_node IS NOT NULL AND NOT regexp_full_match(s.failed_node, '{HOST_NAME}')",
+            _problem("FailedNode", "s.failed_node", "'not a host name'"),
+        ),
+        *(
+            (
+                f"({clock.sql_implausible(utc[c])}) IS NOT NULL",
+                _problem(SACCT_NAMES[c], f"s.{c}", clock.sql_implausible(utc[c])),
+            )
+            for c in ("submit_at", "start_at", "end_at", "eligible_at")
+        ),
+        (
+            f"s.state IN ({ran}) AND s.start_at IS NULL",
+            _problem("Start", "s.start_at", "'a ' || s.state || ' attempt ran: it needs a Start'"),
+        ),
+        (
+            f"s.state IN ({ended}) AND s.end_at IS NULL",
+            _problem("End", "s.end_at", "'a ' || s.state || ' attempt ended: it needs an End'"),
+        ),
+        (
+            "s.state = 'RUNNING' AND s.end_at IS NOT NULL",
+            _problem("End", "s.end_at", "'a RUNNING attempt has no End yet'"),
+        ),
+        (
+            "s.state = 'RUNNING' AND s.start_at IS NULL",
+            _problem("Start", "s.start_at", "'a RUNNING attempt needs a Start'"),
+        ),
+        (
+            f"{utc['start_at']} < {utc['submit_at']} - to_seconds({int(skew.total_seconds())})",
+            _problem("Start", "s.start_at", "'before the Submit ' || CAST(s.submit_at AS VARCHAR)"),
+        ),
+        (
+            f"{utc['end_at']} < {utc['start_at']} - to_seconds({int(skew.total_seconds())})",
+            _problem("End", "s.end_at", "'before the Start ' || CAST(s.start_at AS VARCHAR)"),
+        ),
+        (
+            f"{utc['end_at']} < {utc['submit_at']} - to_seconds({int(skew.total_seconds())})",
+            _problem("End", "s.end_at", "'before the Submit ' || CAST(s.submit_at AS VARCHAR)"),
+        ),
+        ("s.gpus < 0 OR s.req_gpus < 0", _problem("AllocTRES", "s.gpus", "'a GPU count is negative'")),
     ]
+    cases = " ".join(f"WHEN {condition} THEN {problem}" for condition, problem in checks)
+    # utc's expressions name the staged columns bare: `s` is the only table that has them
+    return con.execute(
+        f"""SELECT source_line, problem.field, problem.value, problem.reason
+            FROM (SELECT s.source_line, CASE {cases} END AS problem
+                  FROM attempts_staged s
+                  LEFT JOIN refused_host_lists_why bad USING (node_list)
+                  LEFT JOIN host_lists l USING (node_list))
+            WHERE problem IS NOT NULL ORDER BY source_line"""
+    ).fetchall()
 
 
 def finish_attempts(
     con: duckdb.DuckDBPyConnection,
     path: Path,
-    clock: LocalClock | None,
+    clock: LocalClock,
     quarantine: Quarantine,
     stats: AttemptStats,
     problems: list[InputFormatError],
+    local_times: bool = True,
 ) -> duckdb.DuckDBPyRelation:
-    """Temp table `attempts` from `attempts_staged`; `clock` None when the times are UTC already.
+    """Temp table `attempts` from `attempts_staged`; `local_times` False when the times are UTC
+    already (the clock then only gives the window of valid times).
 
     `problems` are the rows the reader could not type; with the ones found here they go to the
     quarantine in line order, so a strict quarantine stops at the first bad line of the file.
     """
     utc = {column: column for column in TIME_COLUMNS}
-    if clock is not None:
-        bounds = ", ".join(f"min({c}), max({c})" for c in TIME_COLUMNS)
+    skew = timedelta(0)
+    if local_times:
+        # DST switches are looked for between the first and last valid times only: the others are
+        # quarantined, and a time in 1970 would cost a search through decades of offsets
+        valid = f"BETWEEN TIMESTAMP '{clock.earliest.isoformat()}' AND TIMESTAMP '{clock.latest.isoformat()}'"
+        bounds = ", ".join(f"min({c}) FILTER ({c} {valid}), max({c}) FILTER ({c} {valid})" for c in TIME_COLUMNS)
         values = [v for v in con.execute(f"SELECT {bounds} FROM attempts_staged").fetchall()[0] if v is not None]
         if values:
             changes = clock.offset_changes(min(values), max(values))
+            skew = clock.max_offset_change(changes)
             utc = {column: clock.sql_to_utc(column, changes) for column in TIME_COLUMNS}
             doubtful = [LocalClock.sql_doubtful_counts(column, changes) for column in TIME_COLUMNS]
             ambiguous = " + ".join(a for a, _ in doubtful)
             nonexistent = " + ".join(n for _, n in doubtful)
             clock.count(*con.execute(f"SELECT {ambiguous}, {nonexistent} FROM attempts_staged").fetchall()[0])
 
-    bad = _bad_records(con, utc)
+    bad = _bad_records(con, utc, clock, skew)
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
     kept = f"source_line NOT IN ({quarantined_lines})" if bad else "true"
     # The same attempt twice: keep the record that has an end, then the later one in the file.
+    # Array records are told apart by their index as well: some dumps give their tasks one JobIDRaw.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE attempt_duplicates AS
-        SELECT job_id_raw, submit_at, count(*) - 1 AS dropped,
+        SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, count(*) - 1 AS dropped,
                max(CAST(end_at IS NOT NULL AS BIGINT) * 1099511627776 + source_line) % 1099511627776 AS kept_line
         FROM attempts_staged WHERE {kept}
         GROUP BY ALL HAVING count(*) > 1
         """
     )
     if _count(con, "attempt_duplicates"):
-        kept += """ AND NOT EXISTS (SELECT 1 FROM attempt_duplicates d WHERE d.job_id_raw = s.job_id_raw
-                                    AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""
+        kept += f""" AND NOT EXISTS (SELECT 1 FROM attempt_duplicates d WHERE d.job_id_raw = s.job_id_raw
+                                     AND d.array_index IS NOT DISTINCT FROM {ARRAY_INDEX.replace("job_id", "s.job_id")}
+                                     AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""
     times = ", ".join(f"{utc[c]} AS {c}" for c in TIME_COLUMNS)
     others = ", ".join(f"s.{c}" for c in column_names(STAGED_FIELDS) if c not in TIME_COLUMNS)
     # A view: the landing writes it to Parquet once; a table would copy millions of rows first.

@@ -16,7 +16,7 @@ class ParsableLayout:
     """How a Slurm `--parsable2` file splits into rows: its delimiter, columns and where rows start."""
 
     path: Path
-    delimiter: str  # `|`, or the 0x1f of `--delimiter=$'\\x1f'` that a `|` in a job name cannot break
+    delimiter: str  # one of DELIMITERS, found from the header line
     header: tuple[str, ...]
     first_row_line: int  # 2 after a header line, 1 for a headerless (`--noheader`) file
 
@@ -37,14 +37,30 @@ class ParsableLayout:
         return InputFormatError(self.path, line_no, "row", text, f"has {count} fields, the header has {self.width}")
 
 
+# The delimiters sites give `--delimiter`, tried in this order on the header: GCM's collectors write
+# `|#` (its fields may hold `||`), a 0x1f cannot be in a job name, `|` is sacct's default.
+DELIMITERS = ("|#", "\x1f", "|")
+
+
+def _delimiter(first_line: str, required: tuple[str, ...], header: tuple[str, ...] | None) -> str:
+    """The delimiter that splits the header line into names holding every required column (a
+    headerless file's first record: into as many fields as `header` has); `|` when none does."""
+    for delimiter in DELIMITERS:
+        fields = first_line.split(delimiter)
+        if len(fields) > 1 and (set(required) <= set(fields) if header is None else len(fields) == len(header)):
+            return delimiter
+    return "|"
+
+
 def parsable_layout(path: Path, required: tuple[str, ...], header: tuple[str, ...] | None = None) -> ParsableLayout:
     """The layout of a parsable2 file from its header line (or the given `header` of a headerless one).
 
-    Columns are found by name, never by position; a header without the required columns fails the file.
+    The delimiter is the one that splits the header into column names (DELIMITERS). Columns are
+    found by name, never by position; a header without the required columns fails the file.
     """
     with open_text(path) as handle:
         first_line = handle.readline().rstrip("\r\n")
-    delimiter = "\x1f" if "\x1f" in first_line else "|"
+    delimiter = _delimiter(first_line, required, header)
     layout = ParsableLayout(path, delimiter, header or tuple(first_line.split(delimiter)), 1 if header else 2)
     missing = [f for f in required if f not in layout.header]
     if missing:

@@ -14,7 +14,7 @@ existing table needs nothing else (a new table: its typed columns in `TABLES`, o
 Readers are named as "module:function" and imported when used, so loading a config stays light.
 A reader is called with the positional `arguments` it names (`con`: a DuckDB connection the
 job-record readers leave their `attempts` in; `path`: the file or directory; `clock`: a LocalClock
-in the site's zone; `year`: the report month's, for syslog lines that print none) and with
+in the site's zone, which also bounds the times a record may carry; `year`: the report month's, for syslog lines that print none) and with
 `quarantine=` and, when the format has statistics, `stats=`. It returns row objects (see
 `flows.sources.records`), an Arrow table of the landed columns less `cluster`, or (job records)
 DuckDB's `attempts`.
@@ -170,7 +170,7 @@ FORMATS = {
     for f in (
         SourceFormat("sacct_psv", "file", "attempts", reader="flows.sources.sacct:read_sacct", arguments=("con", "path", "clock"), stats="flows.sources.sacct:SacctReadStats", check="flows.sources.sacct:check_header", example=f"{LOGS}/sacct.psv", explanation="required, one of the four job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)"),
         SourceFormat("sacct_xdmod", "file", "attempts", provides="sacct_psv", reader="flows.sources.sacct:read_sacct_xdmod", arguments=("con", "path", "clock"), stats="flows.sources.sacct:SacctReadStats", check="flows.sources.sacct:check_xdmod_header", example=f"{LOGS}/xdmod.log.gz", explanation="or Open XDMoD's headerless sacct dump (gzip is fine)"),
-        SourceFormat("sacct_json", "file", "attempts", provides="sacct_psv", reader="flows.sources.sacct_json:read_sacct_json", arguments=("con", "path"), stats="flows.sources.sacct_json:SacctJsonReadStats", check="flows.sources.sacct_json:check_header", example=f"{LOGS}/jobs.json", explanation="or sacct --json / slurmrestd output"),
+        SourceFormat("sacct_json", "file", "attempts", provides="sacct_psv", reader="flows.sources.sacct_json:read_sacct_json", arguments=("con", "path", "clock"), stats="flows.sources.sacct_json:SacctJsonReadStats", check="flows.sources.sacct_json:check_header", example=f"{LOGS}/jobs.json", explanation="or sacct --json / slurmrestd output"),
         SourceFormat("sacctmgr_events_psv", "file", "node_events", reader="flows.sources.sacctmgr_events:read_sacctmgr_events", arguments=("path", "clock"), check="flows.sources.sacctmgr_events:check_header", example=f"{LOGS}/events.psv", explanation="optional: sacctmgr -P show event: node DOWN/DRAIN events"),
         SourceFormat("scontrol_nodes", "file", "node_events", reader="flows.sources.scontrol_nodes:read_scontrol_nodes", arguments=("path", "clock"), stats="flows.sources.scontrol_nodes:ScontrolReadStats", example=f"{LOGS}/scontrol_nodes.txt", explanation="optional: `scontrol show node -o` snapshots (cron)"),
         SourceFormat("xid_syslog", "file", "xid_events", reader="flows.sources.xid_syslog:read_xid_syslog", arguments=("path", "clock", "year"), stats="flows.sources.syslog:SyslogReadStats", example=f"{LOGS}/xid.log", explanation="optional: NVIDIA Xid kernel lines from syslog"),

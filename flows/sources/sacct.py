@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
-from flows.sources.files import open_text
+from flows.sources.files import gzip_break, open_text
 from flows.sources.job_records import finish_attempts
 from flows.sources.parsable import ParsableLayout, assemble_rows, parsable_layout
 from flows.sources.quarantine import Quarantine
@@ -105,7 +105,10 @@ ELAPSED_FORMAT = r"(?:\d+-)?(?:\d+:)?\d+:\d+(?:\.\d+)?"
 ELAPSED_COMMON = r"(?:\d+-)?\d+:[0-5]\d:[0-5]\d"
 STATE_PATTERN = r"^([A-Z_]+)(?: by (\d+))?$"
 EXIT_PATTERN = r"^(\d+):(\d+)$"
-BAD_GPU_TRES_PATTERN = r"(?:^|,)gres/gpu(?::[^=,]*)?=(?:[^,]*[^0-9,][^,]*)?(?:,|$)"
+# A GPU count that is not a whole number of at most 9 digits (more would overflow, and no job has that many)
+BAD_GPU_TRES_PATTERN = r"(?:^|,)gres/gpu(?::[^=,]*)?=(?:[^,]*[^0-9,][^,]*|\d{10,})?(?:,|$)"
+# A TRES list: `name=value` pairs (`cpu=8`, `mem=64G`, `gres/gpu:h100=8`, `fs/disk=0`), comma-separated
+TRES_FORMAT = r"(?:[A-Za-z][\w./:-]*=[^,=]+(?:,[A-Za-z][\w./:-]*=[^,=]+)*)?"
 LINE_SENTINEL = "\x1e"  # never in sacct output: each line is read as one column
 # DuckDB's CSV reader hands out work in slices of its buffer; with its default, a slice holds fewer
 # rows than a row group, and keeping the file's order then costs a third of the read in merging
@@ -143,15 +146,21 @@ def read_sacct(
     quarantine = quarantine if quarantine is not None else Quarantine()
     layout = parsable_layout(path, REQUIRED_FIELDS, header)
     typed = _typed_select(layout)
-    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as handle:
-        new_line = "\\r\\n" if handle.readline().endswith(b"\r\n") else "\\n"
+    with open_text(path) as handle:
+        new_line = "\\r\\n" if handle.readline().endswith("\r\n") else "\\n"
     lines = f"""(SELECT CAST(NULL AS BIGINT) AS line_no, string_split(line, {sql_quote(layout.delimiter)}) AS parts
         FROM read_csv({sql_quote(str(path))}, columns = {{'line': 'VARCHAR'}}, header = false,
                       delim = {sql_quote(LINE_SENTINEL)}, quote = '', escape = '', new_line = '{new_line}',
                       auto_detect = false, buffer_size = {READ_BUFFER_BYTES},
                       store_rejects = true, rejects_table = 'sacct_rejects',
                       rejects_scan = 'sacct_reject_scans'))"""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE sacct_lines AS {typed.replace('{source}', lines)}")
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE sacct_lines AS {typed.replace('{source}', lines)}")
+    except duckdb.Error as error:  # DuckDB's message names neither the file nor the line: find them
+        broken = gzip_break(path) if path.suffix == ".gz" else None
+        if broken is None:
+            raise InputFormatError(path, 1, "file", path.name, f"cannot be read: {error}") from None
+        raise broken from None
     rejected = [row[0] for row in con.execute("SELECT DISTINCT line FROM sacct_rejects ORDER BY line").fetchall()]
     stats.undecodable_lines = len(rejected)
     if rejected:
@@ -282,12 +291,12 @@ class _RowSql:
         are only summed (and checked) when no untyped entry exists."""
         return ", ".join(
             f"CASE WHEN strpos({self.raw(name)}, 'gres/gpu=') > 0 THEN regexp_extract(substr({self.raw(name)}, "
-            f"strpos({self.raw(name)}, 'gres/gpu=') + 9, 20), '^(\\d+)(?:,|$)', 1) ELSE '' END AS untyped_{name}"
+            f"strpos({self.raw(name)}, 'gres/gpu=') + 9, 20), '^(\\d{{1,9}})(?:,|$)', 1) ELSE '' END AS untyped_{name}"
             for name in self.tres
         )
 
     def gpus(self, name: str) -> str:
-        typed = f"regexp_extract_all({self.raw(name)}, 'gres/gpu:[^=,]*=(\\d+)', 1)"
+        typed = f"regexp_extract_all({self.raw(name)}, 'gres/gpu:[^=,]*=(\\d{{1,9}})(?:,|$)', 1)"
         return f"""CASE WHEN untyped_{name} <> '' THEN CAST(untyped_{name} AS BIGINT)
                         ELSE CAST(coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) AS BIGINT)
                    END"""  # list_sum gives a HUGEINT, which would land as a DOUBLE
@@ -303,6 +312,11 @@ class _RowSql:
             f"untyped_{name} = '' AND contains({self.raw(name)}, 'gres/gpu') "
             f"AND regexp_matches({self.raw(name)}, '{BAD_GPU_TRES_PATTERN}')"
         )
+
+    def tres_garbled(self, name: str) -> str:
+        """Not a TRES list at all, so its GPU count cannot be known (checked only when no
+        `gres/gpu=N` was found: a GPU job's list has one)."""
+        return f"untyped_{name} = '' AND NOT regexp_full_match({self.raw(name)}, '{TRES_FORMAT}')"
 
     def elapsed_seconds(self) -> str:
         """[D-]HH:MM:SS as an INTERVAL when it is that (`common_elapsed`), else from `days` and `clock`."""
@@ -332,7 +346,10 @@ class _RowSql:
             ("End", f"end_at IS NULL AND {self.given('End')}", "expected YYYY-MM-DDTHH:MM:SS"),
             ("Elapsed", "elapsed_seconds IS NULL", "expected [D-]HH:MM:SS"),
             ("NNodes", "n_nodes IS NULL", "expected a whole number"),
-        ] + [(name, self.tres_unreadable(name), "expected gres/gpu[:type]=<count>") for name in self.tres]
+        ]
+        for name in self.tres:
+            checks.append((name, self.tres_garbled(name), "expected a TRES list: name=value,..."))
+            checks.append((name, self.tres_unreadable(name), "expected gres/gpu[:type]=<count>"))
         cases = " ".join(
             f"WHEN {condition} THEN {{'field': '{name}', 'value': {self.raw(name)}, 'reason': {sql_quote(reason)}}}"
             for name, condition, reason in checks

@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
-
-from flows.sources.clock import TimeZone, parse_local_timestamp
+from flows.sources.clock import LocalClock, TimeZone, as_clock, parse_local_timestamp
 from flows.sources.errors import InputFormatError
+from flows.sources.hostlists import host_list_nodes
 from flows.sources.parsable import parsable_layout, read_parsable_rows
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import NodeEvent
@@ -21,29 +20,38 @@ REQUIRED_FIELDS = ("NodeName", "Reason", "TimeStart", "TimeEnd", "State", "User"
 
 
 def read_sacctmgr_events(path: Path, tz: TimeZone, quarantine: Quarantine | None = None) -> Iterator[NodeEvent]:
+    """Node events of the file, one per node of each event's NodeName list; an event whose nodes or
+    times cannot be right (see `_events_from_row`) is quarantined."""
     quarantine = quarantine if quarantine is not None else Quarantine()
+    clock = as_clock(tz)
     for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
         if row.get("Event") == "Cluster" or not row["NodeName"]:
             continue
         try:
-            yield from _events_from_row(row, path, line_no, tz)
+            yield from _events_from_row(row, path, line_no, clock)
         except InputFormatError as error:
             quarantine.reject(error)
 
 
-def _events_from_row(row: dict[str, str], path: Path, line_no: int, tz: TimeZone) -> list[NodeEvent]:
+def _events_from_row(row: dict[str, str], path: Path, line_no: int, clock: LocalClock) -> list[NodeEvent]:
+    """The row's events: its NodeName a host list (sized before it is expanded, host names only),
+    a TimeStart, a TimeEnd (if any) not before it, both inside the clock's window of valid times."""
     try:
-        nodes = list(NodeSet(row["NodeName"]))
-    except NodeSetParseError as exc:
+        nodes = host_list_nodes(row["NodeName"])
+    except ValueError as exc:
         raise InputFormatError(path, line_no, "NodeName", row["NodeName"], str(exc)) from None
     times = {}
     for name in ("TimeStart", "TimeEnd"):
         try:
-            times[name] = parse_local_timestamp(row[name], tz)
+            times[name] = parse_local_timestamp(row[name], clock)
         except ValueError as exc:
             raise InputFormatError(path, line_no, name, row[name], str(exc)) from None
+        if (why := clock.implausible(times[name])) is not None:
+            raise InputFormatError(path, line_no, name, row[name], why)
     if times["TimeStart"] is None:
         raise InputFormatError(path, line_no, "TimeStart", row["TimeStart"], "a node event needs a start")
+    if times["TimeEnd"] is not None and times["TimeEnd"] < times["TimeStart"]:
+        raise InputFormatError(path, line_no, "TimeEnd", row["TimeEnd"], f"before the TimeStart {row['TimeStart']}")
     return [
         NodeEvent(
             node=node,

@@ -16,13 +16,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.sources.clock import TimeZone, parse_local_timestamp
+from flows.sources.clock import LocalClock, TimeZone, as_clock, parse_local_timestamp
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
+from flows.sources.hostlists import HOST_NAME, not_a_host_name
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import NodeEvent
 
 _NODE = re.compile(r"^NodeName=(\S+)")
+_HOST_NAME = re.compile(HOST_NAME)
 _STATE = re.compile(r"\sState=(\S+)")
 _REASON = re.compile(r"\sReason=(.*?)(?:\s+\[([^\]@]*)@([^\]]+)\])?\s*$")
 
@@ -48,15 +50,19 @@ def event_state(state: str) -> str | None:
 def read_scontrol_nodes(
     path: Path, tz: TimeZone, stats: ScontrolReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[NodeEvent]:
+    """A node event for each node out of service with a reason; a line that cannot be read (no
+    NodeName or State, a NodeName that is not a host name, a reason time outside the clock's window
+    of valid times) is quarantined."""
     stats = stats if stats is not None else ScontrolReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    clock = as_clock(tz)
     with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue
             try:
-                event = _event(line, path, line_no, tz, stats)
+                event = _event(line, path, line_no, clock, stats)
             except InputFormatError as error:
                 quarantine.reject(error)
                 continue
@@ -65,10 +71,12 @@ def read_scontrol_nodes(
                 yield event
 
 
-def _event(line: str, path: Path, line_no: int, tz: TimeZone, stats: ScontrolReadStats) -> NodeEvent | None:
+def _event(line: str, path: Path, line_no: int, clock: LocalClock, stats: ScontrolReadStats) -> NodeEvent | None:
     node, state = _NODE.match(line), _STATE.search(line)
     if not node:
         raise InputFormatError(path, line_no, "NodeName", line[:40], "not a `scontrol show node -o` line")
+    if not _HOST_NAME.fullmatch(node.group(1)):
+        raise InputFormatError(path, line_no, "NodeName", node.group(1), not_a_host_name(node.group(1)))
     if not state:
         raise InputFormatError(path, line_no, "State", line[:40], "the node has no State")
     stats.nodes += 1
@@ -80,9 +88,11 @@ def _event(line: str, path: Path, line_no: int, tz: TimeZone, stats: ScontrolRea
     if when is None:
         raise InputFormatError(path, line_no, "Reason", reason.group(1), "no [user@time] after the reason")
     try:
-        started = parse_local_timestamp(when, tz)
+        started = parse_local_timestamp(when, clock)
     except ValueError as exc:
         raise InputFormatError(path, line_no, "Reason", when, str(exc)) from None
+    if (why := clock.implausible(started)) is not None:
+        raise InputFormatError(path, line_no, "Reason", when, why)
     return NodeEvent(
         node=node.group(1),
         started_at=started,

@@ -1,0 +1,585 @@
+"""The hostile-input corpus of the job-record side (issue 21): sacct text (`|`, 0x1f and GCM's `|#`
+delimiters), Open XDMoD's headerless dump, sacct JSON, sacctmgr events and scontrol snapshots.
+
+Every case starts from a real file (tests/data/slurm-22.05, tests/data/gcm), breaks one record (or
+the file) and asserts its class (tests/hostile.py) and that nothing else changed: the other records
+land exactly as from the unbroken file. Readers only, no landing: each case costs a DuckDB read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from datetime import UTC as UTC_TZ
+from datetime import date, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from flows.sources.clock import LocalClock
+from flows.sources.errors import InputFormatError
+from flows.sources.quarantine import Quarantine
+from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats
+from flows.sources.sacct_json import SacctJsonReadStats
+from flows.sources.sacctmgr_events import read_sacctmgr_events
+from flows.sources.scontrol_nodes import read_scontrol_nodes
+from tests.hostile import Outcome, hostile
+from tests.job_records import json_attempts, sacct_attempts
+
+UTC = ZoneInfo("UTC")
+AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC_TZ)  # the fixtures were dumped at about 03:23:30 UTC
+DUMP = "sacct_fields_allocations.psv"
+T_OK = 2  # rows[T_OK] is job 3 (`t_ok`, COMPLETED on node1 with 3 GPUs): line 4 of the dump
+XDMOD_FILLER = {"Cluster": "ci", "Group": "g", "GID": "0", "UID": "0", "NCPUS": "1", "ReqCPUS": "1"}
+XDMOD_FILLER |= {"ReqMem": "100M", "Timelimit": "UNLIMITED"}
+
+
+def clock(**window) -> LocalClock:
+    return LocalClock(window.pop("tz", UTC), as_of=AS_OF, **window)
+
+
+@pytest.fixture(scope="module")
+def real(slurm_fixtures: Path) -> tuple[list[str], list[dict[str, str]]]:
+    header, *lines = (slurm_fixtures / DUMP).read_text().splitlines()
+    columns = header.split("|")
+    return columns, [dict(zip(columns, line.split("|"), strict=True)) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def baseline(slurm_fixtures: Path) -> list[SimpleNamespace]:
+    return sacct_attempts(slurm_fixtures / DUMP, clock())
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    text = "".join(line + "\n" for line in lines)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path
+
+
+def psv(path: Path, columns: list[str], rows: list[dict[str, str]], delimiter: str = "|") -> Path:
+    return write(path, [delimiter.join(columns)] + [delimiter.join(row[c] for c in columns) for row in rows])
+
+
+def xdmod(path: Path, rows: list[dict[str, str]]) -> Path:
+    return write(path, ["|".join({**XDMOD_FILLER, **row}[f] for f in XDMOD_FIELDS) for row in rows])
+
+
+def changed(rows: list[dict[str, str]], index: int, **fields: str) -> list[dict[str, str]]:
+    return [{**row, **fields} if i == index else row for i, row in enumerate(rows)]
+
+
+def truncate(path: Path) -> Path:
+    """The gzip file cut off before its end, as a copy stopped early leaves it."""
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])
+    return path
+
+
+def assert_quarantined(errors: list[InputFormatError], path: Path, line: int, field: str, reason: str) -> None:
+    (error,) = errors
+    assert (error.path, error.line, error.field) == (str(path), line, field), error
+    assert reason in error.reason, error.reason
+
+
+def without_line(attempts: list[SimpleNamespace], line: int) -> list[SimpleNamespace]:
+    return [a for a in attempts if a.source_line != line]
+
+
+# ---- sacct --parsable2: one field of the t_ok record broken --------------------------------------------------------
+
+QUARANTINED_FIELDS = [
+    # A COMPLETED row without Start dropped its GPU-hours; without End it was taken as still running.
+    ({"Start": "Unknown"}, "Start", "COMPLETED attempt ran: it needs a Start"),
+    ({"End": "None"}, "End", "COMPLETED attempt ended: it needs an End"),
+    ({"End": "Unknown"}, "End", "it needs an End"),
+    ({"State": "NODE_FAIL", "End": "Unknown"}, "End", "NODE_FAIL attempt ended"),
+    ({"State": "CANCELLED by 0", "End": "None"}, "End", "CANCELLED attempt ended"),
+    ({"State": "RUNNING", "End": "2026-11-22T03:22:00"}, "End", "a RUNNING attempt has no End yet"),
+    ({"State": "RUNNING", "Start": "Unknown", "End": "Unknown"}, "Start", "a RUNNING attempt needs a Start"),
+    # Times out of order: End before Start stopped the run at data quality, naming no file or line.
+    ({"End": "2026-11-22T03:21:50"}, "End", "before the Start 2026-11-22 03:21:58"),
+    ({"Start": "2026-11-22T03:21:50", "End": "2026-11-22T03:21:52"}, "Start", "before the Submit"),
+    # Times outside the window: 1970 was accepted; a time after the dump is not possible.
+    ({"Submit": "1970-01-01T00:00:00"}, "Submit", "before 2000-01-01, the earliest valid date"),
+    ({"Start": "1970-01-01T00:00:01"}, "Start", "before 2000-01-01"),
+    ({"Eligible": "1970-01-01T00:00:01"}, "Eligible", "before 2000-01-01"),
+    ({"Submit": "0001-01-01T00:00:00", "Eligible": "0001-01-01T00:00:00"}, "Submit", "before 2000-01-01"),
+    ({"End": "2026-11-24T03:22:00"}, "End", "after the dump time"),
+    ({"Submit": "2030-01-01T00:00:00"}, "Submit", "after the dump time"),
+    # Host lists: against NNodes, the fleet (node1-4), a bound checked before expansion, host names.
+    ({"NNodes": "100000", "NodeList": "gpu[1-100000]"}, "NodeList", "names 100,000 nodes that no other record names"),
+    ({"NNodes": "2"}, "NNodes", "the NodeList names 1 nodes"),
+    ({"NNodes": "1", "NodeList": "node[1-3]"}, "NNodes", "the NodeList names 3 nodes"),
+    ({"NNodes": "20000000", "NodeList": "gpu[1-20000000]"}, "NodeList", "more than any cluster has"),
+    ({"NNodes": "25000000", "NodeList": "rack[1-5000]n[1-5000]"}, "NodeList", "more than any cluster has"),
+    ({"NodeList": "node[1-99999999999999999999999]"}, "NodeList", "more than any cluster has"),
+    ({"NodeList": "node$1"}, "NodeList", "node node$1 is not a host name"),
+    ({"NNodes": "2", "NodeList": "node1,no de2"}, "NodeList", "is not a host name"),
+    ({"NodeList": "node[1-"}, "NodeList", ""),
+    # GPU fields that cannot be read were 0 GPUs.
+    ({"AllocTRES": "%%garbage%%"}, "AllocTRES", "expected a TRES list"),
+    ({"AllocTRES": "cpu=1,gres/gpu=99999999999999999999"}, "AllocTRES", "expected gres/gpu"),
+    ({"AllocTRES": "cpu=1,gres/gpu=-3"}, "AllocTRES", "expected gres/gpu"),
+    ({"AllocTRES": "cpu=1,gres/gpu:h100=2.5"}, "AllocTRES", "expected gres/gpu"),
+    ({"ReqTRES": "gpus please"}, "ReqTRES", "expected a TRES list"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "reason"),
+    [
+        pytest.param(*case, marks=hostile(Outcome.QUARANTINE), id="-".join(case[0].values()))
+        for case in QUARANTINED_FIELDS
+    ],
+)
+def test_a_broken_sacct_field_is_quarantined(real, baseline, tmp_path: Path, fields: dict, field: str, reason: str):
+    columns, rows = real
+    dump = psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, **fields))
+    quarantine, stats = Quarantine(strict=False), SacctReadStats()
+    started = time.monotonic()
+    attempts = sacct_attempts(dump, clock(), stats, quarantine)
+    assert time.monotonic() - started < 10  # a 25,000,000-node list is refused, not expanded
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, field, reason)
+    assert attempts == without_line(baseline, T_OK + 2)
+    assert stats.attempts == len(baseline) - 1
+
+
+@hostile(Outcome.QUARANTINE)
+def test_a_record_before_the_configured_earliest_date_is_quarantined(real, baseline, tmp_path: Path):
+    columns, rows = real
+    fields = {"Submit": "2026-11-21T23:59:59", "Eligible": "2026-11-21T23:59:59"}
+    dump = psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, **fields))
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(earliest=date(2026, 11, 22)), quarantine=quarantine)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "Submit", "before 2026-11-22, the earliest valid date")
+    assert attempts == without_line(baseline, T_OK + 2)
+
+
+@hostile(Outcome.QUARANTINE)
+def test_a_failed_node_that_is_not_a_host_name_is_quarantined(real, baseline, tmp_path: Path):
+    """FailedNode (Slurm 23.02+) names the node blamed for a failure: a lemon-node signal."""
+    columns, rows = real
+    rows = [{**row, "FailedNode": ""} for row in rows]
+    rows[T_OK]["FailedNode"] = "node1;reboot"
+    dump = psv(tmp_path / "sacct.psv", [*columns, "FailedNode"], rows)
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "FailedNode", "not a host name")
+    assert attempts == without_line(baseline, T_OK + 2)
+
+
+@hostile(Outcome.QUARANTINE)
+def test_a_row_of_the_wrong_width_is_quarantined(real, baseline, tmp_path: Path):
+    columns, rows = real
+    dump = psv(tmp_path / "sacct.psv", columns, rows)
+    lines = dump.read_text().splitlines()
+    lines[T_OK + 1] += "|extra"
+    write(dump, lines)
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "row", "the header has 20")
+    assert attempts == without_line(baseline, T_OK + 2)
+
+
+# ---- sacct --parsable2: records that are right, and must land as they are ------------------------------------------
+
+
+@hostile(Outcome.FIGURE)
+def test_array_records_sharing_a_job_id_raw_are_kept_apart_by_their_index(real, baseline, tmp_path: Path):
+    """Some dumps give an array's tasks the array's JobIDRaw: 12_0, 12_1 and 12_2 are three attempts, not duplicates."""
+    columns, rows = real
+    shared = [{**row, "JobIDRaw": "12"} if row["JobID"].startswith("12_") else row for row in rows]
+    stats = SacctReadStats()
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, shared), clock(), stats)
+    assert stats.duplicate_records == 0
+    assert [a.job_id for a in attempts if a.job_id_raw == "12"] == ["12_0", "12_1", "12_2"]
+    assert [vars(a) | {"job_id_raw": ""} for a in attempts] == [vars(a) | {"job_id_raw": ""} for a in baseline]
+
+
+@hostile(Outcome.FIGURE)
+def test_the_same_record_twice_lands_once(real, baseline, tmp_path: Path):
+    columns, rows = real
+    stats = SacctReadStats()
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, rows[T_OK]]), clock(), stats)
+    assert stats.duplicate_records == 1
+    kept = next(a for a in attempts if a.job_id == "3")
+    assert kept.source_line == len(rows) + 2  # the later copy
+
+    assert sorted(
+        (vars(a) | {"source_line": 0} for a in attempts), key=lambda a: (a["job_id_raw"], a["submit_at"])
+    ) == sorted((vars(a) | {"source_line": 0} for a in baseline), key=lambda a: (a["job_id_raw"], a["submit_at"]))
+
+
+@pytest.mark.parametrize("delimiter", ["\x1f", "|#"])
+@hostile(Outcome.FIGURE)
+def test_any_delimiter_a_site_uses_is_found_from_the_header(real, baseline, tmp_path: Path, delimiter: str):
+    """`|#` is GCM's (its fields may hold `||`), 0x1f the one no job name can break."""
+    columns, rows = real
+    rows = changed(rows, T_OK, JobName="a||b|c")
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, rows, delimiter), clock())
+    assert next(a for a in attempts if a.job_id == "3").job_name == "a||b|c"
+    assert [vars(a) | {"job_name": ""} for a in attempts] == [vars(a) | {"job_name": ""} for a in baseline]
+
+
+@hostile(Outcome.FIGURE)
+def test_gcm_sacct_output_with_its_delimiter_reads(tmp_path: Path):
+    """GCM's own test sample (`-o all --delimiter '|#'`): two steps skipped, a FAILED 128-node job and
+    a REQUEUED 32-node one whose SubmitLine holds `||` and a newline (tests/data/README.md)."""
+    sample = Path(__file__).parent / "data" / "gcm" / "sample-sacct-one-multiline.txt"
+    stats, quarantine = SacctReadStats(), Quarantine(strict=False)
+    attempts = sacct_attempts(sample, LocalClock(UTC), stats, quarantine)
+    assert quarantine.errors == [] and stats.steps_skipped == 2
+    assert [(a.job_id, a.state, a.n_nodes, len(a.nodes), a.gpus, a.source_line) for a in attempts] == [
+        ("201729", "FAILED", 128, 128, 1024, 3),
+        ("201844", "REQUEUED", 32, 32, 256, 4),
+    ]
+    assert attempts[1].end_at == datetime(2023, 1, 16, 7, 31, 52)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        # cancelled while pending: never started, no nodes
+        {"State": "CANCELLED by 0", "Start": "None", "NodeList": "None assigned", "AllocTRES": ""},
+        # pending: sacct prints the scheduler's expected Start
+        {"State": "PENDING", "Start": "2026-11-22T05:00:00", "End": "Unknown", "NodeList": "None assigned"},
+        {"AllocTRES": "billing=1,cpu=1,mem=100M,node=1"},  # no GPUs at all: 0, rightly
+    ],
+    ids=["cancelled-pending", "pending", "no-gpus"],
+)
+@hostile(Outcome.FIGURE)
+def test_legitimate_records_without_times_or_gpus_land(real, baseline, tmp_path: Path, fields: dict):
+    columns, rows = real
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(
+        psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, **fields)), clock(), quarantine=quarantine
+    )
+    assert quarantine.errors == []
+    (landed,) = [a for a in attempts if a.source_line == T_OK + 2]
+    assert landed.gpus == (3 if "AllocTRES" not in fields else 0)
+    assert landed.start_at == (None if fields.get("Start") == "None" else landed.start_at)
+    assert without_line(attempts, T_OK + 2) == without_line(baseline, T_OK + 2)
+
+
+@hostile(Outcome.FIGURE)
+def test_times_on_either_side_of_a_dst_fall_back_are_not_out_of_order(real, baseline, tmp_path: Path):
+    """01:50 EDT then 01:10 EST: printed in local time, the End reads before the Start, by less
+    than the hour the clocks went back. It lands (both counted as ambiguous), not quarantined."""
+    columns, rows = real
+    fields = {"Submit": "2026-11-01T00:30:00", "Eligible": "2026-11-01T00:30:00", "Start": "2026-11-01T01:50:00"}
+    rows = changed(rows, T_OK, End="2026-11-01T01:10:00", **fields)
+    new_york = clock(tz=ZoneInfo("America/New_York"))
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, rows), new_york, quarantine=quarantine)
+    assert quarantine.errors == [] and new_york.ambiguous == 2
+    assert next(a for a in attempts if a.job_id == "3").start_at == datetime(2026, 11, 1, 5, 50)
+    assert len(attempts) == len(baseline)
+
+
+# ---- whole files refused -----------------------------------------------------------------------------------------
+
+
+@hostile(Outcome.ERROR)
+def test_a_truncated_gzip_dump_is_refused_naming_the_file(real, tmp_path: Path):
+    """DuckDB said `Unexpected end of GZIP stream`, naming no file."""
+    columns, rows = real
+    dump = truncate(psv(tmp_path / "sacct.psv.gz", columns, rows * 50))
+    with pytest.raises(InputFormatError) as refused:
+        sacct_attempts(dump, clock())
+    assert (refused.value.path, refused.value.field) == (str(dump), "file")
+    assert refused.value.line > 2 and "cut off or corrupt" in refused.value.reason
+
+
+@hostile(Outcome.ERROR)
+def test_a_file_named_gz_that_is_not_gzip_is_refused(real, tmp_path: Path):
+    columns, rows = real
+    dump = psv(tmp_path / "sacct.psv", columns, rows).rename(tmp_path / "sacct.psv.gz")
+    with pytest.raises(InputFormatError) as refused:
+        sacct_attempts(dump, clock())
+    assert (refused.value.path, refused.value.line, refused.value.field) == (str(dump), 1, "file")
+
+
+@hostile(Outcome.ERROR)
+def test_a_header_without_a_required_column_is_refused(real, tmp_path: Path):
+    columns, rows = real
+    dump = psv(
+        tmp_path / "sacct.psv",
+        [c if c != "NNodes" else "NNode" for c in columns],
+        [{("NNode" if k == "NNodes" else k): v for k, v in row.items()} for row in rows],
+    )
+    with pytest.raises(InputFormatError) as refused:
+        sacct_attempts(dump, clock())
+    assert (refused.value.line, refused.value.field, refused.value.reason) == (1, "header", "missing columns NNodes")
+
+
+# ---- Open XDMoD's headerless dump ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def xdmod_baseline(real, tmp_path_factory: pytest.TempPathFactory) -> list[SimpleNamespace]:
+    whole = xdmod(tmp_path_factory.mktemp("xdmod") / "xdmod.log", real[1])
+    return sacct_attempts(whole, clock(), header=XDMOD_FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "reason"),
+    [
+        ({"Start": "Unknown"}, "Start", "it needs a Start"),
+        ({"End": "2026-11-22T03:21:50"}, "End", "before the Start"),
+        ({"NNodes": "100000", "NodeList": "gpu[1-100000]"}, "NodeList", "no other record names"),
+        ({"AllocTRES": "cpu=1,gres/gpu=lots"}, "AllocTRES", "expected gres/gpu"),
+    ],
+    ids=["start-unknown", "end-before-start", "fleet", "tres"],
+)
+@hostile(Outcome.QUARANTINE)
+def test_a_broken_xdmod_field_is_quarantined(real, xdmod_baseline, tmp_path: Path, fields, field, reason):
+    _, rows = real
+    dump = xdmod(tmp_path / "xdmod.log", changed(rows, T_OK, **fields))
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine, header=XDMOD_FIELDS)
+    assert_quarantined(quarantine.errors, dump, T_OK + 1, field, reason)  # headerless: row i is line i + 1
+    assert attempts == without_line(xdmod_baseline, T_OK + 1)
+
+
+@hostile(Outcome.ERROR)
+def test_a_truncated_xdmod_gzip_is_refused_naming_the_file(real, tmp_path: Path):
+    _, rows = real
+    dump = truncate(xdmod(tmp_path / "xdmod.log.gz", rows * 50))
+    with pytest.raises(InputFormatError) as refused:
+        sacct_attempts(dump, clock(), header=XDMOD_FIELDS)
+    assert (refused.value.path, refused.value.field) == (str(dump), "file")
+
+
+# ---- sacct --json ------------------------------------------------------------------------------------------------
+
+JOB_3 = 4  # jobs[4] of the real document is job 3 (t_ok): reported as line 5
+
+
+@pytest.fixture(scope="module")
+def document(slurm_fixtures: Path) -> dict:
+    return json.loads((slurm_fixtures / "sacct.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def json_baseline(slurm_fixtures: Path) -> list[SimpleNamespace]:
+    return json_attempts(slurm_fixtures / "sacct.json", clock=clock())
+
+
+def broken_job(document: dict, path: list, value) -> dict:
+    """The document with jobs[JOB_3] changed at `path` (keys into the job) to `value`."""
+    changed_document = json.loads(json.dumps(document))
+    job = changed_document["jobs"][JOB_3]
+    *parents, last = path
+    for key in parents:
+        job = job[key]
+    job[last] = value
+    return changed_document
+
+
+def tres_count(value) -> list:
+    return ["tres", "allocated", 5, "count", value]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field", "reason"),
+    [
+        (["time", "start"], 0, "Start", "COMPLETED attempt ran: it needs a Start"),
+        (["time", "end"], 0, "End", "COMPLETED attempt ended: it needs an End"),
+        (["time", "end"], 1795317700, "End", "before the Start"),
+        (["time", "submission"], 1, "Submit", "before 2000-01-01"),
+        (["time", "end"], 4102444800, "End", "after the dump time"),  # 2100
+        (["time", "end"], 10**13, f"jobs[{JOB_3}].time.end", "not a time"),  # past year 9999
+        (["time", "start"], "soon", f"jobs[{JOB_3}].time.start", "expected a whole number"),
+        (tres_count(None)[:-1], "abc", f"jobs[{JOB_3}].tres.allocated", "expected a whole number"),
+        (tres_count(None)[:-1], 2.5, f"jobs[{JOB_3}].tres.allocated", "expected a whole number"),
+        (tres_count(None)[:-1], -3, "AllocTRES", "a GPU count is negative"),
+        (["nodes"], "gpu[1-100000]", "NodeList", "names 100,000 nodes that no other record names"),
+        (["allocation_nodes"], 3, "NNodes", "the NodeList names 1 nodes"),
+        (["allocation_nodes"], 10**30, f"jobs[{JOB_3}].allocation_nodes", "out of range"),
+        (["name"], {"t": "ok"}, f"jobs[{JOB_3}].name", "expected a string"),
+        (["nodes"], "node;rm -rf", "NodeList", "is not a host name"),
+        (["time"], None, f"jobs[{JOB_3}]", "TypeError"),
+        (["state"], {}, f"jobs[{JOB_3}]", "no 'current' field"),
+    ],
+    ids=lambda v: str(v)[:20],
+)
+@hostile(Outcome.QUARANTINE)
+def test_a_broken_json_job_is_quarantined(document, json_baseline, tmp_path: Path, path, value, field, reason):
+    dump = tmp_path / "jobs.json"
+    dump.write_text(json.dumps(broken_job(document, path, value)))
+    quarantine = Quarantine(strict=False)
+    attempts = json_attempts(dump, quarantine=quarantine, clock=clock())
+    assert_quarantined(quarantine.errors, dump, JOB_3 + 1, field, reason)
+    assert attempts == without_line(json_baseline, JOB_3 + 1)
+
+
+@hostile(Outcome.QUARANTINE)
+def test_a_json_job_that_is_not_an_object_is_quarantined(document, json_baseline, tmp_path: Path):
+    broken = json.loads(json.dumps(document))
+    broken["jobs"][JOB_3] = [3, "t_ok"]
+    dump = tmp_path / "jobs.json"
+    dump.write_text(json.dumps(broken))
+    quarantine = Quarantine(strict=False)
+    attempts = json_attempts(dump, quarantine=quarantine, clock=clock())
+    assert_quarantined(quarantine.errors, dump, JOB_3 + 1, f"jobs[{JOB_3}]", "a job is not a JSON object")
+    assert attempts == without_line(json_baseline, JOB_3 + 1)
+
+
+@hostile(Outcome.FIGURE)
+def test_json_array_tasks_sharing_a_job_id_are_kept_apart(document, json_baseline, tmp_path: Path):
+    shared = json.loads(json.dumps(document))
+    for job in shared["jobs"]:
+        if job["array"]["task_id"] is not None:
+            job["job_id"] = 12
+    dump = tmp_path / "jobs.json"
+    dump.write_text(json.dumps(shared))
+    stats = SacctJsonReadStats()
+    attempts = json_attempts(dump, stats, clock=clock())
+    assert stats.duplicate_records == 0
+    assert sorted(a.job_id for a in attempts if a.job_id_raw == "12") == ["12_0", "12_1", "12_2"]
+    assert len(attempts) == len(json_baseline)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "field"),
+    [
+        ("jobs.json", '{"jobs": {"1": {}}}', "jobs"),
+        ("jobs.json", '{"jobs": [{"job_id": 1', "document"),
+        ("jobs.json.gz", None, "file"),
+    ],
+    ids=["jobs-not-a-list", "truncated-json", "truncated-gzip"],
+)
+@hostile(Outcome.ERROR)
+def test_a_json_document_that_cannot_be_read_is_refused(slurm_fixtures: Path, tmp_path: Path, name, content, field):
+    dump = tmp_path / name
+    if content is None:
+        dump.write_bytes(gzip.compress((slurm_fixtures / "sacct.json").read_bytes() * 3))
+        truncate(dump)
+    else:
+        dump.write_text(content)
+    with pytest.raises(InputFormatError) as refused:
+        json_attempts(dump, clock=clock())
+    assert (refused.value.path, refused.value.field) == (str(dump), field)
+
+
+# ---- sacctmgr show event, scontrol show node -----------------------------------------------------------------------
+
+EVENTS = "sacctmgr_event.final.psv"
+NODE3_EVENT = 4  # line 4: node3 DOWN "xid 79 gpu fell off bus", 03:22:04 - 03:22:33
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        (6, "node[1-20000000]", "more than any cluster has"),
+        (6, "node$3", "node node$3 is not a host name"),
+        (6, "node[3-", ""),
+        (3, "2026-11-22T03:21:00", "before the TimeStart 2026-11-22T03:22:04"),
+        (8, "1970-01-01T00:00:00", "before 2000-01-01"),
+        (8, "2099-01-01T00:00:00", "after the dump time"),
+    ],
+    ids=["huge", "host-name", "unreadable", "end-before-start", "1970", "future"],
+)
+@hostile(Outcome.QUARANTINE)
+def test_a_broken_node_event_is_quarantined(slurm_fixtures: Path, tmp_path: Path, column: int, value: str, reason: str):
+    lines = (slurm_fixtures / EVENTS).read_text().splitlines()
+    whole = list(read_sacctmgr_events(slurm_fixtures / EVENTS, clock()))
+    fields = lines[NODE3_EVENT - 1].split("|")
+    fields[column] = value
+    lines[NODE3_EVENT - 1] = "|".join(fields)
+    events_file = write(tmp_path / "events.psv", lines)
+    quarantine = Quarantine(strict=False)
+    started = time.monotonic()
+    events = list(read_sacctmgr_events(events_file, clock(), quarantine))
+    assert time.monotonic() - started < 5
+    field = {3: "TimeEnd", 6: "NodeName", 8: "TimeStart"}[column]
+    assert_quarantined(quarantine.errors, events_file, NODE3_EVENT, field, reason)
+    assert events == [e for e in whole if e.source_line != NODE3_EVENT]
+
+
+@hostile(Outcome.ERROR)
+def test_a_truncated_gzip_of_node_events_is_refused(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / EVENTS).read_text().splitlines()
+    events_file = truncate(write(tmp_path / "events.psv.gz", lines[:1] + lines[1:] * 40))
+    with pytest.raises(InputFormatError) as refused:
+        list(read_sacctmgr_events(events_file, clock(), Quarantine(strict=False)))
+    assert (refused.value.path, refused.value.field) == (str(events_file), "file") and refused.value.line > 1
+
+
+SNAPSHOT = "scontrol_show_node.down.txt"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "reason"),
+    [
+        ("NodeName=node3 ", "NodeName=node$3 ", "NodeName", "node node$3 is not a host name"),
+        ("[root@2026-11-22T03:22:04]", "[root@1970-01-01T00:00:00]", "Reason", "before 2000-01-01"),
+        ("[root@2026-11-22T03:22:04]", "[root@2099-01-01T00:00:00]", "Reason", "after the dump time"),
+        ("[root@2026-11-22T03:22:04]", "[root@2026-11-22T99:22:04]", "Reason", "hour"),
+    ],
+    ids=["host-name", "1970", "future", "unreadable"],
+)
+@hostile(Outcome.QUARANTINE)
+def test_a_broken_scontrol_line_is_quarantined(slurm_fixtures: Path, tmp_path: Path, old, new, field, reason):
+    text = (slurm_fixtures / SNAPSHOT).read_text()
+    whole = list(read_scontrol_nodes(slurm_fixtures / SNAPSHOT, clock()))
+    snapshot = tmp_path / "scontrol.txt"
+    snapshot.write_text(text.replace(old, new))
+    quarantine = Quarantine(strict=False)
+    events = list(read_scontrol_nodes(snapshot, clock(), quarantine=quarantine))
+    assert_quarantined(quarantine.errors, snapshot, 3, field, reason)  # node3's line
+    assert events == [e for e in whole if e.node != "node3"]
+
+
+@hostile(Outcome.ERROR)
+def test_a_truncated_gzip_snapshot_is_refused(slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / SNAPSHOT).read_text().splitlines()
+    snapshot = truncate(write(tmp_path / "scontrol.txt.gz", lines * 40))
+    with pytest.raises(InputFormatError) as refused:
+        list(read_scontrol_nodes(snapshot, clock(), quarantine=Quarantine(strict=False)))
+    assert (refused.value.path, refused.value.field) == (str(snapshot), "file")
+
+
+# ---- the window of valid times comes from the config ----------------------------------------------------------------
+
+
+@hostile(Outcome.ERROR)
+def test_an_earliest_record_that_is_not_a_date_is_refused_naming_the_key(tmp_path: Path):
+    from flows.config import ConfigError, load_config
+
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'cluster = "ci"\n\n[[sources]]\nkind = "sacct_psv"\npath = "s.psv"\n\n[ingest]\nearliest_record = "soon"\n'
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_config(config)
+    assert "earliest_record" in str(refused.value) and str(config) in str(refused.value)
+
+
+@hostile(Outcome.QUARANTINE)
+def test_the_landing_quarantines_a_record_before_the_configured_earliest_date(real, baseline, tmp_path: Path):
+    """`[ingest] earliest_record` reaches the reader through the landing; the record is counted."""
+    from flows.config import load_config
+    from flows.land import land_month
+    from flows.months import Month
+
+    columns, rows = real
+    fields = {"Submit": "2026-11-21T23:59:59", "Eligible": "2026-11-21T23:59:59"}
+    psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, **fields))
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'cluster = "ci"\n\n[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n'
+        '[paths]\ndata = "data"\n\n[ingest]\nearliest_record = 2026-11-22\n'
+    )
+    landed = land_month(load_config(config), Month.parse("2026-11"), as_of=AS_OF)
+    manifest = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert (manifest["records"], manifest["quarantined"]) == (len(baseline) - 1, 1)
+    (quarantined,) = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
+    assert (quarantined["line"], quarantined["field"]) == (T_OK + 2, "Submit")
+    assert quarantined["reason"].startswith("before 2026-11-22, the earliest valid date")
