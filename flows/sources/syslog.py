@@ -6,7 +6,9 @@
 - remote kernel log (host first, bracketed ISO time, nanoseconds):
   `192.168.11.119: kern: warning: [2026-04-22T21:27:51.291912866Z]: NVRM: ...`
 A timestamp without an offset is in the configured site time zone; fractions past microseconds
-are cut. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
+are cut. The host is the word before the message's tag (`kernel:`, `nhc[811]:`, after an optional
+severity word as SONiC's template writes it): a "host" of two words is read whole and quarantined
+by the node-name rule (`flows.sources.node_names`), never attributed to its first word. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
 picks out the lines that carry the wanted message (a substring test) and DuckDB reads their
 prefixes and messages.
 """
@@ -22,16 +24,22 @@ import pyarrow as pa
 from flows.sources.clock import LocalClock, TimeZone
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
+from flows.sources.health_files import READ_ERRORS, unreadable
+from flows.sources.node_names import NODE_NAME, NODE_NAME_RULE
 from flows.sources.quarantine import Quarantine
 from flows.sources.sql import create_temp_table, sql_quote
 
 # RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it. RE2 reads
 # an anchored pattern of at most four groups in one pass, several times faster than with a fifth.
-_ISO = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\s+(\S+)\s+"
+# The host: the shortest run of words before the tag (with its pid) and its colon.
+_HOST = (
+    r"(\S+(?:\s+\S+)*?)\s+(?:(?:EMERG|ALERT|CRIT|ERR|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG)\s+)?[^\s:\[]*(?:\[\d+\])?:"
+)
+_ISO = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\s+" + _HOST
 _ISO_GROUPS = ["stamp", "fraction", "zone", "host"]
 _REMOTE_KERN = r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\]: "
 _REMOTE_GROUPS = ["host", "stamp", "fraction", "zone"]
-_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\s+(\S+)\s+"
+_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\s+" + _HOST
 _BSD_GROUPS = ["month", "day", "clock", "host"]
 NO_PREFIX = "a syslog line needs a timestamp and a host (ISO or BSD format)"
 LINES_SCHEMA = pa.schema([("source_line", pa.int64()), ("line", pa.string())])
@@ -46,7 +54,7 @@ class SyslogReadStats:
 
 def read_syslog_messages(
     path: Path,
-    marker: str,
+    marker: str | tuple[str, ...],
     fields: str,
     groups: list[str],
     tz: TimeZone,
@@ -56,21 +64,26 @@ def read_syslog_messages(
 ) -> pa.Table:
     """(source_line, node, ts, *groups, rest) of each line in which RE2 pattern `fields` is found:
     its capture groups as strings named `groups`, and `rest`, the line's text after the match.
-    `marker` is a plain substring of every match (Python's prefilter).
+    `marker` is a plain substring of every match, or a tuple of them (Python's prefilter).
 
-    A matching line without a readable prefix goes to the quarantine (it names the file and line).
+    A matching line without a readable prefix goes to the quarantine (it names the file and line),
+    and so does a file that cannot be read to its end (its lines up to there are read).
     """
     stats = stats if stats is not None else SyslogReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    markers = (marker,) if isinstance(marker, str) else marker
     numbers, lines, total = [], [], 0
-    with open_text(path) as handle:
-        for total, line in enumerate(handle, start=1):
-            if marker in line:
-                numbers.append(total)
-                lines.append(line.rstrip("\r\n"))
+    try:
+        with open_text(path) as handle:
+            for total, line in enumerate(handle, start=1):
+                if any(m in line for m in markers):
+                    numbers.append(total)
+                    lines.append(line.rstrip("\r\n"))
+    except READ_ERRORS as exc:  # a corrupt or truncated .gz: the lines before it are kept
+        quarantine.reject(unreadable(path, total + 1, exc))
     found, problems = syslog_prefixes(pa.table([numbers, lines], schema=LINES_SCHEMA), tz, year, fields, groups)
-    for line_no, value, reason in problems:
-        quarantine.reject(InputFormatError(path, line_no, "timestamp", value, reason))
+    for line_no, field, value, reason in problems:
+        quarantine.reject(InputFormatError(path, line_no, field, value, reason))
     matched = found.num_rows + len(problems)
     stats.lines += total
     stats.matched += matched
@@ -95,9 +108,10 @@ def landed_rows(found: pa.Table, path: Path, columns: dict[str, pa.Array | pa.Ch
 
 def syslog_prefixes(
     lines: pa.Table, tz: TimeZone, year: int, fields: str | None = None, groups: list[str] | None = None
-) -> tuple[pa.Table, list[tuple[int, str, str]]]:
+) -> tuple[pa.Table, list[tuple[int, str, str, str]]]:
     """(source_line, node, ts) of `lines` (source_line, line) in line order, `ts` naive UTC, and the
-    (source_line, value, reason) of each line without a readable syslog prefix.
+    (source_line, field, value, reason) of each line without a readable syslog prefix (field
+    `timestamp`) or whose host is not a node name (field `host`).
 
     With `fields`, only the lines in which it is found, with its groups and the rest of the line
     (see `read_syslog_messages`).
@@ -118,13 +132,19 @@ def syslog_prefixes(
     with duckdb.connect() as con:
         create_temp_table(con, "syslog_lines", lines)
         con.execute(_read_stamps_sql(source, message, carried, wanted, year))
+        # a line is read when it has a node (a valid name) and a time; any other is a problem
+        valid_node = f"regexp_full_match(node, {sql_quote(NODE_NAME)})"
         problems = con.execute(
             f"""SELECT source_line,
+                       CASE WHEN node IS NOT NULL AND NOT {valid_node} THEN 'host' ELSE 'timestamp' END,
                        CASE WHEN node IS NULL THEN left(undated_line, 40)
+                            WHEN NOT {valid_node} THEN node
                             WHEN dated IS NOT NULL THEN dated.stamp || dated.fraction || dated.zone
                             ELSE bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1) END,
-                       CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)} ELSE 'not a valid date and time' END
-                FROM syslog_read WHERE node IS NULL OR local_ts IS NULL ORDER BY source_line"""
+                       CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)}
+                            WHEN NOT {valid_node} THEN {sql_quote(NODE_NAME_RULE)}
+                            ELSE 'not a valid date and time' END
+                FROM syslog_read WHERE node IS NULL OR local_ts IS NULL OR NOT {valid_node} ORDER BY source_line"""
         ).fetchall()
         local = "local_ts"
         bounds = con.execute("SELECT min(local_ts), max(local_ts) FROM syslog_read WHERE zone = ''").fetchall()[0]
@@ -141,7 +161,8 @@ def syslog_prefixes(
         found = con.sql(
             f"""SELECT source_line, node,
                        CASE WHEN zone = '' THEN {local} ELSE local_ts - to_seconds({offset}) END AS ts {extracted}
-                FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL ORDER BY source_line"""
+                FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL AND {valid_node}
+                ORDER BY source_line"""
         ).to_arrow_table()
     return found, problems
 
