@@ -6,9 +6,9 @@
 - remote kernel log (host first, bracketed ISO time, nanoseconds):
   `192.168.11.119: kern: warning: [2026-04-22T21:27:51.291912866Z]: NVRM: ...`
 A timestamp without an offset is in the configured site time zone; fractions past microseconds
-are cut. The host is the word before the message's tag (`kernel:`, `nhc[811]:`, after an optional
-severity word as SONiC's template writes it): a "host" of two words is read whole and quarantined
-by the node-name rule (`flows.sources.node_names`), never attributed to its first word. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
+are cut. The host is one word, then comes the message's tag (`kernel:`, `nhc[811]:`, after an
+optional severity word as SONiC's template writes it): a line whose host is two words, or is not a
+node name (`flows.sources.node_names`), is quarantined, never attributed to its first word. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
 picks out the lines that carry the wanted message (a substring test) and DuckDB reads their
 prefixes and messages.
 """
@@ -31,15 +31,19 @@ from flows.sources.sql import create_temp_table, sql_quote
 
 # RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it. RE2 reads
 # an anchored pattern of at most four groups in one pass, several times faster than with a fifth.
-# The host: the shortest run of words before the tag (with its pid) and its colon.
-_HOST = (
-    r"(\S+(?:\s+\S+)*?)\s+(?:(?:EMERG|ALERT|CRIT|ERR|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG)\s+)?[^\s:\[]*(?:\[\d+\])?:"
-)
-_ISO = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\s+" + _HOST
+_ISO = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\s+(\S+)\s+"
 _ISO_GROUPS = ["stamp", "fraction", "zone", "host"]
 _REMOTE_KERN = r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\]: "
 _REMOTE_GROUPS = ["host", "stamp", "fraction", "zone"]
-_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\s+" + _HOST
+_BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\s+(\S+)\s+"
+# The host is one word, followed by the message's tag (`kernel:`, `nhc[811]:`, after an optional
+# severity word as SONiC writes it): a line where a second word comes first has a host of two
+# words, never attributed to the first. Without groups RE2 tests it in one fast pass.
+_TAGGED = (
+    r"^(?:(?:\d{4}-\d{2}-\d{2}T\S+\s+\S+|[A-Z][a-z]{2}\s+\d{1,2} \S+\s+\S+)\s+"
+    r"(?:(?:EMERG|ALERT|CRIT|ERR|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG)\s+)?[^\s:\[]*(?:\[\d+\])?:|\S+: kern: )"
+)
+NOT_TAGGED = "the word after the host is not the message's tag (`kernel:`, `nhc[811]:`): a host of two words?"
 _BSD_GROUPS = ["month", "day", "clock", "host"]
 NO_PREFIX = "a syslog line needs a timestamp and a host (ISO or BSD format)"
 LINES_SCHEMA = pa.schema([("source_line", pa.int64()), ("line", pa.string())])
@@ -71,12 +75,12 @@ def read_syslog_messages(
     """
     stats = stats if stats is not None else SyslogReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    markers = (marker,) if isinstance(marker, str) else marker
+    first, *others = (marker,) if isinstance(marker, str) else marker
     numbers, lines, total = [], [], 0
     try:
         with open_text(path) as handle:
             for total, line in enumerate(handle, start=1):
-                if any(m in line for m in markers):
+                if first in line or (others and any(m in line for m in others)):
                     numbers.append(total)
                     lines.append(line.rstrip("\r\n"))
     except READ_ERRORS as exc:  # a corrupt or truncated .gz: the lines before it are kept
@@ -133,7 +137,7 @@ def syslog_prefixes(
         create_temp_table(con, "syslog_lines", lines)
         con.execute(_read_stamps_sql(source, message, carried, wanted, year))
         # a line is read when it has a node (a valid name) and a time; any other is a problem
-        valid_node = f"regexp_full_match(node, {sql_quote(NODE_NAME)})"
+        valid_node = "node_ok"
         problems = con.execute(
             f"""SELECT source_line,
                        CASE WHEN node IS NOT NULL AND NOT {valid_node} THEN 'host' ELSE 'timestamp' END,
@@ -142,6 +146,7 @@ def syslog_prefixes(
                             WHEN dated IS NOT NULL THEN dated.stamp || dated.fraction || dated.zone
                             ELSE bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1) END,
                        CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)}
+                            WHEN NOT tagged THEN {sql_quote(NOT_TAGGED)}
                             WHEN NOT {valid_node} THEN {sql_quote(NODE_NAME_RULE)}
                             ELSE 'not a valid date and time' END
                 FROM syslog_read WHERE node IS NULL OR local_ts IS NULL OR NOT {valid_node} ORDER BY source_line"""
@@ -175,12 +180,13 @@ def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year:
     `syslog_prefixes`); BSD stamps have no year, so they get `year`."""
     return f"""CREATE TEMP TABLE syslog_read AS
         WITH matched AS (
-            SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
+            SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line, tagged
             FROM (SELECT source_line, line, {message}
-                         regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
+                         regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso,
+                         regexp_matches(line, {sql_quote(_TAGGED)}) AS tagged
                   FROM {source})
         ), stamped AS (
-            SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line
+            SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line, tagged
             FROM matched WHERE {wanted} undated_line IS NULL
             UNION ALL
             SELECT source_line, {carried}
@@ -188,11 +194,12 @@ def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year:
                         'zone': remote.zone, 'host': remote.host}} END,
                    CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
                                                                   {_BSD_GROUPS!r}) END,
-                   undated_line
+                   undated_line, tagged
             FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
                   FROM matched WHERE {wanted} undated_line IS NOT NULL)
         )
-        SELECT *,
+        SELECT *, tagged AND regexp_full_match(node, {sql_quote(NODE_NAME)}) AS node_ok
+        FROM (SELECT *,
                coalesce(dated.host, nullif(bsd.host, '')) AS node,
                CASE WHEN dated IS NOT NULL THEN try_strptime(dated.stamp, '%Y-%m-%dT%H:%M:%S')
                     ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1),
@@ -201,4 +208,4 @@ def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year:
                                                   6), 6, '0') AS BIGINT))
                  AS local_ts,
                coalesce(dated.zone, '') AS zone
-        FROM stamped"""
+        FROM stamped)"""
