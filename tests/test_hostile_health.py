@@ -384,6 +384,18 @@ def test_nvlink_error_counters_are_compared_with_dcgms_thresholds(health_fixture
 
 
 @hostile(Outcome.FIGURE)
+def test_one_nvlink_output_per_gpu_in_one_file_are_all_read(health_fixtures: Path, tmp_path: Path):
+    """An epilog looping over the GPUs writes one `dcgmi nvlink -e -g <gpu> -j` after the other."""
+    sample = (health_fixtures / "dcgmi_nvlink_e_gpu0.json").read_text()
+    gpu1 = json.loads(sample)
+    gpu1["header"][1] = "GPU 1"
+    gpu1["body"]["Link 4"]["children"]["Recovery Error"]["value"] = "3"
+    write(tmp_path / "gpu1" / "20261103T100000Z.json", sample + json.dumps(gpu1, indent=8) + "\n")
+    checks = list(read_dcgm_health_dir(tmp_path))
+    assert [(c.status, c.message) for c in checks] == [("Failure", "GPU 1 Link 4: 3 new Recovery Error (total 3)")]
+
+
+@hostile(Outcome.FIGURE)
 def test_nvlink_link_status_text_is_read_beside_the_json(health_fixtures: Path, tmp_path: Path):
     """The real `dcgmi nvlink -s` (all up) is healthy; a link Down is a Failure naming GPU and link."""
     sample = (health_fixtures / "dcgmi_nvlink_s.txt").read_text()

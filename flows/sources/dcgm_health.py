@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
-from flows.sources.health_files import READ_ERRORS, unreadable
+from flows.sources.health_files import READ_ERRORS, invalid, unreadable
 from flows.sources.node_names import node_name
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import HealthCheck
@@ -180,9 +180,7 @@ def _parse(model: type[_Model], document: object, path: Path) -> _Model:
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "document"
-        raise InputFormatError(path, 1, field, repr(first["input"]), f"unexpected dcgmi JSON: {first['msg']}") from None
+        raise invalid(path, 1, exc, repr(exc.errors()[0]["input"]), "dcgmi JSON of a known shape") from None
 
 
 def _health_checks(output: _Output, check: _Checks) -> Iterator[HealthCheck]:

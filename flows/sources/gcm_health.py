@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
-from flows.sources.health_files import READ_ERRORS, unreadable
+from flows.sources.health_files import READ_ERRORS, invalid, unreadable
 from flows.sources.node_names import node_name
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import HealthCheck
@@ -75,7 +75,7 @@ class _Record(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     node: StrictStr
-    health_check: StrictStr
+    health_check: StrictStr = Field(min_length=1)
     result: Literal[0, 1, 2, 3]
     message: str | None = Field(default=None, alias="_msg")
     start_time: float | None = None
@@ -102,11 +102,7 @@ def _records(line: str, path: Path, line_no: int) -> list[_Record]:
         try:
             records.append(_Record.model_validate(item))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "record"
-            raise InputFormatError(
-                path, line_no, field, line.strip(), f"not a GCM health-check record: {first['msg']}"
-            ) from None
+            raise invalid(path, line_no, exc, line.strip(), "a GCM health-check record", "record") from None
     return records
 
 
