@@ -298,6 +298,13 @@ def dcgm_case(tmp_path: Path, bad_name: str, bad: str) -> tuple[list, Quarantine
             marks=hostile(Outcome.QUARANTINE),
         ),
         pytest.param(
+            "gpu2/20261103T100000Z.txt",
+            "+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n    gpuId 0:\n",
+            "link status",
+            id="nvlink-s-cut-short",
+            marks=hostile(Outcome.QUARANTINE),
+        ),
+        pytest.param(
             "20261103T100000Z.json",
             json.dumps(HEALTHY),
             "file name",

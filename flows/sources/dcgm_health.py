@@ -221,6 +221,7 @@ def _nvlink_counters(output: _Output, path: Path, check: _Checks, counters: dict
 _STATUS_TITLE = "NvLink Link Status"
 _ENTITY = re.compile(r"^\s+(gpuId|physicalId) (\d+):$")
 _STATES = re.compile(r"^\s+([UDX_](?: [UDX_])*)$")
+_LINK_ENTITIES = re.compile(r"^\s+\d+:\d+(?:\s+\d+:\d+)*$")  # `nvlink -s -e`'s wrapped entity ids
 _ENTITY_NAMES = {"gpuId": ("GPU", "Failure"), "physicalId": ("NvSwitch", "Warning")}
 
 
@@ -239,8 +240,14 @@ def _link_status(text: str, path: Path, check: _Checks) -> Iterator[HealthCheck]
                 message = f"{name} {entity[1]}: NvLink links {', '.join(down)} Down"
                 yield check("NVLINK system", status, message, line_no)
             entity = None
-        elif line.strip() and not line.lstrip().startswith(("+", "|", "GPUs:", "NvSwitches:", "No ", "Key:", "Link ")):
+        elif (
+            line.strip()
+            and not line.lstrip().startswith(("+", "|", "GPUs:", "NvSwitches:", "No ", "Key:", "Link Entities:"))
+            and not _LINK_ENTITIES.match(line)
+        ):
             raise InputFormatError(path, line_no, "link status", line.strip(), "not a line of dcgmi nvlink -s")
+    if not any(line.startswith("Key:") for line in lines):  # dcgmi's last line: the output was cut short
+        raise InputFormatError(path, len(lines), "link status", lines[-1], "cut short: no closing Key line")
 
 
 DIAG_STATUS = {"fail": "Failure", "warn": "Warning"}
