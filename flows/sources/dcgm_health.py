@@ -106,6 +106,8 @@ _Model = TypeVar("_Model", bound=BaseModel)
 def read_dcgm_health_dir(
     root: Path, stats: DcgmReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[HealthCheck]:
+    """The health checks of every file under `root`, each file's whole or none (a file that cannot
+    be read is quarantined); files in path order, so a node's nvlink -e counts in time order."""
     stats = stats if stats is not None else DcgmReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     counters: dict[tuple, int] = {}  # (node, GPU, link, counter) -> the node's last nvlink -e count

@@ -46,6 +46,7 @@ class GcmReadStats:
 def read_gcm_health_dir(
     root: Path, stats: GcmReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[HealthCheck]:
+    """The non-OK results of every file under `root`, each line's records all or none."""
     stats = stats if stats is not None else GcmReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
