@@ -8,8 +8,10 @@ Every check GCM runs emits one record: `node`, `health_check` (its name, e.g. "x
 - file sink: the record split by value type, `{"int": {"result": 2, "job_id": 0}, "double":
   {"start_time": ..., "end_time": ...}, "normal": {"node": ..., "health_check": ..., "_msg": ...}}`
 The source is a directory: every file under it (rotated logs `health.log.1`, per-node folders,
-`.gz`) is read. OK results are counted and skipped; every other result is one health check. A
-line that is not such a record goes to the quarantine, naming the file, line and field.
+`.gz`) is read. OK results are counted and skipped; every other result is one health check, however
+many a line holds. A line that is not such records (a field of the wrong type, a node that is a
+list or not a node name) goes to the quarantine whole, naming the file, line and field; a file
+that cannot be read to its end is quarantined from there on.
 """
 
 from __future__ import annotations
@@ -19,9 +21,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
+from flows.sources.health_files import READ_ERRORS, invalid, unreadable
+from flows.sources.node_names import node_name
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import HealthCheck
 
@@ -39,72 +46,86 @@ class GcmReadStats:
 def read_gcm_health_dir(
     root: Path, stats: GcmReadStats | None = None, quarantine: Quarantine | None = None
 ) -> Iterator[HealthCheck]:
+    """The non-OK results of every file under `root`, each line's records all or none."""
     stats = stats if stats is not None else GcmReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         stats.files += 1
         relative = str(path.relative_to(root))
-        with open_text(path) as handle:
-            for line_no, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    records = _records(line, path, line_no)
-                    for record in records:
-                        stats.records += 1
-                        check = _check(record, path, line_no, relative)
-                        if check is None:
-                            stats.ok_results += 1
-                            continue
-                        stats.incidents += 1
-                        yield check
-                except InputFormatError as error:
-                    quarantine.reject(error)
+        line_no = 0
+        try:
+            with open_text(path) as handle:
+                for line_no, line in enumerate(handle, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        checks = [_check(record, path, line_no, relative) for record in _records(line, path, line_no)]
+                    except InputFormatError as error:  # the line's records land together or not at all
+                        quarantine.reject(error)
+                        continue
+                    stats.records += len(checks)
+                    stats.ok_results += checks.count(None)
+                    stats.incidents += len(checks) - checks.count(None)
+                    yield from (check for check in checks if check is not None)
+        except READ_ERRORS as exc:
+            quarantine.reject(unreadable(path, line_no + 1, exc))
 
 
-def _records(line: str, path: Path, line_no: int) -> list[dict]:
+class _Record(BaseModel):
+    """One GCM health-check record (the fields read; others are allowed)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    node: StrictStr
+    health_check: StrictStr = Field(min_length=1)
+    result: Literal[0, 1, 2, 3]
+    message: str | None = Field(default=None, alias="_msg")
+    start_time: float | None = None
+    end_time: float | None = None
+
+
+def _records(line: str, path: Path, line_no: int) -> list[_Record]:
     try:
         document = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputFormatError(path, line_no, "record", line.strip(), f"not JSON: {exc.msg}") from None
-    documents = document if isinstance(document, list) else [document]
     records = []
-    for item in documents:
-        if not isinstance(item, dict):
-            raise InputFormatError(path, line_no, "record", line.strip(), "expected a GCM health-check record")
-        if "normal" in item:  # file sink: values grouped by type
-            item = {key: value for group in ("normal", "int", "double") for key, value in item.get(group, {}).items()}
-        records.append(item)
+    for item in document if isinstance(document, list) else [document]:
+        if isinstance(item, dict) and "normal" in item:  # file sink: values grouped by type
+            groups = [item.get(group, {}) for group in ("normal", "int", "double")]
+            bad = [
+                name
+                for name, group in zip(("normal", "int", "double"), groups, strict=True)
+                if not isinstance(group, dict)
+            ]
+            if bad:
+                raise InputFormatError(path, line_no, bad[0], line.strip(), "a file-sink group is an object of values")
+            item = {key: value for group in groups for key, value in group.items()}
+        try:
+            records.append(_Record.model_validate(item))
+        except ValidationError as exc:
+            raise invalid(path, line_no, exc, line.strip(), "a GCM health-check record", "record") from None
     return records
 
 
-def _check(record: dict, path: Path, line_no: int, source_file: str) -> HealthCheck | None:
+def _check(record: _Record, path: Path, line_no: int, source_file: str) -> HealthCheck | None:
     """The record as a health check; None for an OK result."""
-
-    def need(field: str):
-        value = record.get(field)
-        if value in (None, ""):
-            raise InputFormatError(path, line_no, field, json.dumps(record)[:80], "missing from the GCM record")
-        return value
-
-    result = need("result")
-    if result not in RESULTS:
-        raise InputFormatError(path, line_no, "result", str(result), "expected 0 (OK), 1, 2 or 3")
-    node, name = str(need("node")), str(need("health_check"))
-    if result == 0:
+    node = node_name(record.node, path, line_no)
+    if record.result == 0:
         return None
-    when = record.get("end_time") or need("start_time")
+    when = record.end_time if record.end_time is not None else record.start_time
+    if when is None:
+        raise InputFormatError(path, line_no, "start_time", record.health_check, "missing from the GCM record")
     try:
-        ts = datetime.fromtimestamp(float(when), UTC)
-    except (TypeError, ValueError, OverflowError):
+        ts = datetime.fromtimestamp(when, UTC)
+    except (ValueError, OverflowError, OSError):
         raise InputFormatError(path, line_no, "end_time", str(when), "expected epoch seconds") from None
     return HealthCheck(
         node=node,
         ts=ts,
         source="gcm",
-        check=name,
-        status=RESULTS[result],
-        message=str(record.get("_msg") or "").strip(),
+        check=record.health_check,
+        status=RESULTS[record.result],
+        message=(record.message or "").strip(),
         source_file=source_file,
         source_line=line_no,
     )

@@ -6,7 +6,9 @@
 - remote kernel log (host first, bracketed ISO time, nanoseconds):
   `192.168.11.119: kern: warning: [2026-04-22T21:27:51.291912866Z]: NVRM: ...`
 A timestamp without an offset is in the configured site time zone; fractions past microseconds
-are cut. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
+are cut. The host is one word, then comes the message's tag (`kernel:`, `nhc[811]:`, after an
+optional severity word as SONiC's template writes it): a line whose host is two words, or is not a
+node name (`flows.sources.node_names`), is quarantined, never attributed to its first word. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
 picks out the lines that carry the wanted message (a substring test) and DuckDB reads their
 prefixes and messages.
 """
@@ -22,6 +24,8 @@ import pyarrow as pa
 from flows.sources.clock import LocalClock, TimeZone
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
+from flows.sources.health_files import READ_ERRORS, unreadable
+from flows.sources.node_names import NODE_NAME, NODE_NAME_RULE
 from flows.sources.quarantine import Quarantine
 from flows.sources.sql import create_temp_table, sql_quote
 
@@ -32,6 +36,14 @@ _ISO_GROUPS = ["stamp", "fraction", "zone", "host"]
 _REMOTE_KERN = r"^(\S+): kern: \w+: \[(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\]: "
 _REMOTE_GROUPS = ["host", "stamp", "fraction", "zone"]
 _BSD = r"^([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\s+(\S+)\s+"
+# The host is one word, followed by the message's tag (`kernel:`, `nhc[811]:`, after an optional
+# severity word as SONiC writes it): a line where a second word comes first has a host of two
+# words, never attributed to the first. Without groups RE2 tests it in one fast pass.
+_TAGGED = (
+    r"^(?:(?:\d{4}-\d{2}-\d{2}T\S+\s+\S+|[A-Z][a-z]{2}\s+\d{1,2} \S+\s+\S+)\s+"
+    r"(?:(?:EMERG|ALERT|CRIT|ERR|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG)\s+)?[^\s:\[]*(?:\[\d+\])?:|\S+: kern: )"
+)
+NOT_TAGGED = "the word after the host is not the message's tag (`kernel:`, `nhc[811]:`): a host of two words?"
 _BSD_GROUPS = ["month", "day", "clock", "host"]
 NO_PREFIX = "a syslog line needs a timestamp and a host (ISO or BSD format)"
 LINES_SCHEMA = pa.schema([("source_line", pa.int64()), ("line", pa.string())])
@@ -46,7 +58,7 @@ class SyslogReadStats:
 
 def read_syslog_messages(
     path: Path,
-    marker: str,
+    marker: str | tuple[str, ...],
     fields: str,
     groups: list[str],
     tz: TimeZone,
@@ -56,21 +68,26 @@ def read_syslog_messages(
 ) -> pa.Table:
     """(source_line, node, ts, *groups, rest) of each line in which RE2 pattern `fields` is found:
     its capture groups as strings named `groups`, and `rest`, the line's text after the match.
-    `marker` is a plain substring of every match (Python's prefilter).
+    `marker` is a plain substring of every match, or a tuple of them (Python's prefilter).
 
-    A matching line without a readable prefix goes to the quarantine (it names the file and line).
+    A matching line without a readable prefix goes to the quarantine (it names the file and line),
+    and so does a file that cannot be read to its end (its lines up to there are read).
     """
     stats = stats if stats is not None else SyslogReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    first, *others = (marker,) if isinstance(marker, str) else marker
     numbers, lines, total = [], [], 0
-    with open_text(path) as handle:
-        for total, line in enumerate(handle, start=1):
-            if marker in line:
-                numbers.append(total)
-                lines.append(line.rstrip("\r\n"))
+    try:
+        with open_text(path) as handle:
+            for total, line in enumerate(handle, start=1):
+                if first in line or (others and any(m in line for m in others)):
+                    numbers.append(total)
+                    lines.append(line.rstrip("\r\n"))
+    except READ_ERRORS as exc:  # a corrupt or truncated .gz: the lines before it are kept
+        quarantine.reject(unreadable(path, total + 1, exc))
     found, problems = syslog_prefixes(pa.table([numbers, lines], schema=LINES_SCHEMA), tz, year, fields, groups)
-    for line_no, value, reason in problems:
-        quarantine.reject(InputFormatError(path, line_no, "timestamp", value, reason))
+    for line_no, field, value, reason in problems:
+        quarantine.reject(InputFormatError(path, line_no, field, value, reason))
     matched = found.num_rows + len(problems)
     stats.lines += total
     stats.matched += matched
@@ -95,9 +112,10 @@ def landed_rows(found: pa.Table, path: Path, columns: dict[str, pa.Array | pa.Ch
 
 def syslog_prefixes(
     lines: pa.Table, tz: TimeZone, year: int, fields: str | None = None, groups: list[str] | None = None
-) -> tuple[pa.Table, list[tuple[int, str, str]]]:
+) -> tuple[pa.Table, list[tuple[int, str, str, str]]]:
     """(source_line, node, ts) of `lines` (source_line, line) in line order, `ts` naive UTC, and the
-    (source_line, value, reason) of each line without a readable syslog prefix.
+    (source_line, field, value, reason) of each line without a readable syslog prefix (field
+    `timestamp`) or whose host is not a node name (field `host`).
 
     With `fields`, only the lines in which it is found, with its groups and the rest of the line
     (see `read_syslog_messages`).
@@ -118,13 +136,20 @@ def syslog_prefixes(
     with duckdb.connect() as con:
         create_temp_table(con, "syslog_lines", lines)
         con.execute(_read_stamps_sql(source, message, carried, wanted, year))
+        # a line is read when it has a node (a valid name) and a time; any other is a problem
+        valid_node = "node_ok"
         problems = con.execute(
             f"""SELECT source_line,
+                       CASE WHEN node IS NOT NULL AND NOT {valid_node} THEN 'host' ELSE 'timestamp' END,
                        CASE WHEN node IS NULL THEN left(undated_line, 40)
+                            WHEN NOT {valid_node} THEN node
                             WHEN dated IS NOT NULL THEN dated.stamp || dated.fraction || dated.zone
                             ELSE bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1) END,
-                       CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)} ELSE 'not a valid date and time' END
-                FROM syslog_read WHERE node IS NULL OR local_ts IS NULL ORDER BY source_line"""
+                       CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)}
+                            WHEN NOT tagged THEN {sql_quote(NOT_TAGGED)}
+                            WHEN NOT {valid_node} THEN {sql_quote(NODE_NAME_RULE)}
+                            ELSE 'not a valid date and time' END
+                FROM syslog_read WHERE node IS NULL OR local_ts IS NULL OR NOT {valid_node} ORDER BY source_line"""
         ).fetchall()
         local = "local_ts"
         bounds = con.execute("SELECT min(local_ts), max(local_ts) FROM syslog_read WHERE zone = ''").fetchall()[0]
@@ -141,7 +166,8 @@ def syslog_prefixes(
         found = con.sql(
             f"""SELECT source_line, node,
                        CASE WHEN zone = '' THEN {local} ELSE local_ts - to_seconds({offset}) END AS ts {extracted}
-                FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL ORDER BY source_line"""
+                FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL AND {valid_node}
+                ORDER BY source_line"""
         ).to_arrow_table()
     return found, problems
 
@@ -154,12 +180,13 @@ def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year:
     `syslog_prefixes`); BSD stamps have no year, so they get `year`."""
     return f"""CREATE TEMP TABLE syslog_read AS
         WITH matched AS (
-            SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line
+            SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line, tagged
             FROM (SELECT source_line, line, {message}
-                         regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso
+                         regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso,
+                         regexp_matches(line, {sql_quote(_TAGGED)}) AS tagged
                   FROM {source})
         ), stamped AS (
-            SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line
+            SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line, tagged
             FROM matched WHERE {wanted} undated_line IS NULL
             UNION ALL
             SELECT source_line, {carried}
@@ -167,11 +194,12 @@ def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year:
                         'zone': remote.zone, 'host': remote.host}} END,
                    CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
                                                                   {_BSD_GROUPS!r}) END,
-                   undated_line
+                   undated_line, tagged
             FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
                   FROM matched WHERE {wanted} undated_line IS NOT NULL)
         )
-        SELECT *,
+        SELECT *, tagged AND regexp_full_match(node, {sql_quote(NODE_NAME)}) AS node_ok
+        FROM (SELECT *,
                coalesce(dated.host, nullif(bsd.host, '')) AS node,
                CASE WHEN dated IS NOT NULL THEN try_strptime(dated.stamp, '%Y-%m-%dT%H:%M:%S')
                     ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1),
@@ -180,4 +208,4 @@ def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year:
                                                   6), 6, '0') AS BIGINT))
                  AS local_ts,
                coalesce(dated.zone, '') AS zone
-        FROM stamped"""
+        FROM stamped)"""

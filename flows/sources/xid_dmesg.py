@@ -12,7 +12,8 @@ Each line's time prefix may be, as the tools print it:
   (e.g. `echo "# boot_time: $(date -u -d "$(uptime -s)" +%FT%TZ)"; dmesg`); a later such line
   starts the next boot. Without one, the Xid lines are quarantined, saying so.
 Times without an offset are in the site's time zone. Non-Xid lines (the rest of the kernel log,
-multi-line context) are counted and skipped.
+multi-line context) are counted and skipped. A folder whose name is not a node name, or a capture
+that cannot be read to its end (a corrupt .gz), is quarantined; the other captures are read.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ import pyarrow as pa
 from flows.sources.clock import TimeZone, to_utc
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
+from flows.sources.health_files import READ_ERRORS, unreadable
+from flows.sources.node_names import node_name
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import XidEvent
 from flows.sources.syslog import LINES_SCHEMA, syslog_prefixes
-from flows.sources.xid_syslog import XID_RE
+from flows.sources.xid_syslog import XID_RE, xid_number
 
 _BOOT_TIME = re.compile(r"^#\s*boot_time:\s*(\S+)\s*$")
 _MONOTONIC = re.compile(r"^\[\s*(\d+)\.(\d{1,9})\]\s")
@@ -63,7 +66,12 @@ def read_xid_dmesg_dir(
     for node_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for path in sorted(p for p in node_dir.rglob("*") if p.is_file()):
             stats.files += 1
-            for item, journal_line in _read_capture(path, node_dir.name, tz, stats):
+            try:
+                node = node_name(node_dir.name, path, 1, "node folder")
+            except InputFormatError as error:
+                found.append(error)
+                continue
+            for item, journal_line in _read_capture(path, node, tz, stats):
                 if journal_line is not None:
                     journal.append((len(found), journal_line))
                 found.append(item)
@@ -72,11 +80,9 @@ def read_xid_dmesg_dir(
         dated, problems = syslog_prefixes(lines, tz, year)
         for index, ts in zip(dated["source_line"].to_pylist(), dated["ts"].to_pylist(), strict=True):
             found[index].ts = ts.replace(tzinfo=UTC)
-        for index, value, reason in problems:
+        for index, field, value, reason in problems:
             event = found[index]
-            found[index] = InputFormatError(
-                Path(root, event.source_file), event.source_line, "timestamp", value, reason
-            )
+            found[index] = InputFormatError(Path(root, event.source_file), event.source_line, field, value, reason)
     seen: set[tuple[str, datetime, str]] = set()
     for item in found:
         if isinstance(item, InputFormatError):
@@ -96,13 +102,18 @@ def _read_capture(
     """Each Xid line of one capture as an event (or the error that stops it), with the line itself
     when it is in a journal format, whose time is read later with the directory's other such lines."""
     boot: datetime | None = None
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
+    line_no = 0
+    try:
+        for line_no, line in enumerate(_lines(path), start=1):
             line = line.rstrip("\r\n")
             stats.lines += 1
             marker = _BOOT_TIME.match(line)
             if marker:
-                boot = _boot_time(marker.group(1), path, line_no, tz)
+                try:
+                    boot = _boot_time(marker.group(1), path, line_no, tz)
+                except InputFormatError as error:  # the lines after it then lack a boot time, each quarantined
+                    boot = None
+                    yield error, None
                 continue
             xid = XID_RE.search(line)
             if not xid:
@@ -111,19 +122,27 @@ def _read_capture(
             stats.matched += 1
             try:
                 ts = _dmesg_time(line, path, line_no, tz, boot)
+                number = xid_number(xid.group(2), path, line_no)
             except InputFormatError as error:
                 yield error, None
                 continue
             event = XidEvent(
                 node=node,
                 ts=ts,
-                xid=int(xid.group(2)),
+                xid=number,
                 pci=xid.group(1),
                 message=xid.group(3),
                 source_line=line_no,
                 source_file=str(path.relative_to(path.parents[1])),
             )
             yield event, (line if ts is None else None)
+    except READ_ERRORS as exc:
+        yield unreadable(path, line_no + 1, exc), None
+
+
+def _lines(path: Path) -> Iterator[str]:
+    with open_text(path) as handle:
+        yield from handle
 
 
 def _boot_time(text: str, path: Path, line_no: int, tz: TimeZone) -> datetime:
@@ -138,7 +157,10 @@ def _dmesg_time(line: str, path: Path, line_no: int, tz: TimeZone, boot: datetim
     """The time of a line in one of dmesg's own formats; None for a journal (syslog) line."""
     iso = _DMESG_ISO.match(line)
     if iso:
-        return datetime.fromisoformat(f"{iso.group(1)}.{iso.group(2)}{iso.group(3)}").astimezone(UTC)
+        try:
+            return datetime.fromisoformat(f"{iso.group(1)}.{iso.group(2)}{iso.group(3)}").astimezone(UTC)
+        except ValueError as exc:
+            raise InputFormatError(path, line_no, "timestamp", iso.group(1), str(exc)) from None
     ctime = _CTIME.match(line)
     if ctime:
         try:
@@ -156,5 +178,8 @@ def _dmesg_time(line: str, path: Path, line_no: int, tz: TimeZone, boot: datetim
                 "seconds since boot need the boot time: add a '# boot_time: <ISO time>' line before them",
             )
         seconds, fraction = monotonic.groups()
-        return boot + timedelta(seconds=int(seconds), microseconds=int(fraction.ljust(6, "0")[:6]))
+        try:
+            return boot + timedelta(seconds=int(seconds), microseconds=int(fraction.ljust(6, "0")[:6]))
+        except OverflowError:
+            raise InputFormatError(path, line_no, "timestamp", line[:40], "seconds since boot out of range") from None
     return None

@@ -45,9 +45,10 @@ checks as (
         status as code,
         message,
         -- NHC and ticket rules match the check name (ticket: its category); DCGM rules match
-        -- "<system>: <Failure|Warning>"; GCM rules "<check>: <CRITICAL|WARNING|UNKNOWN>: <message>"
+        -- "<system>: <Failure|Warning>", link rules "<interface>: <event>", IPMI SEL rules
+        -- "<sensor>: <event>"; GCM rules "<check>: <CRITICAL|WARNING|UNKNOWN>: <message>"
         case
-            when source = 'dcgm' then check_name || ': ' || status
+            when source in ('dcgm', 'link', 'ipmi_sel') then check_name || ': ' || status
             when source = 'gcm' then check_name || ': ' || status || ': ' || message
             else check_name
         end as signal_text,
@@ -108,11 +109,12 @@ matched as (
         first_rules.rule_order,
         first_rules.category,
         first_rules.severity,
-        -- one row per event (a source line names one node)
+        -- the event's number among those of its source line and node: a DCGM file's checks all
+        -- have line 1 and a GCM line can hold several records of one node, and each is an event
         row_number() over (
             partition by events.source, events.source_file, events.source_line, events.node
-            order by first_rules.rule_order
-        ) as rule_rank
+            order by events.event_at, events.check_name, events.code, events.message
+        ) as line_event
     from events
     left join first_rules
         on
@@ -125,7 +127,8 @@ final as (
 
     select
         {{ dbt.hash(dbt.concat(["matched.source", "'|'", "matched.source_file", "'|'",
-                                "cast(matched.source_line as varchar)", "'|'", "matched.node"])) }} as event_id,
+                                "cast(matched.source_line as varchar)", "'|'", "matched.node", "'|'",
+                                "cast(matched.line_event as varchar)"])) }} as event_id,
         matched.cluster,
         matched.node,
         matched.event_at,
@@ -143,7 +146,6 @@ final as (
     from matched
     left join {{ ref('failure_categories') }} as categories
         on categories.category = coalesce(matched.category, 'unclassified')
-    where matched.rule_rank = 1
 
 )
 
