@@ -19,7 +19,6 @@ from flows.delivery import channels, delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
 from flows.months import Month
 from flows.pipeline import (
-    MonthParam,
     config_path,
     failure,
     monthly_report,
@@ -66,8 +65,8 @@ def alert_on_backfill_failure(flow, flow_run, state) -> None:
 def backfill(
     cluster: str,
     config: ClusterConfig | str,
-    from_month: MonthParam,
-    to_month: MonthParam,
+    from_month: Month,
+    to_month: Month,
     force: bool = False,
     resend: bool = False,
     partial: bool = False,

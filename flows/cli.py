@@ -15,7 +15,7 @@ from pathlib import Path
 from flows.config import ConfigError, config_summary, load_config, source_problems, starter_config
 from flows.errors import EXIT_DONE, UsageError, exit_code
 from flows.land import missing_inputs
-from flows.months import Month, parse_as_of, requested_month
+from flows.months import Month, parse_as_of, reportable
 
 
 def _month(text: str) -> Month:
@@ -126,7 +126,7 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
     """Refuse, before any work, a month in the future, one that has not ended (without --partial)
     and an --as-of that is not a time or lies in the future: UsageError, exit 2."""
     for month in months:
-        requested_month(str(month), partial=partial)
+        reportable(month, partial=partial)
     dumped_at = parse_as_of(as_of)
     if dumped_at is not None and dumped_at <= min(months).start:
         raise UsageError(f"--as-of {as_of} is not after the start of {min(months)}: nothing of the month was recorded")

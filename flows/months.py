@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_core import core_schema
 
 from flows.errors import UsageError
 
@@ -31,6 +34,26 @@ class Month:
 
     def __str__(self) -> str:
         return f"{self.year:04d}-{self.month:02d}"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        """As a flow parameter: YYYY-MM text (a deployment's run: the server checks the pattern) or a
+        Month, given to the flow as a Month and recorded as its text."""
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.no_info_after_validator_function(
+                cls.parse, core_schema.str_schema(pattern=MONTH_RE.pattern)
+            ),
+            python_schema=core_schema.no_info_plain_validator_function(cls._coerce),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
+
+    @classmethod
+    def _coerce(cls, value: object) -> Month:
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        raise ValueError(f"month must be YYYY-MM, got {value!r}")
 
     @property
     def start(self) -> datetime:
@@ -65,13 +88,9 @@ class MonthNotEndedError(UsageError):
     """The month asked for has not ended and a partial report was not asked for."""
 
 
-def requested_month(text: str, now: datetime | None = None, partial: bool = False) -> Month:
-    """The month `text` (YYYY-MM) names, if it can be reported: not in the future, and ended unless
-    `partial` (a partial report covers the month only up to when its records were taken)."""
-    try:
-        month = Month.parse(text)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+def reportable(month: Month, now: datetime | None = None, partial: bool = False) -> Month:
+    """`month` if it can be reported: not in the future, and ended unless `partial` (a partial
+    report covers the month only up to when its records were taken)."""
     now = now or datetime.now(UTC)
     if month.start > now:
         raise UsageError(f"month {month} is in the future")

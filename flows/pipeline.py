@@ -15,14 +15,12 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.exceptions import ParameterTypeError
 from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
-from pydantic import Field
 
 from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
@@ -30,14 +28,12 @@ from flows.atomic import staged_replacement
 from flows.config import ClusterConfig, ConfigError, load_config
 from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
 from flows.land import land_month
-from flows.months import MONTH_RE, Month, observed_end, parse_as_of, requested_month
+from flows.months import Month, observed_end, parse_as_of, reportable
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
 from flows.runlock import cluster_lock
 from flows.warehouse import build_month
 
-# A flow parameter `month`: the server checks the pattern when a run is created (`prefect deployment run`).
-MonthParam = Annotated[str, Field(pattern=MONTH_RE.pattern, description="YYYY-MM")]
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
 progress = logging.getLogger("flows.progress")
 
@@ -57,12 +53,12 @@ def config_path(parameter: str | dict) -> str:
     return parameter["config_path"] if isinstance(parameter, dict) else parameter
 
 
-def report_month(month: Month | str | None, now: datetime | None = None, partial: bool = False) -> Month:
-    """The month to report: `month` (a Month or YYYY-MM, flows/months.requested_month) or, by default,
-    the month before the run's scheduled time (a scheduled run that starts late still reports its own month)."""
-    if not month:
+def report_month(month: Month | None, now: datetime | None = None, partial: bool = False) -> Month:
+    """The month to report: `month`, if it can be (flows/months.reportable), or by default the month
+    before the run's scheduled time (a scheduled run that starts late still reports its own month)."""
+    if month is None:
         return Month.last_full(now or flow_run_info.scheduled_start_time)
-    return requested_month(str(month), now, partial)
+    return reportable(month, now, partial)
 
 
 @dataclass
@@ -237,7 +233,7 @@ def alert_on_failure(flow, flow_run, state) -> None:
 def monthly_report(
     cluster: str,
     config: ClusterConfig | str,
-    month: MonthParam | None = None,
+    month: Month | None = None,
     resend: bool = False,
     partial: bool = False,
     as_of: str | None = None,
@@ -251,8 +247,8 @@ def monthly_report(
     report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of`
     (ISO 8601) says when the records were dumped (default: the pull time of a live pull, else the
     latest time in the records). `config` is the ClusterConfig the CLI loaded, or (a deployment's
-    run) the config file's path, loaded here; the other parameters are strings, parsed here once,
-    and the stages get the parsed month and config."""
+    run) the config file's path, loaded here; `month` is a Month (the CLI's, or a deployment run's
+    YYYY-MM made one by the parameter's validation); the stages get the month and config typed."""
     report = report_month(month, partial=partial)
     dumped_at = parse_as_of(as_of)
     cfg = run_config(config, cluster)

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 from prefect.cli.deploy._models import PrefectYamlModel  # private module: prefect is pinned
+from prefect.exceptions import ParameterTypeError
 from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
 from flows.backfill import month_range
 from flows.months import Month, MonthNotEndedError
-from flows.pipeline import report_month
+from flows.pipeline import monthly_report, report_month
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,12 +80,16 @@ def test_the_report_month_is_checked():
     now = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
     assert report_month(None, now) == Month(2026, 10)  # a scheduled run reports the month before
     with pytest.raises(MonthNotEndedError, match="month 2026-11 has not ended .* pass --partial"):
-        report_month("2026-11", now)  # the current month only as a partial report
-    assert report_month("2026-11", now, partial=True) == Month(2026, 11)
+        report_month(Month(2026, 11), now)  # the current month only as a partial report
+    assert report_month(Month(2026, 11), now, partial=True) == Month(2026, 11)
     with pytest.raises(ValueError, match="month 2026-12 is in the future"):
-        report_month("2026-12", now)
-    with pytest.raises(ValueError, match="month must be YYYY-MM"):
-        report_month("2026-1", now)
+        report_month(Month(2026, 12), now)
+    # a run's text is made a Month by the flow parameter's validation, once
+    assert monthly_report.validate_parameters({"cluster": "c", "config": "c.toml", "month": "2026-10"})[
+        "month"
+    ] == Month(2026, 10)
+    with pytest.raises(ParameterTypeError, match="month must be YYYY-MM, got '2026-1'"):
+        monthly_report.validate_parameters({"cluster": "c", "config": "c.toml", "month": "2026-1"})
     assert [str(m) for m in month_range(Month(2025, 11), Month(2026, 2))] == [
         "2025-11",
         "2025-12",

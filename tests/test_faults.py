@@ -199,7 +199,7 @@ def test_a_failing_stage_is_alerted_by_email_and_sends_no_report(cluster, smtp_s
     assert not (cluster["work"] / "data" / "locks" / "kill.lock").exists()  # released
 
     smtp_server.reset()
-    with pytest.raises(ParameterTypeError, match="month: String should match pattern"):
+    with pytest.raises(ParameterTypeError, match="month: Value error, month must be YYYY-MM"):
         monthly_report("kill", str(cluster["config"]), "2026-13")
     (alert,) = smtp_server.parsed()
     assert alert["Subject"] == "FAILED: reliability report kill 2026-13, stage parameters"
