@@ -10,7 +10,6 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,14 +25,14 @@ from pydantic import Field
 
 from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
-from flows.atomic import staged_replacement
-from flows.config import ClusterConfig, ConfigError, load_config
+from flows.atomic import clear_leftovers, staged_replacement
+from flows.config import ClusterConfig, ConfigError, check_output_paths, load_config
 from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
-from flows.land import land_month
+from flows.land import land_month, read_manifest
 from flows.months import MONTH_RE, Month, observed_end, parse_as_of, requested_month
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
-from flows.runlock import cluster_lock
+from flows.runlock import run_lock
 from flows.warehouse import build_month
 
 # A flow parameter `month`: the server checks the pattern when a run is created (`prefect deployment run`).
@@ -44,10 +43,11 @@ progress = logging.getLogger("flows.progress")
 
 def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
     """A run's config: the one the CLI loaded (and checked), or loaded here from the path a
-    deployment's run gives; either way it must describe `cluster`."""
+    deployment's run gives; either way it must describe `cluster`, and its [paths] be writable."""
     loaded = config if isinstance(config, ClusterConfig) else load_config(config)
     if loaded.cluster != cluster:
         raise ConfigError(f"{loaded.config_path}: describes cluster {loaded.cluster!r}, not {cluster!r}")
+    check_output_paths(loaded)
     return loaded
 
 
@@ -63,6 +63,13 @@ def report_month(month: Month | str | None, now: datetime | None = None, partial
     if not month:
         return Month.last_full(now or flow_run_info.scheduled_start_time)
     return requested_month(str(month), now, partial)
+
+
+def clear_killed_runs(config: ClusterConfig) -> None:
+    """Remove what killed runs of the cluster left behind, whichever month they ran: temporary and
+    superseded copies of raw, landed and report directories (a run's own month is cleared anyway)."""
+    for parent in (config.data_dir / "raw", config.data_dir / "landed", config.reports_dir):
+        clear_leftovers(parent / config.cluster)
 
 
 @dataclass
@@ -145,7 +152,7 @@ def render(
     out_dir: Path,
 ) -> dict:
     """Write the report into `out_dir`; returns the paths it will have in the month's report directory."""
-    inputs = json.loads((landed_dir / "manifest.json").read_text())
+    inputs = read_manifest(landed_dir)
     quality_rows = [vars(q) for q in quality]
     as_of = datetime.fromisoformat(inputs["as_of"]["time"])
     period_end = observed_end(month, as_of)
@@ -181,7 +188,7 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
 def stage_counts(stage: str, result) -> str:
     """What a stage produced, in a few words with counts, for the progress lines."""
     if stage == "land":
-        sources = json.loads((result / "manifest.json").read_text())["sources"]
+        sources = read_manifest(result)["sources"]
         return f"{sum(s.get('records', 0) for s in sources.values()):,} records from {len(sources)} sources"
     if stage == "dbt":
         return f"{sum(result.values())} dbt nodes ({', '.join(f'{n} {s}' for s, n in sorted(result.items()))})"
@@ -257,7 +264,9 @@ def monthly_report(
     dumped_at = parse_as_of(as_of)
     cfg = run_config(config, cluster)
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
-    with cluster_lock(cfg.data_dir, cluster):  # one run per cluster writes at a time
+    # one run per cluster, and per warehouse (two configs may share one), writes at a time
+    with run_lock(cfg):
+        clear_killed_runs(cfg)
         landed_dir = pull_and_land(cfg, report, dumped_at)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
         quality = check_quality(cfg, report, landed_dir)
