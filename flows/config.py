@@ -144,7 +144,11 @@ class SourceConfig:
     retry_wait_seconds: float = 0.0  # ... the first wait between them, doubling
 
     def resolve(self, base: Path, cluster: str, month: Month) -> Path:
-        return (base / _fill(self.path, month=str(month), cluster=cluster)).resolve()
+        path = base / _fill(self.path, month=str(month), cluster=cluster)
+        try:
+            return path.resolve()
+        except RuntimeError:  # a symlink loop: input_problem names it
+            return path
 
 
 class FileSource(BaseModel):
@@ -340,7 +344,11 @@ class ConfigFile(BaseModel):
         if "sacct_psv" not in inputs:
             kinds = ", ".join(JOB_RECORD_SOURCES[:-1]) + f" or {JOB_RECORD_SOURCES[-1]}"
             raise ValueError(f"a {kinds} source (the job records) is required")
-        twice = [s.kind for s, i in zip(self.sources, inputs, strict=True) if inputs.count(i) > 1]
+        twice = [
+            f"[[sources]] #{n} ({s.kind})"
+            for n, (s, i) in enumerate(zip(self.sources, inputs, strict=True), 1)
+            if inputs.count(i) > 1
+        ]
         if twice:
             raise ValueError(f"each kind of input may come from one source only, not from {' and '.join(twice)}")
         return self
@@ -586,7 +594,8 @@ def check_output_paths(config: ClusterConfig) -> None:
 
 def input_problem(path: Path, directory: bool) -> str | None:
     """Why the input `path` cannot be read as a file (or a directory), or None: it does not exist,
-    is a directory where a file is read (or the reverse), a symlink loop, or unreadable."""
+    is a directory where a file is read (or the reverse), a symlink loop, unreadable, or (a
+    directory) holds an entry that is no file or directory."""
     import os
     import stat
 
@@ -599,6 +608,10 @@ def input_problem(path: Path, directory: bool) -> str | None:
         if not (directory or stat.S_ISREG(mode)):
             return f"{path} is not a regular file"  # a FIFO or device would block or never end
         os.close(os.open(path, os.O_RDONLY))  # a directory opens read-only too
+        if directory:  # the readers and the raw copy would pass over an entry that is no file unseen
+            unreadable = (entry for entry in path.rglob("*") if not (entry.is_dir() or entry.is_file()))
+            if entry := next(unreadable, None):
+                return input_problem(entry, directory=False)
     except FileNotFoundError:
         return (
             f"{path} is a broken symlink" if path.is_symlink() else f"{'directory ' * directory}{path} does not exist"
