@@ -158,6 +158,8 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     fingerprint = Figures.of(report_dir).fingerprint
     last = {channel: sent_log.last_sent(month, channel) for channel in due}
+    if damaged := next((r for r in last.values() if r is not None and r.status == DAMAGED), None):
+        return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
     if all(record is not None and record.figures_hash == fingerprint for record in last.values()):
         when = max(record.time for record in last.values())[:10]
         return True, f"report built and {' and '.join(_past(c) for c in due)} already ({when})"

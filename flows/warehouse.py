@@ -165,7 +165,7 @@ def warehouse_problem(warehouse: Path) -> str | None:
     if not warehouse.exists():
         return "missing"
     try:
-        with duckdb.connect(str(warehouse), read_only=True) as con:
+        with duckdb.connect(str(warehouse)) as con:  # read-write: any other process's lock conflicts
             con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()  # reads the catalog
     except duckdb.Error as error:
         if "Could not set lock" in str(error):

@@ -23,7 +23,7 @@ import flows.warehouse
 from flows.atomic import replace_dir_atomically
 from flows.cli import main, write_demo_config
 from flows.config import ClusterConfig, load_config
-from flows.delivery import deliver_report
+from flows.delivery import deliver_report, delivery_status
 from flows.errors import EXIT_FAILED, EXIT_INPUT, DiskFullError, MissingInputError, exit_code
 from flows.land import LandedMonthError, land_month, read_manifest
 from flows.months import Month
@@ -101,7 +101,8 @@ def test_a_sent_log_cut_mid_line_is_repaired_and_never_sends_the_month_again(
     config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
     config = replace(config, email=load_config_email(tmp_path, smtp_server.port))
 
-    outcome = deliver_report(config, str(MONTH), report_dir(tmp_path))
+    report = report_dir(tmp_path)
+    outcome = deliver_report(config, str(MONTH), report)
 
     assert smtp_server.messages == []  # it may have gone out: not a second time unasked
     assert outcome.done == [
@@ -114,6 +115,11 @@ def test_a_sent_log_cut_mid_line_is_repaired_and_never_sends_the_month_again(
     damaged = SentLog(log_path).records()[-1]
     assert (damaged.month, damaged.status, damaged.message_id) == (str(MONTH), DAMAGED, "<b@example.org>")
     assert lines[-1][:cut] in (log_path.parent / "c.jsonl.damaged").read_bytes()  # set aside, not dropped
+    assert delivery_status(config, str(MONTH), report) == (  # a backfill skips it too
+        True,
+        "report built; line 4 of c.jsonl could not be read (set aside in c.jsonl.damaged), so it may have gone out "
+        "(--resend to send)",
+    )
 
 
 def load_config_email(tmp_path: Path, port: int):
@@ -241,15 +247,21 @@ def test_a_damaged_landed_month_is_named_with_its_file(cluster, damage: dict, ex
     assert snapshot(cluster.data_dir) == before
 
 
-HOLD_DUCKDB = "import duckdb, sys, time\ncon = duckdb.connect(sys.argv[1])\nprint('held', flush=True)\ntime.sleep(60)\n"
+HOLD_DUCKDB = (
+    "import duckdb, sys, time\ncon = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == 'ro')\n"
+    "print('held', flush=True)\ntime.sleep(60)\n"
+)
 
 
 @hostile(Outcome.ERROR)
-def test_a_warehouse_another_program_has_open_is_a_clear_error_not_duckdbs(tmp_path) -> None:
+@pytest.mark.parametrize("mode", ["ro", "rw"], ids=["open to read", "open to write"])
+def test_a_warehouse_another_program_has_open_is_a_clear_error_not_duckdbs(tmp_path, mode: str) -> None:
     warehouse = tmp_path / "c.duckdb"
     duckdb.connect(str(warehouse)).close()
     before = warehouse.read_bytes()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_DUCKDB, str(warehouse)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_DUCKDB, str(warehouse), mode], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline() == "held\n"
         with pytest.raises(WarehouseBusyError, match=f"^warehouse {warehouse} is open in another process; close it"):
