@@ -580,8 +580,11 @@ def check_output_paths(config: ClusterConfig) -> None:
     """A ConfigError naming each [paths] entry a run cannot write to: a file where a directory goes
     (or the reverse for the warehouse), or a file on the way to one. Touches nothing."""
     problems = []
-    outputs = (("data", config.data_dir, True), ("reports", config.reports_dir, True))
-    for key, path, directory in (*outputs, ("warehouse", config.warehouse_path, False)):
+    for key, path, directory in (
+        ("data", config.data_dir, True),
+        ("reports", config.reports_dir, True),
+        ("warehouse", config.warehouse_path, False),
+    ):
         existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
         if existing == path and path.is_dir() != directory:
             kind = "directory" if path.is_dir() else "file"

@@ -32,7 +32,7 @@ UNNAMED_STALE_SECONDS = 60.0
 
 
 class ClusterBusyError(RuntimeError):
-    pass
+    """Another run holds the cluster's (or the warehouse's) lock and did not let go in time."""
 
 
 def holder(lock_path: Path) -> str | None:

@@ -136,8 +136,8 @@ def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
 def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
 
-    A missing or corrupt warehouse is first rebuilt from the cluster's other landed months
-    (rebuild_months). The models' unit tests check the SQL, not the month's data: they run in the
+    A missing or corrupt warehouse is rebuilt instead, from every landed month of the cluster
+    (rebuild). The models' unit tests check the SQL, not the month's data: they run in the
     test suite (`dbt_command(..., "test", "--select", "test_type:unit")`), not in every monthly build.
     """
     if problem := warehouse_problem(config.warehouse_path):
