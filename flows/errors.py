@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -29,11 +30,17 @@ class DiskFullError(RuntimeError):
 
 
 def disk_full(error: BaseException, writing: Path | str) -> DiskFullError | None:
-    """`error` as a DiskFullError naming what was being written, when it is one (ENOSPC, EDQUOT)."""
-    if not isinstance(error, OSError) or error.errno not in (errno.ENOSPC, errno.EDQUOT):
+    """`error` as a DiskFullError naming what was being written, when it is one: ENOSPC or EDQUOT,
+    or (DuckDB's and Arrow's errors carry no errno) their text in the message."""
+    reasons = [os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT)]
+    if isinstance(error, DiskFullError):  # named already, by what was writing
+        return None
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason = error.strerror
+    elif not (reason := next((r for r in reasons if r in str(error)), None)):
         return None
     return DiskFullError(
-        f"no space left on the device writing {writing}: {error.strerror}; "
+        f"no space left on the device writing {writing}: {reason}; "
         "free some space and run again (earlier results are unchanged)"
     )
 

@@ -372,6 +372,13 @@ def test_a_full_disk_while_filling_any_output_directory_names_it_and_keeps_the_l
         replace_dir_atomically(target, fill)
     assert snapshot(tmp_path) == {"2026-10": None, "2026-10/report.html": b"good"}
 
+    def copy(tmp: Path) -> None:  # DuckDB's error carries the reason in its text only
+        raise duckdb.IOException(f'Could not write file "{tmp}/attempts.parquet": No space left on device')
+
+    with pytest.raises(DiskFullError, match=f"^no space left on the device writing {target}: No space left on device;"):
+        replace_dir_atomically(target, copy)
+    assert snapshot(tmp_path) == {"2026-10": None, "2026-10/report.html": b"good"}
+
 
 def not_readable(monkeypatch, path: Path) -> None:
     """`path` unreadable: by its mode, and as root (who reads anything) by refusing its open."""
