@@ -36,7 +36,7 @@ TEXT_FIELD = re.compile(r'"(' + "|".join(LEADING) + r')": "((?:[^"\\]|\\.)*)"')
 class SentRecord:
     cluster: str
     month: str
-    status: str  # sending | sent
+    status: str  # sending | sent | damaged
     figures_hash: str  # the fingerprint of the figures it carried (flows/delivery.py, Figures)
     message_id: str
     recipients: tuple[str, ...]
@@ -114,10 +114,14 @@ class SentLog:
                 aside.write(f"# {now}: line {number} of {self.path.name}\n".encode() + line + b"\n")
         self._write(records)
         for number, _, record in damaged:
-            about = f"a record of {record.month}" if record.month else "a record of no month it can be tied to"
+            about = (
+                f"it was a record of {record.month}, which is not sent again without --resend"
+                if record.month
+                else "it names no month and follows no unfinished send, so it is taken for no send that went out"
+            )
             log.warning(
                 "sent-log %s line %d could not be read (cut short?): set aside in %s.damaged, the log repaired "
-                "from the other lines; it was %s, which is not sent again without --resend",
+                "from the other lines; %s",
                 self.path,
                 number,
                 self.path.name,

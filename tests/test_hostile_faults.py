@@ -138,7 +138,9 @@ def test_a_line_of_garbage_in_the_sent_log_is_set_aside_and_the_other_months_rea
     log_path.write_bytes(b"".join(lines[:2]) + b"\x00\xff not json\n" + b"".join(lines[2:]))
     log = SentLog(log_path)
     assert log.last_sent("2026-09").status == SENT and log.last_sent(str(MONTH)).status == SENT
-    assert "line 3 could not be read" in caplog.text and "no month it can be tied to" in caplog.text
+    assert (
+        "line 3 could not be read" in caplog.text and "it names no month and follows no unfinished send" in caplog.text
+    )
     assert [r.status for r in log.records()] == [SENDING, SENT, DAMAGED, SENDING, SENT]
     assert b"\x00\xff not json" in (tmp_path / "c.jsonl.damaged").read_bytes()
 
