@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import itertools
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from flows.errors import disk_full
 
 _swaps = itertools.count()  # a process may replace the same directory again before an old copy is gone
 _removing: set[Path] = set()  # old copies this process's threads are deleting: not leftovers of a killed run
@@ -38,23 +42,11 @@ def staged_replacement(
 
     Until the swap the previous content of `target` is untouched, so an exception (or a kill)
     inside the block leaves the last good result in place. What a killed run left behind is cleared
-    first (callers hold the cluster's run lock, so no other run is filling): its temporary
-    directory, and, if it died between the two renames, its `old` directory is the last good
-    result and goes back in place.
+    first (callers hold the cluster's run lock, so no other run is filling; _clear_leftovers_of).
+    A full disk inside the block is raised as DiskFullError naming `target`.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    leftovers = {}  # path -> mtime; a background removal of this process may finish while we look
-    for path in target.parent.glob(f".{target.name}.old-*"):
-        with contextlib.suppress(FileNotFoundError):
-            if path not in _removing:
-                leftovers[path] = path.stat().st_mtime
-    for stale in sorted(leftovers, key=leftovers.get, reverse=True):
-        if not target.exists():
-            stale.rename(target)
-        else:
-            shutil.rmtree(stale, ignore_errors=True)
+    _clear_leftovers_of(target)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     old = target.with_name(f".{target.name}.old-{os.getpid()}-{next(_swaps)}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -64,10 +56,41 @@ def staged_replacement(
     except keep_on:
         _swap(target, tmp, old, remove_old_in_background)
         raise
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(tmp, ignore_errors=True)
+        if full := disk_full(error, target):
+            raise full from error
         raise
     _swap(target, tmp, old, remove_old_in_background)
+
+
+LEFTOVER = re.compile(r"\.(?P<target>.+)\.(?:tmp-\d+|old-\d+(?:-\d+)?)")
+
+
+def clear_leftovers(parent: Path) -> None:
+    """Clear what killed runs left beside every directory in `parent` (see staged_replacement):
+    a run that replaces one month must not leave another month's superseded copy behind."""
+    if parent.is_dir():
+        targets = {match["target"] for entry in parent.iterdir() if (match := LEFTOVER.fullmatch(entry.name))}
+        for name in sorted(targets):
+            _clear_leftovers_of(parent / name)
+
+
+def _clear_leftovers_of(target: Path) -> None:
+    """Remove a killed run's temporary directory of `target`, and its `old` copies; if it died
+    between the two renames, the newest `old` copy is the last good result and goes back in place."""
+    for stale in target.parent.glob(f".{glob.escape(target.name)}.tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    leftovers = {}  # path -> mtime; a background removal of this process may finish while we look
+    for path in target.parent.glob(f".{glob.escape(target.name)}.old-*"):
+        with contextlib.suppress(FileNotFoundError):
+            if path not in _removing:
+                leftovers[path] = path.stat().st_mtime
+    for stale in sorted(leftovers, key=leftovers.get, reverse=True):
+        if not target.exists():
+            stale.rename(target)
+        else:
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _swap(target: Path, tmp: Path, old: Path, remove_old_in_background: bool) -> None:

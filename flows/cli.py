@@ -12,7 +12,14 @@ import traceback
 from datetime import datetime
 from pathlib import Path
 
-from flows.config import ConfigError, config_summary, load_config, source_problems, starter_config
+from flows.config import (
+    ConfigError,
+    check_output_paths,
+    config_summary,
+    load_config,
+    source_problems,
+    starter_config,
+)
 from flows.errors import EXIT_DONE, UsageError, exit_code
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
@@ -36,10 +43,19 @@ def _time_zone(text: str) -> str:
 
 
 def show_progress() -> None:
-    """Print the runs' progress lines (stage by stage, with counts) and delivery/lock warnings."""
+    """Print the runs' progress lines (stage by stage, with counts) and the delivery, lock, warehouse
+    rebuild and sent-log repair warnings."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
-    for name in ("flows.progress", "flows.delivery", "flows.mailer", "flows.runlock", "flows.sources.slurm_live"):
+    for name in (
+        "flows.progress",
+        "flows.delivery",
+        "flows.mailer",
+        "flows.runlock",
+        "flows.warehouse",
+        "flows.sent_log",
+        "flows.sources.slurm_live",
+    ):
         logger = logging.getLogger(name)
         logger.handlers = [handler]  # once, to the current stdout, however often main() runs in a process
         logger.setLevel(logging.INFO)
@@ -135,7 +151,8 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
 def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     checked_months(args.month, partial=args.partial, as_of=args.as_of)
-    missing_inputs(args.month, config.source_paths(args.month))  # at once, not after the start-up
+    check_output_paths(config)  # at once, not after the start-up
+    missing_inputs(args.month, config.source_paths(args.month))
     show_progress()
     say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
     from flows.pipeline import monthly_report  # Prefect's import alone takes seconds: after the line above
@@ -164,6 +181,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.to_month < args.from_month:
         raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     checked_months(args.from_month, args.to_month, partial=args.partial)
+    check_output_paths(config)
     show_progress()
     say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
     from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
@@ -188,6 +206,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config (and with --month, that month's inputs) in about a second: no Prefect, dbt or GX."""
     config = load_config(args.config)
+    check_output_paths(config)
     summary = f"OK {args.config}: {config_summary(config)}"
     if args.month is not None:
         problems = source_problems(config, args.month)

@@ -146,7 +146,11 @@ class SourceConfig:
     retry_wait_seconds: float = 0.0  # ... the first wait between them, doubling
 
     def resolve(self, base: Path, cluster: str, month: Month) -> Path:
-        return (base / _fill(self.path, month=str(month), cluster=cluster)).resolve()
+        path = base / _fill(self.path, month=str(month), cluster=cluster)
+        try:
+            return path.resolve()
+        except RuntimeError:  # a symlink loop: input_problem names it
+            return path
 
 
 class FileSource(BaseModel):
@@ -343,7 +347,11 @@ class ConfigFile(BaseModel):
         if "sacct_psv" not in inputs:
             kinds = ", ".join(JOB_RECORD_SOURCES[:-1]) + f" or {JOB_RECORD_SOURCES[-1]}"
             raise ValueError(f"a {kinds} source (the job records) is required")
-        twice = [s.kind for s, i in zip(self.sources, inputs, strict=True) if inputs.count(i) > 1]
+        twice = [
+            f"[[sources]] #{n} ({s.kind})"
+            for n, (s, i) in enumerate(zip(self.sources, inputs, strict=True), 1)
+            if inputs.count(i) > 1
+        ]
         if twice:
             raise ValueError(f"each kind of input may come from one source only, not from {' and '.join(twice)}")
         return self
@@ -547,23 +555,17 @@ def _message(error: dict[str, Any]) -> str:
 def source_problems(config: ClusterConfig, month: Month) -> list[str]:
     """What stops `month` from landing before any work: missing files or directories, headers the readers
     reject, commands not on PATH, a missing CA file. Reads only the first line of each file."""
-    import os
     import shutil
 
     from flows.sources.errors import InputFormatError
 
     problems = []
     for kind, path in config.source_paths(month).items():
+        if problem := input_problem(path, kind in DIRECTORY_KINDS):
+            problems.append(f"source {kind}: {problem}")
+            continue
         try:
-            if kind in DIRECTORY_KINDS:
-                if not path.is_dir():
-                    problems.append(f"source {kind}: directory {path} does not exist")
-                    continue
-                with os.scandir(path) as entries:  # it lists
-                    next(entries, None)
-            elif not path.is_file():
-                problems.append(f"source {kind}: {path} does not exist")
-            else:
+            if kind not in DIRECTORY_KINDS:
                 _check_header(kind, path, config.site_timezone)
         except InputFormatError as error:
             problems.append(f"source {kind}: {error}")
@@ -575,6 +577,56 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
     if config.email is not None and config.email.smtp_ca_file and not Path(config.email.smtp_ca_file).is_file():
         problems.append(f"[email] smtp_ca_file {config.email.smtp_ca_file} does not exist")
     return problems
+
+
+def check_output_paths(config: ClusterConfig) -> None:
+    """A ConfigError naming each [paths] entry a run cannot write to: a file where a directory goes
+    (or the reverse for the warehouse), or a file on the way to one. Touches nothing."""
+    problems = []
+    for key, path, directory in (
+        ("data", config.data_dir, True),
+        ("reports", config.reports_dir, True),
+        ("warehouse", config.warehouse_path, False),
+    ):
+        existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
+        if existing == path and path.is_dir() != directory:
+            kind = "directory" if path.is_dir() else "file"
+            problems.append(f"[paths] {key}: {path} is a {kind}, not a {'directory' if directory else 'file'}")
+        elif existing != path and not existing.is_dir():
+            problems.append(f"[paths] {key}: {path} cannot be made: {existing} is not a directory")
+    if problems:
+        raise ConfigError("\n".join(f"{config.config_path}: {problem}" for problem in problems))
+
+
+def input_problem(path: Path, directory: bool) -> str | None:
+    """Why the input `path` cannot be read as a file (or a directory), or None: it does not exist,
+    is a directory where a file is read (or the reverse), a symlink loop, unreadable, or (a
+    directory) holds an entry that is no file or directory."""
+    import os
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+        if directory and not stat.S_ISDIR(mode):
+            return f"{path} is a file, not a directory"
+        if not directory and stat.S_ISDIR(mode):
+            return f"{path} is a directory, not a file"
+        if not (directory or stat.S_ISREG(mode)):
+            return f"{path} is not a regular file"  # a FIFO or device would block or never end
+        os.close(os.open(path, os.O_RDONLY))  # a directory opens read-only too
+        if directory:  # the readers and the raw copy would pass over an entry that is no file unseen
+            unreadable = (entry for entry in path.rglob("*") if not (entry.is_dir() or entry.is_file()))
+            if entry := next(unreadable, None):
+                return input_problem(entry, directory=False)
+    except FileNotFoundError:
+        return (
+            f"{path} is a broken symlink" if path.is_symlink() else f"{'directory ' * directory}{path} does not exist"
+        )
+    except PermissionError:
+        return f"{path} cannot be read: permission denied"
+    except OSError as error:  # a symlink loop (ELOOP), a path through a file (ENOTDIR), ...
+        return f"{path}: {error.strerror}"
+    return None
 
 
 def _check_header(kind: str, path: Path, site_timezone: str) -> None:

@@ -25,7 +25,7 @@ from flows import mailer, webhook
 from flows.config import ClusterConfig
 from flows.mailer import DeliveryError
 from flows.message import build_message
-from flows.sent_log import SENDING, SENT, SentLog, SentRecord
+from flows.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
 from flows.summary import headline_lines
 
 log = logging.getLogger(__name__)
@@ -158,6 +158,8 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     fingerprint = Figures.of(report_dir).fingerprint
     last = {channel: sent_log.last_sent(month, channel) for channel in due}
+    if damaged := next((r for r in last.values() if r is not None and r.status == DAMAGED), None):
+        return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
     if all(record is not None and record.figures_hash == fingerprint for record in last.values()):
         when = max(record.time for record in last.values())[:10]
         return True, f"report built and {' and '.join(_past(c) for c in due)} already ({when})"
@@ -195,10 +197,14 @@ def deliver_report(
 
 
 def _kind(last: SentRecord | None, figures: Figures) -> str:
-    return "report" if last is None else "correction" if last.figures_hash != figures.fingerprint else "resend"
+    if last is None:
+        return "report"
+    return "correction" if last.figures_hash != figures.fingerprint and last.status != DAMAGED else "resend"
 
 
 def _unchanged(last: SentRecord | None, figures: Figures, channel: str, resend: bool) -> str | None:
+    if last and last.status == DAMAGED and not resend:  # it may have gone out: never a second one unasked
+        return f"not {_past(channel)} again: {last.error}, so it may have gone out (--resend to send)"
     if last and last.figures_hash == figures.fingerprint and not resend:
         to = f"{len(last.recipients)} recipients" if channel == EMAIL else "the webhook"
         return f"not {_past(channel)} again: these figures went to {to} on {last.time} (--resend to send)"

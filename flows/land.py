@@ -27,13 +27,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.atomic import replace_dir_atomically
-from flows.config import ClusterConfig
-from flows.errors import MissingInputError, TooManyBadRowsError
+from flows.config import ClusterConfig, input_problem
+from flows.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.months import Month
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.quarantine import Quarantine
-from flows.sources.registry import FORMATS, JOB_RECORD_KINDS, TABLES, column_names, import_readers
+from flows.sources.registry import DIRECTORY_KINDS, FORMATS, JOB_RECORD_KINDS, TABLES, column_names, import_readers
 from flows.sources.slurm_live import Retry
 from flows.sources.sql import sql_quote
 from flows.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
@@ -121,23 +121,65 @@ def _yield_to_the_job_records() -> None:
 
 
 def _copy_and_hash(source: Path, target: Path) -> str:
-    """Copy a file, or a directory's tree, to `target` and return the content's SHA-256 (of every
-    file in path order, each after its relative path, for a directory), reading it once."""
+    """Copy a file, or a directory's tree, to `target`, reading it once, and return its SHA-256 as
+    `sha256sum` prints it. A directory's is the SHA-256 of `sha256sum`'s lines for its files in path
+    order (`find -type f -printf '%P\\n' | LC_ALL=C sort | xargs -d '\\n' sha256sum | sha256sum`
+    in it): each file's own hash stays checkable."""
+    if not source.is_dir():
+        return _copy_file(source, target)
+    shutil.copytree(source, target, copy_function=lambda *_: None)  # the folders only
+    listing = hashlib.sha256()
+    for relative, file in sorted((f.relative_to(source).as_posix(), f) for f in source.rglob("*") if not f.is_dir()):
+        listing.update(f"{_copy_file(file, target / relative)}  {relative}\n".encode())
+    return listing.hexdigest()
+
+
+def _copy_file(source: Path, target: Path) -> str:
+    """Copy one file (content and times) and return its SHA-256. A full disk is a DiskFullError
+    naming both files; an unreadable one a MissingInputError."""
     digest = hashlib.sha256()
-    if source.is_dir():
-        shutil.copytree(source, target, copy_function=lambda *_: None)  # the folders only
-        files = [(file, file.relative_to(source)) for file in sorted(source.rglob("*")) if file.is_file()]
-    else:
-        files = [(source, Path(source.name))]
-    for file, relative in files:
-        destination = target / relative if source.is_dir() else target
-        digest.update(str(relative).encode())
-        with open(file, "rb") as reading, open(destination, "wb") as writing:
+    try:
+        with open(source, "rb") as reading, open(target, "wb") as writing:
             while chunk := reading.read(1 << 20):
                 digest.update(chunk)
                 writing.write(chunk)
-        shutil.copystat(file, destination)
+        shutil.copystat(source, target)
+    except PermissionError:
+        raise MissingInputError(f"{source} cannot be read: permission denied") from None
+    except OSError as error:
+        if full := disk_full(error, f"the raw copy {target} of {source}"):
+            raise full from error
+        raise
     return digest.hexdigest()
+
+
+class LandedMonthError(RuntimeError):
+    """A landed month on disk that cannot be used: its manifest or a table is missing or unreadable."""
+
+
+def read_manifest(landed_dir: Path) -> dict:
+    """A landed month's manifest.json, with the fields its readers use (sources, as_of.time,
+    quarantine_sample); a LandedMonthError naming the file, line and field if it is damaged."""
+    path = landed_dir / "manifest.json"
+    again = "run the month again to land it again"
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise LandedMonthError(f"{path} does not exist: the month's landing is incomplete; {again}") from None
+    except json.JSONDecodeError as error:
+        raise LandedMonthError(
+            f"{path}:{error.lineno}: not JSON ({error.msg} at column {error.colno}); {again}"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise LandedMonthError(f"{path}: cannot be read ({error}); {again}") from None
+    if not isinstance(manifest, dict):
+        raise LandedMonthError(f"{path}: not a JSON object; {again}")
+    as_of = manifest.get("as_of")
+    fields = {"sources": "sources" in manifest, "as_of.time": isinstance(as_of, dict) and "time" in as_of}
+    fields["quarantine_sample"] = "quarantine_sample" in manifest
+    if missing := [name for name, present in fields.items() if not present]:
+        raise LandedMonthError(f"{path}: field {missing[0]} is missing; {again}")
+    return manifest
 
 
 def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None) -> Path:
@@ -163,19 +205,18 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
 
 
 def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
-    """Stop before any work when an input is not there: the job records first (without them there is
-    no month), then every other configured source that is missing, all in one error."""
-    missing = [
-        (kind, path)
-        for kind, path in sources.items()
-        if not (path.is_dir() if FORMATS[kind].reads == "directory" else path.is_file())
+    """Stop before any work when an input is not there or cannot be read as configured
+    (flows/config.input_problem): the job records first (without them there is no month), then
+    every other source with a problem, all in one error."""
+    problems = [
+        (kind, problem) for kind, path in sources.items() if (problem := input_problem(path, kind in DIRECTORY_KINDS))
     ]
-    if not missing:
+    if not problems:
         return
-    missing.sort(key=lambda item: item[0] not in JOB_RECORD_KINDS)
-    lines = [f"source {kind}: {path} does not exist" for kind, path in missing]
-    if missing[0][0] in JOB_RECORD_KINDS:
-        lines[0] = f"no job records for {month}: {missing[0][1]} does not exist"
+    problems.sort(key=lambda item: item[0] not in JOB_RECORD_KINDS)
+    lines = [f"source {kind}: {problem}" for kind, problem in problems]
+    if problems[0][0] in JOB_RECORD_KINDS:
+        lines[0] = f"no job records for {month}: {problems[0][1]}"
     raise MissingInputError("; ".join(lines))
 
 

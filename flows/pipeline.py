@@ -10,7 +10,6 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,14 +23,14 @@ from prefect.runtime import flow_run as flow_run_info
 
 from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
-from flows.atomic import staged_replacement
-from flows.config import ClusterConfig, ConfigError, load_config
+from flows.atomic import clear_leftovers, staged_replacement
+from flows.config import ClusterConfig, ConfigError, check_output_paths, load_config
 from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
-from flows.land import land_month
+from flows.land import land_month, read_manifest
 from flows.months import Month, observed_end, parse_as_of, reportable
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
-from flows.runlock import cluster_lock
+from flows.runlock import run_lock
 from flows.warehouse import build_month
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
@@ -40,10 +39,11 @@ progress = logging.getLogger("flows.progress")
 
 def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
     """A run's config: the one the CLI loaded (and checked), or loaded here from the path a
-    deployment's run gives; either way it must describe `cluster`."""
+    deployment's run gives; either way it must describe `cluster`, and its [paths] be writable."""
     loaded = config if isinstance(config, ClusterConfig) else load_config(config)
     if loaded.cluster != cluster:
         raise ConfigError(f"{loaded.config_path}: describes cluster {loaded.cluster!r}, not {cluster!r}")
+    check_output_paths(loaded)
     return loaded
 
 
@@ -59,6 +59,13 @@ def report_month(month: Month | None, now: datetime | None = None, partial: bool
     if month is None:
         return Month.last_full(now or flow_run_info.scheduled_start_time)
     return reportable(month, now, partial)
+
+
+def clear_killed_runs(config: ClusterConfig) -> None:
+    """Remove what killed runs of the cluster left behind, whichever month they ran: temporary and
+    superseded copies of raw, landed and report directories (a run's own month is cleared anyway)."""
+    for parent in (config.data_dir / "raw", config.data_dir / "landed", config.reports_dir):
+        clear_leftovers(parent / config.cluster)
 
 
 @dataclass
@@ -141,7 +148,7 @@ def render(
     out_dir: Path,
 ) -> dict:
     """Write the report into `out_dir`; returns the paths it will have in the month's report directory."""
-    inputs = json.loads((landed_dir / "manifest.json").read_text())
+    inputs = read_manifest(landed_dir)
     quality_rows = [vars(q) for q in quality]
     as_of = datetime.fromisoformat(inputs["as_of"]["time"])
     period_end = observed_end(month, as_of)
@@ -177,7 +184,7 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
 def stage_counts(stage: str, result) -> str:
     """What a stage produced, in a few words with counts, for the progress lines."""
     if stage == "land":
-        sources = json.loads((result / "manifest.json").read_text())["sources"]
+        sources = read_manifest(result)["sources"]
         return f"{sum(s.get('records', 0) for s in sources.values()):,} records from {len(sources)} sources"
     if stage == "dbt":
         return f"{sum(result.values())} dbt nodes ({', '.join(f'{n} {s}' for s, n in sorted(result.items()))})"
@@ -253,7 +260,9 @@ def monthly_report(
     dumped_at = parse_as_of(as_of)
     cfg = run_config(config, cluster)
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
-    with cluster_lock(cfg.data_dir, cluster):  # one run per cluster writes at a time
+    # one run per cluster, and per warehouse (two configs may share one), writes at a time
+    with run_lock(cfg):
+        clear_killed_runs(cfg)
         landed_dir = pull_and_land(cfg, report, dumped_at)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
         quality = check_quality(cfg, report, landed_dir)

@@ -1,5 +1,8 @@
 """Build the month in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
 
+The warehouse is a cache of the landed months on disk: one that is missing or cannot be opened
+(corrupt) is rebuilt from them, every landed month in order, the damaged file kept aside.
+
 The run's parameters and its landed Parquet files reach dbt as data in the warehouse (table
 run.parameters, views landed.*), not as dbt vars: the parsed project is then the same for every
 month and cluster, and dbt re-uses its parse (partial parsing) instead of parsing it all again.
@@ -8,17 +11,19 @@ month and cluster, and dbt re-uses its parse (partial parsing) instead of parsin
 from __future__ import annotations
 
 import hashlib
-import json
+import logging
 import os
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import yaml
 
 from flows import DBT_PROJECT_DIR
 from flows.config import ClusterConfig
-from flows.months import Month, observed_end
+from flows.land import LandedMonthError, read_manifest
+from flows.months import MONTH_RE, Month, observed_end
 from flows.sources.sql import sql_quote
 
 # The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
@@ -45,13 +50,20 @@ PARAMETER_COLUMNS = {
 }
 
 
+log = logging.getLogger(__name__)
+
+
 class WarehouseBuildError(RuntimeError):
     pass
 
 
+class WarehouseBusyError(RuntimeError):
+    """Another process (not a run of this tool, which would hold the run lock) has the warehouse open."""
+
+
 def landed_as_of(landed_dir: Path) -> datetime:
     """When the landed records were dumped (naive UTC), as the landing recorded it."""
-    return datetime.fromisoformat(json.loads((landed_dir / "manifest.json").read_text())["as_of"]["time"])
+    return datetime.fromisoformat(read_manifest(landed_dir)["as_of"]["time"])
 
 
 def run_parameters(config: ClusterConfig, month: Month, as_of: datetime) -> dict:
@@ -124,9 +136,16 @@ def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
 def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
 
-    The models' unit tests check the SQL, not the month's data: they run in the test suite (a
-    `dbt_command(..., "build")`, which includes them), not in every monthly build.
+    A missing or corrupt warehouse is rebuilt instead, from every landed month of the cluster
+    (rebuild). The models' unit tests check the SQL, not the month's data: they run in the test
+    suite (a `dbt_command(..., "build")`, which includes them), not in every monthly build.
     """
+    if problem := warehouse_problem(config.warehouse_path):
+        return rebuild(config, month, landed_dir, problem)
+    return _build(config, month, landed_dir)
+
+
+def _build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     result = dbt_command(config, month, landed_dir, "build", "--exclude-resource-type", "unit_test")
     statuses: dict[str, int] = {}
     failed = []
@@ -137,6 +156,84 @@ def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[s
             failed.append(f"{node_result.node.unique_id} [{status}]: {node_result.message}")
     if not result.success:
         raise WarehouseBuildError("dbt build failed:\n  " + "\n  ".join(failed))
+    return statuses
+
+
+def warehouse_problem(warehouse: Path) -> str | None:
+    """Why the warehouse must be rebuilt ("missing", or DuckDB's error opening it), or None.
+    Raises WarehouseBusyError if another process holds DuckDB's lock on it."""
+    if not warehouse.exists():
+        return "missing"
+    try:
+        with duckdb.connect(str(warehouse)) as con:  # read-write: any other process's lock conflicts
+            con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()  # reads the catalog
+    except duckdb.Error as error:
+        if "Could not set lock" in str(error):
+            raise WarehouseBusyError(
+                f"warehouse {warehouse} is open in another process; close it and run again ({error})"
+            ) from None
+        return str(error).splitlines()[0]
+    return None
+
+
+def landed_months(config: ClusterConfig) -> dict[Month, Path]:
+    """The cluster's landed months on disk, oldest first (a killed run's temporary copies excluded)."""
+    root = config.data_dir / "landed" / config.cluster
+    found = [p for p in root.iterdir() if p.is_dir() and MONTH_RE.fullmatch(p.name)] if root.is_dir() else []
+    return {Month.parse(p.name): p for p in sorted(found, key=lambda p: p.name)}
+
+
+def check_landed(landed_dir: Path, tables: list[str]) -> None:
+    """Raise LandedMonthError naming the file if the landed month's manifest or a table's Parquet is
+    missing or unreadable."""
+    read_manifest(landed_dir)
+    for table in tables:
+        path = landed_dir / f"{table}.parquet"
+        try:
+            pq.read_metadata(path)
+        except FileNotFoundError:
+            raise LandedMonthError(f"{path} does not exist; run the month again to land it again") from None
+        except (OSError, ValueError) as error:  # pyarrow: "Parquet magic bytes not found", ...
+            raise LandedMonthError(
+                f"{path}: not a Parquet file ({error}); run the month again to land it again"
+            ) from None
+
+
+def rebuild(config: ClusterConfig, month: Month, landed_dir: Path, problem: str) -> dict[str, int]:
+    """Build every landed month of the cluster, `month` among them, into a new warehouse, oldest
+    first (a month's trend reads the months before it); returns `month`'s build_month counts. A
+    corrupt warehouse is kept aside as `<name>.corrupt-<time>`; a landed month that cannot be used
+    is named and left out."""
+    warehouse = config.warehouse_path
+    months = {**landed_months(config), month: landed_dir}
+    if problem != "missing":
+        aside = warehouse.with_name(f"{warehouse.name}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+        warehouse.rename(aside)
+        wal = warehouse.with_name(warehouse.name + ".wal")
+        if wal.exists():
+            wal.rename(aside.with_name(aside.name + ".wal"))
+        log.warning(
+            "warehouse %s cannot be opened (%s): kept aside as %s; rebuilding it from the %d landed months",
+            warehouse,
+            problem,
+            aside.name,
+            len(months),
+        )
+    elif len(months) > 1:
+        log.warning("warehouse %s is missing: rebuilding it from the %d landed months", warehouse, len(months))
+    tables = landed_tables(DBT_PROJECT_DIR)
+    statuses: dict[str, int] = {}
+    for built, built_dir in sorted(months.items()):
+        if built == month:
+            statuses = _build(config, month, landed_dir)
+            continue
+        try:
+            check_landed(built_dir, tables)
+        except LandedMonthError as error:
+            log.warning("%s %s left out of the rebuilt warehouse: %s", config.cluster, built, error)
+            continue
+        log.warning("rebuilding %s %s into the warehouse", config.cluster, built)
+        _build(config, built, built_dir)
     return statuses
 
 

@@ -1,5 +1,6 @@
 """Crash safety: the cluster lock, and runs that die at each stage (an exception, or a SIGKILL of the
-whole process group) leave the previous outputs intact; the next run completes with nothing lost."""
+whole process group) leave the previous outputs intact; the next run clears their leftovers,
+rebuilds a corrupt warehouse and completes with nothing lost."""
 
 import json
 import os
@@ -162,10 +163,17 @@ def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_compl
     smtp_server.hold.set()  # the server kept it: the client never heard so
     assert SentLog(sent_log).records()[-1].status == SENDING
 
+    # The warehouse is a cache: a corrupt one is kept aside and rebuilt from the landed months.
+    warehouse = work / "warehouse" / "kill.duckdb"
+    warehouse.write_bytes(b"\0" * 4096)
     final = start_run(config, prefect_server)
     out, _ = final.communicate(timeout=300)
     assert final.returncode == 0, out[-3000:]
     assert "an earlier send of kill 2026-10 was interrupted" in out
+    (aside,) = warehouse.parent.glob("kill.duckdb.corrupt-*")
+    assert f"warehouse {warehouse} cannot be opened" in out and f"kept aside as {aside.name}" in out
+    for parent in ("raw", "landed"):  # no copy superseded or half-written by a killed run is left
+        assert [p.name for p in (work / "data" / parent / "kill").iterdir()] == [MONTH], parent
     corrections = [m for m in smtp_server.parsed() if m["Subject"].startswith("Correction:")]
     assert len(corrections) == 2 and corrections[0]["Message-ID"] == corrections[1]["Message-ID"]  # one, deduplicable
     last = SentLog(sent_log).last_sent(MONTH)
