@@ -16,9 +16,13 @@ from flows.sources.errors import InputFormatError
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
-def broken_gzip(path: Path, line: int, error: Exception) -> InputFormatError:
+class BrokenGzipError(InputFormatError):
+    """A gzip file that cannot be read past a line (a health reader keeps the lines before it)."""
+
+
+def broken_gzip(path: Path, line: int, error: Exception) -> BrokenGzipError:
     """The error of a gzip file that cannot be read past `line` (the line where it breaks)."""
-    return InputFormatError(path, line, "file", path.name, f"the gzip stream is cut off or corrupt: {error}")
+    return BrokenGzipError(path, line, "file", path.name, f"the gzip stream is cut off or corrupt: {error}")
 
 
 class TextFile:

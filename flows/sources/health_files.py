@@ -10,13 +10,17 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from flows.sources.errors import InputFormatError
+from flows.sources.files import BrokenGzipError
 
-# a corrupt or truncated .gz, a file removed or unreadable while the month is read
-READ_ERRORS = (OSError, EOFError, zlib.error)
+# a corrupt or truncated .gz (open_text names where it breaks), a file removed or unreadable while
+# the month is read
+READ_ERRORS = (OSError, EOFError, zlib.error, BrokenGzipError)
 
 
 def unreadable(path: Path, line: int, error: BaseException) -> InputFormatError:
     """The quarantine entry of a file that could not be read past `line`."""
+    if isinstance(error, BrokenGzipError):
+        return error  # it names the line already
     return InputFormatError(path, line, "file", path.name, f"could not be read from this line on: {error}")
 
 

@@ -21,6 +21,7 @@ import duckdb
 import pyarrow as pa
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
+from flows.sources.node_names import NODE_NAME
 from flows.sources.sql import create_temp_table
 
 NO_NODES = ("", "None assigned", "(null)")
@@ -29,8 +30,7 @@ MAX_HOST_LIST_NODES = 1_000_000
 # A list may name up to this many nodes that no other list of the month names, whatever the rest
 # of the fleet (a small dump may hold one large job); beyond it, no more than the rest of the fleet.
 UNCORROBORATED_NODES = 1024
-HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}"  # RFC 1123 letters, plus `_` and `.` as sites use them
-_HOST_NAME = re.compile(HOST_NAME)
+_HOST_NAME = re.compile(NODE_NAME)  # the one node-name rule (flows/sources/node_names.py)
 
 # One top-level part of a list: a name, optionally followed by one bracket group.
 _PART = r"[^,\[\]]+(?:\[[^\[\]]*\])?"
@@ -193,7 +193,7 @@ def _refused_members(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
         con.execute(
             f"""SELECT l.node_list, format('{not_a_host_name("{}")}', any_value(m.node))
                 FROM host_list_members m JOIN host_lists l USING (list_id)
-                WHERE NOT regexp_full_match(m.node, '{HOST_NAME}') GROUP BY l.node_list"""
+                WHERE NOT regexp_full_match(m.node, '{NODE_NAME}') GROUP BY l.node_list"""
         ).fetchall()
     )
     refused.update(

@@ -20,7 +20,8 @@ import pyarrow as pa
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
-from flows.sources.hostlists import HOST_NAME, expand_host_lists
+from flows.sources.hostlists import expand_host_lists
+from flows.sources.node_names import NODE_NAME
 from flows.sources.quarantine import Quarantine
 from flows.sources.registry import STAGED_FIELDS, column_names
 from flows.sources.sql import create_temp_table, sql_quote
@@ -73,7 +74,7 @@ def _bad_records(
             _problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)"),
         ),
         (
-            f"s.failed_node IS NOT NULL AND NOT regexp_full_match(s.failed_node, '{HOST_NAME}')",
+            f"s.failed_node IS NOT NULL AND NOT regexp_full_match(s.failed_node, '{NODE_NAME}')",
             _problem("FailedNode", "s.failed_node", "'not a host name'"),
         ),
         *(

@@ -19,12 +19,13 @@ from pathlib import Path
 from flows.sources.clock import LocalClock, TimeZone, as_clock, parse_local_timestamp
 from flows.sources.errors import InputFormatError
 from flows.sources.files import open_text
-from flows.sources.hostlists import HOST_NAME, not_a_host_name
+from flows.sources.hostlists import not_a_host_name
+from flows.sources.node_names import NODE_NAME
 from flows.sources.quarantine import Quarantine
 from flows.sources.records import NodeEvent
 
 _NODE = re.compile(r"^NodeName=(\S+)")
-_HOST_NAME = re.compile(HOST_NAME)
+_HOST_NAME = re.compile(NODE_NAME)
 _STATE = re.compile(r"\sState=(\S+)")
 _REASON = re.compile(r"\sReason=(.*?)(?:\s+\[([^\]@]*)@([^\]]+)\])?\s*$")
 
