@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pyarrow.parquet as pq
 import pytest
+from hostile import Outcome, hostile
 
 from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.sources.errors import InputFormatError
@@ -29,7 +30,6 @@ from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
 from flows.sources.syslog import SyslogReadStats
 from flows.sources.xid_dmesg import read_xid_dmesg_dir
 from flows.sources.xid_syslog import read_xid_syslog
-from tests.hostile import Outcome, hostile
 
 UTC = ZoneInfo("UTC")
 XID = "kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -66,6 +66,18 @@ def lines_of(data: Path, name: str) -> list[str]:
             f"2026-11-03T10:00:01+00:00 gpu0002 kernel: NVRM: Xid (PCI:0000:3b:00): {'9' * 25}, x",
             "xid",
             id="xid-beyond-int64",
+            marks=hostile(Outcome.QUARANTINE),
+        ),
+        pytest.param(
+            "2026-11-03T10:00:01+00:00 gpu0002 kernel: NVRM: Xid (PCI:0000:3b:00): 5000, x",
+            "xid",
+            id="xid-5000-fits-int64-but-is-no-xid",  # it would fail the landing's quality suite
+            marks=hostile(Outcome.QUARANTINE),
+        ),
+        pytest.param(
+            "2026-11-03T10:00:01+00:00 gpu0002 kernel: NVRM: Xid (PCI:0000:3b:00): 0, x",
+            "xid",
+            id="xid-0",
             marks=hostile(Outcome.QUARANTINE),
         ),
         pytest.param(

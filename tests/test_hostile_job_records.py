@@ -18,6 +18,8 @@ from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
+from hostile import Outcome, hostile
+from job_records import json_attempts, sacct_attempts
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
@@ -26,8 +28,6 @@ from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats
 from flows.sources.sacct_json import SacctJsonReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.scontrol_nodes import read_scontrol_nodes
-from tests.hostile import Outcome, hostile
-from tests.job_records import json_attempts, sacct_attempts
 
 UTC = ZoneInfo("UTC")
 AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC_TZ)  # the fixtures were dumped at about 03:23:30 UTC
