@@ -150,6 +150,20 @@ def test_a_broken_sacct_field_is_quarantined(real, baseline, tmp_path: Path, fie
     assert stats.attempts == len(baseline) - 1
 
 
+@hostile(Outcome.FIGURE)
+def test_a_hero_run_on_thousands_of_nodes_no_other_record_names_lands(real, baseline, tmp_path: Path):
+    """A small dump may hold one very large job: 3,000 nodes named by no other record land."""
+    columns, rows = real
+    fields = {"NNodes": "3000", "NodeList": "hero[0001-3000]"}
+    dump = psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, **fields))
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
+    assert quarantine.errors == []
+    (hero,) = [a for a in attempts if a.n_nodes == 3000]
+    assert hero.node_list == "hero[0001-3000]"
+    assert len(attempts) == len(baseline)
+
+
 @hostile(Outcome.QUARANTINE)
 def test_a_record_before_the_configured_earliest_date_is_quarantined(real, baseline, tmp_path: Path):
     columns, rows = real

@@ -28,8 +28,9 @@ NO_NODES = ("", "None assigned", "(null)")
 # More nodes than any cluster has (the largest, Fugaku, has 158,976): a longer list is corrupt.
 MAX_HOST_LIST_NODES = 1_000_000
 # A list may name up to this many nodes that no other list of the month names, whatever the rest
-# of the fleet (a small dump may hold one large job); beyond it, no more than the rest of the fleet.
-UNCORROBORATED_NODES = 1024
+# of the fleet (a small dump may hold one large job: the largest training jobs, of tens of thousands
+# of GPUs, run on a few thousand nodes); beyond it, no more than the rest of the fleet.
+UNCORROBORATED_NODES = 16_384
 _HOST_NAME = re.compile(NODE_NAME)  # the one node-name rule (flows/sources/node_names.py)
 
 # One top-level part of a list: a name, optionally followed by one bracket group.
