@@ -32,6 +32,11 @@ LEADING = ("month", "channel", "status", "message_id", "kind", "figures_hash", "
 TEXT_FIELD = re.compile(r'"(' + "|".join(LEADING) + r')": "((?:[^"\\]|\\.)*)"')
 
 
+class SentLogError(RuntimeError):
+    """The sent-log cannot be read or written (a directory in its place, no permission): no report
+    is sent without it, since it says which were."""
+
+
 @dataclass(frozen=True)
 class SentRecord:
     cluster: str
@@ -64,7 +69,14 @@ class SentLog:
             return []
         records: list[SentRecord] = []
         damaged: list[tuple[int, bytes, SentRecord]] = []
-        for number, line in enumerate(self.path.read_bytes().splitlines(), 1):
+        try:
+            content = self.path.read_bytes()
+        except OSError as exc:
+            raise SentLogError(
+                f"{self.path}: the sent-log, which records the reports sent, cannot be read ({exc.strerror}); "
+                "put it back as a file this user can read and run again"
+            ) from None
+        for number, line in enumerate(content.splitlines(), 1):
             if not line.strip():
                 continue
             try:

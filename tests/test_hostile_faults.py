@@ -29,7 +29,7 @@ from flows.land import LandedMonthError, land_month, read_manifest
 from flows.months import Month
 from flows.pipeline import clear_killed_runs
 from flows.runlock import ClusterBusyError, run_lock
-from flows.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
+from flows.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
 from flows.warehouse import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
 from simulator import SimParams, simulate
 
@@ -143,6 +143,16 @@ def test_a_line_of_garbage_in_the_sent_log_is_set_aside_and_the_other_months_rea
     )
     assert [r.status for r in log.records()] == [SENDING, SENT, DAMAGED, SENDING, SENT]
     assert b"\x00\xff not json" in (tmp_path / "c.jsonl.damaged").read_bytes()
+
+
+@hostile(Outcome.ERROR)
+def test_a_sent_log_that_is_a_directory_is_one_clear_error_and_nothing_is_sent(tmp_path) -> None:
+    log_path = tmp_path / "c.jsonl"
+    log_path.mkdir()
+    with pytest.raises(SentLogError, match=r"c.jsonl: the sent-log, which records the reports sent, cannot be read"):
+        SentLog(log_path).last_sent(str(MONTH))
+    assert exit_code(SentLogError("x")) == EXIT_FAILED
+    assert [p.name for p in tmp_path.iterdir()] == ["c.jsonl"] and log_path.is_dir()  # nothing else changed
 
 
 @hostile(Outcome.FIGURE)
