@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pyarrow as pa
 
+from flows.config import input_problem
 from flows.errors import MissingInputError, UsageError
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
@@ -39,12 +40,8 @@ class Parsed:
 def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None = None) -> Parsed:
     """Run `kind`'s reader on `path` as the landing would, keeping every unreadable line."""
     source = FORMATS[kind]
-    exists = path.is_dir() if source.reads == "directory" else path.is_file()
-    if not exists:
-        what = "a directory" if source.reads == "directory" else "a file"
-        if path.exists():
-            raise UsageError(f"{kind} reads {what}: {path} is not one")
-        raise MissingInputError(f"{kind}: {path} does not exist")
+    if problem := input_problem(path, directory=source.reads == "directory"):  # as the landing checks it
+        raise MissingInputError(f"{kind}: {problem}")
     quarantine, stats = Quarantine(strict=False), source.new_stats()
     clock = LocalClock(ZoneInfo(timezone))
     year = year or datetime.now(UTC).year

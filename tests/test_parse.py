@@ -128,10 +128,10 @@ def test_syslog_lines(capsys, tmp_path: Path):
     ("argv", "message"),
     [
         (["--kind", "sacct_psv", "{tmp}/nope.psv"], "error: sacct_psv: {tmp}/nope.psv does not exist"),
-        (["--kind", "sacct_psv", "{tmp}"], "error: sacct_psv reads a file: {tmp} is not one"),
+        (["--kind", "sacct_psv", "{tmp}"], "error: sacct_psv: {tmp} is a directory, not a file"),
         (
             ["--kind", "dcgm_health_dir", "{tmp}/x.psv"],
-            "error: dcgm_health_dir reads a directory: {tmp}/x.psv is not one",
+            "error: dcgm_health_dir: {tmp}/x.psv is a file, not a directory",
         ),
         (["--kind", "sacct_psv", "{tmp}/x.psv"], "error: {tmp}/x.psv:1: field header="),
     ],
