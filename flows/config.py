@@ -24,7 +24,7 @@ from email.utils import parseaddr
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ByteSize, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic.dataclasses import dataclass as checked_dataclass
 
 from flows.months import Month
@@ -189,6 +189,25 @@ class IngestConfig:
 
 
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)
+class WarehouseConfig:
+    # DuckDB's own default is 80% of the machine's memory: a 5M-attempt month then takes 6 GiB. Under
+    # the limit DuckDB spills to <warehouse>.tmp instead (bench/README.md has the measurements).
+    memory_limit: ByteSize = Field(
+        ByteSize(3 * 2**30),
+        ge=2**27,
+        description='memory DuckDB may use for the landing and the build, e.g. "3GiB", "64GB" (at least 128MiB)',
+    )
+
+    def duckdb_settings(self, warehouse_path: Path) -> dict[str, str]:
+        """DuckDB settings for a connection of the landing or the build of `warehouse_path`: the
+        memory limit, and where to spill beyond it (an in-memory connection would use ./.tmp)."""
+        return {
+            "memory_limit": f"{int(self.memory_limit)}B",
+            "temp_directory": str(warehouse_path.with_name(warehouse_path.name + ".tmp")),
+        }
+
+
+@checked_dataclass(frozen=True, config=DATACLASS_SECTION)
 class AnalysisConfig:
     gpus_per_node: PositiveInt = Field(8, description="GPUs of a node (for jobs that do not say)")
     attr_before_minutes: NonNegativeInt = Field(10, description="attribution window: minutes before a job's end")
@@ -338,6 +357,7 @@ class ConfigFile(BaseModel):
     paths: PathsSection = Field(default_factory=PathsSection)
     analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     ingest: IngestConfig = Field(default_factory=IngestConfig)
+    warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
     email: EmailConfig | None = None
     webhook: WebhookConfig | None = None
 
@@ -368,6 +388,7 @@ class ClusterConfig:
     site_timezone: str = "UTC"
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
+    warehouse: WarehouseConfig = field(default_factory=WarehouseConfig)
     email: EmailConfig | None = None  # None: reports are archived only, failures only logged
     webhook: WebhookConfig | None = None
 
@@ -423,6 +444,7 @@ def load_config(path: str | Path) -> ClusterConfig:
         site_timezone=parsed.site_timezone,
         analysis=parsed.analysis,
         ingest=parsed.ingest,
+        warehouse=parsed.warehouse,
         email=email if email is not None and (email.to or email.alert_to) else None,
         webhook=parsed.webhook,
     )
@@ -434,6 +456,7 @@ SECTIONS: dict[str, type] = {
     "paths": PathsSection,
     "analysis": AnalysisConfig,
     "ingest": IngestConfig,
+    "warehouse": WarehouseConfig,
     "email": EmailConfig,
     "webhook": WebhookConfig,
 }

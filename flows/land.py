@@ -187,7 +187,9 @@ def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = Non
 
     `as_of` (aware) is when the records were dumped, if the caller knows it (`--as-of`); otherwise
     it is the pull time of a live pull, or read from the records (`records_as_of`)."""
-    with duckdb.connect() as jobs:  # in memory: millions of job records are read and typed in SQL
+    # in memory: millions of job records are read and typed in SQL (spilling beside the warehouse)
+    config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(config=config.warehouse.duckdb_settings(config.warehouse_path)) as jobs:
         return _land_month(config, month, jobs, as_of)
 
 

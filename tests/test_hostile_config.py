@@ -26,6 +26,14 @@ CASES = {
     "a float for an integer": (BASE + "[analysis]\nlemon_window_days = 28.5\n", "[analysis] lemon_window_days must be"),
     "a bool for a number": (BASE + "[ingest]\nmax_bad_rows = true\n", "[ingest] max_bad_rows must be an integer"),
     "a share above 1": (BASE + "[ingest]\nmax_bad_row_share = 2.0\n", "[ingest] max_bad_row_share must be less"),
+    "a memory limit that is not a size": (
+        BASE + '[warehouse]\nmemory_limit = "lots"\n',
+        "[warehouse] memory_limit could not parse value and unit from byte string",
+    ),
+    "a memory limit too small for DuckDB": (
+        BASE + '[warehouse]\nmemory_limit = "64MB"\n',
+        "[warehouse] memory_limit must be greater than or equal to 134217728",
+    ),
     "an unknown top-level key": (BASE.replace("cluster", "clustr = 1\ncluster", 1), "unknown key 'clustr'"),
     "an unknown section": (BASE + "[analyses]\ngpus_per_node = 8\n", "unknown key 'analyses' (did you mean"),
     "the cluster missing": (SOURCE, "cluster is required"),
