@@ -200,7 +200,8 @@ class WarehouseConfig:
 
     def duckdb_settings(self, warehouse_path: Path) -> dict[str, str]:
         """DuckDB settings for a connection of the landing or the build of `warehouse_path`: the
-        memory limit, and where to spill beyond it (an in-memory connection would use ./.tmp)."""
+        memory limit, and where to spill beyond it: <warehouse>.tmp, DuckDB's default for the
+        warehouse file (an in-memory connection's default would be ./.tmp)."""
         return {
             "memory_limit": f"{int(self.memory_limit)}B",
             "temp_directory": str(warehouse_path.with_name(warehouse_path.name + ".tmp")),

@@ -254,9 +254,7 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
         landed_tables(DBT_PROJECT_DIR),
     )
     os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
-    settings = config.warehouse.duckdb_settings(config.warehouse_path)
-    os.environ["DBT_DUCKDB_MEMORY_LIMIT"] = settings["memory_limit"]
-    os.environ["DBT_DUCKDB_TEMP_DIRECTORY"] = settings["temp_directory"]
+    os.environ["DBT_DUCKDB_MEMORY_LIMIT"] = config.warehouse.duckdb_settings(config.warehouse_path)["memory_limit"]
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     args = [
         *command,
