@@ -120,6 +120,8 @@ QUARANTINED_FIELDS = [
     ({"NNodes": "25000000", "NodeList": "rack[1-5000]n[1-5000]"}, "NodeList", "more than any cluster has"),
     ({"NodeList": "node[1-99999999999999999999999]"}, "NodeList", "more than any cluster has"),
     ({"NodeList": "node$1"}, "NodeList", "node node$1 is not a host name"),
+    ({"NNodes": "2", "NodeList": "node1,node1"}, "NodeList", "names node node1 twice"),
+    ({"NNodes": "3", "NodeList": "node[1-2],node1"}, "NodeList", "names node node1 twice"),
     ({"NNodes": "2", "NodeList": "node1,no de2"}, "NodeList", "is not a host name"),
     ({"NodeList": "node[1-"}, "NodeList", ""),
     # GPU fields that cannot be read were 0 GPUs.

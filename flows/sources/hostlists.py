@@ -188,13 +188,22 @@ def _expand_simple_lists(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _refused_members(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The expanded lists that name a node that is not a host name, or more nodes no other list
-    names than the rest of the fleet holds; their members are removed."""
+    """The expanded lists that name a node that is not a host name, a node twice, or more nodes no
+    other list names than the rest of the fleet holds; their members are removed. (An attempt's
+    nodes are then distinct: the marts count an attempt's node-days without a distinct count.)"""
     refused = dict(
         con.execute(
             f"""SELECT l.node_list, format('{not_a_host_name("{}")}', any_value(m.node))
                 FROM host_list_members m JOIN host_lists l USING (list_id)
                 WHERE NOT regexp_full_match(m.node, '{NODE_NAME}') GROUP BY l.node_list"""
+        ).fetchall()
+    )
+    # ClusterShell's NodeSet (the lists that are not simple) is a set already
+    refused.update(
+        con.execute(
+            """SELECT l.node_list, format('names node {} twice', any_value(m.node))
+               FROM (SELECT list_id, node FROM host_list_members GROUP BY list_id, node HAVING count(*) > 1) m
+               JOIN host_lists l USING (list_id) GROUP BY l.node_list"""
         ).fetchall()
     )
     refused.update(

@@ -35,7 +35,8 @@ busy as (
     select
         attempt_nodes.node,
         days.day_start,
-        count(distinct attempts.attempt_id) as attempts,
+        -- an attempt names each node once (the landing refuses a host list naming one twice)
+        count(*) as attempts,
         cast(sum({{ dbt.datediff(
             'greatest(attempts.exposure_start, days.day_start)',
             'least(attempts.exposure_end, ' ~ dbt.dateadd('day', 1, 'days.day_start') ~ ')',

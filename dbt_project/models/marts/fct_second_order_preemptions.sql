@@ -52,18 +52,40 @@ preempted as (
 
 ),
 
+-- Each restart under the hour of its start and of 5 minutes before it: the preemptions are then
+-- found by an equality join on the hour (a join on the time range alone was planned as a merge
+-- join over every preemption, 5 times slower on a 1.5M-attempt month).
+restart_hours as (
+
+    select
+        attempt_id,
+        job_run_id,
+        start_at,
+        {{ dbt.date_trunc('hour', 'start_at') }} as hour_start
+    from restarts
+    union
+    select
+        attempt_id,
+        job_run_id,
+        start_at,
+        {{ dbt.date_trunc('hour', dbt.dateadd('minute', -5, 'start_at')) }} as hour_start
+    from restarts
+
+),
+
 in_window as (
 
     select
         preempted.attempt_id,
-        restarts.attempt_id as restart_attempt_id,
-        restarts.job_run_id as restart_job_run_id,
-        restarts.start_at as restart_start_at
+        restart_hours.attempt_id as restart_attempt_id,
+        restart_hours.job_run_id as restart_job_run_id,
+        restart_hours.start_at as restart_start_at
     from preempted
-    inner join restarts
+    inner join restart_hours
         on
-            preempted.end_at >= {{ dbt.dateadd('minute', -5, 'restarts.start_at') }}
-            and preempted.end_at <= restarts.start_at
+            {{ dbt.date_trunc('hour', 'preempted.end_at') }} = restart_hours.hour_start
+            and preempted.end_at >= {{ dbt.dateadd('minute', -5, 'restart_hours.start_at') }}
+            and preempted.end_at <= restart_hours.start_at
 
 ),
 
