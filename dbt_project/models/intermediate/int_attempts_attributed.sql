@@ -1,11 +1,16 @@
 -- Failed, node-failed and requeued attempts matched to critical health events on their nodes in
--- [end - attr_before, end + attr_after]. The cause is the matched category with the best
--- cause_priority; every match is counted and the co-occurring categories are listed.
+-- [end - attr_before, end + attr_after] (docs/methodology.md "Attribution": this model is the rule).
+-- The cause is the matched event nearest the attempt's End; at equal distance the better
+-- cause_priority, then the earlier event, then the node's name. Every match is counted and the
+-- co-occurring categories are listed. A requeue the records mark as made by a user or an admin
+-- (AdminComment `requeue=user` / `requeue=admin`) is never a candidate: whatever drained nearby,
+-- it is not the infrastructure's failure.
 
 with candidates as (
 
     select
         attempts.attempt_id,
+        attempts.end_at,
         {{ dbt.dateadd('minute', '-parameters.attr_before_minutes', 'attempts.end_at') }} as window_start,
         {{ dbt.dateadd('minute', 'parameters.attr_after_minutes', 'attempts.end_at') }} as window_end
     from {{ ref('int_attempts_month_scoped') }} as attempts
@@ -13,6 +18,10 @@ with candidates as (
     where
         not attempts.is_open
         and attempts.slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
+        and not (
+            attempts.slurm_state = 'REQUEUED'
+            and coalesce(regexp_matches(attempts.admin_comment, '(^|[\s,;])requeue=(user|admin)([\s,;]|$)'), false)
+        )
 
 ),
 
@@ -30,6 +39,7 @@ candidate_nodes as materialized (
 
     select
         candidates.attempt_id,
+        candidates.end_at,
         candidates.window_start,
         candidates.window_end,
         attempt_nodes.node
@@ -48,7 +58,8 @@ matches as (
         critical_events.failure_domain,
         critical_events.cause_priority,
         critical_events.event_at,
-        critical_events.node
+        critical_events.node,
+        abs({{ dbt.datediff('candidate_nodes.end_at', 'critical_events.event_at', 'second') }}) as seconds_from_end
     from candidate_nodes
     inner join critical_events
         on
@@ -62,7 +73,9 @@ ranked as (
 
     select
         *,
-        row_number() over (partition by attempt_id order by cause_priority, event_at, event_id) as cause_rank,
+        row_number() over (
+            partition by attempt_id order by seconds_from_end, cause_priority, event_at, node, event_id
+        ) as cause_rank,
         count(*) over (partition by attempt_id) as n_matched_events
     from matches
 
