@@ -73,22 +73,25 @@ def cause_priority() -> dict[str, int]:
 
 
 def rule_match(history: History, a: Attempt) -> tuple[str, int] | None:
-    """What the attribution rule finds for an attempt that ended, as (cause, node): among the critical
-    signals on its nodes inside [End - attr_before, End + attr_after], the one nearest End; at equal
-    distance the cause first in the pipeline's priority, then the earlier signal, then the node's
-    name. None when nothing matched. Another fault's signal counts too."""
+    """What the attribution rule finds for an attempt that ended, as (cause, node), or None. The
+    critical signals on its nodes inside [End - attr_before, End + attr_after] form one incident per
+    node: its distance is its signal nearest End, its cause its first signal's (the first signal in a
+    second, the cause first in the pipeline's priority). The incident nearest End wins; at equal
+    distance the cause first in the priority, then the earlier incident, then the node's name.
+    Another fault's signal counts too."""
     analysis, critical = history.ctx.analysis, history.ctx.signals.critical
     lo, hi = a.end - analysis.attr_before_minutes * 60, a.end + analysis.attr_after_minutes * 60
     priority, names = cause_priority(), history.node_names
-    matched = [
-        (abs(t - a.end), priority[cause], t, names[n], cause, n)
-        for n in a.nodes
-        for t, cause in critical.get(n, ())
-        if lo <= t <= hi
-    ]
-    if not matched:
+    incidents = []
+    for n in a.nodes:
+        signals = [(t, priority[cause], cause) for t, cause in critical.get(n, ()) if lo <= t <= hi]
+        if signals:
+            first_at, first_priority, cause = min(signals)
+            distance = min(abs(t - a.end) for t, _, _ in signals)
+            incidents.append((distance, first_priority, first_at, names[n], cause, n))
+    if not incidents:
         return None
-    *_, cause, node = min(matched)
+    *_, cause, node = min(incidents)
     return cause, node
 
 

@@ -1,8 +1,8 @@
 -- Failed, node-failed and requeued attempts matched to critical health events on their nodes in
 -- [end - attr_before, end + attr_after] (docs/methodology.md "Attribution": this model is the rule).
--- The cause is the matched event nearest the attempt's End; at equal distance the better
--- cause_priority, then the earlier event, then the node's name. Every match is counted and the
--- co-occurring categories are listed. A requeue the records mark as made by a user or an admin
+-- The matched events of one node are one incident, caused by its first event; the incident nearest
+-- the attempt's End is the cause; at equal distance the better cause_priority, then the earlier
+-- incident, then the node's name. Every match is counted and the co-occurring categories are listed. A requeue the records mark as made by a user or an admin
 -- (AdminComment `requeue=user` / `requeue=admin`) is never a candidate: whatever drained nearby,
 -- it is not the infrastructure's failure.
 
@@ -69,15 +69,28 @@ matches as (
 
 ),
 
+-- One incident per (attempt, node): its distance is its event nearest the End, its cause its first
+-- event (a fault's later signals, such as DCGM's PCIe failure after Xid 79, are its consequences).
+incidents as (
+
+    select
+        *,
+        min(seconds_from_end) over (partition by attempt_id, node) as incident_seconds_from_end,
+        row_number() over (partition by attempt_id, node order by event_at, cause_priority, event_id) as node_rank,
+        count(*) over (partition by attempt_id) as n_matched_events
+    from matches
+
+),
+
 ranked as (
 
     select
         *,
         row_number() over (
-            partition by attempt_id order by seconds_from_end, cause_priority, event_at, node, event_id
-        ) as cause_rank,
-        count(*) over (partition by attempt_id) as n_matched_events
-    from matches
+            partition by attempt_id order by incident_seconds_from_end, cause_priority, event_at, node
+        ) as cause_rank
+    from incidents
+    where node_rank = 1
 
 ),
 
