@@ -355,6 +355,28 @@ def test_attributed_attempts_are_exactly_the_predicted_ones(month_run):
     assert set(rows) == expected
 
 
+def test_a_marked_user_or_admin_requeue_next_to_a_drain_is_not_an_infra_failure(month_run):
+    """The month's user and admin requeues with a critical event in their window: those AdminComment
+    marks stay `requeued`, the unmarked ones are infra failures with the rule's cause."""
+    import duckdb
+
+    near = month_run["truth"]["manual_requeues_near_critical"]
+    assert any(r["marked"] for r in near) and any(not r["marked"] for r in near)
+    config = load_config(month_run["config"])
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        found = {
+            (job, submit): (outcome, cause)
+            for job, submit, outcome, cause in con.execute(
+                "select job_id_raw, strftime(submit_at, '%Y-%m-%dT%H:%M:%S'), outcome, cause_category "
+                "from fct_attempts where month = ? and slurm_state = 'REQUEUED'",
+                [str(MONTH)],
+            ).fetchall()
+        }
+    for r in near:
+        expected = ("infra_failed", r["cause"]) if r["expected_attributed"] else ("requeued", None)
+        assert found[(r["job_id_raw"], r["submit"])] == expected, r
+
+
 def test_every_health_source_reaches_the_classified_events(month_run):
     import duckdb
 
