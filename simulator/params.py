@@ -30,8 +30,9 @@ class SimParams:
     # Requeues by a user or an admin (the workload's REQUEUED outcome): the share the site marks in
     # AdminComment (`requeue=user` / `requeue=admin`), and the share followed by an unrelated
     # critical drain of one of their nodes inside the attribution window (an epilog health check).
-    marked_requeue_share: float = 0.5
-    requeue_drain_share: float = 0.02
+    # Off by default, so a seed's history stays what it was; the attribution tests use 0.5 and 0.02.
+    marked_requeue_share: float = 0.0
+    requeue_drain_share: float = 0.0
     slurm_version: str = "22.05"  # or "24.11": adds Restarts and FailedNode
     node_prefix: str = "gpu"
     duration_scale: float = 1.0  # scales every runtime; more, shorter jobs at the same utilization

@@ -22,6 +22,8 @@ from simulator.truth import attribute_failures, rule_match
 UTC = ZoneInfo("UTC")
 SEEDS = (1, 2, 3, 4, 5)
 END = 100_000  # an attempt's End, in simulated seconds
+# user and admin requeues: half marked in AdminComment, 2% followed by an unrelated critical drain
+MANUAL_REQUEUES = {"marked_requeue_share": 0.5, "requeue_drain_share": 0.02}
 
 
 def history_of(critical: dict[int, list[tuple[int, str]]]) -> SimpleNamespace:
@@ -63,7 +65,8 @@ def histories() -> list:
     """Five seeds of a small month (~1 s each), their failures attributed by the truth's rule."""
     result = []
     for seed in SEEDS:
-        history = run_history(SimParams("attr", Month.parse("2026-10"), nodes=32, seed=seed, r_f=20.0))
+        params = SimParams("attr", Month.parse("2026-10"), nodes=32, seed=seed, r_f=20.0, **MANUAL_REQUEUES)
+        history = run_history(params)
         attribute_failures(history)
         result.append(history)
     return result
@@ -86,7 +89,7 @@ def test_a_lone_fault_is_named_its_true_cause_on_every_seed(histories) -> None:
 
 def test_the_simulator_marks_manual_requeues_and_drains_next_to_some(histories) -> None:
     """The simulator's user and admin requeues: about half are marked in AdminComment and about 2%
-    are followed by an unrelated critical drain inside the window (SimParams), so over the seeds
+    are followed by an unrelated critical drain inside the window (MANUAL_REQUEUES), so over the seeds
     both marked and unmarked ones meet a critical event."""
     near, requeues = [], []
     for history in histories:

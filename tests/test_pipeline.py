@@ -67,7 +67,9 @@ def month_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("pipeline")
     config_path = write_demo_config(workdir, CLUSTER, workdir / "reports")
     sim_dir = workdir / "sim" / CLUSTER / str(MONTH)
-    truth = simulate(SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0), sim_dir)
+    # user and admin requeues: half marked in AdminComment, 2% next to an unrelated critical drain
+    params = SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0, marked_requeue_share=0.5, requeue_drain_share=0.02)
+    truth = simulate(params, sim_dir)
     summary = monthly_report(cluster=CLUSTER, config=str(config_path), month=str(MONTH))
     metrics = json.loads(Path(summary["metrics"]).read_text())
     return {
