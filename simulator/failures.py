@@ -14,6 +14,14 @@ from simulator.params import Clock, SimParams
 from simulator.writers.dcgm_health import dcgm_health_json
 
 TRACE_HEADER = ("node", "failed_at", "repaired_at", "category")
+# The category a `dcgmi health` failure of each health system names (Xid 79's GPU off the bus is a
+# PCIe-system failure to DCGM)
+DCGM_SYSTEM_CATEGORY = {
+    "Memory system": "gpu_memory",
+    "NVLINK system": "gpu_nvlink",
+    "PCIe system": "pcie",
+    "Driver": "gpu_driver_firmware",
+}
 MINUTE = 60
 
 
@@ -136,6 +144,7 @@ def emit_fault_signals(
     cause, _, xid, reason, nhc = CAUSES[faults.causes[node][index]]
     gpu = int(rng.integers(8))
     critical_at = []  # every signal of this fault that the taxonomy calls critical
+    dcgm_at = -1  # ... of which DCGM's names its health system's category, not the fault's
     if xid is not None:
         log.xids.append((t_fail, node, xid, gpu, 0, int(rng.integers(1000, 99999))))
         critical_at.append(t_fail)
@@ -148,6 +157,7 @@ def emit_fault_signals(
     if cause in DCGM_INCIDENTS:
         system, message = DCGM_INCIDENTS[cause]
         critical_at.append(t_fail + int(rng.integers(0, 60)))
+        dcgm_at = len(critical_at) - 1
         log.dcgm.append(
             (critical_at[-1], node, dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]}))
         )
@@ -158,7 +168,10 @@ def emit_fault_signals(
         critical_at.append(t_fail + int(rng.integers(0, 2 * MINUTE)))
         state = "DOWN" if kind == "NODE_FAIL" else "DRAIN"
         log.events.append((critical_at[-1], repair_end, node, state, reason.format(gpu=gpu)))
-    log.critical.setdefault(node, []).extend((t, cause) for t in critical_at)
+    labels = [
+        DCGM_SYSTEM_CATEGORY[DCGM_INCIDENTS[cause][0]] if i == dcgm_at else cause for i in range(len(critical_at))
+    ]
+    log.critical.setdefault(node, []).extend(zip(critical_at, labels, strict=True))
 
 
 def emit_noise(

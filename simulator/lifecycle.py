@@ -30,7 +30,14 @@ class SimContext:
     failures: list[dict] = field(default_factory=list)  # every attempt a node fault ended
     preemptions: list[dict] = field(default_factory=list)
     consumed: set[tuple[int, int]] = field(default_factory=set)  # (node, fault index) that ended a job
+    manual_requeues: list[dict] = field(default_factory=list)  # requeues by a user or an admin
     seq: int = 0
+    # Draws for the manual requeues' marks and drains: a stream of their own, so adding them left
+    # the rest of the history (faults, jobs, schedule) as it was.
+    requeue_rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.requeue_rng = np.random.default_rng([self.params.seed, 22])
 
     @property
     def ckpt_interval(self) -> int:
@@ -170,8 +177,33 @@ def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job |
     elif job.outcome == "CANCELLED":
         attempt.state = cancelled_state(ctx, job.user)
     elif job.outcome == "REQUEUED":
+        manual_requeue(ctx, attempt)
         return requeue(ctx, job, ending.at, job.work, after_failure=False)
     return None
+
+
+# Causes whose drain reason an unrelated drain next to a manual requeue may carry
+UNRELATED_DRAIN_CAUSES = tuple(i for i, c in enumerate(CAUSES) if c[0] != "node_unresponsive" and c[3])
+
+
+def manual_requeue(ctx: SimContext, attempt: Attempt) -> None:
+    """`attempt` ended REQUEUED by a user or an admin (`scontrol requeue`), no node at fault: the
+    site marks a share of these in AdminComment, and a share are followed, within the attribution
+    window, by a critical drain of one of their nodes that has nothing to do with the requeue."""
+    p, rng = ctx.params, ctx.requeue_rng
+    by = "user" if rng.random() < 0.7 else "admin"
+    marked = bool(rng.random() < p.marked_requeue_share)
+    if marked:
+        attempt.admin_comment = f"requeue={by}"
+    drained = bool(rng.random() < p.requeue_drain_share)
+    if drained:
+        node = attempt.nodes[int(rng.integers(len(attempt.nodes)))]
+        at = attempt.end + int(rng.integers(0, ctx.analysis.attr_after_minutes * 60 + 1))
+        cause, _, _, reason, _ = CAUSES[UNRELATED_DRAIN_CAUSES[int(rng.integers(len(UNRELATED_DRAIN_CAUSES)))]]
+        back = at + int(rng.uniform(0.5, 4) * 3600)
+        ctx.signals.events.append((at, back, node, "DRAIN", reason.format(gpu=int(rng.integers(8)))))
+        ctx.signals.critical.setdefault(node, []).append((at, cause))
+    ctx.manual_requeues.append({"attempt": attempt, "by": by, "marked": marked, "drain_injected": drained})
 
 
 def _finish_by_fault(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job | None:

@@ -27,6 +27,12 @@ class SimParams:
     repair_hours: tuple[float, float] = (2.0, 48.0)
     resubmit_delay_min: tuple[float, float] = (2.0, 30.0)
     outside_window_share: float = 0.05  # FAILED-by-infra attempts whose evidence lands outside the window
+    # Requeues by a user or an admin (the workload's REQUEUED outcome): the share the site marks in
+    # AdminComment (`requeue=user` / `requeue=admin`), and the share followed by an unrelated
+    # critical drain of one of their nodes inside the attribution window (an epilog health check).
+    # Off by default, so a seed's history stays what it was; the attribution tests use 0.5 and 0.02.
+    marked_requeue_share: float = 0.0
+    requeue_drain_share: float = 0.0
     slurm_version: str = "22.05"  # or "24.11": adds Restarts and FailedNode
     node_prefix: str = "gpu"
     duration_scale: float = 1.0  # scales every runtime; more, shorter jobs at the same utilization

@@ -57,3 +57,4 @@ class Attempt:
     run_id: int = 0
     overhead: int = 0  # restart overhead at the start (training runs)
     kept: int = 0  # seconds of training work this attempt kept (its checkpoints), from start + overhead
+    admin_comment: str = ""  # sacct AdminComment: a site's mark of a user's or admin's requeue

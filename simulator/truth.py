@@ -73,17 +73,31 @@ def cause_priority() -> dict[str, int]:
 
 
 def rule_match(history: History, a: Attempt) -> tuple[str, int] | None:
-    """What the attribution rule finds for an attempt that ended, as (cause, node): the critical
-    signal on one of its nodes inside [End - attr_before, End + attr_after] whose cause comes first
-    in the pipeline's priority (then the earliest), or None. Another fault's signal counts too."""
+    """What the attribution rule finds for an attempt that ended, as (cause, node), or None. The
+    critical signals on its nodes inside [End - attr_before, End + attr_after] form one incident per
+    node: its distance is its signal nearest End, its cause its first signal's (the first signal in a
+    second, the cause first in the pipeline's priority). The incident nearest End wins; at equal
+    distance the cause first in the priority, then the earlier incident, then the node's name.
+    Another fault's signal counts too."""
     analysis, critical = history.ctx.analysis, history.ctx.signals.critical
     lo, hi = a.end - analysis.attr_before_minutes * 60, a.end + analysis.attr_after_minutes * 60
-    priority = cause_priority()
-    matched = [(priority[cause], t, cause, n) for n in a.nodes for t, cause in critical.get(n, ()) if lo <= t <= hi]
-    if not matched:
+    priority, names = cause_priority(), history.node_names
+    incidents = []
+    for n in a.nodes:
+        signals = [(t, priority[cause], cause) for t, cause in critical.get(n, ()) if lo <= t <= hi]
+        if signals:
+            first_at, first_priority, cause = min(signals)
+            distance = min(abs(t - a.end) for t, _, _ in signals)
+            incidents.append((distance, first_priority, first_at, names[n], cause, n))
+    if not incidents:
         return None
-    _, _, cause, node = min(matched)
+    *_, cause, node = min(incidents)
     return cause, node
+
+
+def marked_manual_requeues(history: History) -> set[int]:
+    """The attempts a user or an admin requeued and the site marked so: never infrastructure failures."""
+    return {id(r["attempt"]) for r in history.ctx.manual_requeues if r["marked"]}
 
 
 def attribute_failures(history: History) -> None:
@@ -148,6 +162,7 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
         "size_buckets": buckets,
         "infra_failures": [_failure_row(history, f) for f in failures],
         "window_false_positives": false_positives,
+        "manual_requeues_near_critical": _manual_requeues_near_critical(history, w),
         "training_runs": runs,
         "preemptions": [_preemption_row(clock, x) for x in ctx.preemptions if w.start <= x["preempted_at"] < w.end],
         "scheduler": _scheduler_figures(history, columns, w.start, w.end, runs),
@@ -195,12 +210,14 @@ def _size_buckets(
 
 def _window_false_positives(history: History, w: MonthWindow, shown: np.ndarray, failed: set[int]) -> list[dict]:
     """Attempts that ended FAILED or REQUEUED in the month for their own reasons, yet have a critical
-    signal on one of their nodes inside the attribution window: the rule attributes them too."""
+    signal on one of their nodes inside the attribution window: the rule attributes them too, unless
+    a user's or an admin's requeue is marked as such."""
     ctx, clock = history.ctx, history.clock
+    skip = failed | marked_manual_requeues(history)
     found = []
     for i in np.flatnonzero(shown).tolist():
         a = ctx.attempts[i]
-        if a.state not in ("FAILED", "REQUEUED") or not w.start <= a.end < w.end or id(a) in failed:
+        if a.state not in ("FAILED", "REQUEUED") or not w.start <= a.end < w.end or id(a) in skip:
             continue
         match = rule_match(history, a)
         if match is not None:
@@ -214,6 +231,29 @@ def _window_false_positives(history: History, w: MonthWindow, shown: np.ndarray,
                     "node": history.node_names[node],
                     "gpus": a.gpus,
                     "cause": cause,
+                }
+            )
+    return found
+
+
+def _manual_requeues_near_critical(history: History, w: MonthWindow) -> list[dict]:
+    """Requeues by a user or an admin that ended in the month with a critical signal in their window:
+    an infrastructure failure to the rule only when the records do not mark them."""
+    clock, found = history.clock, []
+    for r in history.ctx.manual_requeues:
+        a = r["attempt"]
+        match = rule_match(history, a) if w.start <= a.end < w.end else None
+        if match is not None:
+            found.append(
+                {
+                    "job_id_raw": str(a.job_id_raw),
+                    "submit": clock.text(a.submit),
+                    "end": clock.text(a.end),
+                    "requeued_by": r["by"],
+                    "marked": r["marked"],
+                    "drain_injected": r["drain_injected"],
+                    "cause": match[0],
+                    "expected_attributed": not r["marked"],
                 }
             )
     return found

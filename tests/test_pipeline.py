@@ -67,7 +67,9 @@ def month_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("pipeline")
     config_path = write_demo_config(workdir, CLUSTER, workdir / "reports")
     sim_dir = workdir / "sim" / CLUSTER / str(MONTH)
-    truth = simulate(SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0), sim_dir)
+    # user and admin requeues: half marked in AdminComment, 2% next to an unrelated critical drain
+    params = SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0, marked_requeue_share=0.5, requeue_drain_share=0.02)
+    truth = simulate(params, sim_dir)
     summary = monthly_report(cluster=CLUSTER, config=str(config_path), month=str(MONTH))
     metrics = json.loads(Path(summary["metrics"]).read_text())
     return {
@@ -353,6 +355,28 @@ def test_attributed_attempts_are_exactly_the_predicted_ones(month_run):
         ).fetchall()
     expected = {(f["job_id_raw"], f["submit"], f["expected_cause"]) for f in attributed_by_rule(month_run["truth"])}
     assert set(rows) == expected
+
+
+def test_a_marked_user_or_admin_requeue_next_to_a_drain_is_not_an_infra_failure(month_run):
+    """The month's user and admin requeues with a critical event in their window: those AdminComment
+    marks stay `requeued`, the unmarked ones are infra failures with the rule's cause."""
+    import duckdb
+
+    near = month_run["truth"]["manual_requeues_near_critical"]
+    assert any(r["marked"] for r in near) and any(not r["marked"] for r in near)
+    config = load_config(month_run["config"])
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        found = {
+            (job, submit): (outcome, cause)
+            for job, submit, outcome, cause in con.execute(
+                "select job_id_raw, strftime(submit_at, '%Y-%m-%dT%H:%M:%S'), outcome, cause_category "
+                "from fct_attempts where month = ? and slurm_state = 'REQUEUED'",
+                [str(MONTH)],
+            ).fetchall()
+        }
+    for r in near:
+        expected = ("infra_failed", r["cause"]) if r["expected_attributed"] else ("requeued", None)
+        assert found[(r["job_id_raw"], r["submit"])] == expected, r
 
 
 def test_every_health_source_reaches_the_classified_events(month_run):

@@ -104,6 +104,8 @@ def test_states_exit_codes_and_gpus(pulled):
 
 def test_requeues_are_separate_attempts_of_one_job(pulled):
     assert [a["state"] for a in records(pulled, "requeue")] == ["REQUEUED", "COMPLETED"]
+    # the AdminComment set before `scontrol requeue` is on the REQUEUED record
+    assert records(pulled, "requeue")[0]["admin_comment"] == "requeue=admin"
     assert [a["state"] for a in records(pulled, "nodefail_requeue")] == ["NODE_FAIL", "COMPLETED"]
     later = records(pulled, "nodefail_requeue")[1]
     assert later["reason"] == "BeginTime"
@@ -144,11 +146,13 @@ def test_the_warehouse_attributes_the_node_failures(pulled):
     # node3 was set DOWN with reason "xid 79 gpu fell off bus" under both jobs
     assert ("NODE_FAIL", "infra_failed", "gpu_unavailable", "gpu_unavailable") in by_id[ids["nodefail_admin"]]
     assert ("NODE_FAIL", "infra_failed", "gpu_unavailable", "gpu_unavailable") in by_id[ids["nodefail_requeue"]]
-    # node4 stopped answering (DOWN*), then was drained for ECC errors inside the same window: the
-    # higher-priority category wins and the co-occurrence is kept
+    # node4 stopped answering (DOWN*) at the job's end, then was drained for ECC errors inside the
+    # same window: the incident's first event, nearest the end, is the cause; the ECC co-occurs
     ((state, outcome, cause, matched),) = by_id[ids["node_lost"]]
-    assert (state, outcome, cause) == ("NODE_FAIL", "infra_failed", "gpu_memory")
+    assert (state, outcome, cause) == ("NODE_FAIL", "infra_failed", "node_unresponsive")
     assert matched.split(",") == ["gpu_memory", "node_unresponsive"]
+    # a requeue marked as an admin's is not attributed
+    assert ("REQUEUED", "requeued", None, None) in by_id[ids["requeue"]]
     assert (pulled["raw"] / "sacct.usv").is_file() and (pulled["raw"] / "events.psv").is_file()
 
 

@@ -72,6 +72,7 @@ TABLES: dict[str, tuple[Field, ...]] = {
         Field("failed_node", "string"),  # sacct FailedNode (23.02+): the node whose failure ended the job
         Field("restarts", "int64"),  # sacct Restarts (24.11+): times the job was requeued
         Field("sluid", "string"),  # sacct SLUID (25.11+): unique per run
+        Field("admin_comment", "string"),  # sacct AdminComment: where a site marks who requeued a job
         Field("source_file", "string"),
         Field("source_line", "int64"),
     ),

@@ -61,6 +61,7 @@ SACCT_FIELDS = (
     SacctField("ReqTRES", ("req_gpus",), "optional"),
     SacctField("Reason", ("reason",), "optional"),
     SacctField("DerivedExitCode", (), "optional"),  # asked for (a job's worst step), not landed
+    SacctField("AdminComment", ("admin_comment",), "optional"),  # a site's mark of who requeued (methodology)
     SacctField("FailedNode", ("failed_node",), (23, 2)),
     SacctField("Restarts", ("restarts",), (24, 11)),
     SacctField("SLUID", ("sluid",), (25, 11)),
@@ -383,6 +384,7 @@ class _RowSql:
             "failed_node": self.optional("FailedNode"),
             "restarts": f"TRY_CAST({self.optional('Restarts')} AS BIGINT)",
             "sluid": self.optional("SLUID"),
+            "admin_comment": self.optional("AdminComment"),
         }
 
 

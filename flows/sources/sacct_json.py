@@ -187,6 +187,7 @@ def _attempt(job: dict, index: int) -> dict:
         "failed_node": _text(job.get("failed_node"), "failed_node") or None,
         "restarts": _number(job.get("restart_cnt"), "restart_cnt"),
         "sluid": _text(job.get("sluid"), "sluid") or None,
+        "admin_comment": _text((job.get("comment") or {}).get("administrator"), "comment.administrator") or None,
         "source_line": index + 1,
     }
 

@@ -1,7 +1,9 @@
 """Job records as `sacct --allusers --duplicates --allocations --parsable2` prints them at a dump time.
 
-Slurm 22.05's field set, or 24.11's with `Restarts` and `FailedNode`. Records of requeued jobs
-(the same JobIDRaw with a later Submit) follow the first records at the end, as `sacct -D` prints them.
+Slurm 22.05's field set, or 24.11's with `Restarts` and `FailedNode`; both with `AdminComment`,
+where the simulated site marks requeues made by a user or an admin (`requeue=user` / `requeue=admin`).
+Records of requeued jobs (the same JobIDRaw with a later Submit) follow the first records at the end,
+as `sacct -D` prints them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from simulator.writers.sacctmgr_events import elapsed_text
 
 SACCT_FIELDS_2205 = (
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|State|ExitCode|Submit|Eligible|Start|End|Elapsed|"
-    "NNodes|NodeList|AllocTRES|ReqTRES|Reason|DerivedExitCode"
+    "NNodes|NodeList|AllocTRES|ReqTRES|Reason|DerivedExitCode|AdminComment"
 )
 SACCT_FIELDS_2411 = SACCT_FIELDS_2205 + "|Restarts|FailedNode"
 
@@ -101,7 +103,7 @@ class _Line:
         line = (
             f"{a.job_id}|{a.job_id_raw}|{a.name}|{user}|{account}|{partition}|{qos}|{state}|"
             f"{a.exit_code if ended else '0:0'}|{submit}|{eligible}|{start}|{end}|{elapsed_text(elapsed)}|"
-            f"{n_nodes}|{node_list}|{alloc}|{req}|{reason}|0:0"
+            f"{n_nodes}|{node_list}|{alloc}|{req}|{reason}|0:0|{a.admin_comment if ended else ''}"
         )
         if self.new_fields:
             failed = self.node_names[a.failed_node] if ended and a.failed_node >= 0 else "None"

@@ -1,11 +1,16 @@
 -- Failed, node-failed and requeued attempts matched to critical health events on their nodes in
--- [end - attr_before, end + attr_after]. The cause is the matched category with the best
--- cause_priority; every match is counted and the co-occurring categories are listed.
+-- [end - attr_before, end + attr_after] (docs/methodology.md "Attribution": this model is the rule).
+-- The matched events of one node are one incident, caused by its first event; the incident nearest
+-- the attempt's End is the cause; at equal distance the better cause_priority, then the earlier
+-- incident, then the node's name. Every match is counted and the co-occurring categories are listed. A requeue the records mark as made by a user or an admin
+-- (AdminComment `requeue=user` / `requeue=admin`) is never a candidate: whatever drained nearby,
+-- it is not the infrastructure's failure.
 
 with candidates as (
 
     select
         attempts.attempt_id,
+        attempts.end_at,
         {{ dbt.dateadd('minute', '-parameters.attr_before_minutes', 'attempts.end_at') }} as window_start,
         {{ dbt.dateadd('minute', 'parameters.attr_after_minutes', 'attempts.end_at') }} as window_end
     from {{ ref('int_attempts_month_scoped') }} as attempts
@@ -13,6 +18,10 @@ with candidates as (
     where
         not attempts.is_open
         and attempts.slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
+        and not (
+            attempts.slurm_state = 'REQUEUED'
+            and coalesce(regexp_matches(attempts.admin_comment, '(^|[\s,;])requeue=(user|admin)([\s,;]|$)'), false)
+        )
 
 ),
 
@@ -30,6 +39,7 @@ candidate_nodes as materialized (
 
     select
         candidates.attempt_id,
+        candidates.end_at,
         candidates.window_start,
         candidates.window_end,
         attempt_nodes.node
@@ -48,7 +58,8 @@ matches as (
         critical_events.failure_domain,
         critical_events.cause_priority,
         critical_events.event_at,
-        critical_events.node
+        critical_events.node,
+        abs({{ dbt.datediff('candidate_nodes.end_at', 'critical_events.event_at', 'second') }}) as seconds_from_end
     from candidate_nodes
     inner join critical_events
         on
@@ -58,13 +69,28 @@ matches as (
 
 ),
 
+-- One incident per (attempt, node): its distance is its event nearest the End, its cause its first
+-- event (a fault's later signals, such as DCGM's PCIe failure after Xid 79, are its consequences).
+incidents as (
+
+    select
+        *,
+        min(seconds_from_end) over (partition by attempt_id, node) as incident_seconds_from_end,
+        row_number() over (partition by attempt_id, node order by event_at, cause_priority, event_id) as node_rank,
+        count(*) over (partition by attempt_id) as n_matched_events
+    from matches
+
+),
+
 ranked as (
 
     select
         *,
-        row_number() over (partition by attempt_id order by cause_priority, event_at, event_id) as cause_rank,
-        count(*) over (partition by attempt_id) as n_matched_events
-    from matches
+        row_number() over (
+            partition by attempt_id order by incident_seconds_from_end, cause_priority, event_at, node
+        ) as cause_rank
+    from incidents
+    where node_rank = 1
 
 ),
 

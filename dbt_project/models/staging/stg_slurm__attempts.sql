@@ -33,6 +33,7 @@ renamed as (
         failed_node,
         restarts,
         sluid,
+        admin_comment,
         source_file,
         source_line
 
