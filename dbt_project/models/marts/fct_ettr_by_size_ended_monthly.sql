@@ -12,9 +12,16 @@ with runs as (
 
 sets as (
 
-    select 'all' as run_set, runs.* from runs
+    select
+        'all' as run_set,
+        runs.*
+    from runs
     union all
-    select 'priority' as run_set, runs.* from runs where is_priority_run
+    select
+        'priority' as run_set,
+        runs.*
+    from runs
+    where runs.is_priority_run
 
 )
 

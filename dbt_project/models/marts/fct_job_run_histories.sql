@@ -87,16 +87,22 @@ whole as (
 
 -- the default highest priority: the QOS of the month's largest job runs (the most common among
 -- them, then the first by name)
+this_month as (
+
+    select * from month_runs
+    where month = {{ run_parameter('month') }}
+
+),
+
 largest_qos as (
 
-    select qos
-    from month_runs
+    select this_month.qos
+    from this_month
     where
-        month = {{ run_parameter('month') }}
-        and qos is not null
-        and gpus = (select max(gpus) from month_runs where month = {{ run_parameter('month') }})
-    group by qos
-    order by count(*) desc, qos
+        this_month.qos is not null
+        and this_month.gpus = (select max(largest.gpus) from this_month as largest)
+    group by this_month.qos
+    order by count(*) desc, this_month.qos
     limit 1
 
 ),
@@ -106,7 +112,7 @@ priority as (
     select
         case
             when parameters.ettr_priority_qos <> '' then parameters.ettr_priority_qos
-            when parameters.ettr_priority_partition = '' then (select qos from largest_qos)
+            when parameters.ettr_priority_partition = '' then (select largest_qos.qos from largest_qos)
         end as priority_qos,
         nullif(parameters.ettr_priority_partition, '') as priority_partition
     from parameters
