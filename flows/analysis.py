@@ -111,8 +111,8 @@ def flag_family(tests: dict[str, dict], description: str) -> dict:
         "tests": {
             name: {
                 "p_value": test["p_value"],
-                "p_adjusted": adjusted.get(name),
-                "flagged": name in adjusted and adjusted[name] < 1 - CONFIDENCE,
+                "p_adjusted": float(adjusted[name]) if name in adjusted else None,
+                "flagged": bool(name in adjusted and adjusted[name] < 1 - CONFIDENCE),
             }
             for name, test in tests.items()
         },
