@@ -8,9 +8,22 @@
 
 with recursive
 
-month_runs as (
+-- the parts of runs still going at an earlier month's end: the only rows a history reaches back to
+open_parts as (
 
-    select * from {{ ref('fct_job_runs') }}
+    select
+        month,
+        cluster,
+        first_job_id_raw,
+        last_job_id_raw,
+        gpus,
+        runtime_seconds,
+        queue_seconds,
+        interruptions,
+        lost_seconds,
+        productive_seconds
+    from {{ ref('fct_job_runs') }}
+    where is_open and month < {{ run_parameter('month') }}
 
 ),
 
@@ -26,11 +39,19 @@ parameters as (
 
 ),
 
+this_month as (
+
+    select * from {{ ref('fct_job_runs') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
 -- each run that ended in the month, then its part in each earlier month, newest first
 history as (
 
     select
         job_run_id as history_run_id,
+        0 as months_back,
         month,
         cluster,
         first_job_id_raw,
@@ -40,13 +61,14 @@ history as (
         interruptions,
         lost_seconds,
         productive_seconds
-    from month_runs
-    where month = {{ run_parameter('month') }} and not is_open
+    from this_month
+    where not is_open
 
     union all
 
     select
         history.history_run_id,
+        history.months_back + 1 as months_back,
         earlier.month,
         earlier.cluster,
         earlier.first_job_id_raw,
@@ -57,10 +79,9 @@ history as (
         earlier.lost_seconds,
         earlier.productive_seconds
     from history
-    inner join month_runs as earlier
+    inner join open_parts as earlier
         on
-            earlier.is_open
-            and earlier.cluster = history.cluster
+            earlier.cluster = history.cluster
             and earlier.last_job_id_raw = history.first_job_id_raw
             and {{ dbt.datediff("cast(earlier.month || '-01' as date)", "cast(history.month || '-01' as date)", 'month') }}
             = 1
@@ -73,7 +94,7 @@ whole as (
         history_run_id,
         min(month) as first_month,
         count(*) as months,
-        {{ value_at_max('first_job_id_raw', 'month') }} as origin_job_id_raw,
+        {{ value_at_max('first_job_id_raw', 'months_back') }} as origin_job_id_raw,
         max(gpus) as gpus,
         sum(runtime_seconds) as runtime_seconds,
         sum(queue_seconds) as queue_seconds,
@@ -87,13 +108,6 @@ whole as (
 
 -- the default highest priority: the QOS of the month's largest job runs (the most common among
 -- them, then the first by name)
-this_month as (
-
-    select * from month_runs
-    where month = {{ run_parameter('month') }}
-
-),
-
 largest_qos as (
 
     select this_month.qos
@@ -157,9 +171,8 @@ select
     ) as is_priority_run,
     priority.priority_qos,
     priority.priority_partition
-from month_runs as ended
+from this_month as ended
 inner join whole on whole.history_run_id = ended.job_run_id
 inner join buckets on whole.gpus between buckets.min_gpus and buckets.max_gpus
 cross join parameters
 cross join priority
-where ended.month = {{ run_parameter('month') }}
