@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from scipy.stats import binomtest, chi2
+from scipy.stats import binomtest, chi2, t
 
 from flows.config import AnalysisConfig
 from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
@@ -85,6 +85,62 @@ def rate_change(failures: int, node_days: float, previous_failures: int, previou
     }
 
 
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the k-th smallest p of m is multiplied
+    by m - k + 1 and kept at least the one before it (capped at 1). Flagging adjusted p < alpha holds
+    the chance of any false flag in the family at alpha, whatever the tests' dependence. (Written out:
+    scipy has no Holm, and statsmodels, which has, is not a dependency.)"""
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def flag_family(tests: dict[str, dict], description: str) -> dict:
+    """One family of tests of change ({name: rate_change result}) with Holm-adjusted p-values: a test
+    is `flagged` when its adjusted p is below 1 - CONFIDENCE. Tests with nothing to test (p None)
+    are listed unflagged and do not count in the family."""
+    tested = [name for name, test in tests.items() if test["p_value"] is not None]
+    adjusted = dict(zip(tested, holm([tests[name]["p_value"] for name in tested]), strict=True))
+    return {
+        "description": description,
+        "tests_counted": len(tested),
+        "tests": {
+            name: {
+                "p_value": test["p_value"],
+                "p_adjusted": float(adjusted[name]) if name in adjusted else None,
+                "flagged": bool(name in adjusted and adjusted[name] < 1 - CONFIDENCE),
+            }
+            for name, test in tests.items()
+        },
+    }
+
+
+def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
+    """The report's flags of change, each family corrected for its number of tests (Holm): the
+    month-over-month test of r_f, of each cause, and this month against each trailing window (r_f
+    over the windows; each window's causes)."""
+    families = {
+        "month_over_month": flag_family({"r_f": change}, "r_f (all GPU jobs) against the previous month"),
+        "month_over_month_by_cause": flag_family(
+            {c["category"]: c["month_over_month"] for c in causes}, "each cause's rate against the previous month"
+        ),
+        "trend": flag_family(
+            {f"{w['months']} months": w["this_month_vs_window"] for w in trend["trailing"]},
+            "r_f (all GPU jobs) this month against each trailing window's earlier months",
+        ),
+    }
+    for w in trend["trailing"]:
+        families[f"trend_by_cause_{w['months']}_months"] = flag_family(
+            {c["category"]: c["this_month_vs_window"] for c in w["by_cause"]},
+            f"each cause's rate this month against the earlier months of the {w['months']}-month window",
+        )
+    return {"method": "Holm", "family_wise_error_rate": 1 - CONFIDENCE, "families": families}
+
+
 def history_months(month: Month, params: AnalysisConfig) -> list[Month]:
     """The months of the longest trailing window, oldest first, ending at `month`."""
     months = [month]
@@ -110,6 +166,7 @@ def month_figures(warehouse_path: Path, month: Month, params: AnalysisConfig) ->
 def compute_metrics(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
     """metrics.json of the month (docs/metrics.md), section by section."""
     r_f = node_failure_rate(con, month, params)
+    causes, change, trend = failures_by_cause(con, month), month_over_month(con, month), history(con, month, params)
     return {
         "schema_version": 2,  # docs/metrics.md
         "month": str(month),
@@ -119,10 +176,12 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, month: Month, params: Analys
         "mttf_by_size": mttf_by_size(con, month, r_f, params.gpus_per_node),
         "node_failure_rate": r_f,
         "projections": projections(r_f, params),
-        "failures_by_cause": failures_by_cause(con, month),
-        "month_over_month": month_over_month(con, month),
-        "history": history(con, month, params),
+        "failures_by_cause": causes,
+        "month_over_month": change,
+        "history": trend,
+        "change_flags": change_flags(change, causes, trend),
         "run_ettr": run_ettr(con, month),
+        "ettr_vs_expected": ettr_vs_expected(con, month, r_f, params),
         "lemon_nodes": lemon_candidates(con, month, params),
         "expected_ettr": expected_ettr_curves(r_f, params),
         "lost_goodput": lost_goodput(con, month, params),
@@ -320,6 +379,71 @@ def run_ettr(con: duckdb.DuckDBPyConnection, month: Month) -> list[dict]:
         "where month = ? order by bucket_order, size_bucket",
         [str(month)],
     )
+
+
+def mean_interval(mean: float, stddev: float | None, n: int) -> tuple[float | None, float | None]:
+    """Student-t 95% interval of a mean ETTR from n runs, within [0, 1] (none from one run)."""
+    if n < 2 or stddev is None:
+        return None, None
+    if stddev == 0:
+        return mean, mean
+    lower, upper = t.interval(CONFIDENCE, n - 1, loc=mean, scale=stddev / n**0.5)
+    return max(float(lower), 0.0), min(float(upper), 1.0)
+
+
+def ettr_vs_expected(con: duckdb.DuckDBPyConnection, month: Month, r_f: dict, params: AnalysisConfig) -> dict:
+    """ETTR as the paper measured it (its Fig. 9): the long job runs that ended this month, each
+    with its whole history, by size, for every run and for the highest-priority runs, each mean with
+    its interval beside E[ETTR] at the runs' mean size (this cluster's r_f, the configured checkpoint
+    interval, u0, q and w_cp). The model is compared from ettr_model_min_gpus GPUs up: the paper
+    finds smaller runs diverge from it."""
+    rows = _rows(
+        con,
+        """
+        select run_set, size_bucket, min_gpus, max_gpus, priority_qos, priority_partition, runs,
+               runs_from_earlier_months, mean_gpus, mean_ettr, stddev_ettr, median_ettr, min_ettr
+        from fct_ettr_by_size_ended_monthly where month = ? order by run_set, bucket_order, size_bucket""",
+        [str(month)],
+    )
+    definition = "paper" if r_f["paper"]["value"] else "all"
+    rate = r_f[definition]["value"]
+    gpn, ckpt = params.gpus_per_node, params.ckpt_interval_minutes
+
+    def expected(gpus: float) -> float | None:
+        if not rate:
+            return None
+        return expected_ettr(
+            gpus,
+            rate,
+            gpn,
+            ckpt,
+            params.restart_overhead_minutes,
+            params.queue_after_failure_minutes,
+            params.ckpt_write_minutes,
+        )
+
+    tables: dict[str, list[dict]] = {"all": [], "priority": []}
+    for row in rows:
+        lower, upper = mean_interval(row["mean_ettr"], row["stddev_ettr"], row["runs"])
+        tables[row["run_set"]].append(
+            {
+                **{k: v for k, v in row.items() if k not in ("run_set", "priority_qos", "priority_partition")},
+                "mean_lower": lower,
+                "mean_upper": upper,
+                "expected_ettr": expected(row["mean_gpus"]),
+                "formula_valid": bool(rate) and formula_is_valid(row["mean_gpus"], rate, gpn, ckpt),
+                "model_applies": row["mean_gpus"] >= params.ettr_model_min_gpus,
+            }
+        )
+    return {
+        "priority_qos": rows[0]["priority_qos"] if rows else None,
+        "priority_partition": rows[0]["priority_partition"] if rows else None,
+        "r_f_definition": definition,
+        "r_f": rate,
+        "ckpt_minutes": ckpt,
+        "min_run_hours": params.ettr_min_run_hours,
+        **tables,
+    }
 
 
 def lost_goodput(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:

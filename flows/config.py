@@ -239,6 +239,15 @@ class AnalysisConfig:
     ettr_min_run_hours: NonNegativeNumber = Field(
         24.0, description="job runs shorter than this are left out of the ETTR summary"
     )
+    # The paper's measured ETTR (its Fig. 9) is of runs at the highest priority: empty selects the
+    # QOS of the month's largest job runs (decided in the dbt DAG, fct_job_run_histories)
+    ettr_priority_qos: str = Field(
+        "", description="ETTR: QOS of the highest-priority runs (empty: that of the largest)"
+    )
+    ettr_priority_partition: str = Field("", description="ETTR: ... or their partition (empty: any)")
+    ettr_model_min_gpus: NonNegativeInt = Field(
+        64, description="E[ETTR] is compared with runs of at least this many GPUs (smaller ones diverge)"
+    )
     lost_work_cap_minutes: NonNegativeNumber = Field(
         30.0, description="lost goodput: min(runtime, cap) x GPUs per infrastructure failure"
     )

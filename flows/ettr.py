@@ -26,7 +26,7 @@ def failure_rate_per_minute(nodes: float, r_f_per_1000_node_days: float) -> floa
 
 
 def expected_ettr(
-    gpus: int,
+    gpus: float,
     r_f_per_1000_node_days: float,
     gpus_per_node: int,
     ckpt_minutes: float,
@@ -41,7 +41,7 @@ def expected_ettr(
     return max(value, 0.0)
 
 
-def optimal_checkpoint_minutes(gpus: int, r_f_per_1000_node_days: float, gpus_per_node: int, w_cp_minutes: float):
+def optimal_checkpoint_minutes(gpus: float, r_f_per_1000_node_days: float, gpus_per_node: int, w_cp_minutes: float):
     """Young-Daly: sqrt(2 w_cp / lambda); None without a checkpoint cost (then shorter is always better)."""
     lam = failure_rate_per_minute(gpus / gpus_per_node, r_f_per_1000_node_days)
     if w_cp_minutes <= 0 or lam <= 0:
@@ -49,7 +49,7 @@ def optimal_checkpoint_minutes(gpus: int, r_f_per_1000_node_days: float, gpus_pe
     return math.sqrt(2.0 * w_cp_minutes / lam)
 
 
-def formula_is_valid(gpus: int, r_f_per_1000_node_days: float, gpus_per_node: int, ckpt_minutes: float) -> bool:
+def formula_is_valid(gpus: float, r_f_per_1000_node_days: float, gpus_per_node: int, ckpt_minutes: float) -> bool:
     """The paper's validity range: the job's mean time between failures is at least 0.1 day and
     longer than the checkpoint interval (lambda x ckpt < 1)."""
     lam = failure_rate_per_minute(gpus / gpus_per_node, r_f_per_1000_node_days)
@@ -57,7 +57,7 @@ def formula_is_valid(gpus: int, r_f_per_1000_node_days: float, gpus_per_node: in
 
 
 def monte_carlo_ettr(
-    gpus: int,
+    gpus: float,
     r_f_per_1000_node_days: float,
     gpus_per_node: int,
     ckpt_minutes: float,

@@ -1,9 +1,19 @@
 import math
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
-from flows.analysis import failure_rate, model_mttf_hours, mttf_interval, poisson_interval
+from flows.analysis import (
+    failure_rate,
+    flag_family,
+    holm,
+    mean_interval,
+    model_mttf_hours,
+    mttf_interval,
+    poisson_interval,
+    rate_change,
+)
 from flows.months import Month
 
 
@@ -44,3 +54,51 @@ def test_months():
     for bad in ("2026-13", "2026-1", "26-01", "2026/01"):
         with pytest.raises(ValueError, match="YYYY-MM"):
             Month.parse(bad)
+
+
+def test_holm_adjusted_p_values():
+    # the step-down by hand: 0.005 x 4, 0.01 x 3, 0.03 x 2 (kept for 0.04 x 1 too), capped at 1
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == [1.0, 1.0] and holm([]) == []
+
+
+def test_holm_keeps_sixteen_unchanged_causes_from_flagging_noise():
+    """16 causes, none changed (each test's p uniform): raw p < 0.05 flags some cause in about
+    half of the months, Holm in at most 5%."""
+    rng = np.random.default_rng(22)
+    raw = corrected = 0
+    draws = 2000
+    for _ in range(draws):
+        family = flag_family({f"cause{i}": {"p_value": p} for i, p in enumerate(rng.uniform(size=16))}, "noise")
+        raw += any(t["p_value"] < 0.05 for t in family["tests"].values())
+        corrected += any(t["flagged"] for t in family["tests"].values())
+    assert 0.5 < raw / draws < 0.62 and corrected / draws <= 0.055
+
+
+def test_a_cause_whose_rate_tripled_is_still_flagged_among_sixteen():
+    """Counts drawn at the same rate in both months for 15 causes and at three times the rate this
+    month for one: the tripled cause is flagged after Holm, the others almost never."""
+    rng = np.random.default_rng(7)
+    rates = [0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 3.0, 0.3, 0.6, 1.2, 1.8, 2.2, 0.9, 0.4, 1.1]
+    node_days = 30000.0
+    found = false_flags = 0
+    for _ in range(10):
+        tests = {}
+        for i, (before, now) in enumerate([*((r, r) for r in rates), (2.0, 6.0)]):
+            counts = rng.poisson([before * node_days / 1000, now * node_days / 1000])
+            tests[f"cause{i}"] = rate_change(int(counts[1]), node_days, int(counts[0]), node_days)
+        family = flag_family(tests, "one change")
+        found += family["tests"]["cause15"]["flagged"]
+        false_flags += sum(t["flagged"] for name, t in family["tests"].items() if name != "cause15")
+    assert found == 10 and false_flags <= 1
+
+
+def test_the_mean_ettr_interval_covers_the_true_mean():
+    rng = np.random.default_rng(9)
+    covered = 0
+    for _ in range(500):
+        ettr = np.clip(rng.normal(0.93, 0.04, size=12), 0, 1)
+        lower, upper = mean_interval(float(ettr.mean()), float(ettr.std(ddof=1)), 12)
+        covered += lower <= 0.93 <= upper
+    assert 0.925 <= covered / 500 <= 0.975
+    assert mean_interval(0.9, None, 1) == (None, None) and mean_interval(1.0, 0.0, 3) == (1.0, 1.0)

@@ -78,6 +78,8 @@ select
     {{ dbt.hash(dbt.concat(["runs.cluster", "'|'", "runs.run_first_job_id_raw"])) }} as job_run_id,
     runs.run_first_job_id_raw,
     runs.continues_run as job_continues_run,
+    -- the QOS reaches the job runs from here (fct_attempts does not carry it)
+    attempts.qos,
     -- attempts of a job differ in submit time, so exactly one is its first: counting these counts
     -- a run's jobs without a distinct count (a second hash table over every attempt)
     attempts.submit_at = runs.first_submit_at as is_job_first_attempt

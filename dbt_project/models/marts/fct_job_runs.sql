@@ -53,7 +53,14 @@ aggregated as (
                     then least(attempts.runtime_seconds, {{ lost_per_interruption }})
             end
         ), 0) as bigint) as lost_seconds,
-        {{ value_at_max('attempts.outcome', 'attempts.submit_at') }} as final_outcome
+        {{ value_at_max('attempts.outcome', 'attempts.submit_at') }} as final_outcome,
+        -- where the run's last attempt ran: the ETTR table of the highest-priority runs selects on these
+        {{ value_at_max('runs.qos', 'attempts.submit_at') }} as qos,
+        {{ value_at_max('attempts.partition', 'attempts.submit_at') }} as partition,
+        -- links the run to its part in the next month (fct_job_run_histories): a run still going
+        -- at the month's end continues there under the job it was running
+        {{ value_at_max('attempts.job_id_raw', 'attempts.submit_at') }} as last_job_id_raw,
+        bool_or(attempts.is_open) as is_open
     from attempts
     inner join runs on runs.attempt_id = attempts.attempt_id
     group by runs.job_run_id, attempts.month

@@ -1,0 +1,56 @@
+-- ETTR of the long job runs that ended in the month, each with its whole history
+-- (fct_job_run_histories.is_ettr_run), by size bucket: for every run (run_set 'all') and for the
+-- highest-priority runs ('priority'), the paper's comparison with E[ETTR] (its Fig. 9). The mean's
+-- spread (stddev_ettr) gives its interval; mean_gpus the size E[ETTR] is taken at.
+
+with runs as (
+
+    select * from {{ ref('fct_job_run_histories') }}
+    where month = {{ run_parameter('month') }} and is_ettr_run
+
+),
+
+sets as (
+
+    select
+        'all' as run_set,
+        runs.*
+    from runs
+    union all
+    select
+        'priority' as run_set,
+        runs.*
+    from runs
+    where runs.is_priority_run
+
+)
+
+select
+    sets.month,
+    sets.run_set,
+    sets.size_bucket,
+    sets.bucket_order,
+    buckets.min_gpus,
+    buckets.max_gpus,
+    min(sets.priority_qos) as priority_qos,
+    min(sets.priority_partition) as priority_partition,
+    count(*) as runs,
+    count(*) filter (where sets.months > 1) as runs_from_earlier_months,
+    {{ ordered_mean('sets.gpus', 'sets.job_run_id') }} as mean_gpus,
+    {{ ordered_mean('sets.ettr', 'sets.job_run_id') }} as mean_ettr,
+    -- the sample standard deviation from ordered means: the same figure whatever order the rows come in
+    case
+        when count(*) > 1
+            then sqrt(greatest(
+                count(*) / (count(*) - 1.0) * (
+                    {{ ordered_mean('sets.ettr * sets.ettr', 'sets.job_run_id') }}
+                    - {{ ordered_mean('sets.ettr', 'sets.job_run_id') }} * {{ ordered_mean('sets.ettr', 'sets.job_run_id') }}
+                ),
+                0
+            ))
+    end as stddev_ettr,
+    {{ median('sets.ettr') }} as median_ettr,
+    min(sets.ettr) as min_ettr
+from sets
+inner join {{ ref('job_size_buckets') }} as buckets on buckets.size_bucket = sets.size_bucket
+group by sets.month, sets.run_set, sets.size_bucket, sets.bucket_order, buckets.min_gpus, buckets.max_gpus

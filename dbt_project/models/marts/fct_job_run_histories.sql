@@ -1,0 +1,178 @@
+-- One row per job run that ended in the month, with its whole history: a run still going at a
+-- month's end is counted in the month it ends, its earlier months' parts added (docs/methodology.md
+-- "ETTR as the paper measured it"). A month's part of a run continues in the next month under the
+-- job it was running at the month's end (fct_job_runs.last_job_id_raw, is_open), so the history is
+-- walked back one month at a time over the months built so far. Also: whether the run is among the
+-- highest-priority runs (ettr_priority_qos / ettr_priority_partition; by default the QOS of the
+-- month's largest job runs).
+
+with recursive
+
+-- the parts of runs still going at an earlier month's end: the only rows a history reaches back to
+open_parts as (
+
+    select
+        month,
+        cluster,
+        first_job_id_raw,
+        last_job_id_raw,
+        gpus,
+        runtime_seconds,
+        queue_seconds,
+        interruptions,
+        lost_seconds,
+        productive_seconds
+    from {{ ref('fct_job_runs') }}
+    where is_open and month < {{ run_parameter('month') }}
+
+),
+
+buckets as (
+
+    select * from {{ ref('job_size_buckets') }}
+
+),
+
+parameters as (
+
+    select * from {{ source('run', 'parameters') }}
+
+),
+
+this_month as (
+
+    select * from {{ ref('fct_job_runs') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
+-- each run that ended in the month, then its part in each earlier month, newest first
+history as (
+
+    select
+        job_run_id as history_run_id,
+        0 as months_back,
+        month,
+        cluster,
+        first_job_id_raw,
+        gpus,
+        runtime_seconds,
+        queue_seconds,
+        interruptions,
+        lost_seconds,
+        productive_seconds
+    from this_month
+    where not is_open
+
+    union all
+
+    select
+        history.history_run_id,
+        history.months_back + 1 as months_back,
+        earlier.month,
+        earlier.cluster,
+        earlier.first_job_id_raw,
+        earlier.gpus,
+        earlier.runtime_seconds,
+        earlier.queue_seconds,
+        earlier.interruptions,
+        earlier.lost_seconds,
+        earlier.productive_seconds
+    from history
+    inner join open_parts as earlier
+        on
+            earlier.cluster = history.cluster
+            and earlier.last_job_id_raw = history.first_job_id_raw
+            and {{ dbt.datediff("cast(earlier.month || '-01' as date)", "cast(history.month || '-01' as date)", 'month') }}
+            = 1
+
+),
+
+whole as (
+
+    select
+        history_run_id,
+        min(month) as first_month,
+        count(*) as months,
+        {{ value_at_max('first_job_id_raw', 'months_back') }} as origin_job_id_raw,
+        max(gpus) as gpus,
+        sum(runtime_seconds) as runtime_seconds,
+        sum(queue_seconds) as queue_seconds,
+        sum(interruptions) as interruptions,
+        sum(lost_seconds) as lost_seconds,
+        sum(productive_seconds) as productive_seconds
+    from history
+    group by history_run_id
+
+),
+
+-- the default highest priority: the QOS of the month's largest job runs (the most common among
+-- them, then the first by name)
+largest_qos as (
+
+    select this_month.qos
+    from this_month
+    where
+        this_month.qos is not null
+        and this_month.gpus = (select max(largest.gpus) from this_month as largest)
+    group by this_month.qos
+    order by count(*) desc, this_month.qos
+    limit 1
+
+),
+
+priority as (
+
+    select
+        case
+            when parameters.ettr_priority_qos <> '' then parameters.ettr_priority_qos
+            when parameters.ettr_priority_partition = '' then (select largest_qos.qos from largest_qos)
+        end as priority_qos,
+        nullif(parameters.ettr_priority_partition, '') as priority_partition
+    from parameters
+
+)
+
+select
+    ended.month,
+    ended.job_run_id,
+    ended.cluster,
+    ended.first_job_id_raw,
+    whole.origin_job_id_raw,
+    ended.user_name,
+    ended.account,
+    ended.job_name,
+    ended.qos,
+    ended.partition,
+    ended.final_outcome,
+    whole.first_month,
+    whole.months,
+    whole.gpus,
+    buckets.size_bucket,
+    buckets.bucket_order,
+    whole.runtime_seconds,
+    whole.queue_seconds,
+    whole.interruptions,
+    whole.lost_seconds,
+    whole.productive_seconds,
+    case
+        when whole.runtime_seconds + whole.queue_seconds > 0
+            then whole.productive_seconds / (whole.runtime_seconds + whole.queue_seconds)
+    end as ettr,
+    -- the runs the ETTR tables take: long enough over their whole history, with time to measure
+    whole.runtime_seconds >= parameters.ettr_min_run_hours * 3600
+    and whole.runtime_seconds + whole.queue_seconds > 0 as is_ettr_run,
+    -- without a QOS or partition to select on (records without QOS), no run is
+    coalesce(
+        (priority.priority_qos is not null or priority.priority_partition is not null)
+        and (priority.priority_qos is null or ended.qos = priority.priority_qos)
+        and (priority.priority_partition is null or ended.partition = priority.priority_partition),
+        false
+    ) as is_priority_run,
+    priority.priority_qos,
+    priority.priority_partition
+from this_month as ended
+inner join whole on whole.history_run_id = ended.job_run_id
+inner join buckets on whole.gpus between buckets.min_gpus and buckets.max_gpus
+cross join parameters
+cross join priority
