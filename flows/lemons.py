@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
-
 from collections import Counter
+from dataclasses import dataclass
 
 import duckdb
 import numpy as np
