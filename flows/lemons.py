@@ -96,19 +96,19 @@ def bulk_fit(counts: list[int]) -> FleetFit:
     """The fleet of `counts` fitted to its bulk, robust to the lemons among them: the maximum-likelihood
     negative binomial of the counts below a cap, truncated there, so that the nodes above it (the
     lemons, however far out) do not widen the fit. The cap is where the fit leaves BULK_TAIL of
-    the fleet above it (at least MIN_CAP), refitted until it stops moving; the moments fit of
-    every count starts it."""
+    the fleet above it (at least MIN_CAP), refitted until it stops moving."""
     histogram = Counter(counts)
-    fit = fleet_fit(counts)
+    # the first cap from the median, which the lemons barely move (the moments of every count
+    # would put it beyond them)
+    cap = max(MIN_CAP, 2 * int(statistics.median(counts)) + 1) if counts else MIN_CAP
+    fit = fleet_fit([c for c in counts if c < cap])
     seen: set[int] = set()
-    while fit.mean:
+    while fit.mean and cap not in seen:
+        seen.add(cap)
+        fit = _truncated_fit({v: n for v, n in histogram.items() if v < cap}, cap, fit)
         cap = MIN_CAP
         while fit.tail(cap) >= BULK_TAIL:
             cap += 1
-        if cap in seen:
-            break
-        seen.add(cap)
-        fit = _truncated_fit({v: n for v, n in histogram.items() if v < cap}, cap, fit)
     return fit
 
 
