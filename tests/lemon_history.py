@@ -75,12 +75,12 @@ class Score:
 
 
 def history_candidates(
-    work: Path, setting: Setting, seed: int, window_days: tuple[int, ...] = (28,), months: int = 3
+    work: Path, setting: Setting, seed: int, windows: tuple[tuple[int, float], ...] = ((28, 0.001),), months: int = 3
 ) -> tuple[set[str], list[dict]]:
-    """Simulate `months` continuous months of `setting` (seed) and build each in order with
-    lemon_window_days = window_days[0], the last month again with each other length; returns the
-    injected lemons and the lemon_nodes (flows/lemons.py's output) of each month, then of the last
-    month's other windows."""
+    """Simulate `months` continuous months of `setting` (seed) and build each in order with the
+    first of `windows` (lemon_window_days, lemon_p_value), the last month again with each other;
+    returns the injected lemons and the lemon_nodes (flows/lemons.py's output) of each month, then
+    of the last month's other windows."""
     cluster = f"lem{seed}"
     last = FIRST
     for _ in range(months - 1):
@@ -103,16 +103,18 @@ def history_candidates(
     month, landed = FIRST, None
     for _ in range(months):
         landed = land_month(config, month)
-        results.append(_build(config, month, landed, window_days[0]))
+        results.append(_build(config, month, landed, *windows[0]))
         if month < last:
             month = month.next()
-    results += [_build(config, month, landed, days) for days in window_days[1:]]
+    results += [_build(config, month, landed, *window) for window in windows[1:]]
     return set(truth["lemon_nodes"]), results
 
 
-def _build(config, month: Month, landed: Path, window_days: int) -> dict:
-    """Build the lemon marts of `month` with lemon_window_days = `window_days`; its lemon_nodes."""
-    config = dataclasses.replace(config, analysis=dataclasses.replace(config.analysis, lemon_window_days=window_days))
+def _build(config, month: Month, landed: Path, window_days: int, p_value: float) -> dict:
+    """Build the lemon marts of `month` with lemon_window_days = `window_days`; its lemon_nodes at
+    lemon_p_value = `p_value`."""
+    analysis = dataclasses.replace(config.analysis, lemon_window_days=window_days, lemon_p_value=p_value)
+    config = dataclasses.replace(config, analysis=analysis)
     built = dbt_command(config, month, landed, "build", *LEMON_MODELS, *NO_TESTS)
     assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
