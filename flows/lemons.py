@@ -102,12 +102,13 @@ def bulk_fit(counts: list[int]) -> FleetFit:
     # would put it beyond them)
     cap = max(MIN_CAP, 2 * int(statistics.median(counts)) + 1) if counts else MIN_CAP
     fit = fleet_fit([c for c in counts if c < cap])
+    top = max(counts, default=0)  # a cap above every count leaves none out
     seen: set[int] = set()
     while fit.mean and cap not in seen:
         seen.add(cap)
         fit = _truncated_fit({v: n for v, n in histogram.items() if v < cap}, cap, fit)
         cap = MIN_CAP
-        while fit.tail(cap) >= BULK_TAIL:
+        while fit.tail(cap) >= BULK_TAIL and cap <= top:
             cap += 1
     return fit
 
@@ -125,8 +126,13 @@ def _truncated_fit(histogram: dict[int, int], cap: int, start: FleetFit) -> Flee
         logpmf = nbinom.logpmf(values, size, size / (size + mean))
         return float(-(nodes @ logpmf) + nodes.sum() * math.log(nbinom.pmf(below, size, size / (size + mean)).sum()))
 
-    x0 = [math.log(start.mean), math.log(max(start.dispersion - 1.0, 1e-3))]
-    best = minimize(negative_log_likelihood, x0, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9})
+    # bounded: counts spread evenly below the cap would otherwise run off to an infinite mean and
+    # dispersion (a flat distribution); the fleet's mean is below the cap, its dispersion finite
+    bounds = [(math.log(1e-6), math.log(cap)), (math.log(1e-6), math.log(1e3))]
+    x0 = [min(math.log(start.mean), bounds[0][1]), math.log(min(max(start.dispersion - 1.0, 1e-3), 1e3))]
+    best = minimize(
+        negative_log_likelihood, x0, method="Nelder-Mead", bounds=bounds, options={"xatol": 1e-6, "fatol": 1e-9}
+    )
     return FleetFit(math.exp(best.x[0]), 1.0 + math.exp(best.x[1]))
 
 
