@@ -372,12 +372,60 @@ def job_mix_chart(metrics: dict) -> Chart | None:
     return _finish("job_mix", fig, alt + ".", JOB_MIX_HEIGHT)
 
 
+# The lemon signals charted (the paper's Fig. 11), in the order of the panels
+LEMON_SIGNALS = (
+    "xid_cnt",
+    "out_count",
+    "tickets",
+    "incident_hours",
+    "multi_node_node_fails",
+    "single_node_node_fails",
+    "single_node_node_failure_rate",
+)
+LEMON_HEIGHT = 460
+
+
+def lemon_signals_chart(metrics: dict) -> Chart | None:
+    """The fleet's distribution (CDF) of each lemon signal over the window, candidates marked."""
+    lemons = metrics["lemon_nodes"]
+    distribution = lemons.get("signal_distribution") or {}
+    signals = [s for s in LEMON_SIGNALS if distribution.get(s)]
+    if not signals:
+        return None
+    fig = _figure(LEMON_HEIGHT)
+    axes = fig.subplots(2, (len(signals) + 1) // 2, squeeze=False).ravel()
+    for ax, signal in zip(axes, signals, strict=False):
+        points = distribution[signal]
+        ax.step([v for v, _ in points], [share for _, share in points], where="post", color=PALETTE[0])
+        for candidate in lemons["candidates"]:
+            if candidate.get(signal) is not None:
+                ax.axvline(candidate[signal], color=PALETTE[3], linewidth=0.6, alpha=0.6)
+        ax.set_title(_text(signal))
+        ax.set_ylim(0, 1.02)
+    for ax in axes[len(signals) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"Lemon signals over {lemons.get('window_days', '')} days: share of nodes at or below")
+    alt = (
+        "Cumulative distributions over the fleet of the lemon signals "
+        + ", ".join(signals)
+        + f"; the {len(lemons['candidates'])} candidates' values marked."
+    )
+    return _finish("lemon_signals", fig, alt, LEMON_HEIGHT)
+
+
 def _finish(name: str, fig: Figure, alt: str, height: int) -> Chart:
     png = _png(fig)
     return Chart(name=name, png=png, alt=alt, width=WIDTH_PX, height=height, min_text_px=_smallest_text_px(fig))
 
 
-CHARTS: tuple[Callable[[dict], Chart | None], ...] = (job_mix_chart, mttf_chart, trend_chart, causes_chart, ettr_chart)
+CHARTS: tuple[Callable[[dict], Chart | None], ...] = (
+    job_mix_chart,
+    mttf_chart,
+    trend_chart,
+    causes_chart,
+    ettr_chart,
+    lemon_signals_chart,
+)
 
 
 def render_charts(metrics: dict) -> dict[str, Chart]:

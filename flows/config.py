@@ -257,11 +257,13 @@ class AnalysisConfig:
     # Lemon nodes (docs/methodology.md): signals over a trailing window ending at the month's end
     lemon_window_days: PositiveInt = Field(28, description="lemon nodes: signals over this many days before month end")
     lemon_repeat_failures: PositiveInt = Field(
-        2, description="repeat offender: this many infra failures naming the node ..."
+        2, description="repeat offender: at least this many failure incidents naming the node ..."
     )
     lemon_repeat_days: PositiveInt = Field(14, description="... within this many days")
     lemon_min_incidents: PositiveInt = Field(3, description="outlier: at least this many hours with a critical event")
-    lemon_p_value: Probability = Field(0.001, description="... and more than the fleet's rate explains at this p")
+    lemon_p_value: Probability = Field(
+        0.001, description="either rule: more than the fleet's bulk explains at this p (a quarter: 1e-4)"
+    )
 
     @model_validator(mode="after")
     def _repeat_window_inside_lemon_window(self) -> AnalysisConfig:

@@ -30,6 +30,7 @@ from markupsafe import Markup, escape
 
 from flows import TEMPLATES_DIR
 from flows.charts import Chart, render_charts
+from flows.lemon_export import write_lemon_exports
 from flows.summary import FORMATS, fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
 
 CHARTS_DIR = "charts"
@@ -147,6 +148,8 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
     for name, table in (tables or {}).items():
         pq.write_table(table, report_dir / f"{name}.parquet")
+    if "lemon_nodes" in report.metrics:
+        write_lemon_exports(report_dir, report.metrics)
     return {
         "dir": report_dir,
         "report": report_dir / "report.html",

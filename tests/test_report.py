@@ -27,7 +27,7 @@ CLUSTER = "rpt"
 SEPTEMBER, OCTOBER = Month.parse("2026-09"), Month.parse("2026-10")
 HOSTILE = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
-CHARTS = {"job_mix", "mttf", "failure_rate_trend", "causes", "ettr"}
+CHARTS = {"job_mix", "mttf", "failure_rate_trend", "causes", "ettr", "lemon_signals"}
 CID = re.compile(r"cid:([\w.-]+)\.png@reliability-report")
 
 
@@ -118,6 +118,7 @@ def test_report_directory_holds_the_contract(october, months):
     assert {"report.html", "email.html", "report.txt", "metrics.json"} <= files
     assert {f"charts/{name}.png" for name in CHARTS} <= files
     assert {"failures.parquet", "node_days.parquet", "job_runs_ettr.parquet"} <= files
+    assert {"lemon_nodes.hostlist", "drain_lemon_nodes.sh"} <= files  # tests/test_lemon_export.py
     for name in CHARTS:
         png = (october / "charts" / f"{name}.png").read_bytes()
         assert png.startswith(b"\x89PNG") and 3_000 < len(png) < 60_000

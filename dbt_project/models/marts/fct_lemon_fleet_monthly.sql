@@ -1,6 +1,6 @@
 -- The lemon-node window of the month and its fleet: the nodes seen in the month (fct_node_days),
 -- so a month's fleet never depends on which other months have been built, and how many of them
--- logged no health event in the window (zero incident hours in the fleet fit).
+-- have no row in fct_node_lemon_signals (zero in every signal of the fleet fits).
 
 with parameters as (
 
@@ -18,9 +18,11 @@ fleet as (
 
 signals as (
 
-    select count(*) as nodes_with_health_events
+    select
+        count(*) as nodes_with_signals,
+        count(case when health_events > 0 then 1 end) as nodes_with_health_events
     from {{ ref('fct_node_lemon_signals') }}
-    where month = {{ run_parameter('month') }} and health_events > 0
+    where month = {{ run_parameter('month') }}
 
 )
 
@@ -31,7 +33,8 @@ select
     parameters.window_end,
     fleet.fleet_nodes,
     signals.nodes_with_health_events,
-    greatest(fleet.fleet_nodes - signals.nodes_with_health_events, 0) as quiet_nodes
+    signals.nodes_with_signals,
+    greatest(fleet.fleet_nodes - signals.nodes_with_signals, 0) as nodes_without_signals
 from parameters
 cross join fleet
 cross join signals

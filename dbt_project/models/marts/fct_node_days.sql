@@ -10,7 +10,9 @@ with attempts as (
         exposure_start,
         exposure_end,
         gpus,
-        n_nodes
+        n_nodes,
+        end_at,
+        is_open
     from {{ ref('int_attempts_month_scoped') }}
     where exposure_start is not null and exposure_end > exposure_start
 
@@ -44,7 +46,17 @@ busy as (
         cast(sum({{ dbt.datediff(
             'greatest(attempts.exposure_start, days.day_start)',
             'least(attempts.exposure_end, ' ~ dbt.dateadd('day', 1, 'days.day_start') ~ ')',
-            'second') }} * attempts.gpus / greatest(attempts.n_nodes, 1)) as bigint) as gpu_busy_seconds
+            'second') }} * attempts.gpus / greatest(attempts.n_nodes, 1)) as bigint) as gpu_busy_seconds,
+        -- the denominator of the lemon signal single_node_node_failure_rate (an attempt that ends
+        -- at midnight exactly has no busy time on the day it ends: it is not counted)
+        count(distinct case
+            when
+                attempts.n_nodes = 1
+                and not attempts.is_open
+                and attempts.end_at >= days.day_start
+                and attempts.end_at < {{ dbt.dateadd('day', 1, 'days.day_start') }}
+                then attempts.attempt_id
+        end) as single_node_attempts_ended
     from attempts
     inner join attempt_nodes on attempt_nodes.attempt_id = attempts.attempt_id
     inner join days
@@ -109,6 +121,7 @@ select
     coalesce(busy.attempts, 0) as attempts,
     coalesce(busy.busy_seconds, 0) as busy_seconds,
     coalesce(busy.gpu_busy_seconds, 0) as gpu_busy_seconds,
+    coalesce(busy.single_node_attempts_ended, 0) as single_node_attempts_ended,
     coalesce(events.critical_events, 0) as critical_events,
     coalesce(events.warning_events, 0) as warning_events,
     coalesce(failures.infra_failures, 0) as infra_failures

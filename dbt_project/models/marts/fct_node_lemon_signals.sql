@@ -1,8 +1,9 @@
 -- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over the trailing window of
 -- lemon_window_days ending at the month's end: health-event counts from fct_health_events (every
 -- month the window spans), the infrastructure failures that named the node as the cause, grouped
--- into incidents, and the repeat-offender rule. One row per node with a health event or such a
--- failure in the window.
+-- into incidents, and the most incidents within lemon_repeat_days (the repeat-offender signal).
+-- One row per node with a health event or such a failure in the window. The rules that make a
+-- node a candidate are flows/lemons.py's: they are fitted to the fleet.
 
 with parameters as (
 
@@ -112,19 +113,19 @@ node_failures as (
 
 ),
 
+-- The single-node attempts that ended on the node in the window (fct_node_days, every month the
+-- window spans), so that the failure rate divides the window's failures by the window's attempts.
 single_node_attempts as (
 
     select
-        attempt_nodes.node,
-        count(*) as single_node_attempts
-    from {{ ref('fct_attempts') }} as attempts
-    inner join {{ ref('stg_slurm__attempt_nodes') }} as attempt_nodes
-        on attempt_nodes.attempt_id = attempts.attempt_id
-    where
-        attempts.month = {{ run_parameter('month') }}
-        and attempts.n_nodes = 1
-        and attempts.runtime_seconds > 0
-    group by attempt_nodes.node
+        node_days.node,
+        sum(node_days.single_node_attempts_ended) as single_node_attempts
+    from {{ ref('fct_node_days') }} as node_days
+    inner join parameters
+        on
+            node_days.day >= cast(parameters.window_start as date)
+            and node_days.day < cast(parameters.window_end as date)
+    group by node_days.node
 
 ),
 
@@ -170,7 +171,4 @@ final as (
 
 )
 
-select
-    *,
-    most_incidents_within_repeat_days >= {{ run_parameter('lemon_repeat_failures') }} as is_repeat_offender
-from final
+select * from final

@@ -1,0 +1,79 @@
+-- The fleet's distribution of each lemon signal over the month's window (the paper's Fig. 11
+-- CDFs): for each signal and value, the nodes at that value and the share of the fleet at or
+-- below it. The nodes of the fleet without a row in fct_node_lemon_signals are at 0 in every
+-- count; single_node_node_failure_rate is over the nodes that have one.
+
+{% set counts = ['xid_cnt', 'out_count', 'tickets', 'incident_hours', 'failure_incidents',
+                 'multi_node_node_fails', 'single_node_node_fails'] %}
+
+with fleet as (
+
+    select nodes_without_signals
+    from {{ ref('fct_lemon_fleet_monthly') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
+signals as (
+
+    select *
+    from {{ ref('fct_node_lemon_signals') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
+node_values as (
+
+    {% for signal in counts + ['single_node_node_failure_rate'] %}
+        select
+            '{{ signal }}' as signal,
+            cast({{ signal }} as double) as value,
+            count(*) as nodes
+        from signals
+        where {{ signal }} is not null
+        group by {{ signal }}
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+
+),
+
+with_zeros as (
+
+    select
+        signal,
+        value,
+        nodes
+    from node_values
+    union all
+    select
+        count_signals.signal,
+        0.0 as value,
+        fleet.nodes_without_signals as nodes
+    from fleet
+    cross join (
+        values {% for signal in counts %}('{{ signal }}'){% if not loop.last %}, {% endif %}{% endfor %}
+    ) as count_signals (signal)
+    where fleet.nodes_without_signals > 0
+
+),
+
+per_value as (
+
+    select
+        signal,
+        value,
+        sum(nodes) as nodes
+    from with_zeros
+    group by signal, value
+
+)
+
+select
+    {{ run_parameter('month') }} as month,
+    {{ run_parameter('cluster') }} as cluster,
+    signal,
+    value,
+    nodes,
+    cast(sum(nodes) over (partition by signal order by value) as double)
+    / sum(nodes) over (partition by signal) as share_at_or_below
+from per_value

@@ -1,0 +1,121 @@
+"""Lemon candidates of continuous simulated histories, scored against the simulator's truth.
+
+A history of consecutive months is simulated with known lemons, each month landed and built with
+dbt (the models the lemon candidates read, and their parents), and flows/lemons.py's candidates of
+each month compared with truth.json's `lemon_nodes`. Used by tests/test_lemons.py and
+bench/lemon_bench.py.
+
+Counting: over the nodes of the fleet (every node the simulator made), pooled over histories. A
+true positive is an injected lemon among a month's candidates, a false positive a candidate that
+is not one, a miss an injected lemon that is not a candidate. precision = TP / (TP + FP), recall =
+TP / (TP + misses) = TP / lemons.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from flows.cli import write_demo_config
+from flows.config import load_config
+from flows.land import land_month
+from flows.lemons import lemon_candidates
+from flows.months import Month
+from flows.warehouse import dbt_command
+from simulator import SimParams, simulate
+
+# the marts the lemon candidates read, and everything they are built from
+LEMON_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_failures")
+# the models' tests run in tests/test_pipeline.py; here only the candidates are scored
+NO_TESTS = ("--exclude-resource-type", "unit_test", "--exclude-resource-type", "test")
+FIRST = Month.parse("2026-08")
+
+
+@dataclass(frozen=True)
+class Setting:
+    r_f: float
+    lemon_fraction: float
+    lemon_factor: float = 25.0
+    nodes: int = 300
+
+    def __str__(self) -> str:
+        return f"r_f {self.r_f}, lemons {self.lemon_fraction} x{self.lemon_factor:g}, {self.nodes} nodes"
+
+
+@dataclass
+class Score:
+    tp: int = 0
+    fp: int = 0
+    lemons: int = 0
+    healthy: int = 0  # healthy node-windows scored
+
+    def add(self, flagged: set[str], lemons: set[str], fleet: int) -> None:
+        self.tp += len(flagged & lemons)
+        self.fp += len(flagged - lemons)
+        self.lemons += len(lemons)
+        self.healthy += fleet - len(lemons)
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / self.lemons if self.lemons else 1.0
+
+    def row(self) -> str:
+        return (
+            f"precision {self.tp}/{self.tp + self.fp} = {self.precision:.2f}, "
+            f"recall {self.tp}/{self.lemons} = {self.recall:.2f}, "
+            f"healthy flagged {self.fp}/{self.healthy} = {self.fp / max(self.healthy, 1):.4f}"
+        )
+
+
+def history_candidates(
+    work: Path, setting: Setting, seed: int, windows: tuple[tuple[int, float], ...] = ((28, 0.001),), months: int = 3
+) -> tuple[set[str], list[dict]]:
+    """Simulate `months` continuous months of `setting` (seed) and build each in order with the
+    first of `windows` (lemon_window_days, lemon_p_value), the last month again with each other;
+    returns the injected lemons and the lemon_nodes (flows/lemons.py's output) of each month, then
+    of the last month's other windows."""
+    cluster = f"lem{seed}"
+    last = FIRST
+    for _ in range(months - 1):
+        last = last.next()
+    truth = simulate(
+        SimParams(
+            cluster,
+            FIRST,
+            last_month=last,
+            nodes=setting.nodes,
+            seed=seed,
+            r_f=setting.r_f,
+            lemon_fraction=setting.lemon_fraction,
+            lemon_factor=setting.lemon_factor,
+        ),
+        work / "sim" / cluster,
+    )
+    config = load_config(write_demo_config(work, cluster, work / "reports"))
+    results = []
+    month, landed = FIRST, None
+    for _ in range(months):
+        landed = land_month(config, month)
+        results.append(_build(config, month, landed, *windows[0]))
+        if month < last:
+            month = month.next()
+    results += [_build(config, month, landed, *window) for window in windows[1:]]
+    return set(truth["lemon_nodes"]), results
+
+
+def _build(config, month: Month, landed: Path, window_days: int, p_value: float) -> dict:
+    """Build the lemon marts of `month` with lemon_window_days = `window_days`; its lemon_nodes at
+    lemon_p_value = `p_value`."""
+    analysis = dataclasses.replace(config.analysis, lemon_window_days=window_days, lemon_p_value=p_value)
+    config = dataclasses.replace(config, analysis=analysis)
+    built = dbt_command(config, month, landed, "build", *LEMON_MODELS, *NO_TESTS)
+    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        return lemon_candidates(con, month, config.analysis)
