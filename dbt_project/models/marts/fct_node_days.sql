@@ -49,14 +49,15 @@ busy as (
             'second') }} * attempts.gpus / greatest(attempts.n_nodes, 1)) as bigint) as gpu_busy_seconds,
         -- the denominator of the lemon signal single_node_node_failure_rate (an attempt that ends
         -- at midnight exactly has no busy time on the day it ends: it is not counted)
-        count(distinct case
+        cast(sum(case
             when
                 attempts.n_nodes = 1
                 and not attempts.is_open
                 and attempts.end_at >= days.day_start
                 and attempts.end_at < {{ dbt.dateadd('day', 1, 'days.day_start') }}
-                then attempts.attempt_id
-        end) as single_node_attempts_ended
+                then 1
+            else 0
+        end) as bigint) as single_node_attempts_ended
     from attempts
     inner join attempt_nodes on attempt_nodes.attempt_id = attempts.attempt_id
     inner join days
