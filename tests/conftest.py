@@ -214,6 +214,7 @@ def prefect_server(tmp_path_factory):
 SLOWEST_FILES = (
     "test_faults.py",
     "test_history.py",
+    "test_lemons.py",
     "test_prefect_server.py",
     "test_package.py",
     "test_slurm_live.py",

@@ -65,7 +65,10 @@ def test_content_ids_are_the_same_every_time(october):
     assert (
         ids[0]
         == ids[1]
-        == [f"<{name}.png@reliability-report>" for name in ("job_mix", "mttf", "failure_rate_trend", "causes", "ettr")]
+        == [
+            f"<{name}.png@reliability-report>"
+            for name in ("job_mix", "mttf", "failure_rate_trend", "causes", "ettr", "lemon_signals")
+        ]
     )
 
 

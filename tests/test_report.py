@@ -269,7 +269,8 @@ def test_a_month_without_failures_shows_lower_bounds(tmp_path):
     assert gpu_buckets and all(b["mttf_hours"] is None for b in gpu_buckets)
     assert report["html"].count("no failure: lower bound") == len([b for b in gpu_buckets if b["runtime_hours"]])
     assert "No infrastructure failures this month." in report["html"] and "No infrastructure failures" in report["text"]
-    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"job_mix.png", "mttf.png"}
+    # the lemon signals are health events and failures: a month without failures still has them
+    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"job_mix.png", "mttf.png", "lemon_signals.png"}
     (mttf,) = [img for img in Page(report["email"]).images() if "mttf" in img["src"]]
     assert "lower bounds for" in mttf["alt"]
 
@@ -281,7 +282,7 @@ def test_a_cluster_without_gpus_has_no_rate(tmp_path):
     assert metrics["summary"]["text"] == "No GPU node-days this month, so there is no node failure rate."
     assert "No GPU job ran this month: nothing to chart." in report["html"]
     assert "No node failure rate this month, so no expected ETTR." in report["html"]
-    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"job_mix.png"}
+    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"job_mix.png", "lemon_signals.png"}
     assert "None" not in report["text"] and "nan" not in report["text"]
 
 
