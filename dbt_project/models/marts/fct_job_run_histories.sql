@@ -46,7 +46,37 @@ this_month as (
 
 ),
 
--- each run that ended in the month, then its part in each earlier month, newest first
+-- the jobs running at the previous month's end
+previous_month_open_jobs as (
+
+    select distinct
+        cluster,
+        last_job_id_raw
+    from open_parts
+    where
+        {{ dbt.datediff("cast(month || '-01' as date)", "cast(" ~ run_parameter('month') ~ " || '-01' as date)", 'month') }}
+        = 1
+
+),
+
+-- the runs that ended in the month, and whether the run began before it: its first job was
+-- running at the previous month's end
+ended as (
+
+    select
+        this_month.*,
+        previous_part.last_job_id_raw is not null as continues_earlier_part
+    from this_month
+    left join previous_month_open_jobs as previous_part
+        on
+            previous_part.cluster = this_month.cluster
+            and previous_part.last_job_id_raw = this_month.first_job_id_raw
+    where not this_month.is_open
+
+),
+
+-- each run that began before the month, then its part in each earlier month, newest first (the
+-- others, most runs, are whole in the month: walking them would cost a pass over every run)
 history as (
 
     select
@@ -61,8 +91,8 @@ history as (
         interruptions,
         lost_seconds,
         productive_seconds
-    from this_month
-    where not is_open
+    from ended
+    where continues_earlier_part
 
     union all
 
@@ -103,6 +133,22 @@ whole as (
         sum(productive_seconds) as productive_seconds
     from history
     group by history_run_id
+
+    union all
+
+    select
+        job_run_id as history_run_id,
+        month as first_month,
+        1 as months,
+        first_job_id_raw as origin_job_id_raw,
+        gpus,
+        runtime_seconds,
+        queue_seconds,
+        interruptions,
+        lost_seconds,
+        productive_seconds
+    from ended
+    where not continues_earlier_part
 
 ),
 
@@ -171,7 +217,7 @@ select
     ) as is_priority_run,
     priority.priority_qos,
     priority.priority_partition
-from this_month as ended
+from ended
 inner join whole on whole.history_run_id = ended.job_run_id
 inner join buckets on whole.gpus between buckets.min_gpus and buckets.max_gpus
 cross join parameters
