@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+from scipy.stats import nbinom, poisson
 
 from flows.cli import write_demo_config
 from flows.config import load_config
@@ -72,6 +73,37 @@ class Score:
             f"recall {self.tp}/{self.lemons} = {self.recall:.2f}, "
             f"healthy flagged {self.fp}/{self.healthy} = {self.fp / max(self.healthy, 1):.4f}"
         )
+
+
+def best_possible_recall(setting: Setting, window_days: int, precision: float = 0.9) -> float:
+    """The largest expected recall at which any per-node test keeps `precision`, knowing the
+    simulator's distributions exactly: a healthy node's faults over the window are Poisson at r_f x
+    its gamma rate factor (negative binomial over the fleet), a lemon's Poisson at r_f x
+    lemon_factor. Given its count, a node's fault times, causes and repairs do not depend on which
+    it is, so the count is all a test can use, and the likelihood ratio grows with it: the best test
+    lists every node above a count k and a share of those at k (Neyman-Pearson)."""
+    shape = SimParams.node_rate_shape
+    healthy_mean = setting.r_f / 1000 * window_days
+    lemons = round(setting.nodes * setting.lemon_fraction)
+    healthy = setting.nodes - lemons
+    for k in range(1, 200):
+        # listing counts >= k, then a share t of the nodes at k - 1: expected true and false positives
+        tp, fp = (
+            lemons * poisson.sf(k - 1, healthy_mean * setting.lemon_factor),
+            healthy * nbinom.sf(k - 1, shape, shape / (shape + healthy_mean)),
+        )
+        tp_next, fp_next = (
+            lemons * poisson.sf(k - 2, healthy_mean * setting.lemon_factor),
+            healthy * nbinom.sf(k - 2, shape, shape / (shape + healthy_mean)),
+        )
+        if tp < precision * (tp + fp):
+            continue
+        # tp + t dtp >= precision (tp + fp + t (dtp + dfp)), solved for the largest t in [0, 1]
+        dtp, dfp = tp_next - tp, fp_next - fp
+        slack, cost = (1 - precision) * tp - precision * fp, precision * dfp - (1 - precision) * dtp
+        share = 1.0 if cost <= 0 else min(1.0, slack / cost)
+        return (tp + share * dtp) / lemons
+    return 0.0
 
 
 def history_candidates(

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from lemon_history import Score, Setting, history_candidates
+from lemon_history import Score, Setting, best_possible_recall, history_candidates
 
 from flows.config import AnalysisConfig
 from flows.lemons import FleetFit, Rules, bulk_fit, fleet_fit
@@ -52,6 +52,20 @@ def test_over_three_months_the_candidates_are_the_injected_lemons(evaluated):
         assert result["window_days"] == QUARTER and len(lemons) >= 2, setting
         assert score.tp >= len(lemons) - 1 and score.fp < 0.01 * score.healthy, (str(setting), score.row())
     assert pooled.precision >= 0.9 and pooled.recall >= 0.9, pooled.row()
+
+
+def test_what_the_data_allows():
+    """The best recall any per-node test can have at precision 0.9, knowing the simulator's
+    distributions exactly (tests/lemon_history.py): over 92 days every evaluated setting allows 0.9;
+    at r_f 2.34 with lemons 25 times the fleet (5.4 faults in 92 days, 1.6 in 28) no test does, and
+    a single 28-day month allows well under 0.9 at every setting."""
+    for setting, _ in EVALUATED:
+        assert best_possible_recall(setting, QUARTER) > 0.99, setting
+    default_lemons = Setting(2.34, 0.01)
+    assert best_possible_recall(default_lemons, QUARTER) == pytest.approx(0.80, abs=0.01)
+    assert best_possible_recall(default_lemons, 28) == pytest.approx(0.24, abs=0.01)
+    for fraction in (0.005, 0.01, 0.02):
+        assert 0.65 < best_possible_recall(Setting(6.5, fraction), 28) < 0.85, fraction
 
 
 def test_each_candidate_has_its_evidence_and_p_value(evaluated):
