@@ -5,7 +5,8 @@ The directory (a contract: delivery builds the email from it, see flows/message.
 - `email.html`: the same report with CSS inlined and charts as `cid:<name>.png@reliability-report`,
   a `<!-- notice -->` placeholder at the top of the body for a correction banner;
 - `report.txt`: the plain-text alternative with the same headline figures;
-- `charts/<name>.png`, `metrics.json` (with the `summary` block) and the `<name>.parquet` tables.
+- `charts/<name>.png`, `metrics.json` (with the `summary` block), and the month's fact tables as
+  `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/exports.py).
 
 Templates only format (autoescaped HTML; the text template neutralises control characters); every
 figure comes from metrics.json, the summary from flows/summary.py, the charts from flows/charts.py.
@@ -19,12 +20,12 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from importlib.metadata import version
 from pathlib import Path
 
 import css_inline
 import pyarrow as pa
-import pyarrow.parquet as pq
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
@@ -146,8 +147,17 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     for chart in report.charts.values():
         (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
-    for name, table in (tables or {}).items():
-        pq.write_table(table, report_dir / f"{name}.parquet")
+    if tables:
+        from flows.exports import write_exports  # mlcroissant takes seconds to import: only when writing
+
+        write_exports(
+            tables,
+            report_dir,
+            name=f"{metrics['cluster']} {metrics['month']} reliability facts",
+            description=f"The month's figures row by row for cluster {metrics['cluster']}, {metrics['month']}: "
+            "each infrastructure failure with its cause, each node-day, each long job run with its ETTR.",
+            published=date.fromisoformat(metrics["period"]["end"][:10]),
+        )
     if "lemon_nodes" in report.metrics:
         write_lemon_exports(report_dir, report.metrics)
     return {
