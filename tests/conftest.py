@@ -4,12 +4,15 @@ import email
 import email.message
 import email.policy
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -163,6 +166,28 @@ def _reset_webhook(request):
 def _reset_smtp(request):
     if "smtp_server" in request.fixturenames:
         request.getfixturevalue("smtp_server").reset()
+
+
+@pytest.fixture(scope="session")
+def fresh_warehouse(tmp_path_factory) -> Callable[[Path], Path]:
+    """Points a config file's warehouse at this worker's scratch path, emptied first (dbt's working
+    files beside it kept). dbt keeps its parse of the project per warehouse path: tests that each
+    need a new, empty warehouse then share one full parse instead of paying one each. The next
+    call empties it again: for a warehouse used within one test, or one fixture's setup."""
+    root = tmp_path_factory.getbasetemp() / "fresh-warehouse"
+    warehouse = root / "warehouse.duckdb"
+
+    def point(config: Path) -> Path:
+        root.mkdir(exist_ok=True)
+        for path in root.iterdir():
+            if path.name != "dbt":  # dbt's target/ and logs/ for this path (flows.warehouse.dbt_work_dir)
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        text, found = re.subn(r'^warehouse = ".*"$', f'warehouse = "{warehouse}"', config.read_text(), flags=re.M)
+        assert found == 1, f"{config}: no warehouse path to point elsewhere"
+        config.write_text(text)
+        return warehouse
+
+    return point
 
 
 @pytest.fixture(scope="session")
