@@ -3,6 +3,7 @@ import contextlib
 import email
 import email.message
 import email.policy
+import fcntl
 import os
 import re
 import shutil
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,22 @@ def _reset_webhook(request):
 def _reset_smtp(request):
     if "smtp_server" in request.fixturenames:
         request.getfixturevalue("smtp_server").reset()
+
+
+@contextlib.contextmanager
+def session_directory(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A directory shared by the whole test session, its xdist workers included (beside their own
+    base directories), held under an exclusive lock while the block runs: what the first worker
+    builds in it, the others wait for and then read instead of building it again."""
+    base = tmp_path_factory.getbasetemp()
+    directory = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    directory.mkdir(exist_ok=True)
+    with open(directory.with_name(name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield directory
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
