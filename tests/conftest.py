@@ -207,9 +207,10 @@ def fresh_warehouse(tmp_path_factory) -> Callable[[Path], Path]:
     return point
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def prefect_server(tmp_path_factory):
-    """A real Prefect server on 127.0.0.1, one per session; yields its API URL."""
+    """A real Prefect server on 127.0.0.1, one per test file that uses it (stopped after it: an idle
+    server's services keep a core ~3% busy for the rest of the session); yields its API URL."""
     import httpx
 
     port = free_port()

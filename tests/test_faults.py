@@ -126,7 +126,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 
 def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_completes(
-    cluster, smtp_server, prefect_server, tmp_path
+    cluster, smtp_server, prefect_server, tmp_path, fresh_warehouse
 ):
     work, config = cluster["work"], cluster["config"]
     report_dir = work / "reports" / "kill" / MONTH
@@ -182,6 +182,7 @@ def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_compl
     # Nothing lost: the same figures as a build of the month that was never interrupted.
     clean = write_demo_config(tmp_path, "kill", tmp_path / "reports")
     clean.write_text(clean.read_text().replace('path = "sim/', f'path = "{work}/sim/'))
+    fresh_warehouse(clean)
     expected = json.loads(Path(monthly_report("kill", str(clean), MONTH)["metrics"]).read_text())
     got = json.loads((report_dir / "metrics.json").read_text())
     for key in ("totals", "node_failure_rate", "mttf_by_size", "failures_by_cause", "job_mix"):
