@@ -186,16 +186,18 @@ def session_directory(tmp_path_factory: pytest.TempPathFactory, name: str) -> It
 
 
 @pytest.fixture(scope="session")
-def fresh_warehouse(tmp_path_factory) -> Callable[[Path], Path]:
-    """Points a config file's warehouse at this worker's scratch path, emptied first (dbt's working
-    files beside it kept). dbt keeps its parse of the project per warehouse path: tests that each
-    need a new, empty warehouse then share one full parse instead of paying one each. The next
-    call empties it again: for a warehouse used within one test, or one fixture's setup."""
-    root = tmp_path_factory.getbasetemp() / "fresh-warehouse"
-    warehouse = root / "warehouse.duckdb"
+def fresh_warehouse(tmp_path_factory) -> Callable[..., Path]:
+    """Points a config file's warehouse at one of this worker's scratch paths, emptied first (dbt's
+    working files beside it kept). dbt keeps its parse of the project per warehouse path: tests
+    that each need a new, empty warehouse then share one full parse instead of paying one each.
+    Slot "test": for a warehouse used within one test, or one fixture's setup (the next call
+    empties it). Slot "module": for a module fixture's warehouse that its tests read (pytest
+    finishes a module's fixtures before it sets up another module's)."""
 
-    def point(config: Path) -> Path:
-        root.mkdir(exist_ok=True)
+    def point(config: Path, slot: str = "test") -> Path:
+        root = tmp_path_factory.getbasetemp() / "fresh-warehouse" / slot
+        warehouse = root / "warehouse.duckdb"
+        root.mkdir(parents=True, exist_ok=True)
         for path in root.iterdir():
             if path.name != "dbt":  # dbt's target/ and logs/ for this path (flows.warehouse.dbt_work_dir)
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
