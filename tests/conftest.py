@@ -3,13 +3,17 @@ import contextlib
 import email
 import email.message
 import email.policy
+import fcntl
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -165,9 +169,50 @@ def _reset_smtp(request):
         request.getfixturevalue("smtp_server").reset()
 
 
+@contextlib.contextmanager
+def session_directory(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A directory shared by the whole test session, its xdist workers included (beside their own
+    base directories), held under an exclusive lock while the block runs: what the first worker
+    builds in it, the others wait for and then read instead of building it again."""
+    base = tmp_path_factory.getbasetemp()
+    directory = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    directory.mkdir(exist_ok=True)
+    with open(directory.with_name(name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield directory
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
+def fresh_warehouse(tmp_path_factory) -> Callable[..., Path]:
+    """Points a config file's warehouse at one of this worker's scratch paths, emptied first (dbt's
+    working files beside it kept). dbt keeps its parse of the project per warehouse path: tests
+    that each need a new, empty warehouse then share one full parse instead of paying one each.
+    Slot "test": for a warehouse used within one test, or one fixture's setup (the next call
+    empties it). Slot "module": for a module fixture's warehouse that its tests read (pytest
+    finishes a module's fixtures before it sets up another module's)."""
+
+    def point(config: Path, slot: str = "test") -> Path:
+        root = tmp_path_factory.getbasetemp() / "fresh-warehouse" / slot
+        warehouse = root / "warehouse.duckdb"
+        root.mkdir(parents=True, exist_ok=True)
+        for path in root.iterdir():
+            if path.name != "dbt":  # dbt's target/ and logs/ for this path (flows.warehouse.dbt_work_dir)
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+        text, found = re.subn(r'^warehouse = ".*"$', f'warehouse = "{warehouse}"', config.read_text(), flags=re.M)
+        assert found == 1, f"{config}: no warehouse path to point elsewhere"
+        config.write_text(text)
+        return warehouse
+
+    return point
+
+
+@pytest.fixture(scope="module")
 def prefect_server(tmp_path_factory):
-    """A real Prefect server on 127.0.0.1, one per session; yields its API URL."""
+    """A real Prefect server on 127.0.0.1, one per test file that uses it (stopped after it: an idle
+    server's services keep a core ~3% busy for the rest of the session); yields its API URL."""
     import httpx
 
     port = free_port()

@@ -14,10 +14,11 @@ from simulator import SimParams, simulate
 
 
 @pytest.fixture(scope="module")
-def cluster(smtp_server, tmp_path_factory):
+def cluster(smtp_server, tmp_path_factory, fresh_warehouse):
     work = tmp_path_factory.mktemp("backfill")
     config = write_demo_config(work, "bf", work / "reports")
     config.write_text(config.read_text() + email_section(smtp_server.port))
+    fresh_warehouse(config, "module")
     return {"work": work, "config": config}
 
 

@@ -293,11 +293,12 @@ def email_section(port: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(smtp_server, tmp_path_factory):
+def built(smtp_server, tmp_path_factory, fresh_warehouse):
     """One month built and emailed by the flow."""
     work = tmp_path_factory.mktemp("delivery")
     config = write_demo_config(work, "mail", work / "reports")
     config.write_text(config.read_text() + email_section(smtp_server.port))
+    fresh_warehouse(config, "module")
     simulate(SimParams("mail", Month.parse(MONTH), nodes=24, seed=3), work / "sim" / "mail" / MONTH)
     summary = monthly_report(cluster="mail", config=str(config), month=MONTH)
     return {

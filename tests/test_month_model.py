@@ -69,7 +69,7 @@ def write_month(work: Path, month: str, rows: list[str]) -> None:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Path:
+def cluster(tmp_path: Path, fresh_warehouse) -> Path:
     write_month(tmp_path, "2026-09", SEPTEMBER)
     write_month(tmp_path, "2026-10", OCTOBER)
     config = tmp_path / "mm.toml"
@@ -77,6 +77,7 @@ def cluster(tmp_path: Path) -> Path:
         'cluster = "mm"\n\n[[sources]]\nkind = "sacct_psv"\npath = "logs/{month}/sacct.psv"\n\n'
         '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "warehouse/mm.duckdb"\n'
     )
+    fresh_warehouse(config)  # each test a new warehouse, one dbt parse for all
     return config
 
 

@@ -63,9 +63,10 @@ def attributed_by_rule(truth: dict) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def month_run(tmp_path_factory):
+def month_run(tmp_path_factory, fresh_warehouse):
     workdir = tmp_path_factory.mktemp("pipeline")
     config_path = write_demo_config(workdir, CLUSTER, workdir / "reports")
+    fresh_warehouse(config_path, "module")
     sim_dir = workdir / "sim" / CLUSTER / str(MONTH)
     # user and admin requeues: half marked in AdminComment, 2% next to an unrelated critical drain
     params = SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0, marked_requeue_share=0.5, requeue_drain_share=0.02)
@@ -199,8 +200,9 @@ def test_bad_rows_beyond_the_limit_fail_naming_file_line_and_field(month_run):
     assert raw_copy.read_bytes() == raw_before  # and the raw copies of the inputs it landed from
 
 
-def test_a_bad_row_is_quarantined_and_reported(tmp_path):
+def test_a_bad_row_is_quarantined_and_reported(tmp_path, fresh_warehouse):
     config = write_demo_config(tmp_path, "q", tmp_path / "reports")
+    fresh_warehouse(config)
     sim = tmp_path / "sim" / "q" / str(MONTH)
     simulate(SimParams("q", MONTH, nodes=8, seed=2), sim)
     rows_before = len((sim / "sacct.psv").read_text().splitlines()) - 1
@@ -415,24 +417,37 @@ def mart_rows(warehouse: Path, month: Month) -> dict[str, list]:
         }
 
 
-def test_months_build_in_any_order_and_a_rebuild_replaces_exactly_its_month(tmp_path):
+@pytest.fixture(scope="module")
+def two_months(tmp_path_factory, fresh_warehouse) -> dict:
+    """September and October of one cluster built October first, then September twice, then
+    October again (now after September): each month's mart rows after its first build, after
+    September's rebuild, and the metrics of the last builds. Kept in memory: the warehouse is the
+    worker's scratch one (conftest.fresh_warehouse)."""
+    september, october = Month.parse("2026-09"), Month.parse("2026-10")
+    work = tmp_path_factory.mktemp("two-months")
+    config = write_demo_config(work, "hist", work / "reports")
+    warehouse = fresh_warehouse(config)
+    for month, seed in ((september, 3), (october, 4)):
+        simulate(SimParams("hist", month, nodes=16, seed=seed, r_f=30.0), work / "sim" / "hist" / str(month))
+    built: dict = {}
+    monthly_report(cluster="hist", config=str(config), month=str(october))
+    built["october_first"] = mart_rows(warehouse, october)
+    monthly_report(cluster="hist", config=str(config), month=str(september))
+    built["september_first"] = mart_rows(warehouse, september)
+    monthly_report(cluster="hist", config=str(config), month=str(september))
+    built["september_rebuilt"], built["october_after"] = mart_rows(warehouse, september), mart_rows(warehouse, october)
+    summary = monthly_report(cluster="hist", config=str(config), month=str(october))
+    built["october_metrics"] = json.loads(Path(summary["metrics"]).read_text())
+    built["september_metrics"] = json.loads((work / "reports" / "hist" / "2026-09" / "metrics.json").read_text())
+    return built
+
+
+def test_months_build_in_any_order_and_a_rebuild_replaces_exactly_its_month(two_months):
     """September, then October, then September again: each month's mart rows are the same as when
     it was first built, and rebuilding September leaves October alone."""
-    september, october = Month.parse("2026-09"), Month.parse("2026-10")
-    config = write_demo_config(tmp_path, "order", tmp_path / "reports")
-    for month, seed in ((september, 5), (october, 6)):
-        simulate(SimParams("order", month, nodes=16, seed=seed), tmp_path / "sim" / "order" / str(month))
-    warehouse = load_config(config).warehouse_path
-
-    monthly_report(cluster="order", config=str(config), month=str(october))
-    october_first = mart_rows(warehouse, october)
-    monthly_report(cluster="order", config=str(config), month=str(september))
-    september_first = mart_rows(warehouse, september)
-    monthly_report(cluster="order", config=str(config), month=str(september))
-
-    assert all(october_first[m] for m in ("fct_attempts", "fct_job_runs", "fct_node_days"))
-    assert mart_rows(warehouse, september) == september_first
-    assert mart_rows(warehouse, october) == october_first
+    assert all(two_months["october_first"][m] for m in ("fct_attempts", "fct_job_runs", "fct_node_days"))
+    assert two_months["september_rebuilt"] == two_months["september_first"]
+    assert two_months["october_after"] == two_months["october_first"]
 
 
 def test_job_run_ettr_recovers_the_simulated_runs(month_run):
@@ -468,8 +483,9 @@ def test_the_models_unit_tests_pass(month_run):
         for path in (REPO_ROOT / "dbt_project" / "models").rglob("*.yml")
     )
     # in a build: a unit test reads its inputs' columns from them, and the month's intermediate
-    # tables exist only during a build (in its in-memory scratch database)
-    result = dbt_command(config, MONTH, landed, "build")
+    # tables exist only during a build (in its in-memory scratch database). Without the data tests:
+    # month_run's build ran them on this month (it leaves out only the unit tests).
+    result = dbt_command(config, MONTH, landed, "build", "--exclude-resource-type", "test")
     unit = [r for r in result.result.results if r.node.resource_type == "unit_test"]
     assert result.success and declared >= 7
     assert len(unit) == declared and all(str(r.status) == "pass" for r in unit)
@@ -485,15 +501,10 @@ def test_month_over_month_change_is_a_poisson_test():
     assert rate_change(5, 1000.0, 0, 0.0)["p_value"] is None  # no previous month: nothing to test
 
 
-def test_trailing_windows_sum_the_months_built(tmp_path):
+def test_trailing_windows_sum_the_months_built(two_months):
     """Two months built: the trailing windows add both months' failures and node-days, and the
     monthly series has both; a window longer than the history says how many months it had."""
-    september, october = Month.parse("2026-09"), Month.parse("2026-10")
-    config = write_demo_config(tmp_path, "hist", tmp_path / "reports")
-    for month, seed in ((september, 3), (october, 4)):
-        simulate(SimParams("hist", month, nodes=16, seed=seed, r_f=30.0), tmp_path / "sim" / "hist" / str(month))
-        summary = monthly_report(cluster="hist", config=str(config), month=str(month))
-    metrics = json.loads(Path(summary["metrics"]).read_text())
+    metrics = two_months["october_metrics"]
     series = {row["month"]: row for row in metrics["history"]["monthly"]}
     assert set(series) == {"2026-09", "2026-10"}
     assert series["2026-10"]["all"]["failures"] == metrics["node_failure_rate"]["all"]["failures"]
@@ -506,7 +517,7 @@ def test_trailing_windows_sum_the_months_built(tmp_path):
     by_cause = sum(c["failures"] for c in three["by_cause"])
     assert by_cause >= three["all"]["failures"] and by_cause == sum(b["infra_failures"] for b in three["mttf_by_size"])
     # each cause's rate this month is tested against September's and against the window's earlier months
-    september_metrics = json.loads((tmp_path / "reports" / "hist" / "2026-09" / "metrics.json").read_text())
+    september_metrics = two_months["september_metrics"]
     september_causes = {c["category"]: c["failures"] for c in september_metrics["failures_by_cause"]}
     september_node_days = september_metrics["node_failure_rate"]["all"]["node_days"]
     window_causes = {c["category"]: c for c in three["by_cause"]}

@@ -155,8 +155,9 @@ def test_a_bad_month_is_refused_when_the_run_is_created(deployed):
     assert "Validation failed for field 'month'" in run.stdout and "'2026-13' does not match" in run.stdout
 
 
-def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server, tmp_path):
+def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server, tmp_path, fresh_warehouse):
     config = write_demo_config(tmp_path, "dep", tmp_path / "reports")
+    fresh_warehouse(config)  # the worker's scratch warehouse: dbt's parse of it is on disk, shared with other tests
     config.write_text(
         config.read_text() + f'\n[email]\nfrom = "r@example.org"\nto = ["ops@example.org"]\n'
         f'smtp_host = "127.0.0.1"\nsmtp_port = {smtp_server.port}\nsmtp_security = "plain"\n'

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import session_directory
 
 from flows.analysis import expected_ettr_curves
 from flows.charts import render_charts
@@ -63,22 +64,22 @@ def corrupt_field(sacct: Path, line: int, field: int, value: str) -> None:
 
 
 def built_months(tmp_path_factory) -> dict:
-    """September and October of a simulated 48-node cluster, built once per test session (the
-    directory is shared by the report, message and browser tests)."""
-    root = tmp_path_factory.getbasetemp() / "report-months"
-    done = root / "built.json"
-    if not done.exists():
-        root.mkdir(exist_ok=True)
-        config = write_demo_config(root, CLUSTER, root / "reports")
-        # a small cluster runs few jobs above the paper's 128 GPUs: lower the bar to have both rates
-        config.write_text(config.read_text() + "\n[analysis]\npaper_min_gpus = 32\n")
-        for month, seed in ((SEPTEMBER, 21), (OCTOBER, 22)):
-            sim = root / "sim" / CLUSTER / str(month)
-            simulate(SimParams(CLUSTER, month, nodes=48, seed=seed, r_f=25.0, lemon_fraction=0.1), sim)
-            if month == OCTOBER:
-                corrupt_field(sim / "sacct.psv", 5, 13, HOSTILE)  # Elapsed: quarantined, quoted in the report
-            monthly_report(cluster=CLUSTER, config=str(config), month=str(month))
-        done.write_text(json.dumps({"config": str(config)}))
+    """September and October of a simulated 48-node cluster, built once per test session, by the
+    first xdist worker to ask (the directory is shared by the report, message and browser tests,
+    which only read it)."""
+    with session_directory(tmp_path_factory, "report-months") as root:
+        done = root / "built.json"
+        if not done.exists():
+            config = write_demo_config(root, CLUSTER, root / "reports")
+            # a small cluster runs few jobs above the paper's 128 GPUs: lower the bar to have both rates
+            config.write_text(config.read_text() + "\n[analysis]\npaper_min_gpus = 32\n")
+            for month, seed in ((SEPTEMBER, 21), (OCTOBER, 22)):
+                sim = root / "sim" / CLUSTER / str(month)
+                simulate(SimParams(CLUSTER, month, nodes=48, seed=seed, r_f=25.0, lemon_fraction=0.1), sim)
+                if month == OCTOBER:
+                    corrupt_field(sim / "sacct.psv", 5, 13, HOSTILE)  # Elapsed: quarantined, quoted in the report
+                monthly_report(cluster=CLUSTER, config=str(config), month=str(month))
+            done.write_text(json.dumps({"config": str(config)}))
     return {month: root / "reports" / CLUSTER / str(month) for month in (str(SEPTEMBER), str(OCTOBER))}
 
 
@@ -246,8 +247,9 @@ def test_a_warning_puts_a_milder_banner_on_top(october):
     assert banner < html.index("<h2>") and "1 input rows could not be read" in html[banner:]
 
 
-def simulated_month(tmp_path: Path, name: str, strip_gpus: bool = False) -> dict:
+def simulated_month(tmp_path: Path, fresh_warehouse, name: str, strip_gpus: bool = False) -> dict:
     config = write_demo_config(tmp_path, name, tmp_path / "reports")
+    fresh_warehouse(config)
     sim = tmp_path / "sim" / name / str(OCTOBER)
     simulate(SimParams(name, OCTOBER, nodes=8, seed=3, r_f=0.0, lemon_fraction=0.0), sim)
     if strip_gpus:
@@ -257,8 +259,8 @@ def simulated_month(tmp_path: Path, name: str, strip_gpus: bool = False) -> dict
     return read(Path(summary["report"]).parent) | {"dir": Path(summary["report"]).parent}
 
 
-def test_a_month_without_failures_shows_lower_bounds(tmp_path):
-    report = simulated_month(tmp_path, "calm")
+def test_a_month_without_failures_shows_lower_bounds(tmp_path, fresh_warehouse):
+    report = simulated_month(tmp_path, fresh_warehouse, "calm")
     metrics = report["metrics"]
     assert metrics["totals"]["infra_failures"] == 0 and metrics["node_failure_rate"]["all"]["node_days"] > 0
     upper = metrics["node_failure_rate"]["all"]["upper"]
@@ -275,8 +277,8 @@ def test_a_month_without_failures_shows_lower_bounds(tmp_path):
     assert "lower bounds for" in mttf["alt"]
 
 
-def test_a_cluster_without_gpus_has_no_rate(tmp_path):
-    report = simulated_month(tmp_path, "cpuonly", strip_gpus=True)
+def test_a_cluster_without_gpus_has_no_rate(tmp_path, fresh_warehouse):
+    report = simulated_month(tmp_path, fresh_warehouse, "cpuonly", strip_gpus=True)
     metrics = report["metrics"]
     assert metrics["totals"]["gpu_hours"] == 0 and metrics["node_failure_rate"]["all"]["value"] is None
     assert metrics["summary"]["text"] == "No GPU node-days this month, so there is no node failure rate."
