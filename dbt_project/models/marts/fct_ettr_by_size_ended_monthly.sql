@@ -42,7 +42,7 @@ select
     case
         when count(*) > 1
             then sqrt(greatest(
-                count(*) / (count(*) - 1.0) * (
+                count(*) / (count(*) - 1e0) * (
                     {{ ordered_mean('sets.ettr * sets.ettr', 'sets.job_run_id') }}
                     - {{ ordered_mean('sets.ettr', 'sets.job_run_id') }} * {{ ordered_mean('sets.ettr', 'sets.job_run_id') }}
                 ),
