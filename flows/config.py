@@ -630,7 +630,7 @@ def check_output_paths(config: ClusterConfig) -> None:
     for key, path, directory in (
         ("data", config.data_dir, True),
         ("reports", config.reports_dir, True),
-        ("warehouse", config.warehouse_path, False),
+        ("warehouse", config.warehouse_path, config.warehouse.engine == "spark"),  # Spark: its local directory
     ):
         existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
         if existing == path and path.is_dir() != directory:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 import yaml
 
@@ -36,14 +37,16 @@ class Result(Protocol):
 
 
 class MartReader(Protocol):
-    """Read-only queries on the marts: `execute` (rows), `arrow` (an Arrow table) and `quote` (an
-    identifier); `?` marks a parameter. DuckDB and Spark implement it."""
+    """Read-only queries on the marts: `execute` (rows), `arrow` (an Arrow table), `frame` (a pandas
+    frame) and `quote` (an identifier); `?` marks a parameter. DuckDB and Spark implement it."""
 
     def execute(self, query: str, params: Sequence[Any] = ()) -> Result: ...
 
     def arrow(self, query: str, params: Sequence[Any] = ()) -> pa.Table: ...
 
     def quote(self, name: str) -> str: ...
+
+    def frame(self, query: str, params: Sequence[Any] = ()) -> pd.DataFrame: ...
 
 
 class DuckDBMarts:
@@ -60,6 +63,9 @@ class DuckDBMarts:
 
     def quote(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
+
+    def frame(self, query: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+        return self.con.execute(query, list(params)).df()
 
 
 class _Rows:
@@ -84,15 +90,23 @@ class SparkMarts:
         spark.catalog.setCurrentDatabase(schema)
 
     def execute(self, query: str, params: Sequence[Any] = ()) -> Result:
-        frame = self.spark.sql(query, args=list(params)) if params else self.spark.sql(query)
+        frame = self._sql(query, params)
         return _Rows(frame.columns, [tuple(row) for row in frame.collect()])
 
     def arrow(self, query: str, params: Sequence[Any] = ()) -> pa.Table:
-        frame = self.spark.sql(query, args=list(params)) if params else self.spark.sql(query)
-        return frame.toArrow()
+        return self._sql(query, params).toArrow()
 
     def quote(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
+
+    def frame(self, query: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+        return self.arrow(query, params).to_pandas()
+
+    def _sql(self, query: str, params: Sequence[Any]):
+        # naive datetimes as text: Spark casts them to the column's TIMESTAMP_NTZ, where a Python
+        # datetime literal would be read in the Python process's local time zone
+        args = [value.isoformat(sep=" ") if isinstance(value, datetime) else value for value in params]
+        return self.spark.sql(query, args=args) if args else self.spark.sql(query)
 
 
 def spark_schema(config: ClusterConfig) -> str:
@@ -105,7 +119,10 @@ def spark_settings(config: ClusterConfig) -> dict[str, str]:
     (Spark Connect) the session is local: its metastore (Derby) and tables live in the directory
     [paths] warehouse. UTC and ANSI off are always set: landed timestamps are naive UTC, and dbt-spark
     turns ANSI mode off for its own statements, so the analysis reads under the same rules."""
-    given = {key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in config.warehouse.spark.items()}
+    given = {
+        key: str(value).lower() if isinstance(value, bool) else str(value)
+        for key, value in config.warehouse.spark.items()
+    }
     settings: dict[str, str] = {}
     if "spark.remote" not in given:
         home = config.warehouse_path.absolute()
@@ -212,4 +229,3 @@ def write_spark_profile(config: ClusterConfig, profiles_dir: Path) -> None:
     path = profiles_dir / "profiles.yml"
     if not path.exists() or path.read_text() != text:  # an unchanged profile keeps dbt's partial parse
         path.write_text(text)
-

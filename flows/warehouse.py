@@ -257,7 +257,9 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
     for source, schema in input_schemas(config).items():
         os.environ[f"DBT_{source.upper()}_SCHEMA"] = schema
     if config.warehouse.engine == "spark":
-        write_spark_run_inputs(config, PARAMETER_COLUMNS, parameters, config.analysis.trailing_months, landed_dir, tables)
+        write_spark_run_inputs(
+            config, PARAMETER_COLUMNS, parameters, config.analysis.trailing_months, landed_dir, tables
+        )
         profiles_dir = work_dir / "profile"
         write_spark_profile(config, profiles_dir)
     else:
