@@ -130,7 +130,8 @@ def spark_settings(config: ClusterConfig) -> dict[str, str]:
             "spark.master": "local[*]",
             "spark.sql.warehouse.dir": str(home / "spark-warehouse"),
             "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+            # Derby's log beside its metastore (the given JVM options are added)
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {given.pop('spark.driver.extraJavaOptions', '')}".strip(),
             "spark.sql.shuffle.partitions": "8",
             "spark.ui.enabled": "false",
         }

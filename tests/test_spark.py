@@ -29,8 +29,11 @@ engine = "spark"
 
 [warehouse.spark]
 "spark.master" = "local[2]"
-"spark.sql.shuffle.partitions" = 2
+"spark.sql.shuffle.partitions" = 1
 "spark.driver.memory" = "1g"
+# small months: compiling Java for each query costs more than it saves
+"spark.sql.codegen.wholeStage" = false
+"spark.driver.extraJavaOptions" = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """
 
 

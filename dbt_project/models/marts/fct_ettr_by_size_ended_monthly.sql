@@ -23,7 +23,7 @@ sets as (
     from runs
     where runs.is_priority_run
 
-)
+),
 
 -- the ordered means first, the spread from them after: one value of each mean, whichever engine
 -- (Spark evaluated the means inside one expression of aggregates to a different last bit)
