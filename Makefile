@@ -16,7 +16,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 # three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
 TEST_WORKERS ?= 3
 
-.PHONY: setup demo test lint lock clean
+.PHONY: setup setup-spark java demo test lint lock clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,24 @@ $(STAMP): requirements.lock.txt pyproject.toml
 demo: setup
 	$(BIN)/reliability-report demo
 
+# The optional Spark engine ([warehouse] engine = "spark", README "When one machine is not enough"):
+# dbt-spark and pyspark at the versions of requirements-spark.lock.txt (the base lock plus these),
+# and a Java runtime for local Spark. Not part of `make demo`: pyspark alone is ~450 MB.
+SPARK_STAMP := $(VENV)/.spark-$(shell cat requirements-spark.lock.txt | cksum | cut -d' ' -f1)
+
+setup-spark: setup $(SPARK_STAMP) java
+
+$(SPARK_STAMP): requirements-spark.lock.txt
+	$(BIN)/uv pip install -q -p $(BIN)/python --compile-bytecode -r requirements-spark.lock.txt
+	rm -f $(VENV)/.spark-* && touch $@
+
+# Spark 4 runs on Java 17 or later; Debian's headless JRE when the machine has none.
+java:
+	@java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || { \
+	    $(if $(filter 0,$(shell id -u)),,sudo )apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
+	        --no-install-recommends openjdk-17-jre-headless; }
+
 # The browser test drives Debian's chromium through playwright (which never downloads a browser here).
 CHROMIUM := /usr/bin/chromium
 
@@ -42,7 +60,7 @@ $(CHROMIUM):
 # The dbt templater compiles the project against a throwaway warehouse (the profile needs a path).
 SQLFLUFF := DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint dbt_project/models
 
-test: setup $(CHROMIUM)
+test: setup setup-spark $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	$(SQLFLUFF)
@@ -55,6 +73,7 @@ lint: setup
 # Re-resolve the lock after changing requirements.in.
 lock: setup
 	$(BIN)/uv pip compile -q -p 3.11 requirements.in -o requirements.lock.txt
+	$(BIN)/uv pip compile -q -p 3.11 requirements-spark.in -o requirements-spark.lock.txt
 
 clean:
 	rm -rf $(VENV) .prefect .prefect-* var reports dbt_project/target dbt_project/logs build dist *.egg-info

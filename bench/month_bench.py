@@ -103,11 +103,14 @@ def simulated(attempts: int, root: Path, cluster: str, month: Month = MONTH) -> 
     return sim_dir
 
 
-def pipeline_stages(root: Path, cluster: str, repeat: int, with_floor: bool = False) -> dict:
+def pipeline_stages(
+    root: Path, cluster: str, repeat: int, with_floor: bool = False, write_config: Callable = write_demo_config
+) -> dict:
     """Run the month's stages `repeat` times; medians of wall time and peak memory per stage. With
     `with_floor`, each repetition first measures the floor, right before the landing, so that the
-    two see the same machine and process state (the floor is not part of the total)."""
-    config = load_config(write_demo_config(root, cluster, root / "reports"))
+    two see the same machine and process state (the floor is not part of the total). `write_config`
+    writes the cluster's config (bench/spark_bench.py: the same on Spark)."""
+    config = load_config(write_config(root, cluster, root / "reports"))
     runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(repeat):
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 from scipy.stats import binomtest, chi2, t
 
 from flows.config import AnalysisConfig
+from flows.engines import MartReader
 from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
 from flows.lemons import lemon_candidates
 from flows.months import Month
@@ -157,13 +156,12 @@ class MonthFigures:
     tables: dict[str, pa.Table]
 
 
-def month_figures(warehouse_path: Path, month: Month, params: AnalysisConfig) -> MonthFigures:
+def month_figures(marts: MartReader, month: Month, params: AnalysisConfig) -> MonthFigures:
     """Read the month's figures from the marts, once: the report is rendered from them alone."""
-    with duckdb.connect(str(warehouse_path), read_only=True) as con:
-        return MonthFigures(compute_metrics(con, month, params), detail_tables(con, month))
+    return MonthFigures(compute_metrics(marts, month, params), detail_tables(marts, month))
 
 
-def compute_metrics(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
+def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     """metrics.json of the month (docs/metrics.md), section by section."""
     r_f = node_failure_rate(con, month, params)
     causes, change, trend = failures_by_cause(con, month), month_over_month(con, month), history(con, month, params)
@@ -189,7 +187,7 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, month: Month, params: Analys
     }
 
 
-def totals(con: duckdb.DuckDBPyConnection, month: Month) -> dict:
+def totals(con: MartReader, month: Month) -> dict:
     (row,) = _rows(
         con,
         "select attempts, gpu_hours, infra_failures, open_attempts, unknown_states from fct_month_totals "
@@ -199,7 +197,7 @@ def totals(con: duckdb.DuckDBPyConnection, month: Month) -> dict:
     return row
 
 
-def job_mix(con: duckdb.DuckDBPyConnection, month: Month) -> list[dict]:
+def job_mix(con: MartReader, month: Month) -> list[dict]:
     return _rows(
         con,
         "select outcome, attempts, gpu_hours, attempt_share, gpu_hours_share from fct_outcomes_monthly "
@@ -208,7 +206,7 @@ def job_mix(con: duckdb.DuckDBPyConnection, month: Month) -> list[dict]:
     )
 
 
-def _monthly_rates(con: duckdb.DuckDBPyConnection, months: list[Month]) -> dict[str, dict]:
+def _monthly_rates(con: MartReader, months: list[Month]) -> dict[str, dict]:
     """fct_node_failure_rate_monthly's rows of those of `months` that have been built."""
     return {
         row["month"]: row
@@ -220,7 +218,7 @@ def _monthly_rates(con: duckdb.DuckDBPyConnection, months: list[Month]) -> dict[
     }
 
 
-def node_failure_rate(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
+def node_failure_rate(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     """r_f of the month under both definitions, with its interval."""
     row = _monthly_rates(con, [month])[str(month)]
     return {
@@ -235,7 +233,7 @@ def node_failure_rate(con: duckdb.DuckDBPyConnection, month: Month, params: Anal
     }
 
 
-def month_over_month(con: duckdb.DuckDBPyConnection, month: Month) -> dict:
+def month_over_month(con: MartReader, month: Month) -> dict:
     """This month's r_f ("all") tested against the previous month's (none when it was not built)."""
     rates = _monthly_rates(con, [month, month.previous()])
     now = rates[str(month)]
@@ -243,7 +241,7 @@ def month_over_month(con: duckdb.DuckDBPyConnection, month: Month) -> dict:
     return rate_change(now["all_failures"], now["all_node_days"], before["all_failures"], before["all_node_days"])
 
 
-def mttf_by_size(con: duckdb.DuckDBPyConnection, month: Month, r_f: dict, gpus_per_node: int) -> list[dict]:
+def mttf_by_size(con: MartReader, month: Month, r_f: dict, gpus_per_node: int) -> list[dict]:
     """Observed MTTF per size bucket with its interval, beside the model's MTTF at the bucket's
     largest size (its smallest for the open-ended top bucket) under each r_f."""
     buckets = _rows(
@@ -275,7 +273,7 @@ def projections(r_f: dict, params: AnalysisConfig) -> list[dict]:
     ]
 
 
-def failures_by_cause(con: duckdb.DuckDBPyConnection, month: Month) -> list[dict]:
+def failures_by_cause(con: MartReader, month: Month) -> list[dict]:
     """Each cause's failures and rate with its interval, tested against the previous month's."""
     rows = _rows(
         con,
@@ -298,7 +296,7 @@ def failures_by_cause(con: duckdb.DuckDBPyConnection, month: Month) -> list[dict
     return result
 
 
-def history(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
+def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     """r_f of each of the last months built (the trend chart), and over each trailing window ending
     at this month: r_f, failures by cause and MTTF by size over the window, and this month against
     the window's earlier months (a Poisson test)."""
@@ -371,7 +369,7 @@ def _trailing_window(window: dict, causes: list[dict], sizes: list[dict]) -> dic
     }
 
 
-def run_ettr(con: duckdb.DuckDBPyConnection, month: Month) -> list[dict]:
+def run_ettr(con: MartReader, month: Month) -> list[dict]:
     """The ETTR of the month's long job runs, by size bucket."""
     return _rows(
         con,
@@ -391,7 +389,7 @@ def mean_interval(mean: float, stddev: float | None, n: int) -> tuple[float | No
     return max(float(lower), 0.0), min(float(upper), 1.0)
 
 
-def ettr_vs_expected(con: duckdb.DuckDBPyConnection, month: Month, r_f: dict, params: AnalysisConfig) -> dict:
+def ettr_vs_expected(con: MartReader, month: Month, r_f: dict, params: AnalysisConfig) -> dict:
     """ETTR as the paper measured it (its Fig. 9): the long job runs that ended this month, each
     with its whole history, by size, for every run and for the highest-priority runs, each mean with
     its interval beside E[ETTR] at the runs' mean size (this cluster's r_f, the configured checkpoint
@@ -446,7 +444,7 @@ def ettr_vs_expected(con: duckdb.DuckDBPyConnection, month: Month, r_f: dict, pa
     }
 
 
-def lost_goodput(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
+def lost_goodput(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     (row,) = _rows(
         con,
         """
@@ -465,7 +463,7 @@ def lost_goodput(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisC
     }
 
 
-def health_events(con: duckdb.DuckDBPyConnection, month: Month) -> dict:
+def health_events(con: MartReader, month: Month) -> dict:
     (totals_row,) = _rows(
         con,
         "select health_events, unclassified_health_events, unclassified_share from fct_month_totals where month = ?",
@@ -484,7 +482,7 @@ def health_events(con: duckdb.DuckDBPyConnection, month: Month) -> dict:
     }
 
 
-def job_runs(con: duckdb.DuckDBPyConnection, month: Month, every_run: bool = False) -> list[dict]:
+def job_runs(con: MartReader, month: Month, every_run: bool = False) -> list[dict]:
     """The month's job runs with their ETTR: the long ones of the ETTR summary, or with `every_run`
     each run with a wall time above 0."""
     return _rows(
@@ -499,17 +497,15 @@ def job_runs(con: duckdb.DuckDBPyConnection, month: Month, every_run: bool = Fal
     )
 
 
-def detail_tables(con: duckdb.DuckDBPyConnection, month: Month) -> dict[str, pa.Table]:
+def detail_tables(con: MartReader, month: Month) -> dict[str, pa.Table]:
     """The month's figures row by row, for the Parquet files beside the report: each long job run
     with its ETTR, each infrastructure failure with its cause, each node-day."""
     return {
         "job_runs_ettr": pa.Table.from_pylist(job_runs(con, month)),
-        "failures": con.sql(
-            "select * from fct_failures where month = ? order by failed_at, attempt_id", params=[str(month)]
-        ).to_arrow_table(),
-        "node_days": con.sql(
-            "select * from fct_node_days where month = ? order by node, day", params=[str(month)]
-        ).to_arrow_table(),
+        "failures": con.arrow(
+            "select * from fct_failures where month = ? order by failed_at, attempt_id", [str(month)]
+        ),
+        "node_days": con.arrow("select * from fct_node_days where month = ? order by node, day", [str(month)]),
     }
 
 
@@ -552,7 +548,7 @@ def expected_ettr_curves(r_f: dict, params: AnalysisConfig) -> dict:
     return {"r_f_definition": definition, "r_f": rate, "curves": curves}
 
 
-def _rows(con: duckdb.DuckDBPyConnection, query: str, params: list) -> list[dict]:
+def _rows(con: MartReader, query: str, params: list) -> list[dict]:
     cursor = con.execute(query, params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

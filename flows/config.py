@@ -198,6 +198,15 @@ class WarehouseConfig:
         description='memory DuckDB may use for the landing and the build, e.g. "3GiB", "64GB" (at least 128MiB)',
     )
 
+    # The engine dbt builds the marts on (docs/engines.md). DuckDB: [paths] warehouse is its file.
+    # Spark: [paths] warehouse is the local session's directory (metastore, tables), unused with
+    # Spark Connect ("spark.remote" in [warehouse.spark]).
+    engine: Literal["duckdb", "spark"] = Field("duckdb", description='"duckdb" (one file per cluster) or "spark"')
+    spark_schema: str = Field("", description="Spark: the schema of the cluster's marts (empty: reliability_<cluster>)")
+    spark: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description='Spark: the session\'s settings, e.g. "spark.remote" = "sc://host:15002"'
+    )
+
     def duckdb_settings(self, warehouse_path: Path) -> dict[str, str]:
         """DuckDB settings for a connection of the landing or the build of `warehouse_path`: the
         memory limit, and where to spill beyond it: <warehouse>.tmp, DuckDB's default for the
@@ -621,7 +630,7 @@ def check_output_paths(config: ClusterConfig) -> None:
     for key, path, directory in (
         ("data", config.data_dir, True),
         ("reports", config.reports_dir, True),
-        ("warehouse", config.warehouse_path, False),
+        ("warehouse", config.warehouse_path, config.warehouse.engine == "spark"),  # Spark: its local directory
     ):
         existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
         if existing == path and path.is_dir() != directory:

@@ -35,12 +35,12 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
-import duckdb
 import numpy as np
 from scipy.optimize import minimize
 from scipy.stats import nbinom, poisson
 
 from flows.config import AnalysisConfig
+from flows.engines import MartReader
 from flows.months import Month
 
 # the columns of fct_node_lemon_signals read here (its yml defines each)
@@ -182,7 +182,7 @@ def fit_rules(signals: list[dict], zeros: int, window_days: int, params: Analysi
     )
 
 
-def lemon_candidates(con: duckdb.DuckDBPyConnection, month: Month, params: AnalysisConfig) -> dict:
+def lemon_candidates(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     """The month's candidates with their evidence, from the marts fct_lemon_fleet_monthly (window
     and fleet), fct_node_lemon_signals (a node's signals) and fct_lemon_signal_distribution_monthly
     (the fleet's distribution of each signal)."""
@@ -230,7 +230,7 @@ def lemon_candidates(con: duckdb.DuckDBPyConnection, month: Month, params: Analy
     }
 
 
-def signal_distribution(con: duckdb.DuckDBPyConnection, month: Month) -> dict[str, list[list[float]]]:
+def signal_distribution(con: MartReader, month: Month) -> dict[str, list[list[float]]]:
     """signal -> [value, share of the fleet at or below it] (rows of fct_lemon_signal_distribution_monthly)."""
     distribution: dict[str, list[list[float]]] = {}
     for signal, value, share in con.execute(
@@ -242,7 +242,7 @@ def signal_distribution(con: duckdb.DuckDBPyConnection, month: Month) -> dict[st
     return distribution
 
 
-def _failure_times(con: duckdb.DuckDBPyConnection, nodes: list[str], start, end) -> dict[str, list[str]]:
+def _failure_times(con: MartReader, nodes: list[str], start, end) -> dict[str, list[str]]:
     """node -> the times (ISO) of the failures in the window that named it as the cause, in order:
     rows of the mart fct_failures, the evidence listed with each candidate."""
     times: dict[str, list[str]] = {node: [] for node in nodes}

@@ -26,6 +26,7 @@ from flows.artifact import publish_month_artifact
 from flows.atomic import clear_leftovers, staged_replacement
 from flows.config import ClusterConfig, ConfigError, check_output_paths, load_config
 from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
+from flows.engines import open_marts
 from flows.land import land_month, read_manifest
 from flows.months import Month, observed_end, parse_as_of, reportable
 from flows.quality import SuiteResult, validate_month
@@ -130,12 +131,14 @@ def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> di
 @task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list[SuiteResult]:
     results_dir = config.data_dir / "quality" / config.cluster / str(month)
-    return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir)
+    with open_marts(config) as marts:
+        return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir, marts=marts)
 
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def analyse(config: ClusterConfig, month: Month) -> MonthFigures:
-    return month_figures(config.warehouse_path, month, config.analysis)
+    with open_marts(config) as marts:
+        return month_figures(marts, month, config.analysis)
 
 
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from flows import EXPECTATIONS_DIR
+from flows.engines import DuckDBMarts, MartReader
 from flows.months import Month
 from flows.sources.registry import TABLES, FieldType
 
@@ -132,7 +134,7 @@ def _columns(suite) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _rows_query(meta: dict, month: Month, landed_dir: Path | None) -> tuple[str, list]:
+def _rows_query(meta: dict, month: Month, landed_dir: Path | None, quote=lambda name: f'"{name}"') -> tuple[str, list]:
     if "query" in meta:
         return meta["query"].format(
             month=month,
@@ -140,7 +142,7 @@ def _rows_query(meta: dict, month: Month, landed_dir: Path | None) -> tuple[str,
             month_end=month.end.strftime("%Y-%m-%d %H:%M:%S"),
             landed_dir=landed_dir,
         ), []
-    query = f'select * from "{meta["table"]}"'
+    query = f"select * from {quote(meta['table'])}"
     return (query + " where month = ?", [str(month)]) if meta.get("filter_by_month") else (query, [])
 
 
@@ -150,10 +152,13 @@ def validate_month(
     suites_dir: Path = EXPECTATIONS_DIR,
     landed_dir: Path | None = None,
     results_dir: Path | None = None,
+    marts: MartReader | None = None,
 ) -> list[SuiteResult]:
     """Run every suite on its rows for `month`; raise DataQualityError naming the critical failures.
 
-    With `results_dir`, every run's results are kept there as `<UTC time>.json` (a failed run too).
+    The marts are read through `marts` (any engine), by default from the DuckDB file
+    `warehouse_path`; the landed Parquet is read by DuckDB. With `results_dir`, every run's results
+    are kept there as `<UTC time>.json` (a failed run too).
     """
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
@@ -171,13 +176,17 @@ def validate_month(
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     datasource = context.data_sources.add_or_update_pandas("warehouse")
     results = []
-    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+    with ExitStack() as stack:
+        if marts is None:
+            marts = DuckDBMarts(stack.enter_context(duckdb.connect(str(warehouse_path), read_only=True)))
+        landed = marts if isinstance(marts, DuckDBMarts) else DuckDBMarts(stack.enter_context(duckdb.connect()))
         for source, spec in suite_specs(suites_dir, landed=landed_dir is not None):
             suite = load_suite(spec, source)
             table = suite.meta.get("table", "query")
-            query, params = _rows_query({"table": suite.name, **suite.meta}, month, landed_dir)
-            columns = ", ".join(f'"{c}"' for c in _columns(suite)) or "1 as row_present"
-            frame = con.execute(f"select {columns} from ({query})", params).df()
+            reader = landed if "{landed_dir}" in suite.meta.get("query", "") else marts
+            query, params = _rows_query({"table": suite.name, **suite.meta}, month, landed_dir, reader.quote)
+            columns = ", ".join(reader.quote(c) for c in _columns(suite)) or "1 as row_present"
+            frame = reader.frame(f"select {columns} from ({query})", params)
             batch_def = datasource.add_dataframe_asset(name=suite.name).add_batch_definition_whole_dataframe("month")
             outcome = batch_def.get_batch(batch_parameters={"dataframe": frame}).validate(
                 suite, result_format="SUMMARY"

@@ -22,6 +22,7 @@ import yaml
 
 from flows import DBT_PROJECT_DIR
 from flows.config import ClusterConfig
+from flows.engines import input_schemas, spark_missing, write_spark_profile, write_spark_run_inputs
 from flows.land import LandedMonthError, read_manifest
 from flows.months import MONTH_RE, Month, observed_end
 from flows.sources.sql import sql_quote
@@ -144,7 +145,11 @@ def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[s
     (rebuild). The models' unit tests check the SQL, not the month's data: they run in the test
     suite (a `dbt_command(..., "build")`, which includes them), not in every monthly build.
     """
-    if problem := warehouse_problem(config.warehouse_path):
+    if problem := (
+        ("missing" if spark_missing(config) else None)
+        if config.warehouse.engine == "spark"
+        else warehouse_problem(config.warehouse_path)
+    ):
         return rebuild(config, month, landed_dir, problem)
     return _build(config, month, landed_dir)
 
@@ -244,28 +249,32 @@ def rebuild(config: ClusterConfig, month: Month, landed_dir: Path, problem: str)
 def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command: str):
     """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data; returns
     dbt's result, raising only when dbt could not run at all."""
-    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
     from dbt.cli.main import dbtRunner
 
-    config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
-    # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
     parameters = run_parameters(config, month, landed_as_of(landed_dir))
-    write_run_inputs(
-        config.warehouse_path,
-        parameters,
-        config.analysis.trailing_months,
-        landed_dir,
-        landed_tables(DBT_PROJECT_DIR),
-    )
-    os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
-    os.environ["DBT_DUCKDB_MEMORY_LIMIT"] = config.warehouse.duckdb_settings(config.warehouse_path)["memory_limit"]
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
+    tables = landed_tables(DBT_PROJECT_DIR)
+    for source, schema in input_schemas(config).items():
+        os.environ[f"DBT_{source.upper()}_SCHEMA"] = schema
+    if config.warehouse.engine == "spark":
+        write_spark_run_inputs(
+            config, PARAMETER_COLUMNS, parameters, config.analysis.trailing_months, landed_dir, tables
+        )
+        profiles_dir = work_dir / "profile"
+        write_spark_profile(config, profiles_dir)
+    else:
+        config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+        # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
+        write_run_inputs(config.warehouse_path, parameters, config.analysis.trailing_months, landed_dir, tables)
+        os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
+        os.environ["DBT_DUCKDB_MEMORY_LIMIT"] = config.warehouse.duckdb_settings(config.warehouse_path)["memory_limit"]
+        profiles_dir = DBT_PROJECT_DIR
     args = [
         *command,
         "--project-dir",
         str(DBT_PROJECT_DIR),
         "--profiles-dir",
-        str(DBT_PROJECT_DIR),
+        str(profiles_dir),
         "--target-path",
         str(work_dir / "target"),
         "--log-path",
@@ -275,11 +284,18 @@ def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command:
     try:
         result = dbtRunner().invoke(args)
     finally:
-        # dbt-duckdb keeps the DuckDB file open and locked for the life of the process.
-        if DuckDBConnectionManager._ENV is not None:
-            DuckDBConnectionManager._ENV.close()
-            DuckDBConnectionManager._ENV = None
-        DuckDBConnectionManager.close_all_connections()
+        if config.warehouse.engine != "spark":
+            release_duckdb()
     if result.exception is not None:
         raise WarehouseBuildError(f"dbt could not run: {result.exception}")
     return result
+
+
+def release_duckdb() -> None:
+    """Close dbt-duckdb's connections: it keeps the DuckDB file open and locked for the life of the process."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    if DuckDBConnectionManager._ENV is not None:
+        DuckDBConnectionManager._ENV.close()
+        DuckDBConnectionManager._ENV = None
+    DuckDBConnectionManager.close_all_connections()

@@ -5,7 +5,7 @@
 {% macro attempt_id() -%}
     {{ dbt.hash(dbt.concat([
         "cluster", "'|'", "job_id_raw",
-        "case when strpos(job_id, '_') > 0 then substr(job_id, strpos(job_id, '_')) else '' end",
-        "'|'", "cast(submit_at as varchar)"
+        "case when " ~ dbt.position("'_'", "job_id") ~ " > 0 then substr(job_id, " ~ dbt.position("'_'", "job_id") ~ ") else '' end",
+        "'|'", "cast(submit_at as " ~ dbt.type_string() ~ ")"
     ])) }}
 {%- endmacro %}

@@ -20,7 +20,7 @@ with candidates as (
         and attempts.slurm_state in ('FAILED', 'NODE_FAIL', 'BOOT_FAIL', 'REQUEUED')
         and not (
             attempts.slurm_state = 'REQUEUED'
-            and coalesce(regexp_matches(attempts.admin_comment, '(^|[\s,;])requeue=(user|admin)([\s,;]|$)'), false)
+            and coalesce({{ regex_contains('attempts.admin_comment', "'(^|[\\s,;])requeue=(user|admin)([\\s,;]|$)'") }}, false)
         )
 
 ),
@@ -35,7 +35,7 @@ critical_events as (
 -- The candidates' nodes first (a few thousand rows): left to itself, DuckDB joined every
 -- candidate to every critical event in its window before looking at nodes (1.4 s instead of 0.3 s
 -- on a 1.5M-attempt month).
-candidate_nodes as materialized (
+candidate_nodes as {{ materialized_cte() }} (
 
     select
         candidates.attempt_id,
@@ -107,7 +107,7 @@ co_occurring as (
 
     select
         attempt_id,
-        {{ dbt.listagg('category', "','", "order by category") }} as matched_categories
+        {{ sorted_text_list('category', "','") }} as matched_categories
     from distinct_categories
     group by attempt_id
 

@@ -8,9 +8,9 @@ with xid as (
         event_at,
         'xid' as source,
         'xid' as check_name,
-        cast(xid as varchar) as code,
+        cast(xid as {{ dbt.type_string() }}) as code,
         message,
-        cast(xid as varchar) as signal_text,
+        cast(xid as {{ dbt.type_string() }}) as signal_text,
         source_file,
         source_line
     from {{ ref('stg_health__xid_events') }}
@@ -85,20 +85,33 @@ signals as (
 
 ),
 
-first_rules as (
+ranked_rules as (
 
     select
         signals.source,
         signals.signal_text,
         rules.rule_order,
         rules.category,
-        rules.severity
+        rules.severity,
+        row_number() over (partition by signals.source, signals.signal_text order by rules.rule_order) as rule_rank
     from signals
     left join rules
         on
             rules.source = signals.source
             and {{ regex_contains('signals.signal_text', 'rules.pattern') }}
-    qualify row_number() over (partition by signals.source, signals.signal_text order by rules.rule_order) = 1
+
+),
+
+first_rules as (
+
+    select
+        source,
+        signal_text,
+        rule_order,
+        category,
+        severity
+    from ranked_rules
+    where rule_rank = 1
 
 ),
 
@@ -127,8 +140,8 @@ final as (
 
     select
         {{ dbt.hash(dbt.concat(["matched.source", "'|'", "matched.source_file", "'|'",
-                                "cast(matched.source_line as varchar)", "'|'", "matched.node", "'|'",
-                                "cast(matched.line_event as varchar)"])) }} as event_id,
+                                "cast(matched.source_line as " ~ dbt.type_string() ~ ")", "'|'", "matched.node", "'|'",
+                                "cast(matched.line_event as " ~ dbt.type_string() ~ ")"])) }} as event_id,
         matched.cluster,
         matched.node,
         matched.event_at,

@@ -62,9 +62,8 @@ runs as (
     select
         *,
         -- a run is named after its first job: the last job so far that did not continue a run
-        -- (one window, the same as `ordered`'s, so the jobs are sorted once; IGNORE NULLS is
-        -- DuckDB/Snowflake/BigQuery, not Postgres)
-        last_value(case when not continues_run then job_id_raw end ignore nulls) over (
+        -- (one window, the same as `ordered`'s, so the jobs are sorted once)
+        {{ last_value_ignoring_nulls('case when not continues_run then job_id_raw end') }} over (
             partition by cluster, user_name, account, job_name
             order by first_submit_at, job_id_raw
             rows between unbounded preceding and current row

@@ -1,7 +1,7 @@
 -- One row per node seen in any month built so far (rebuilt from fct_node_days, which keeps every
 -- month): when it was first and last seen.
 
-{{ config(materialized='table') }}
+{{ config(materialized='table', partition_by=none) }}
 
 select
     cluster,

@@ -100,9 +100,9 @@ final as (
         classified.end_at,
         classified.queue_seconds,
         classified.runtime_seconds,
-        classified.runtime_seconds / 3600.0 as runtime_hours,
+        classified.runtime_seconds / 3600e0 as runtime_hours,
         classified.runtime_seconds * classified.gpus as gpu_seconds,
-        classified.runtime_seconds * classified.gpus / 3600.0 as gpu_hours,
+        classified.runtime_seconds * classified.gpus / 3600e0 as gpu_hours,
         case when classified.gpus > 0 then classified.runtime_seconds * classified.n_nodes else 0 end
             as gpu_node_seconds,
         classified.source_file,

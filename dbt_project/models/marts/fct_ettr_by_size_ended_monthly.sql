@@ -23,34 +23,52 @@ sets as (
     from runs
     where runs.is_priority_run
 
+),
+
+-- the ordered means first, the spread from them after: one value of each mean, whichever engine
+-- (Spark evaluated the means inside one expression of aggregates to a different last bit)
+means as (
+
+    select
+        sets.month,
+        sets.run_set,
+        sets.size_bucket,
+        sets.bucket_order,
+        buckets.min_gpus,
+        buckets.max_gpus,
+        min(sets.priority_qos) as priority_qos,
+        min(sets.priority_partition) as priority_partition,
+        count(*) as runs,
+        count(*) filter (where sets.months > 1) as runs_from_earlier_months,
+        {{ ordered_mean('sets.gpus', 'sets.job_run_id') }} as mean_gpus,
+        {{ ordered_mean('sets.ettr', 'sets.job_run_id') }} as mean_ettr,
+        {{ ordered_mean('sets.ettr * sets.ettr', 'sets.job_run_id') }} as mean_ettr_squared,
+        {{ median('sets.ettr') }} as median_ettr,
+        min(sets.ettr) as min_ettr
+    from sets
+    inner join {{ ref('job_size_buckets') }} as buckets on buckets.size_bucket = sets.size_bucket
+    group by sets.month, sets.run_set, sets.size_bucket, sets.bucket_order, buckets.min_gpus, buckets.max_gpus
+
 )
 
 select
-    sets.month,
-    sets.run_set,
-    sets.size_bucket,
-    sets.bucket_order,
-    buckets.min_gpus,
-    buckets.max_gpus,
-    min(sets.priority_qos) as priority_qos,
-    min(sets.priority_partition) as priority_partition,
-    count(*) as runs,
-    count(*) filter (where sets.months > 1) as runs_from_earlier_months,
-    {{ ordered_mean('sets.gpus', 'sets.job_run_id') }} as mean_gpus,
-    {{ ordered_mean('sets.ettr', 'sets.job_run_id') }} as mean_ettr,
+    month,
+    run_set,
+    size_bucket,
+    bucket_order,
+    min_gpus,
+    max_gpus,
+    priority_qos,
+    priority_partition,
+    runs,
+    runs_from_earlier_months,
+    mean_gpus,
+    mean_ettr,
     -- the sample standard deviation from ordered means: the same figure whatever order the rows come in
     case
-        when count(*) > 1
-            then sqrt(greatest(
-                count(*) / (count(*) - 1.0) * (
-                    {{ ordered_mean('sets.ettr * sets.ettr', 'sets.job_run_id') }}
-                    - {{ ordered_mean('sets.ettr', 'sets.job_run_id') }} * {{ ordered_mean('sets.ettr', 'sets.job_run_id') }}
-                ),
-                0
-            ))
+        when runs > 1
+            then sqrt(greatest(runs / (runs - 1e0) * (mean_ettr_squared - mean_ettr * mean_ettr), 0))
     end as stddev_ettr,
-    {{ median('sets.ettr') }} as median_ettr,
-    min(sets.ettr) as min_ettr
-from sets
-inner join {{ ref('job_size_buckets') }} as buckets on buckets.size_bucket = sets.size_bucket
-group by sets.month, sets.run_set, sets.size_bucket, sets.bucket_order, buckets.min_gpus, buckets.max_gpus
+    median_ettr,
+    min_ettr
+from means

@@ -34,6 +34,6 @@ select
     attempts.size_bucket,
     attempts.bucket_order,
     attempts.runtime_seconds,
-    attempts.gpu_seconds / 3600.0 as gpu_hours
+    attempts.gpu_seconds / 3600e0 as gpu_hours
 from attempts
 left join attributed on attributed.attempt_id = attempts.attempt_id

@@ -50,7 +50,7 @@ select
     by_cause.node_fail,
     by_cause.failed,
     by_cause.requeued,
-    by_cause.failures * 1.0 / sum(by_cause.failures) over () as share_of_failures,
+    by_cause.failures * 1e0 / sum(by_cause.failures) over () as share_of_failures,
     exposure.all_node_days as node_days,
     case when exposure.all_node_days > 0 then by_cause.failures * 1000 / exposure.all_node_days end
         as per_1000_node_days,

@@ -83,7 +83,7 @@ productive as (
 
 select
     productive.*,
-    productive.runtime_seconds / 3600.0 as runtime_hours,
+    productive.runtime_seconds / 3600e0 as runtime_hours,
     case
         when productive.runtime_seconds + productive.queue_seconds > 0
             then productive.productive_seconds / (productive.runtime_seconds + productive.queue_seconds)

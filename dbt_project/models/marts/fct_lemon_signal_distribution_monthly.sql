@@ -47,7 +47,7 @@ with_zeros as (
     union all
     select
         count_signals.signal,
-        0.0 as value,
+        0e0 as value,
         fleet.nodes_without_signals as nodes
     from fleet
     cross join (

@@ -20,7 +20,7 @@ attempt_totals as (
 
     select
         count(*) as attempts,
-        cast(coalesce(sum(gpu_seconds), 0) as bigint) / 3600.0 as gpu_hours,
+        cast(coalesce(sum(gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours,
         cast(coalesce(sum(case when is_infra_failure then 1 else 0 end), 0) as bigint) as infra_failures,
         cast(coalesce(sum(case when is_open then 1 else 0 end), 0) as bigint) as open_attempts,
         cast(coalesce(sum(case when outcome = 'unknown' then 1 else 0 end), 0) as bigint) as unknown_states
@@ -49,7 +49,7 @@ select
     event_totals.unclassified_health_events,
     case
         when event_totals.health_events > 0
-            then event_totals.unclassified_health_events * 1.0 / event_totals.health_events
+            then event_totals.unclassified_health_events * 1e0 / event_totals.health_events
     end as unclassified_share
 from {{ source('run', 'parameters') }} as parameters
 cross join attempt_totals

@@ -22,8 +22,8 @@ aggregated as (
         count(*) as attempts,
         cast(sum(case when attempts.is_open then 0 else 1 end) as bigint) as ended_attempts,
         cast(sum(attempts.runtime_seconds) as bigint) as runtime_seconds,
-        cast(sum(attempts.gpu_seconds) as bigint) / 3600.0 as gpu_hours,
-        cast(sum(attempts.gpu_node_seconds) as bigint) / 86400.0 as gpu_node_days,
+        cast(sum(attempts.gpu_seconds) as bigint) / 3600e0 as gpu_hours,
+        cast(sum(attempts.gpu_node_seconds) as bigint) / 86400e0 as gpu_node_days,
         cast(sum(case when attempts.is_infra_failure then 1 else 0 end) as bigint) as infra_failures
     from attempts
     group by attempts.month, attempts.size_bucket
@@ -39,13 +39,13 @@ select
     aggregated.attempts,
     aggregated.ended_attempts,
     aggregated.runtime_seconds,
-    aggregated.runtime_seconds / 3600.0 as runtime_hours,
+    aggregated.runtime_seconds / 3600e0 as runtime_hours,
     aggregated.gpu_hours,
     aggregated.gpu_node_days,
     aggregated.infra_failures,
     case
         when aggregated.infra_failures > 0
-            then aggregated.runtime_seconds / 3600.0 / aggregated.infra_failures
+            then aggregated.runtime_seconds / 3600e0 / aggregated.infra_failures
     end as mttf_hours
 from aggregated
 inner join buckets on buckets.size_bucket = aggregated.size_bucket

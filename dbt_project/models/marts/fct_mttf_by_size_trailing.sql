@@ -35,7 +35,7 @@ summed as (
         window_months,
         size_bucket,
         bucket_order,
-        cast(sum(runtime_seconds) as bigint) / 3600.0 as runtime_hours,
+        cast(sum(runtime_seconds) as bigint) / 3600e0 as runtime_hours,
         cast(sum(infra_failures) as bigint) as infra_failures
     from in_window
     group by month, window_months, size_bucket, bucket_order

@@ -40,9 +40,9 @@ select
     parameters.month_start,
     counted.paper_failures,
     counted.paper_node_seconds,
-    counted.paper_node_seconds / 86400.0 as paper_node_days,
+    counted.paper_node_seconds / 86400e0 as paper_node_days,
     counted.all_failures,
     counted.all_node_seconds,
-    counted.all_node_seconds / 86400.0 as all_node_days
+    counted.all_node_seconds / 86400e0 as all_node_days
 from parameters
 cross join counted

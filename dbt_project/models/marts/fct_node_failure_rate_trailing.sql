@@ -35,12 +35,12 @@ select
     window_months,
     count(*) as months_available,
     cast(sum(paper_failures) as bigint) as paper_failures,
-    cast(sum(paper_node_seconds) as bigint) / 86400.0 as paper_node_days,
+    cast(sum(paper_node_seconds) as bigint) / 86400e0 as paper_node_days,
     cast(sum(all_failures) as bigint) as all_failures,
-    cast(sum(all_node_seconds) as bigint) / 86400.0 as all_node_days,
+    cast(sum(all_node_seconds) as bigint) / 86400e0 as all_node_days,
     cast(sum(case when is_this_month then all_failures else 0 end) as bigint) as this_month_failures,
-    cast(sum(case when is_this_month then all_node_seconds else 0 end) as bigint) / 86400.0 as this_month_node_days,
+    cast(sum(case when is_this_month then all_node_seconds else 0 end) as bigint) / 86400e0 as this_month_node_days,
     cast(sum(case when is_this_month then 0 else all_failures end) as bigint) as earlier_failures,
-    cast(sum(case when is_this_month then 0 else all_node_seconds end) as bigint) / 86400.0 as earlier_node_days
+    cast(sum(case when is_this_month then 0 else all_node_seconds end) as bigint) / 86400e0 as earlier_node_days
 from in_window
 group by month, window_months

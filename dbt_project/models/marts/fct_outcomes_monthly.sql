@@ -18,8 +18,8 @@ select
     month,
     outcome,
     attempts,
-    gpu_seconds / 3600.0 as gpu_hours,
-    attempts * 1.0 / sum(attempts) over () as attempt_share,
+    gpu_seconds / 3600e0 as gpu_hours,
+    attempts * 1e0 / sum(attempts) over () as attempt_share,
     -- shares of integer sums: the same in any row order
-    case when sum(gpu_seconds) over () > 0 then gpu_seconds * 1.0 / sum(gpu_seconds) over () end as gpu_hours_share
+    case when sum(gpu_seconds) over () > 0 then gpu_seconds * 1e0 / sum(gpu_seconds) over () end as gpu_hours_share
 from by_outcome

@@ -1,6 +1,6 @@
 -- A table, unlike the other staging models: three models join it (and the lemon analysis), and
 -- as a view each of them hashed and expanded every attempt again.
-{{ config(materialized='table', database='scratch') }}
+{{ config(materialized='table', database=('scratch' if target.type == 'duckdb' else none)) }}
 
 with attempts as (
 

@@ -1,0 +1,141 @@
+"""The same dbt project on Spark ([warehouse] engine = "spark", dbt-spark's session method on a local
+Spark of two cores): a continuous three-month history, landed once and built by both engines,
+gives every mart the same rows (sorted, and EXCEPT ALL both ways), every month the same figures in
+metrics.json, and passes the Great Expectations suites on Spark's marts too.
+
+DuckDB runs the whole pipeline (`reliability-report backfill`); Spark builds the same landed months
+(dbt's data tests left to the DuckDB build: on Spark each is a query of about a second of CPU) and
+the analysis reads its marts through the same interface (flows/engines.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from flows.analysis import month_figures
+from flows.cli import main, write_demo_config
+from flows.config import load_config
+from flows.engines import open_marts
+from flows.months import Month
+from flows.quality import validate_month
+from flows.warehouse import dbt_command
+from simulator import SimParams, simulate
+
+FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-07")
+MONTHS = [FIRST, FIRST.next(), LAST]
+CLUSTER = "sparky"
+pytestmark = pytest.mark.spark
+# A local Spark for small months: two cores, one shuffle partition, no generated Java (compiling it
+# costs more than it saves here), its own Derby metastore and tables under the test's directory.
+SPARK_CONFIG = """
+[warehouse]
+engine = "spark"
+
+[warehouse.spark]
+"spark.master" = "local[2]"
+"spark.sql.shuffle.partitions" = 1
+"spark.driver.memory" = "1g"
+"spark.sql.codegen.wholeStage" = false
+"spark.driver.extraJavaOptions" = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""
+
+
+@pytest.fixture(scope="module")
+def engines(tmp_path_factory) -> dict:
+    """The history built by DuckDB (the whole pipeline) and by Spark (dbt, then the analysis)."""
+    work = tmp_path_factory.mktemp("spark")
+    simulate(SimParams(CLUSTER, FIRST, last_month=LAST, nodes=24, seed=7, r_f=20.0), work / "sim" / CLUSTER)
+    duck = write_demo_config(work, CLUSTER, work / "reports")
+    assert main(["backfill", "--config", str(duck), "--from", str(FIRST), "--to", str(LAST)]) == 0
+    spark_path = work / f"{CLUSTER}-spark.toml"
+    text = duck.read_text().replace(f'warehouse = "warehouse/{CLUSTER}.duckdb"', 'warehouse = "spark-warehouse"')
+    spark_path.write_text(text + SPARK_CONFIG)
+    spark = load_config(spark_path)
+    figures = {}
+    try:
+        for month in MONTHS:
+            landed = spark.data_dir / "landed" / CLUSTER / str(month)
+            result = dbt_command(
+                spark, month, landed, "build", "--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"
+            )
+            assert result.success, [str(r.message) for r in result.result.results if str(r.status) != "success"]
+            with open_marts(spark) as marts:
+                figures[month] = month_figures(marts, month, spark.analysis).metrics
+        with open_marts(spark) as marts:
+            quality = validate_month(spark.warehouse_path, LAST, landed_dir=landed, marts=marts)
+        yield {"duckdb": load_config(duck), "spark": spark, "figures": figures, "quality": quality}
+    finally:
+        from pyspark.sql import SparkSession
+
+        if (session := SparkSession.getActiveSession()) is not None:
+            session.stop()
+
+
+def mart_names(config) -> list[str]:
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        names = con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main' order by 1"
+        ).fetchall()
+    return [name for (name,) in names if name.startswith(("fct_", "dim_"))]
+
+
+def sorted_rows(table: pa.Table) -> list[tuple]:
+    rows = [tuple(row.values()) for row in table.to_pylist()]
+    return sorted(rows, key=lambda row: tuple((value is None, str(value)) for value in row))
+
+
+def test_every_mart_is_the_same_on_spark(engines) -> None:
+    duck, spark = engines["duckdb"], engines["spark"]
+    names = mart_names(duck)
+    assert len(names) > 20
+    compare = duckdb.connect()
+    with duckdb.connect(str(duck.warehouse_path), read_only=True) as con, open_marts(spark) as marts:
+        for name in names:
+            columns = [
+                c for (c,) in con.execute(f"select name from pragma_table_info('{name}') order by cid").fetchall()
+            ]
+            select = f"select {', '.join(columns)} from {name}"
+            ours, theirs = con.execute(select).to_arrow_table(), marts.arrow(select)
+            assert theirs.column_names == columns, name
+            assert sorted_rows(ours) == sorted_rows(theirs), name
+            compare.register("ours", ours)
+            compare.register("theirs", theirs)
+            for query in ("from ours except all from theirs", "from theirs except all from ours"):
+                assert compare.execute(f"select count(*) from ({query})").fetchall() == [(0,)], (name, query)
+        built = con.execute("select month, attempts from fct_month_totals order by month").fetchall()
+    assert [month for month, _ in built] == [str(m) for m in MONTHS]
+    assert all(attempts > 1000 for _, attempts in built)
+
+
+@pytest.mark.parametrize("month", MONTHS, ids=str)
+def test_metrics_json_is_identical(engines, month: Month) -> None:
+    """Every figure of metrics.json (the sections read from the marts) as the report stores them:
+    sorted keys, JSON types."""
+    reported = json.loads((engines["duckdb"].report_dir(month) / "metrics.json").read_text())
+    ours = {key: reported[key] for key in engines["figures"][month]}
+    theirs = json.loads(json.dumps(engines["figures"][month], sort_keys=True, default=str))
+    assert json.dumps(theirs, sort_keys=True, indent=1) == json.dumps(ours, sort_keys=True, indent=1)
+    assert ours["totals"]["attempts"] > 1000 and ours["node_failure_rate"]["all"]["failures"] > 0
+
+
+def test_quality_suites_give_the_same_results_on_spark(engines) -> None:
+    """The Great Expectations suites on Spark's marts: the same rows checked and the same outcome of
+    every expectation as on DuckDB's (whose run the pipeline kept)."""
+    duck = engines["duckdb"]
+    (kept,) = sorted((duck.data_dir / "quality" / CLUSTER / str(LAST)).glob("*.json"))[-1:]
+    ours = {r["suite"]: r for r in json.loads(kept.read_text())}
+    theirs = {r.suite: asdict(r) for r in engines["quality"]}
+    assert {"fct_failures", "fct_node_days", "layer_row_counts", "dim_nodes", "landed_schema"} <= set(theirs)
+    assert theirs == ours
+    assert all(not r["failures"] for r in theirs.values()) and theirs["fct_node_days"]["rows"] > 0
+
+
+def test_marts_are_month_partitioned_on_spark(engines) -> None:
+    """insert_overwrite replaces one month's partition: three months built, each mart keeps three."""
+    with open_marts(engines["spark"]) as marts:
+        partitions = marts.execute("show partitions fct_month_totals").fetchall()
+    assert sorted(p for (p,) in partitions) == [f"month={m}" for m in MONTHS]
