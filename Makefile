@@ -16,7 +16,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 # three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
 TEST_WORKERS ?= 3
 
-.PHONY: setup setup-spark java demo test lint lock clean
+.PHONY: setup setup-spark java demo test test-spark lint lock clean
 
 setup: $(STAMP)
 
@@ -60,11 +60,16 @@ $(CHROMIUM):
 # The dbt templater compiles the project against a throwaway warehouse (the profile needs a path).
 SQLFLUFF := DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint dbt_project/models
 
-test: setup setup-spark $(CHROMIUM)
+test: setup $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	$(SQLFLUFF)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not spark"
+
+# The Spark engine's equality test (tests/test_spark.py, about 11 min on two cores): not yet in
+# `make test`, whose 15 minutes it does not fit (README, "When one machine is not enough").
+test-spark: setup-spark
+	$(BIN)/pytest -q -m spark tests/test_spark.py
 
 lint: setup
 	$(BIN)/ruff check flows tests bench simulator && $(BIN)/ruff format --check flows tests bench simulator
