@@ -22,9 +22,9 @@ EVALUATED = (
     # in 92 days, and healthy nodes' tails overlap it (docs/methodology.md "Lemon nodes")
     (Setting(2.34, 0.01, lemon_factor=70.0), 14),
 )
-# a quarter's window, at a smaller p than a month's default: over 92 days the fitted tail is
-# thinner than the healthy nodes' (docs/methodology.md "Lemon nodes"), and at p 0.001 a 300-node
-# fleet lists a healthy node in 1 of 2 quarters, against 1.5 to 6 lemons
+# a quarter's window, at a smaller p than a month's default: at p 0.001 the two rules list about
+# 2 x 0.001 x 300 = 0.6 healthy nodes a window (measured: 1 in 2 quarters) against 1.5 to 6 lemons
+# (docs/methodology.md "Lemon nodes")
 QUARTER, QUARTER_P = 92, 1e-4
 
 
