@@ -202,7 +202,9 @@ class WarehouseConfig:
     # Spark: [paths] warehouse is the local session's directory (metastore, tables), unused with
     # Spark Connect ("spark.remote" in [warehouse.spark]).
     engine: Literal["duckdb", "spark"] = Field("duckdb", description='"duckdb" (one file per cluster) or "spark"')
-    spark_schema: str = Field("", description="Spark: the schema of the cluster's marts (empty: reliability_<cluster>)")
+    spark_schema: Annotated[
+        str, Strict(), _matching(r"([A-Za-z_][A-Za-z0-9_]*)?", "a Spark schema name: letters, digits and '_'")
+    ] = Field("", description="Spark: the schema of the cluster's marts (empty: reliability_<cluster>)")
     spark: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description='Spark: the session\'s settings, e.g. "spark.remote" = "sc://host:15002"'
     )

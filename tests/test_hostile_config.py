@@ -34,6 +34,10 @@ CASES = {
         BASE + '[warehouse]\nmemory_limit = "64MB"\n',
         "[warehouse] memory_limit must be greater than or equal to 134217728",
     ),
+    "a Spark schema that is not a name": (
+        BASE + '[warehouse]\nengine = "spark"\nspark_schema = "x; drop table y"\n',
+        "[warehouse] spark_schema must be a Spark schema name: letters, digits and '_'",
+    ),
     "an unknown top-level key": (BASE.replace("cluster", "clustr = 1\ncluster", 1), "unknown key 'clustr'"),
     "an unknown section": (BASE + "[analyses]\ngpus_per_node = 8\n", "unknown key 'analyses' (did you mean"),
     "the cluster missing": (SOURCE, "cluster is required"),
