@@ -31,6 +31,8 @@ from flows.sources.sql import sql_quote
 PARAMETER_COLUMNS = {
     "cluster": "VARCHAR",
     "month": "VARCHAR",
+    "study_from": "VARCHAR",
+    "study_to": "VARCHAR",
     "month_start": "TIMESTAMP",
     "month_end": "TIMESTAMP",
     "as_of": "TIMESTAMP",
@@ -69,15 +71,19 @@ def landed_as_of(landed_dir: Path) -> datetime:
     return datetime.fromisoformat(read_manifest(landed_dir)["as_of"]["time"])
 
 
-def run_parameters(config: ClusterConfig, month: Month, as_of: datetime) -> dict:
+def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_from: Month | None = None) -> dict:
     """What the dbt models read from run.parameters for this cluster and month. `period_end` is
     where the month's observed time ends: its end, or the dump time `as_of` if that came first
-    (exposure and queue time are clipped there, so nothing is counted that had not happened)."""
+    (exposure and queue time are clipped there, so nothing is counted that had not happened).
+    `study_from`..`month` is the range of a study's build (models/study); a month's own build
+    has the month alone."""
     a = config.analysis
     month_start, month_end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
     return {
         "cluster": config.cluster,
         "month": str(month),
+        "study_from": str(study_from or month),
+        "study_to": str(month),
         "month_start": month_start,  # naive UTC, like every landed timestamp
         "month_end": month_end,
         "as_of": as_of,
@@ -155,7 +161,32 @@ def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[s
 
 
 def _build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
-    result = dbt_command(config, month, landed_dir, "build", "--exclude-resource-type", "unit_test")
+    result = dbt_command(
+        config, month, landed_dir, "build", "--exclude-resource-type", "unit_test", "--exclude", "tag:study"
+    )
+    return _statuses(result)
+
+
+def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Path) -> dict[str, int]:
+    """`dbt build` of the study models (models/study, tag `study`) over the built months `first`
+    to `last`: tables of the range's figures, summed from the monthly marts. `landed_dir` is
+    `last`'s landed month (its run parameters are the study's). Returns counts of nodes by status."""
+    result = dbt_command(
+        config,
+        last,
+        landed_dir,
+        "build",
+        "--select",
+        "tag:study",
+        "--exclude-resource-type",
+        "unit_test",
+        study_from=first,
+    )
+    return _statuses(result)
+
+
+def _statuses(result) -> dict[str, int]:
+    """Counts of a dbt build's nodes by status; raises WarehouseBuildError naming every failed node."""
     statuses: dict[str, int] = {}
     failed = []
     for node_result in result.result.results:
@@ -246,12 +277,15 @@ def rebuild(config: ClusterConfig, month: Month, landed_dir: Path, problem: str)
     return statuses
 
 
-def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command: str):
-    """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data; returns
-    dbt's result, raising only when dbt could not run at all."""
+def dbt_command(
+    config: ClusterConfig, month: Month, landed_dir: Path, *command: str, study_from: Month | None = None
+):
+    """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data (with
+    `study_from`, for the study of the months from it to `month`); returns dbt's result, raising
+    only when dbt could not run at all."""
     from dbt.cli.main import dbtRunner
 
-    parameters = run_parameters(config, month, landed_as_of(landed_dir))
+    parameters = run_parameters(config, month, landed_as_of(landed_dir), study_from)
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     tables = landed_tables(DBT_PROJECT_DIR)
     for source, schema in input_schemas(config).items():
