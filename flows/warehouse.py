@@ -277,9 +277,7 @@ def rebuild(config: ClusterConfig, month: Month, landed_dir: Path, problem: str)
     return statuses
 
 
-def dbt_command(
-    config: ClusterConfig, month: Month, landed_dir: Path, *command: str, study_from: Month | None = None
-):
+def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command: str, study_from: Month | None = None):
     """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data (with
     `study_from`, for the study of the months from it to `month`); returns dbt's result, raising
     only when dbt could not run at all."""
