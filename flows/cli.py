@@ -203,6 +203,32 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     return EXIT_DONE
 
 
+def cmd_study(args: argparse.Namespace) -> int:
+    configs = [load_config(path) for path in args.config]
+    if args.to_month < args.from_month:
+        raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
+    checked_months(args.from_month, args.to_month)
+    for config in configs:
+        check_output_paths(config)
+    names = ", ".join(c.cluster for c in configs)
+    show_progress()
+    say(f"study of {names}, {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    from flows.study import study  # Prefect's import alone takes seconds: after the line above
+
+    overlap_start_up(args.debug)
+    result = study(
+        configs=configs,
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
+        notify=args.send,
+        resend=args.resend,
+    )
+    print(result["summary"])
+    print(f"delivery: {result['delivery']}")
+    print(f"study:    {result['study']}")
+    return EXIT_DONE
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config (and with --month, that month's inputs) in about a second: no Prefect, dbt or GX."""
     config = load_config(args.config)
@@ -363,6 +389,24 @@ def add_backfill_parser(sub, common: argparse.ArgumentParser) -> None:
     back.set_defaults(func=cmd_backfill)
 
 
+def add_study_parser(sub, common: argparse.ArgumentParser) -> None:
+    study = sub.add_parser(
+        "study",
+        parents=[common],
+        help="the paper's study over a range of months, one or more clusters side by side (builds missing months)",
+    )
+    study.add_argument("--from", dest="from_month", required=True, type=_month, help="first month, YYYY-MM")
+    study.add_argument("--to", dest="to_month", required=True, type=_month, help="last month, YYYY-MM")
+    study.add_argument(
+        "--config", required=True, action="append", help="a cluster's config (TOML); repeat for each cluster"
+    )
+    study.add_argument(
+        "--send", action="store_true", help="email the study (the first config's [email] and webhook); else archived"
+    )
+    study.add_argument("--resend", action="store_true", help="with --send: again although these figures were sent")
+    study.set_defaults(func=cmd_study)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reliability-report", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
@@ -373,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_run_parser(sub, common)
     add_backfill_parser(sub, common)
+    add_study_parser(sub, common)
 
     demo = sub.add_parser(
         "demo", parents=[common], help="simulate three continuous months of a demo cluster and report the last"

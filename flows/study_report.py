@@ -1,0 +1,51 @@
+"""Write a study's directory in the report directory's layout (flows/report.py), so that delivery
+sends it like a month's report: `report.html` (charts as data: URIs), `email.html` (CSS inlined,
+charts as cid:), `report.txt`, `charts/<name>.png`, `metrics.json` (the study's figures with their
+`summary`), and the clusters' fact tables over the range as Parquet and CSV with `croissant.json`."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import date
+from pathlib import Path
+
+import css_inline
+import pyarrow as pa
+
+from flows.exports import write_exports
+from flows.report import CHARTS_DIR, _chart_refs, content_id, environment
+from flows.study_charts import render_study_charts
+
+
+def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: date) -> dict[str, Path]:
+    """Write the study into `out` (a staged directory); returns the paths of its main files."""
+    # as metrics.json stores it: a study rendered again from the saved file is byte-identical
+    study = json.loads(json.dumps(study, sort_keys=True, default=str))
+    charts = render_study_charts(study)
+    env = environment()
+    page = env.get_template("study.html.j2")
+    html = page.render(
+        study=study,
+        charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode()),
+    )
+    email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
+        page.render(study=study, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
+    )
+    (out / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
+    (out / "report.html").write_text(html)
+    (out / "email.html").write_text(email_html)
+    (out / "report.txt").write_text(env.get_template("study.txt.j2").render(study=study))
+    for chart in charts.values():
+        (out / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
+    (out / "metrics.json").write_text(json.dumps(study, indent=1, sort_keys=True) + "\n")
+    clusters = " and ".join(study["clusters"])
+    write_exports(
+        tables,
+        out / "exports",
+        name=f"{clusters} reliability facts {study['from_month']} to {study['to_month']}",
+        description=f"Each infrastructure failure with its cause, each node-day and each job run with its ETTR, "
+        f"of {clusters}, {study['from_month']} to {study['to_month']}.",
+        published=published,
+    )
+    return {"dir": out, "report": out / "report.html", "metrics": out / "metrics.json"}
