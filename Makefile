@@ -16,7 +16,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 # three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
 TEST_WORKERS ?= 3
 
-.PHONY: setup setup-spark java demo test test-spark lint lock clean
+.PHONY: setup setup-spark java demo demo-study test test-spark lint lock clean
 
 setup: $(STAMP)
 
@@ -30,6 +30,10 @@ $(STAMP): requirements.lock.txt pyproject.toml
 
 demo: setup
 	$(BIN)/reliability-report demo
+
+# The study of two simulated clusters over a year (README "A study over months and clusters").
+demo-study: setup
+	$(BIN)/reliability-report demo-study
 
 # The optional Spark engine ([warehouse] engine = "spark", README "When one machine is not enough"):
 # dbt-spark and pyspark at the versions of requirements-spark.lock.txt (the base lock plus these),

@@ -321,6 +321,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return code
 
 
+# The demo study: two clusters a year long, as the paper's two (their r_f per 1000 node-days)
+DEMO_STUDY_CLUSTERS = {"demo-rsc1": 6.5, "demo-rsc2": 2.34}
+DEMO_STUDY_MONTHS = 12
+
+
+def cmd_demo_study(args: argparse.Namespace) -> int:
+    """Simulate the demo study's two clusters over the last DEMO_STUDY_MONTHS months and build their study."""
+    from simulator import SimParams, simulate
+
+    workdir = Path(args.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    last = args.month or Month.last_full()
+    first = last
+    for _ in range(DEMO_STUDY_MONTHS - 1):
+        first = first.previous()
+    configs = []
+    for i, (cluster, r_f) in enumerate(DEMO_STUDY_CLUSTERS.items()):
+        configs.append(str(write_demo_config(workdir, cluster, Path(args.reports))))
+        say(f"simulating {args.nodes} nodes of {cluster} (r_f {r_f} per 1000 node-days), {first}..{last} ...")
+        params = SimParams(cluster=cluster, month=first, last_month=last, nodes=args.nodes, seed=args.seed + i, r_f=r_f)
+        simulate(params, workdir / "sim" / cluster)
+    return cmd_study(
+        argparse.Namespace(config=configs, from_month=first, to_month=last, send=False, resend=False, debug=args.debug)
+    )
+
+
 def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -431,6 +457,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--workdir", default="var/demo", help="where the simulated logs, landing and warehouse go")
     demo.add_argument("--reports", default="reports", help="where reports/<cluster>/<month>/ go")
     demo.set_defaults(func=cmd_demo)
+
+    demo_study = sub.add_parser(
+        "demo-study",
+        parents=[common],
+        help="simulate two clusters a year long (r_f 6.5 and 2.34) and build their study",
+    )
+    demo_study.add_argument("--month", type=_month, default=None, help="the study's last month (default: last full)")
+    demo_study.add_argument("--nodes", type=int, default=128)
+    demo_study.add_argument("--seed", type=int, default=2025)
+    demo_study.add_argument("--workdir", default="var/demo-study", help="where the logs, landing and warehouses go")
+    demo_study.add_argument("--reports", default="reports", help="reports/<cluster>/<month>/ and reports/studies/")
+    demo_study.set_defaults(func=cmd_demo_study)
 
     check = sub.add_parser(
         "check", parents=[common], help="validate a config, and with --month that month's inputs, in seconds"

@@ -1,0 +1,126 @@
+"""The study of two clusters over a continuous year (the paper's two r_f, 6.5 and 2.34 per 1000
+node-days), built by one `reliability-report study` from nothing: each cluster's r_f interval
+contains the rate the simulator injected, the clusters are found to differ, the exports are a
+Croissant dataset that validates, and running the study again sends nothing new."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from conftest import email_section
+
+from flows.cli import main, write_demo_config
+from flows.config import load_config
+from flows.months import Month
+from flows.study import months_between, study_dir
+from simulator import SimParams, simulate
+
+FIRST, LAST = Month.parse("2025-11"), Month.parse("2026-10")
+CLUSTERS = {"rsc1": (6.5, 61), "rsc2": (2.34, 62)}  # r_f per 1000 node-days, seed
+NODES = 64
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, smtp_server) -> dict:
+    work = tmp_path_factory.mktemp("study")
+    truths, configs = {}, []
+    for cluster, (r_f, seed) in CLUSTERS.items():
+        params = SimParams(cluster, FIRST, last_month=LAST, nodes=NODES, seed=seed, r_f=r_f)
+        truths[cluster] = simulate(params, work / "sim" / cluster)
+        config = write_demo_config(work, cluster, work / "reports")
+        config.write_text(config.read_text() + email_section(smtp_server.port))
+        configs.append(config)
+    args = ["study", "--from", str(FIRST), "--to", str(LAST), "--send"]
+    for config in configs:
+        args += ["--config", str(config)]
+    assert main(args) == 0
+    first_send = len(smtp_server.messages)
+    directory = study_dir(load_config(configs[0]), list(CLUSTERS), FIRST, LAST)
+    first_metrics = (directory / "metrics.json").read_text()
+    assert main(args) == 0  # again: the months and the study are built already, the figures sent
+    return {
+        "work": work,
+        "truths": truths,
+        "configs": dict(zip(CLUSTERS, configs, strict=True)),
+        "args": args,
+        "dir": directory,
+        "first_metrics": first_metrics,
+        "sent": [first_send, len(smtp_server.messages)],
+    }
+
+
+def study(built) -> dict:
+    return json.loads((built["dir"] / "metrics.json").read_text())
+
+
+def injected_rate(built, cluster: str) -> float:
+    """The rate the simulator drew the cluster's faults at, weighted by where jobs ran: r_f times
+    each node's factor (lemons at their factor), weighted by the node's busy time over the year."""
+    truth = built["truths"][cluster]
+    factor = truth["node_rate_factor"]
+    with duckdb.connect(str(load_config(built["configs"][cluster]).warehouse_path), read_only=True) as con:
+        busy = dict(con.execute("select node, sum(busy_seconds) from fct_node_days group by node").fetchall())
+    return truth["parameters"]["r_f"] * sum(factor[n] * busy[n] for n in busy) / sum(busy.values())
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_each_clusters_r_f_interval_contains_the_injected_rate(built, cluster):
+    figures = study(built)["clusters"][cluster]
+    assert figures["totals"]["months_built"] == 12
+    r_f = figures["node_failure_rate"]["all"]
+    truth = injected_rate(built, cluster)
+    assert r_f["lower"] <= truth <= r_f["upper"], (r_f, truth)
+    assert r_f["failures"] >= 30  # a year gives the interval something to stand on
+
+
+def test_the_clusters_are_found_to_differ(built):
+    (pair,) = study(built)["comparison"]
+    ratios = {r["measure"]: r for r in pair["ratios"]}
+    assert pair["differ"] and ratios["r_f (all)"]["flagged"]
+    truth = injected_rate(built, pair["a"]) / injected_rate(built, pair["b"])
+    assert ratios["r_f (all)"]["lower"] <= truth <= ratios["r_f (all)"]["upper"]
+    assert "differ" in study(built)["summary"]["text"]
+
+
+def test_the_study_counts_every_injected_failure(built):
+    """The study's totals are the year's: every infrastructure failure the simulator injected
+    into a job, in the month it ended, cluster by cluster."""
+    for cluster, truth in built["truths"].items():
+        injected = sum(len(m["infra_failures"]) for m in truth["months"].values())
+        assert study(built)["clusters"][cluster]["totals"]["infra_failures"] == injected
+
+
+def test_the_exports_are_a_croissant_dataset_that_validates(built):
+    exports = built["dir"] / "exports"
+    validate = Path(sys.executable).with_name("mlcroissant")
+    done = subprocess.run(
+        [str(validate), "validate", "--jsonld", str(exports / "croissant.json")], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "error" not in done.stderr.lower(), done.stderr
+    described = json.loads((exports / "croissant.json").read_text())
+    assert {r["name"] for r in described["recordSet"]} == {
+        f"{c}_{t}" for c in CLUSTERS for t in ("failures", "node_days", "job_runs")
+    }
+    for cluster in CLUSTERS:
+        failures = pq.read_table(exports / f"{cluster}_failures.parquet")
+        assert failures.num_rows == study(built)["clusters"][cluster]["totals"]["infra_failures"]
+        assert set(failures.column("month").to_pylist()) <= {str(m) for m in months_between(FIRST, LAST)}
+
+
+def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):
+    assert built["sent"] == [1, 1]
+    assert (built["dir"] / "metrics.json").read_text() == built["first_metrics"]
+
+
+def test_a_range_that_is_empty_or_not_over_is_refused(built, capsys):
+    config = str(built["configs"]["rsc1"])
+    assert main(["study", "--from", "2026-10", "--to", "2026-09", "--config", config]) == 2
+    assert "--from 2026-10 is after --to 2026-09" in capsys.readouterr().err
+    future = Month.last_full().next().next()
+    assert main(["study", "--from", "2026-10", "--to", str(future), "--config", config]) == 2
