@@ -366,8 +366,9 @@ def range_tables(config: ClusterConfig, first: Month, last: Month) -> dict[str, 
             f"{config.cluster}_node_days": marts.arrow(
                 f"select * from fct_node_days where {where} order by node, day", months
             ),
-            f"{config.cluster}_job_runs": marts.arrow(
-                f"select * from fct_job_runs where {where} order by month, job_run_id", months
+            # the long job runs the ETTR figures are of, as in a month's exports
+            f"{config.cluster}_job_runs_ettr": marts.arrow(
+                f"select * from fct_job_runs where {where} and is_ettr_run order by month, job_run_id", months
             ),
         }
 

@@ -105,7 +105,7 @@ def test_the_exports_are_a_croissant_dataset_that_validates(built):
     assert done.returncode == 0 and "error" not in done.stderr.lower(), done.stderr
     described = json.loads((exports / "croissant.json").read_text())
     assert {r["name"] for r in described["recordSet"]} == {
-        f"{c}_{t}" for c in CLUSTERS for t in ("failures", "node_days", "job_runs")
+        f"{c}_{t}" for c in CLUSTERS for t in ("failures", "node_days", "job_runs_ettr")
     }
     for cluster in CLUSTERS:
         failures = pq.read_table(exports / f"{cluster}_failures.parquet")
