@@ -38,13 +38,13 @@ keyed_attempts as (
 
     select
         'account' as dimension,
-        account_key as key,
+        attempts.account_key as key,
         attempts.*
     from attempts
     union all
     select
         'partition' as dimension,
-        partition_key as key,
+        attempts.partition_key as key,
         attempts.*
     from attempts
 
@@ -113,7 +113,7 @@ select
     attempt_figures.key,
     row_number() over (
         partition by attempt_figures.dimension
-        order by attempt_figures.lost_gpu_hours desc, attempt_figures.infra_failures desc, attempt_figures.key
+        order by attempt_figures.lost_gpu_hours desc, attempt_figures.infra_failures desc, attempt_figures.key asc
     ) as rank,
     attempt_figures.infra_failures,
     attempt_figures.lost_gpu_hours,

@@ -68,7 +68,7 @@ select
     monthly.key,
     row_number() over (
         partition by monthly.dimension
-        order by monthly.lost_gpu_hours desc, monthly.infra_failures desc, monthly.key
+        order by monthly.lost_gpu_hours desc, monthly.infra_failures desc, monthly.key asc
     ) as rank,
     monthly.infra_failures,
     monthly.lost_gpu_hours,
