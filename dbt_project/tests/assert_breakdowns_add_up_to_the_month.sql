@@ -15,6 +15,24 @@ with breakdowns as (
 
 ),
 
+totals as (
+
+    select
+        infra_failures,
+        gpu_hours
+    from {{ ref('fct_month_totals') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
+lost as (
+
+    select lost_gpu_hours
+    from {{ ref('fct_lost_goodput_monthly') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
 ettr as (
 
     select coalesce(sum(runs), 0) as runs
@@ -25,9 +43,9 @@ ettr as (
 
 select breakdowns.*
 from breakdowns
+cross join totals
+cross join lost
 cross join ettr
-inner join {{ ref('fct_month_totals') }} as totals on totals.month = {{ run_parameter('month') }}
-inner join {{ ref('fct_lost_goodput_monthly') }} as lost on lost.month = {{ run_parameter('month') }}
 where
     breakdowns.infra_failures <> totals.infra_failures
     or abs(breakdowns.gpu_hours - totals.gpu_hours) > 1e-9 * greatest(totals.gpu_hours, 1)
