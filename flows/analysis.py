@@ -470,17 +470,16 @@ def breakdowns(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     many more the mart holds."""
     result: dict = {"top": params.breakdown_top}
     for dimension in ("account", "partition"):
-        where, args = "where month = ? and dimension = ?", [str(month), dimension, params.breakdown_top]
-        (not_shown,) = _rows(con, f"select count(*) as keys from fct_breakdowns_monthly {where} and rank > ?", args)
-        result[dimension] = {
-            "rows": _rows(
-                con,
-                "select key, rank, infra_failures, lost_gpu_hours, gpu_hours, ettr_runs, mean_ettr "
-                f"from fct_breakdowns_monthly {where} and rank <= ? order by rank",
-                args,
-            ),
-            "not_shown": not_shown["keys"],
-        }
+        of_dimension = "from fct_breakdowns_monthly where month = ? and dimension = ?"
+        args = [str(month), dimension, params.breakdown_top]
+        rows = _rows(
+            con,
+            "select key, rank, infra_failures, lost_gpu_hours, gpu_hours, ettr_runs, mean_ettr "
+            f"{of_dimension} and rank <= ? order by rank",
+            args,
+        )
+        (rest,) = _rows(con, f"select count(*) as not_shown {of_dimension} and rank > ?", args)
+        result[dimension] = {"rows": rows, **rest}
     return result
 
 

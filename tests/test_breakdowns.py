@@ -221,7 +221,11 @@ def test_the_report_shows_the_top_of_each_and_counts_the_rest(built) -> None:
     assert "<h2>By account and partition</h2>" in html and "And 3 more accounts" in html
     top = shown["account"]["rows"][0]
     assert f'<td class="name">{top["key"]}</td>' in html
-    assert "BY ACCOUNT (most lost GPU-hours first)" in text and f"  {top['key']}: " in text and "and 3 more accounts" in text
+    assert (
+        "BY ACCOUNT (most lost GPU-hours first)" in text
+        and f"  {top['key']}: " in text
+        and "and 3 more accounts" in text
+    )
 
 
 def test_the_study_sums_its_months(built) -> None:
