@@ -183,6 +183,7 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> di
         "lemon_nodes": lemon_candidates(con, month, params),
         "expected_ettr": expected_ettr_curves(r_f, params),
         "lost_goodput": lost_goodput(con, month, params),
+        "breakdowns": breakdowns(con, month, params),
         "health_events": health_events(con, month),
     }
 
@@ -461,6 +462,25 @@ def lost_goodput(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
             " on a shared node (Slurm does not record who preempted whom)"
         ),
     }
+
+
+def breakdowns(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
+    """Infrastructure failures, lost GPU-hours and ETTR by account and by partition: the
+    breakdown_top rows of each with the most lost GPU-hours (fct_breakdowns_monthly's rank), and how
+    many more the mart holds."""
+    result: dict = {"top": params.breakdown_top}
+    for dimension in ("account", "partition"):
+        of_dimension = "from fct_breakdowns_monthly where month = ? and dimension = ?"
+        args = [str(month), dimension, params.breakdown_top]
+        rows = _rows(
+            con,
+            "select key, rank, infra_failures, lost_gpu_hours, gpu_hours, ettr_runs, mean_ettr "
+            f"{of_dimension} and rank <= ? order by rank",
+            args,
+        )
+        (rest,) = _rows(con, f"select count(*) as not_shown {of_dimension} and rank > ?", args)
+        result[dimension] = {"rows": rows, **rest}
+    return result
 
 
 def health_events(con: MartReader, month: Month) -> dict:

@@ -265,6 +265,9 @@ class AnalysisConfig:
     trailing_months: tuple[PositiveInt, ...] = Field(
         (3, 6, 12), description="trailing windows (months) for r_f and its trend"
     )
+    breakdown_top: PositiveInt = Field(
+        10, description="breakdowns: accounts and partitions shown, most lost GPU-hours first"
+    )
     # Lemon nodes (docs/methodology.md): signals over a trailing window ending at the month's end
     lemon_window_days: PositiveInt = Field(28, description="lemon nodes: signals over this many days before month end")
     lemon_repeat_failures: PositiveInt = Field(

@@ -154,6 +154,8 @@ DELIBERATELY_CHANGED: set[tuple[str, ...]] = {
 ADDED: set[tuple[str, ...]] = {
     ("ettr_vs_expected",),
     ("change_flags",),
+    ("breakdowns",),
+    ("parameters", "breakdown_top"),
     *(("parameters", key) for key in ("ettr_priority_qos", "ettr_priority_partition", "ettr_model_min_gpus")),
 }
 
