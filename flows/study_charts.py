@@ -3,8 +3,8 @@
 for identical figures), each cluster a series in its own colour (PALETTE in the clusters' order).
 Each chart draws the rows as they are: stacked bars stack a mart's rows, nothing is summed here.
 
-The private helpers of flows/charts.py (_figure, _finish, _gpus, _gpu_tick, _month_tick, _text)
-are imported on purpose: the two sets of charts must be drawn alike."""
+The private helpers of flows/charts.py (_figure, _finish, _gpus, _gpu_tick, _month_tick, _text) and
+flows/report.py's _printable (names shown) are imported on purpose: both reports draw alike."""
 
 from __future__ import annotations
 
@@ -28,11 +28,17 @@ from flows.charts import (
     _month_tick,
     _text,
 )
+from flows.report import _printable
 from flows.summary import fmt_dec, fmt_duration, fmt_num, fmt_pct, label
 
 LEMON_SIGNAL = "incident_hours"  # the lemon signal charted per cluster (the paper's Fig. 11 panel)
 LINE_STYLES = ("-", "--", ":")  # the restart overheads u0, 2 u0, 4 u0 of the E[ETTR] grid
 LEGEND_ROW_PX = 28  # a legend row at TEXT_PT
+
+
+def _name(value: str) -> str:
+    """A name from the logs or the site on a chart: no control characters, no math mode."""
+    return _text(_printable(value))
 
 
 def _clusters(study: dict) -> list[tuple[str, dict, str]]:
@@ -84,11 +90,11 @@ def job_mix_chart(study: dict) -> Chart | None:
                 bottom = bottoms.get((position[row["size_bucket"]], offset), 0.0)
                 ax.bar(x, share or 0, 0.4, bottom=bottom, color=colour[row["outcome"]], linewidth=0)
                 bottoms[(position[row["size_bucket"]], offset)] = bottom + (share or 0)
-        ax.set_title(_text(name), loc="left")
+        ax.set_title(_name(name), loc="left")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
         ax.grid(axis="x", visible=False)
     for outcome in outcomes:
-        axes[0].bar([0], [0], color=colour[outcome], label=_text(label(outcome)))
+        axes[0].bar([0], [0], color=colour[outcome], label=_name(label(outcome)))
     _sparse_ticks(axes[-1], [_bucket_tick(b) for _, b in buckets])
     axes[-1].set_xlabel("GPUs in the job (left bar attempts, right GPU-hours)")
     fig.suptitle("Share of the range's attempts and GPU-hours")
@@ -132,9 +138,11 @@ def mttf_chart(study: dict) -> Chart | None:
         model = [(x, y) for x, y in model if y]
         if model:
             ax.plot(*zip(*model, strict=True), "--", color=colour, linewidth=1.5,
-                    label=f"{_text(name)} model, $r_f$ {definition} {fmt_dec(rate)}")  # fmt: skip
+                    label=f"{_name(name)} model, $r_f$ {definition} {fmt_dec(rate)}")  # fmt: skip
             drawn = True
-        shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"] if p[f"mttf_hours_{definition}"]]
+        shown = [
+            (p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"] if p[f"mttf_hours_{definition}"]
+        ]
         if shown:
             ax.plot(*zip(*shown, strict=True), "s", color=colour, markerfacecolor="white", markersize=7)
         observed = [b for b in buckets if b["mttf_hours"] is not None]
@@ -148,7 +156,7 @@ def mttf_chart(study: dict) -> Chart | None:
                     [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
                 ],
                 fmt="o", color=colour, markersize=6, capsize=3, elinewidth=1.25,
-                label=f"{_text(name)} observed, 95%",
+                label=f"{_name(name)} observed, 95%",
             )  # fmt: skip
             drawn = True
         if bounds:
@@ -215,17 +223,19 @@ def causes_chart(study: dict) -> Chart | None:
             ],
             color=colour,
             error_kw={"elinewidth": 1.0, "capsize": 2.5, "ecolor": "#52606d"},
-            label=_text(name),
+            label=_name(name),
         )
     ax.set_yticks(range(len(causes)))
-    ax.set_yticklabels([_text(label(c)) for c in causes[::-1]])
+    ax.set_yticklabels([_name(label(c)) for c in causes[::-1]])
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("failures per 1000 node-days, 95% interval")
     ax.set_title("Infrastructure failures by cause")
     _legend(fig, 3)
     alt = "Grouped bar chart of each cause's failure rate per 1000 node-days, one bar per cluster: " + "; ".join(
         f"{name}: "
-        + ", ".join(f"{label(c['cause_category'])} {fmt_dec(c['rate_value'])}" for c in figures["failures_by_cause"][:4])
+        + ", ".join(
+            f"{label(c['cause_category'])} {fmt_dec(c['rate_value'])}" for c in figures["failures_by_cause"][:4]
+        )
         + (f" and {len(figures['failures_by_cause']) - 4} more" if len(figures["failures_by_cause"]) > 4 else "")
         for name, figures, _ in clusters
     )
@@ -251,14 +261,16 @@ def trend_chart(study: dict) -> Chart | None:
     n = len(clusters)
     for i, (name, figures, colour) in enumerate(clusters):
         offset = 0.12 * (i - (n - 1) / 2)
-        points = [(months.index(r["month"]) + offset, r["all"]) for r in figures["monthly"] if r["all"]["value"] is not None]
+        points = [
+            (months.index(r["month"]) + offset, r["all"]) for r in figures["monthly"] if r["all"]["value"] is not None
+        ]
         if not points:
             continue
         ax.errorbar(
             [x for x, _ in points],
             [r["value"] for _, r in points],
             yerr=[[r["value"] - r["lower"] for _, r in points], [r["upper"] - r["value"] for _, r in points]],
-            fmt="-o", color=colour, markersize=5, linewidth=1.75, capsize=3, elinewidth=1.1, label=_text(name),
+            fmt="-o", color=colour, markersize=5, linewidth=1.75, capsize=3, elinewidth=1.1, label=_name(name),
         )  # fmt: skip
     _month_axis(ax, months)
     ax.set_ylim(bottom=0)
@@ -297,11 +309,11 @@ def causes_by_month_chart(study: dict) -> Chart | None:
                     value = row["by_cause"][cause]["per_1000_node_days"] or 0
                     ax.bar(months.index(row["month"]), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
                     bottom += value
-        ax.set_title(_text(name), loc="left")
+        ax.set_title(_name(name), loc="left")
         ax.grid(axis="x", visible=False)
         ax.set_ylabel("per 1000 node-days")
     for cause in causes:
-        axes[0].bar([0], [0], color=colour[cause], label=_text(label(cause)))
+        axes[0].bar([0], [0], color=colour[cause], label=_name(label(cause)))
     _month_axis(axes[-1], months)
     fig.suptitle("Failure rate by cause, month by month")
     _legend(fig, 2)
@@ -328,11 +340,11 @@ def ettr_chart(study: dict) -> Chart | None:
         low = [r["mean_ettr"] - r["mean_lower"] if r["mean_lower"] is not None else 0 for r in rows]
         high = [r["mean_upper"] - r["mean_ettr"] if r["mean_upper"] is not None else 0 for r in rows]
         ax.errorbar([r["mean_gpus"] * shift for r in rows], [r["mean_ettr"] for r in rows], yerr=[low, high], fmt="o",
-                    color=colour, markersize=6, capsize=3, elinewidth=1.25, label=f"{_text(name)} measured, 95%")  # fmt: skip
+                    color=colour, markersize=6, capsize=3, elinewidth=1.25, label=f"{_name(name)} measured, 95%")  # fmt: skip
         expected = [(r["mean_gpus"], r["expected_ettr"]) for r in rows if r["expected_ettr"] is not None]
         if expected:
             ax.plot(*zip(*expected, strict=True), "--x", color=colour, markersize=7, linewidth=1.5,
-                    label=f"{_text(name)} E[ETTR]")  # fmt: skip
+                    label=f"{_name(name)} E[ETTR]")  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(FuncFormatter(_gpu_tick))
     ax.set_ylim(top=1.0)
@@ -340,13 +352,16 @@ def ettr_chart(study: dict) -> Chart | None:
     ax.set_ylabel("ETTR")
     ax.set_title("Highest-priority runs: ETTR against E[ETTR]")
     _legend(fig, 2)
-    alt = "Chart of the highest-priority long job runs' mean ETTR by size with 95% intervals, beside E[ETTR]: " + "; ".join(
-        f"{name} "
-        + ", ".join(
-            f"{fmt_dec(r['mean_ettr'], 3)} at {fmt_num(r['mean_gpus'])} GPUs (expected {fmt_dec(r['expected_ettr'], 3)})"
-            for r in figures["ettr_vs_expected"]["priority"][-3:]
+    alt = (
+        "Chart of the highest-priority long job runs' mean ETTR by size with 95% intervals, beside E[ETTR]: "
+        + "; ".join(
+            f"{name} "
+            + ", ".join(
+                f"{fmt_dec(r['mean_ettr'], 3)} at {fmt_num(r['mean_gpus'])} GPUs (expected {fmt_dec(r['expected_ettr'], 3)})"
+                for r in figures["ettr_vs_expected"]["priority"][-3:]
+            )
+            for name, figures, _ in clusters
         )
-        for name, figures, _ in clusters
     )
     return _finish("ettr", fig, alt + ".", height)
 
@@ -354,7 +369,9 @@ def ettr_chart(study: dict) -> Chart | None:
 def expected_ettr_chart(study: dict) -> Chart | None:
     """The paper's Fig. 10: E[ETTR] of the projection sizes against the checkpoint interval at each
     restart overhead, one panel per cluster (colour: size; line: overhead)."""
-    clusters = [(n, f, c) for n, f, c in _clusters(study) if any(c["points"] for c in f["expected_ettr_grid"]["curves"])]
+    clusters = [
+        (n, f, c) for n, f, c in _clusters(study) if any(c["points"] for c in f["expected_ettr_grid"]["curves"])
+    ]
     if not clusters:
         return None
     sizes = sorted({c["gpus"] for _, f, _ in clusters for c in f["expected_ettr_grid"]["curves"]})
@@ -369,7 +386,7 @@ def expected_ettr_chart(study: dict) -> Chart | None:
                 style = LINE_STYLES[grid["restart_overheads_minutes"].index(curve["restart_overhead_minutes"]) % 3]
                 ax.plot([p["ckpt_minutes"] for p in curve["points"]], [p["ettr"] for p in curve["points"]], style,
                         color=PALETTE[sizes.index(curve["gpus"]) % len(PALETTE)], linewidth=1.75)  # fmt: skip
-        ax.set_title(f"{_text(name)}: $r_f$ {grid['r_f_definition']} {fmt_dec(grid['r_f'])}", loc="left")
+        ax.set_title(f"{_name(name)}: $r_f$ {grid['r_f_definition']} {fmt_dec(grid['r_f'])}", loc="left")
         ax.set_xscale("log")
         minutes = [p["ckpt_minutes"] for p in grid["curves"][0]["points"]] or [1]
         ax.xaxis.set_major_locator(FixedLocator(minutes))
@@ -377,7 +394,9 @@ def expected_ettr_chart(study: dict) -> Chart | None:
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_ylabel("E[ETTR]")
     for size in sizes:
-        axes[0].plot([], [], "-", color=PALETTE[sizes.index(size) % len(PALETTE)], linewidth=2.5, label=f"{fmt_num(size)} GPUs")
+        axes[0].plot(
+            [], [], "-", color=PALETTE[sizes.index(size) % len(PALETTE)], linewidth=2.5, label=f"{fmt_num(size)} GPUs"
+        )
     for style, u0 in zip(LINE_STYLES, overheads, strict=False):
         axes[0].plot([], [], style, color=GREY, linewidth=1.75, label=f"restart {fmt_dec(u0, 0)} min")
     axes[-1].set_xlabel("checkpoint interval (minutes)")
@@ -412,7 +431,7 @@ def lemon_signals_chart(study: dict) -> Chart | None:
         lemons = figures["lemon_nodes"]
         points = lemons["signal_distribution"][LEMON_SIGNAL]
         ax.step([v for v, _ in points], [s for _, s in points], where="post", color=colour, linewidth=1.75,
-                label=f"{_text(name)}: {len(lemons['candidates'])} candidates")  # fmt: skip
+                label=f"{_name(name)}: {len(lemons['candidates'])} candidates")  # fmt: skip
     ax.set_ylim(0, 1.02)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
     ax.set_xlabel(f"{label(LEMON_SIGNAL)} per node")
@@ -433,7 +452,12 @@ def lost_goodput_chart(study: dict) -> Chart | None:
     second-order (jobs preempted for their restarts) hatched on top."""
     clusters = _clusters(study)
     buckets = sorted(
-        {(b["bucket_order"], b["size_bucket"]) for _, f, _ in clusters for b in f["lost_goodput_by_size"] if b["lost_gpu_hours"]}
+        {
+            (b["bucket_order"], b["size_bucket"])
+            for _, f, _ in clusters
+            for b in f["lost_goodput_by_size"]
+            if b["lost_gpu_hours"]
+        }
     )
     if not buckets:
         return None
@@ -446,7 +470,7 @@ def lost_goodput_chart(study: dict) -> Chart | None:
         rows = [b for b in figures["lost_goodput_by_size"] if b["size_bucket"] in order]
         xs = [order.index(b["size_bucket"]) - 0.4 + width * (i + 0.5) for b in rows]
         first = [b["first_order_gpu_hours"] for b in rows]
-        ax.bar(xs, first, width * 0.9, color=colour, linewidth=0, label=_text(name))
+        ax.bar(xs, first, width * 0.9, color=colour, linewidth=0, label=_name(name))
         ax.bar(xs, [b["second_order_gpu_hours"] for b in rows], width * 0.9, bottom=first, color="white",
                edgecolor=colour, hatch="///", linewidth=1.0)  # fmt: skip
     ax.bar([0], [0], color="white", edgecolor=GREY, hatch="///", label="second-order")
@@ -457,9 +481,12 @@ def lost_goodput_chart(study: dict) -> Chart | None:
     ax.set_ylabel("lost GPU-hours")
     ax.set_title("Lost goodput by job size")
     _legend(fig, 3)
-    alt = "Grouped bars of the GPU-hours lost to infrastructure failures by job size, one bar per cluster, the share from second-order preemptions hatched: " + "; ".join(
-        f"{name} {fmt_num(f['totals']['lost_gpu_hours'])} GPU-hours, {fmt_num(f['totals']['second_order_gpu_hours'])} of them second-order"
-        for name, f, _ in clusters
+    alt = (
+        "Grouped bars of the GPU-hours lost to infrastructure failures by job size, one bar per cluster, the share from second-order preemptions hatched: "
+        + "; ".join(
+            f"{name} {fmt_num(f['totals']['lost_gpu_hours'])} GPU-hours, {fmt_num(f['totals']['second_order_gpu_hours'])} of them second-order"
+            for name, f, _ in clusters
+        )
     )
     return _finish("lost_goodput", fig, alt + ".", height)
 
@@ -486,28 +513,31 @@ def rate_ratio_chart(study: dict) -> Chart | None:
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_yticks(ys)
-        ax.set_yticklabels([_text(label(r["measure"])) for r in rows])
+        ax.set_yticklabels([_name(label(r["measure"])) for r in rows])
         ax.grid(axis="y", visible=False)
-        ax.set_title(f"{_text(pair['a'])} / {_text(pair['b'])}", loc="left")
+        ax.set_title(f"{_name(pair['a'])} / {_name(pair['b'])}", loc="left")
     axes[0].plot([], [], "o", color=VERMILLION, label="differ (Holm)")
     axes[0].plot([], [], "o", color=PALETTE[0], label="within chance")
     axes[-1].set_xlabel("rate ratio, 95% interval")
     _legend(fig, 2)
     alt = "Rate ratios between the clusters with 95% intervals on a log scale: " + "; ".join(
         f"{p['a']} / {p['b']} "
-        + ", ".join(f"{label(r['measure'])} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5])
+        + ", ".join(
+            f"{label(r['measure'])} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5]
+        )
         + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
         for p, rows in pairs
     )
     return _finish("rate_ratios", fig, alt + ".", height)
 
 
+# in the order the study shows them
 CHARTS: tuple[Callable[[dict], Chart | None], ...] = (
+    rate_ratio_chart,
     job_mix_chart,
     causes_chart,
-    causes_by_month_chart,
     trend_chart,
-    rate_ratio_chart,
+    causes_by_month_chart,
     mttf_chart,
     ettr_chart,
     expected_ettr_chart,
