@@ -41,6 +41,11 @@ def _name(value: str) -> str:
     return _text(_printable(value))
 
 
+def _measure(measure: str) -> str:
+    """A rate ratio's measure on a chart: r_f set as in the report, a cause's name as a label."""
+    return "$r_f$" + _name(measure[3:]) if measure.startswith("r_f") else _name(label(measure))
+
+
 def _clusters(study: dict) -> list[tuple[str, dict, str]]:
     """(name, figures, colour) of each cluster, in the study's order."""
     return [(name, figures, PALETTE[i % len(PALETTE)]) for i, (name, figures) in enumerate(study["clusters"].items())]
@@ -510,10 +515,11 @@ def rate_ratio_chart(study: dict) -> Chart | None:
                         fmt="o", color=colour, markersize=6, capsize=3, elinewidth=1.25)  # fmt: skip
         ax.axvline(1, color=GREY, linewidth=1.25)
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_yticks(ys)
-        ax.set_yticklabels([_name(label(r["measure"])) for r in rows])
+        ax.set_yticklabels([_measure(r["measure"]) for r in rows])
         ax.grid(axis="y", visible=False)
         ax.set_title(f"{_name(pair['a'])} / {_name(pair['b'])}", loc="left")
     axes[0].plot([], [], "o", color=VERMILLION, label="differ (Holm)")
@@ -522,9 +528,7 @@ def rate_ratio_chart(study: dict) -> Chart | None:
     _legend(fig, 2)
     alt = "Rate ratios between the clusters with 95% intervals on a log scale: " + "; ".join(
         f"{p['a']} / {p['b']} "
-        + ", ".join(
-            f"{label(r['measure'])} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5]
-        )
+        + ", ".join(f"{r['measure']} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5])
         + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
         for p, rows in pairs
     )

@@ -140,7 +140,8 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             for n in range(int(2 * scale))
         ],
         "signal_distribution": {
-            "incident_hours": [[0.0, 0.6], [1.0, 0.75], [3.0, 0.9], [8.0, 0.97], [30.0, 1.0]],
+            "incident_hours": [[0.0, 0.7 / scale], [1.0, 0.8 / scale], [3.0 * scale, 0.9], [8.0 * scale, 0.97],
+                               [30.0, 1.0]],
             "xid_cnt": [[0.0, 0.8], [12.0, 1.0]],
         },
     }  # fmt: skip
@@ -352,9 +353,10 @@ def pages(study) -> dict[str, Path]:
     return {"report": ARTIFACTS / "report.html", "email": ARTIFACTS / "email-as-shown.html"}
 
 
-# The smallest computed font size of any element that holds text of its own.
-SMALLEST_TEXT = """() => Math.min(...[...document.body.querySelectorAll('*')]
-  .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.data.trim()) && e.getClientRects().length)
+# The smallest computed font size of the elements that hold text of their own, subscripts apart.
+SMALLEST_TEXT = """sub => Math.min(...[...document.body.querySelectorAll('*')]
+  .filter(e => (e.localName === 'sub') === sub && e.getClientRects().length)
+  .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.data.trim()))
   .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
 
 
@@ -382,7 +384,9 @@ def test_the_study_reads_well_in_a_browser(browser, study, pages, name, width, c
     by_alt = {chart.alt: chart for chart in study.charts.values()}
     shown = {by_alt[i["alt"]].name: by_alt[i["alt"]].min_text_px * i["shown"] / i["natural"] for i in images}
     assert min(shown.values()) >= 10, ", ".join(f"{n} {px:.1f} px" for n, px in shown.items())
-    assert page.evaluate(SMALLEST_TEXT) >= 11  # the monthly report's smallest (.small, the footer)
+    # as small as the monthly report's smallest: 11 px (.small, the footer), 9 px for the f of a
+    # .small r_f (a subscript is 0.83 em)
+    assert page.evaluate(SMALLEST_TEXT, False) >= 11 and page.evaluate(SMALLEST_TEXT, True) >= 9
     summary = page.locator("p.summary")
     assert summary.is_visible() and summary.inner_text() == study.metrics["summary"]["text"]
     assert requests == [] and dialogs == []
