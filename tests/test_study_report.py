@@ -391,3 +391,59 @@ def test_the_study_reads_well_in_a_browser(browser, study, pages, name, width, c
     assert summary.is_visible() and summary.inner_text() == study.metrics["summary"]["text"]
     assert requests == [] and dialogs == []
     context.close()
+
+
+def quiet(figures: dict) -> dict:
+    """A cluster's figures had it had no infrastructure failure, no long job run and no lemon."""
+    params = AnalysisConfig(paper_min_gpus=32)
+    r_f = {d: failure_rate(0, rate["node_days"]) for d, rate in figures["node_failure_rate"].items()}
+    for month in figures["monthly"]:
+        month.update({d: failure_rate(0, month[d]["node_days"]) for d in ("paper", "all")}, by_cause={})
+    for bucket in figures["mttf_by_size"]:
+        bucket.update(infra_failures=0, mttf_hours=None, **mttf_interval(bucket["runtime_hours"], 0))
+        bucket["model_mttf_hours"] = {d: None for d in r_f}
+    for bucket in figures["lost_goodput_by_size"]:
+        bucket.update(infra_failures=0, first_order_gpu_hours=0.0, second_order_preemptions=0,
+                      second_order_gpu_hours=0.0, lost_gpu_hours=0.0, share_of_gpu_hours=0.0)  # fmt: skip
+    figures["totals"].update(infra_failures=0, paper_failures=0, all_failures=0, lost_gpu_hours=0.0,
+                             first_order_gpu_hours=0.0, second_order_gpu_hours=0.0, second_order_preemptions=0,
+                             lost_share_of_gpu_hours=0.0)  # fmt: skip
+    figures["lemon_nodes"]["candidates"] = []
+    return {
+        **figures,
+        "node_failure_rate": r_f,
+        "failures_by_cause": [],
+        "projections": projections(r_f, params),
+        "ettr_vs_expected": {
+            **figures["ettr_vs_expected"],
+            "r_f_definition": "all",
+            "r_f": 0.0,
+            "all": [],
+            "priority": [],
+        },
+        "expected_ettr_grid": expected_ettr_grid(r_f, params),
+    }
+
+
+def test_a_quiet_cluster_beside_a_failing_one_shows_bounds_not_figures():
+    study = make_study()
+    study["clusters"]["rsc2"] = quiet(study["clusters"]["rsc2"])
+    study["comparison"] = compare_clusters(study["clusters"])
+    study["summary"] = study_summary(study)
+    report = render_study(study)
+    # rsc1's figures are charted; no ratio has a value against a cluster without failures
+    assert set(report.charts) == CHARTS - {"rate_ratios"}
+    assert all(chart.min_text_px * NARROWEST_PX / (2 * WIDTH_PX) >= 10 for chart in report.charts.values())
+    assert "no failure: lower bound" in report.html and "rsc2: 0 candidates" not in report.charts["lemon_signals"].alt
+    assert "None" not in report.text and "nan" not in report.text
+    assert len(report.email_html.encode()) < 100_000
+
+
+def test_one_cluster_has_nothing_to_compare():
+    study = make_study()
+    del study["clusters"]["rsc2"]
+    study["comparison"] = compare_clusters(study["clusters"])
+    study["summary"] = study_summary(study)
+    report = render_study(study)
+    assert set(report.charts) == CHARTS - {"rate_ratios"}
+    assert "One cluster: nothing to compare." in report.html and "AGAINST" not in report.text
