@@ -409,6 +409,9 @@ def quiet(figures: dict) -> dict:
                              first_order_gpu_hours=0.0, second_order_gpu_hours=0.0, second_order_preemptions=0,
                              lost_share_of_gpu_hours=0.0)  # fmt: skip
     figures["lemon_nodes"]["candidates"] = []
+    for breakdown in figures["breakdowns"].values():
+        for row in breakdown["top"]:
+            row.update(infra_failures=0, lost_gpu_hours=0.0)
     return {
         **figures,
         "node_failure_rate": r_f,
@@ -436,6 +439,7 @@ def test_a_quiet_cluster_beside_a_failing_one_shows_bounds_not_figures():
     assert all(chart.min_text_px * NARROWEST_PX / (2 * WIDTH_PX) >= 10 for chart in report.charts.values())
     assert "no failure: lower bound" in report.html and "rsc2: 0 candidates" not in report.charts["lemon_signals"].alt
     assert "None" not in report.text and "nan" not in report.text
+    assert "r_f (all): > " in report.text and "(none at rsc2)" in report.text  # a bound, not a ratio
     assert len(report.email_html.encode()) < 100_000
 
 
