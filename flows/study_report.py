@@ -14,12 +14,12 @@ import css_inline
 import pyarrow as pa
 
 from flows.exports import write_exports
-from flows.report import CHARTS_DIR, _chart_refs, content_id, environment
+from flows.report import CHARTS_DIR, Report, _chart_refs, content_id, environment
 from flows.study_charts import render_study_charts
 
 
-def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: date) -> dict[str, Path]:
-    """Write the study into `out` (a staged directory); returns the paths of its main files."""
+def render_study(study: dict) -> Report:
+    """The study's pages, plain text and charts (`metrics`: the study as metrics.json stores it)."""
     # as metrics.json stores it: a study rendered again from the saved file is byte-identical
     study = json.loads(json.dumps(study, sort_keys=True, default=str))
     charts = render_study_charts(study)
@@ -32,10 +32,18 @@ def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: 
     email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
         page.render(study=study, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
     )
+    text = env.get_template("study.txt.j2").render(study=study)
+    return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=study)
+
+
+def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: date) -> dict[str, Path]:
+    """Write the study into `out` (a staged directory); returns the paths of its main files."""
+    report = render_study(study)
+    study, charts = report.metrics, report.charts
     (out / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
-    (out / "report.html").write_text(html)
-    (out / "email.html").write_text(email_html)
-    (out / "report.txt").write_text(env.get_template("study.txt.j2").render(study=study))
+    (out / "report.html").write_text(report.html)
+    (out / "email.html").write_text(report.email_html)
+    (out / "report.txt").write_text(report.text)
     for chart in charts.values():
         (out / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     (out / "metrics.json").write_text(json.dumps(study, indent=1, sort_keys=True) + "\n")
