@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from flows import DBT_PROJECT_DIR
-from flows.cli import main, write_demo_config
+from flows.cli import write_demo_config
 from flows.config import ClusterConfig, load_config
 from flows.land import land_month
 from flows.months import Month
@@ -58,8 +58,9 @@ def study_tables(config: ClusterConfig) -> dict[str, list[dict]]:
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory, fresh_warehouse) -> dict:
-    """The first two months built (their land and dbt stages), the study of them; the third month
-    built by the CLI; then the studies of the last two months and of all three."""
+    """The first two months built (the monthly pipeline's land and dbt stages: the study reads
+    nothing else), the study of them, the third month's own build, then the studies of the last
+    two months and of all three."""
     work = tmp_path_factory.mktemp("study")
     truth = simulate(SimParams(CLUSTER, FIRST, last_month=LAST, nodes=72, seed=5, r_f=40.0), work / "sim" / CLUSTER)
     config_path = write_demo_config(work, CLUSTER, work / "reports")
@@ -74,7 +75,7 @@ def history(tmp_path_factory, fresh_warehouse) -> dict:
         studies[first, last] = study_tables(config)
 
     study(*RANGES[0])
-    assert main(["backfill", "--config", str(config_path), "--from", str(LAST), "--to", str(LAST)]) == 0
+    build_month(config, LAST, land_month(config, LAST))
     run_results = json.loads(
         (dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR) / "target" / "run_results.json").read_text()
     )
@@ -291,8 +292,8 @@ def test_lost_goodput_by_size(history, first: Month, last: Month) -> None:
 
 
 def test_a_months_build_leaves_the_study_alone(history) -> None:
-    """The third month's own build (the CLI's backfill of it) neither builds nor changes the study
-    tables: they still hold the study of the first two months."""
+    """The third month's own build neither builds nor changes the study tables: they still hold
+    the study of the first two months."""
     built = history["month_build"]
     assert built["tables"] == history["studies"][RANGES[0]]
     assert not [node for node in built["nodes"] if "study" in node]
