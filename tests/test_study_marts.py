@@ -75,7 +75,7 @@ def history(tmp_path_factory, fresh_warehouse) -> dict:
         studies[first, last] = study_tables(config)
 
     study(*RANGES[0])
-    build_month(config, LAST, land_month(config, LAST))
+    build_month(config, LAST, land_month(config, LAST))  # the third month's own build, after a study
     run_results = json.loads(
         (dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR) / "target" / "run_results.json").read_text()
     )
@@ -95,7 +95,8 @@ def months_sql(first: Month, last: Month) -> str:
 
 def truth_failures(truth: dict, months: list[str]) -> list[dict]:
     """The infrastructure failures the rules find in the months, with their cause and GPUs: the
-    attributable ones and the attempts whose own failure has a critical signal in the window."""
+    attributable ones, and the attempts that failed for their own reasons with a critical signal
+    in the attribution window (the rule attributes them too)."""
     found = []
     for m in months:
         month = truth["months"][m]
