@@ -1,0 +1,66 @@
+-- The study's ETTR by size bucket: the long job runs that ended in the range's months, each with
+-- its whole history (fct_job_run_histories.is_ettr_run; a run that began before the range brings
+-- its earlier months), for every run (run_set 'all') and for the highest-priority ones
+-- ('priority', as each run's month selected them), in the form of fct_ettr_by_size_ended_monthly.
+
+with runs as (
+
+    select * from {{ ref('fct_job_run_histories') }}
+    where {{ in_study() }} and is_ettr_run
+
+),
+
+sets as (
+
+    select
+        'all' as run_set,
+        runs.*
+    from runs
+    union all
+    select
+        'priority' as run_set,
+        runs.*
+    from runs
+    where runs.is_priority_run
+
+),
+
+-- the ordered means first, the spread from them after (as the monthly mart, so that both engines
+-- give the same figures); a run's key is its month and its id in that month
+means as (
+
+    select
+        sets.run_set,
+        sets.size_bucket,
+        sets.bucket_order,
+        buckets.min_gpus,
+        buckets.max_gpus,
+        count(*) as runs,
+        {{ ordered_mean('sets.gpus', 'sets.month || sets.job_run_id') }} as mean_gpus,
+        {{ ordered_mean('sets.ettr', 'sets.month || sets.job_run_id') }} as mean_ettr,
+        {{ ordered_mean('sets.ettr * sets.ettr', 'sets.month || sets.job_run_id') }} as mean_ettr_squared,
+        {{ median('sets.ettr') }} as median_ettr,
+        min(sets.ettr) as min_ettr
+    from sets
+    inner join {{ ref('job_size_buckets') }} as buckets on buckets.size_bucket = sets.size_bucket
+    group by sets.run_set, sets.size_bucket, sets.bucket_order, buckets.min_gpus, buckets.max_gpus
+
+)
+
+select
+    run_set,
+    size_bucket,
+    bucket_order,
+    min_gpus,
+    max_gpus,
+    runs,
+    mean_gpus,
+    mean_ettr,
+    -- the sample standard deviation from ordered means: the same figure whatever order the rows come in
+    case
+        when runs > 1
+            then sqrt(greatest(runs / (runs - 1e0) * (mean_ettr_squared - mean_ettr * mean_ettr), 0))
+    end as stddev_ettr,
+    median_ettr,
+    min_ettr
+from means
