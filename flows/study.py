@@ -39,6 +39,7 @@ from flows.lemons import lemon_candidates
 from flows.months import Month
 from flows.runlock import run_lock
 from flows.study_report import write_study
+from flows.summary import label
 from flows.warehouse import build_study, landed_months
 
 SCHEMA_VERSION = 1
@@ -305,6 +306,34 @@ def compare_clusters(clusters: dict[str, dict]) -> list[dict]:
     return pairs
 
 
+def assemble_study(clusters: dict[str, dict], months: list[Month], command: str) -> dict:
+    """The study (its metrics.json): each cluster's figures over `months`, the rows their tables
+    share, the comparison of the clusters and the summary."""
+    study = {
+        "schema_version": SCHEMA_VERSION,
+        "from_month": str(months[0]),
+        "to_month": str(months[-1]),
+        "months": len(months),
+        "clusters": clusters,
+        "reproduce": {"command": command},
+        **shared_rows(clusters),
+        "comparison": compare_clusters(clusters),
+    }
+    study["summary"] = study_summary(study)
+    return study
+
+
+def shared_rows(clusters: dict[str, dict]) -> dict:
+    """The rows the clusters' side-by-side tables share: every cause any cluster had (the first
+    cluster's order, then the others'), every size bucket with a measured ETTR (by size)."""
+    causes: list[str] = []
+    buckets: dict[str, int] = {}
+    for figures in clusters.values():
+        causes += [c["cause_category"] for c in figures["failures_by_cause"] if c["cause_category"] not in causes]
+        buckets |= {r["size_bucket"]: r["bucket_order"] for r in figures["ettr_vs_expected"]["priority"]}
+    return {"causes": causes, "ettr_buckets": sorted(buckets, key=buckets.__getitem__)}
+
+
 def study_summary(study: dict) -> dict:
     """The study's summary: one plain-language text and the headline figures of each cluster (the
     delivery's headline; flows/summary.py's format)."""
@@ -318,7 +347,14 @@ def study_summary(study: dict) -> dict:
             else f"{name}: no GPU node-days in the range"
         )
         headline += [
-            {"label": f"{name} r_f (all)", "value": r_f["value"], "unit": "per 1000 node-days", "format": "dec"},
+            {
+                "label": f"{name} r_f (all)",
+                "value": r_f["value"],
+                "lower": r_f["lower"],
+                "upper": r_f["upper"],
+                "unit": "per 1000 node-days",
+                "format": "dec",
+            },
             {
                 "label": f"{name} lost goodput",
                 "value": figures["totals"]["lost_gpu_hours"],
@@ -327,7 +363,7 @@ def study_summary(study: dict) -> dict:
             },
         ]
     for pair in study["comparison"]:
-        flagged = [r["measure"] for r in pair["ratios"] if r["flagged"]]
+        flagged = [label(r["measure"]) for r in pair["ratios"] if r["flagged"]]
         ratio = next(r for r in pair["ratios"] if r["measure"] == "r_f (all)")
         if flagged:
             sentences.append(
@@ -409,16 +445,7 @@ def study(
     for config in loaded:
         backfill(cluster=config.cluster, config=config, from_month=first, to_month=last, email="none")
         figures[config.cluster] = build_cluster_study(config, first, last)
-    result = {
-        "schema_version": SCHEMA_VERSION,
-        "from_month": str(first),
-        "to_month": str(last),
-        "months": len(months),
-        "clusters": figures,
-        "reproduce": {"command": reproduce(loaded, first, last)},
-    }
-    result["comparison"] = compare_clusters(figures)
-    result["summary"] = study_summary(result)
+    result = assemble_study(figures, months, reproduce(loaded, first, last))
     names = [c.cluster for c in loaded]
     label = f"study of {' and '.join(names)}, {first} to {last}"
     tables = {name: table for config in loaded for name, table in range_tables(config, first, last).items()}

@@ -195,17 +195,9 @@ def mttf_chart(study: dict) -> Chart | None:
     return _finish("mttf", fig, alt + ".", height)
 
 
-def _causes(study: dict) -> list[str]:
-    """Every cause of any cluster: the first cluster's in its order (most failures first), then the others'."""
-    causes: list[str] = []
-    for figures in study["clusters"].values():
-        causes += [c["cause_category"] for c in figures["failures_by_cause"] if c["cause_category"] not in causes]
-    return causes
-
-
 def causes_chart(study: dict) -> Chart | None:
     """The paper's Fig. 4: each cause's failure rate in each cluster with its interval (grouped bars)."""
-    causes = _causes(study)
+    causes = study["causes"]
     if not causes:
         return None
     clusters = _clusters(study)
@@ -297,7 +289,7 @@ def trend_chart(study: dict) -> Chart | None:
 
 def causes_by_month_chart(study: dict) -> Chart | None:
     """The paper's Fig. 5: each cause's failure rate month by month, one panel per cluster (stacked bars)."""
-    causes = _causes(study)
+    causes = study["causes"]
     clusters = [(n, f, c) for n, f, c in _clusters(study) if f["monthly"]]
     if not causes or not clusters:
         return None

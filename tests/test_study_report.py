@@ -21,7 +21,7 @@ from flows.charts import NARROWEST_PX, WIDTH_PX
 from flows.config import AnalysisConfig
 from flows.months import Month
 from flows.report import NOTICE_PLACEHOLDER, Report
-from flows.study import compare_clusters, expected_ettr_grid, months_between, study_summary
+from flows.study import assemble_study, expected_ettr_grid, months_between
 from flows.study_charts import render_study_charts
 from flows.study_report import render_study
 
@@ -201,19 +201,11 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
 def make_study(names: tuple[str, str] = ("rsc1", "rsc2"), account: str = "ml-research") -> dict:
     """The study of two clusters, the second failing about twice as often."""
     clusters = {names[0]: cluster(names[0], 1.0, 96, account), names[1]: cluster(names[1], 2.0, 64, account)}
-    study = {
-        "schema_version": 1,
-        "from_month": str(FIRST),
-        "to_month": str(LAST),
-        "months": 12,
-        "clusters": clusters,
-        "reproduce": {
-            "command": f"reliability-report study --from {FIRST} --to {LAST} --config a.toml --config b.toml"
-        },
-    }
-    study["comparison"] = compare_clusters(clusters)
-    study["summary"] = study_summary(study)
-    return study
+    return assemble_study(
+        clusters,
+        months_between(FIRST, LAST),
+        f"reliability-report study --from {FIRST} --to {LAST} --config a.toml --config b.toml",
+    )
 
 
 CHARTS = {"job_mix", "causes", "causes_by_month", "failure_rate_trend", "rate_ratios", "mttf", "ettr",
@@ -431,8 +423,7 @@ def quiet(figures: dict) -> dict:
 def test_a_quiet_cluster_beside_a_failing_one_shows_bounds_not_figures():
     study = make_study()
     study["clusters"]["rsc2"] = quiet(study["clusters"]["rsc2"])
-    study["comparison"] = compare_clusters(study["clusters"])
-    study["summary"] = study_summary(study)
+    study = assemble_study(study["clusters"], months_between(FIRST, LAST), study["reproduce"]["command"])
     report = render_study(study)
     # rsc1's figures are charted; no ratio has a value against a cluster without failures
     assert set(report.charts) == CHARTS - {"rate_ratios"}
@@ -446,8 +437,7 @@ def test_a_quiet_cluster_beside_a_failing_one_shows_bounds_not_figures():
 def test_one_cluster_has_nothing_to_compare():
     study = make_study()
     del study["clusters"]["rsc2"]
-    study["comparison"] = compare_clusters(study["clusters"])
-    study["summary"] = study_summary(study)
+    study = assemble_study(study["clusters"], months_between(FIRST, LAST), study["reproduce"]["command"])
     report = render_study(study)
     assert set(report.charts) == CHARTS - {"rate_ratios"}
     assert "One cluster: nothing to compare." in report.html and "AGAINST" not in report.text
