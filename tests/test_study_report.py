@@ -303,7 +303,7 @@ def hostile_study() -> dict:
         figures["lemon_nodes"]["candidates"][0]["node"] = HOSTILE + "\x1b[31m"
         figures["failures_by_cause"][0]["cause_category"] = SCRIPT + r" $\frac$"
         figures["job_mix"][0]["outcome"] = HOSTILE
-    return study
+    return assemble_study(study["clusters"], months_between(FIRST, LAST), study["reproduce"]["command"])
 
 
 def test_untrusted_strings_are_escaped_and_neutralised_everywhere():
