@@ -34,13 +34,14 @@ def test_prefect_yaml_is_valid(deployments, monkeypatch):
         for schedule in deployment.schedules or []:
             CronSchedule(cron=schedule.cron, timezone=schedule.timezone)
         flow = load_flow_from_entrypoint(deployment.entrypoint)
-        assert flow.name == {"monthly": "monthly-report", "backfill": "backfill"}[deployment.name.split("-")[0]]
+        kind = deployment.name.split("-")[0]
+        assert flow.name == {"monthly": "monthly-report", "backfill": "backfill", "study": "study"}[kind]
         assert set(deployment.parameters) <= set(flow.parameters.properties)
-        assert {"cluster", "config"} <= set(deployment.parameters)
+        assert ({"configs"} if kind == "study" else {"cluster", "config"}) <= set(deployment.parameters)
 
 
 def test_each_cluster_runs_monthly_on_the_2nd_at_6_utc_and_can_backfill(deployments):
-    clusters = {d.parameters["cluster"] for d in deployments.values()}
+    clusters = {d.parameters["cluster"] for d in deployments.values() if "cluster" in d.parameters}
     for cluster in clusters:
         monthly, backfill = deployments[f"monthly-{cluster}"], deployments[f"backfill-{cluster}"]
         assert monthly.parameters == backfill.parameters and "month" not in monthly.parameters
@@ -58,7 +59,7 @@ def test_each_cluster_runs_monthly_on_the_2nd_at_6_utc_and_can_backfill(deployme
 def test_the_demo_ships_no_active_schedule(deployments):
     """`prefect deploy --all` must not start monthly runs of the demo cluster on a real server: its
     schedule is a template an operator copies for a cluster and activates (`active: true`)."""
-    demo = [d for d in deployments.values() if d.parameters["cluster"] == "demo"]
+    demo = [d for d in deployments.values() if d.parameters.get("cluster") == "demo" or d.name == "study-demo"]
     assert demo and any(d.schedules for d in demo)
     for deployment in demo:
         for schedule in deployment.schedules or []:
@@ -105,8 +106,13 @@ def test_a_bad_month_parameter_is_refused_by_the_schema():
 
     from flows.backfill import backfill
     from flows.pipeline import monthly_report
+    from flows.study import study
 
-    for flow, names in ((monthly_report, ["month"]), (backfill, ["from_month", "to_month"])):
+    for flow, names in (
+        (monthly_report, ["month"]),
+        (backfill, ["from_month", "to_month"]),
+        (study, ["from_month", "to_month"]),
+    ):
         properties = parameter_schema(flow).model_dump()["properties"]
         for name in names:
             schemas = properties[name].get("anyOf", [properties[name]])

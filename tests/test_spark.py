@@ -60,7 +60,16 @@ def engines(tmp_path_factory) -> dict:
         for month in MONTHS:
             landed = spark.data_dir / "landed" / CLUSTER / str(month)
             result = dbt_command(
-                spark, month, landed, "build", "--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"
+                spark,
+                month,
+                landed,
+                "build",
+                "--exclude-resource-type",
+                "test",
+                "--exclude-resource-type",
+                "unit_test",
+                "--exclude",
+                "tag:study",
             )
             assert result.success, [str(r.message) for r in result.result.results if str(r.status) != "success"]
             with open_marts(spark) as marts:
