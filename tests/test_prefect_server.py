@@ -182,9 +182,24 @@ def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server
     )
     assert backfill.returncode == 0, backfill.stdout[-2000:] + deployed["log"].read_text()[-3000:]
 
+    # the study of the two months, from the months just built (the study's backfill skips them)
+    study = prefect(
+        deployed["env"],
+        *("deployment", "run", "study/study-demo", "--param", f"configs={json.dumps([str(config)])}"),
+        *("--param", "from_month=2026-08", "--param", "to_month=2026-09", "--watch", "--watch-timeout", "400"),
+        timeout=420,
+    )
+    assert study.returncode == 0, study.stdout[-2000:] + deployed["log"].read_text()[-3000:]
+    studied = json.loads((tmp_path / "reports" / "studies" / "dep_2026-08_2026-09" / "metrics.json").read_text())
+    assert studied["months"] == 2 and list(studied["clusters"]) == ["dep"]
+
     for month in ("2026-08", "2026-09"):
         metrics = json.loads((tmp_path / "reports" / "dep" / month / "metrics.json").read_text())
         assert metrics["month"] == month
+        assert (
+            studied["clusters"]["dep"]["monthly"][int(month[-1]) - 8]["all"]["failures"]
+            == (metrics["node_failure_rate"]["all"]["failures"])
+        )
 
     # Each run published its markdown artifact: the month's (also the backfill's subflow) and the backfill's.
     with SyncPrefectClient(deployed["api"]) as client:
