@@ -363,7 +363,12 @@ def study_summary(study: dict) -> dict:
             },
         ]
     for pair in study["comparison"]:
-        flagged = [label(r["measure"]) for r in pair["ratios"] if r["flagged"]]
+        # (a cause's name for people; "r_f (all)" as it is)
+        flagged = [
+            r["measure"] if r["measure"].startswith("r_f") else label(r["measure"])
+            for r in pair["ratios"]
+            if r["flagged"]
+        ]
         ratio = next(r for r in pair["ratios"] if r["measure"] == "r_f (all)")
         if flagged:
             sentences.append(
