@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import traceback
+import warnings
 from datetime import datetime
 from pathlib import Path
 
@@ -23,6 +24,10 @@ from flows.config import (
 from flows.errors import EXIT_DONE, UsageError, exit_code
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
+
+# pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
+# tool reads no pandas through it, and the warning would reach every command's stderr
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 
 def _month(text: str) -> Month:
