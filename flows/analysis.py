@@ -189,7 +189,7 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> di
 
 
 def totals(con: MartReader, month: Month) -> dict:
-    (row,) = _rows(
+    (row,) = mart_rows(
         con,
         "select attempts, gpu_hours, infra_failures, open_attempts, unknown_states from fct_month_totals "
         "where month = ?",
@@ -199,7 +199,7 @@ def totals(con: MartReader, month: Month) -> dict:
 
 
 def job_mix(con: MartReader, month: Month) -> list[dict]:
-    return _rows(
+    return mart_rows(
         con,
         "select outcome, attempts, gpu_hours, attempt_share, gpu_hours_share from fct_outcomes_monthly "
         "where month = ? order by attempts desc, outcome",
@@ -211,7 +211,7 @@ def _monthly_rates(con: MartReader, months: list[Month]) -> dict[str, dict]:
     """fct_node_failure_rate_monthly's rows of those of `months` that have been built."""
     return {
         row["month"]: row
-        for row in _rows(
+        for row in mart_rows(
             con,
             f"select * from fct_node_failure_rate_monthly where month in ({', '.join('?' for _ in months)})",
             [str(m) for m in months],
@@ -245,7 +245,7 @@ def month_over_month(con: MartReader, month: Month) -> dict:
 def mttf_by_size(con: MartReader, month: Month, r_f: dict, gpus_per_node: int) -> list[dict]:
     """Observed MTTF per size bucket with its interval, beside the model's MTTF at the bucket's
     largest size (its smallest for the open-ended top bucket) under each r_f."""
-    buckets = _rows(
+    buckets = mart_rows(
         con,
         """
         select size_bucket, bucket_order, min_gpus, max_gpus, attempts, ended_attempts, runtime_hours,
@@ -276,7 +276,7 @@ def projections(r_f: dict, params: AnalysisConfig) -> list[dict]:
 
 def failures_by_cause(con: MartReader, month: Month) -> list[dict]:
     """Each cause's failures and rate with its interval, tested against the previous month's."""
-    rows = _rows(
+    rows = mart_rows(
         con,
         """
         select month, cause_category as category, failure_domain, failures, node_fail, failed, requeued,
@@ -311,14 +311,14 @@ def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     ]
     windows = {
         row["window_months"]: row
-        for row in _rows(con, "select * from fct_node_failure_rate_trailing where month = ?", [str(month)])
+        for row in mart_rows(con, "select * from fct_node_failure_rate_trailing where month = ?", [str(month)])
     }
-    causes = _rows(
+    causes = mart_rows(
         con,
         "select * from fct_failures_by_cause_trailing where month = ? order by failures desc, cause_category",
         [str(month)],
     )
-    sizes = _rows(
+    sizes = mart_rows(
         con,
         "select * from fct_mttf_by_size_trailing where month = ? order by bucket_order, size_bucket",
         [str(month)],
@@ -372,7 +372,7 @@ def _trailing_window(window: dict, causes: list[dict], sizes: list[dict]) -> dic
 
 def run_ettr(con: MartReader, month: Month) -> list[dict]:
     """The ETTR of the month's long job runs, by size bucket."""
-    return _rows(
+    return mart_rows(
         con,
         "select size_bucket, runs, mean_ettr, median_ettr, min_ettr from fct_ettr_by_size_monthly "
         "where month = ? order by bucket_order, size_bucket",
@@ -396,7 +396,7 @@ def ettr_vs_expected(con: MartReader, month: Month, r_f: dict, params: AnalysisC
     its interval beside E[ETTR] at the runs' mean size (this cluster's r_f, the configured checkpoint
     interval, u0, q and w_cp). The model is compared from ettr_model_min_gpus GPUs up: the paper
     finds smaller runs diverge from it."""
-    rows = _rows(
+    rows = mart_rows(
         con,
         """
         select run_set, size_bucket, min_gpus, max_gpus, priority_qos, priority_partition, runs,
@@ -446,7 +446,7 @@ def ettr_vs_expected(con: MartReader, month: Month, r_f: dict, params: AnalysisC
 
 
 def lost_goodput(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
-    (row,) = _rows(
+    (row,) = mart_rows(
         con,
         """
         select lost_gpu_hours, first_order_gpu_hours, second_order_gpu_hours, infra_failures,
@@ -472,19 +472,19 @@ def breakdowns(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     for dimension in ("account", "partition"):
         of_dimension = "from fct_breakdowns_monthly where month = ? and dimension = ?"
         args = [str(month), dimension, params.breakdown_top]
-        rows = _rows(
+        rows = mart_rows(
             con,
             "select key, rank, infra_failures, lost_gpu_hours, gpu_hours, ettr_runs, mean_ettr "
             f"{of_dimension} and rank <= ? order by rank",
             args,
         )
-        (rest,) = _rows(con, f"select count(*) as not_shown {of_dimension} and rank > ?", args)
+        (rest,) = mart_rows(con, f"select count(*) as not_shown {of_dimension} and rank > ?", args)
         result[dimension] = {"rows": rows, **rest}
     return result
 
 
 def health_events(con: MartReader, month: Month) -> dict:
-    (totals_row,) = _rows(
+    (totals_row,) = mart_rows(
         con,
         "select health_events, unclassified_health_events, unclassified_share from fct_month_totals where month = ?",
         [str(month)],
@@ -493,7 +493,7 @@ def health_events(con: MartReader, month: Month) -> dict:
         "total": totals_row["health_events"],
         "unclassified": totals_row["unclassified_health_events"],
         "unclassified_share": totals_row["unclassified_share"],
-        "by_category": _rows(
+        "by_category": mart_rows(
             con,
             "select category, severity, source, events from fct_health_events_by_category_monthly where month = ? "
             "order by events desc, category, severity, source",
@@ -505,7 +505,7 @@ def health_events(con: MartReader, month: Month) -> dict:
 def job_runs(con: MartReader, month: Month, every_run: bool = False) -> list[dict]:
     """The month's job runs with their ETTR: the long ones of the ETTR summary, or with `every_run`
     each run with a wall time above 0."""
-    return _rows(
+    return mart_rows(
         con,
         f"""
         select job_run_id, first_job_id_raw, user_name, account, job_name, gpus, size_bucket, bucket_order,
@@ -568,7 +568,7 @@ def expected_ettr_curves(r_f: dict, params: AnalysisConfig) -> dict:
     return {"r_f_definition": definition, "r_f": rate, "curves": curves}
 
 
-def _rows(con: MartReader, query: str, params: list) -> list[dict]:
+def mart_rows(con: MartReader, query: str, params: list) -> list[dict]:
     cursor = con.execute(query, params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

@@ -20,9 +20,9 @@ from scipy.stats import binomtest
 
 from flows.analysis import (
     CONFIDENCE,
-    _rows,
     failure_rate,
     flag_family,
+    mart_rows,
     mean_interval,
     model_mttf_hours,
     mttf_interval,
@@ -72,7 +72,7 @@ def months_between(first: Month, last: Month) -> list[Month]:
 
 def cluster_figures(con: MartReader, first: Month, last: Month, params: AnalysisConfig) -> dict:
     """One cluster's study figures, read from its study models and monthly marts."""
-    (totals,) = _rows(con, "select * from fct_study_totals", [])
+    (totals,) = mart_rows(con, "select * from fct_study_totals", [])
     expected_months = len(months_between(first, last))
     if totals["months_built"] != expected_months:
         raise StudyError(f"{totals['months_built']} of the {expected_months} months {first}..{last} are built")
@@ -84,7 +84,7 @@ def cluster_figures(con: MartReader, first: Month, last: Month, params: Analysis
         "parameters": {**asdict(params), "confidence": CONFIDENCE},
         "totals": totals,
         "node_failure_rate": r_f,
-        "job_mix": _rows(con, "select * from fct_study_job_mix order by bucket_order, outcome", []),
+        "job_mix": mart_rows(con, "select * from fct_study_job_mix order by bucket_order, outcome", []),
         "failures_by_cause": failures_by_cause(con),
         "monthly": monthly_rates(con, first, last),
         "mttf_by_size": mttf_by_size(con, r_f, params.gpus_per_node),
@@ -92,13 +92,15 @@ def cluster_figures(con: MartReader, first: Month, last: Month, params: Analysis
         "ettr_vs_expected": ettr_vs_expected(con, r_f, params),
         "expected_ettr_grid": expected_ettr_grid(r_f, params),
         "lemon_nodes": lemon_candidates(con, last, params),
-        "lost_goodput_by_size": _rows(con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []),
+        "lost_goodput_by_size": mart_rows(
+            con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []
+        ),
         "breakdowns": breakdowns(con, params),
     }
 
 
 def failures_by_cause(con: MartReader) -> list[dict]:
-    rows = _rows(con, "select * from fct_study_failures_by_cause order by failures desc, cause_category", [])
+    rows = mart_rows(con, "select * from fct_study_failures_by_cause order by failures desc, cause_category", [])
     return [
         {**row, **{f"rate_{k}": v for k, v in failure_rate(row["failures"], row["node_days"]).items()}} for row in rows
     ]
@@ -106,13 +108,13 @@ def failures_by_cause(con: MartReader) -> list[dict]:
 
 def monthly_rates(con: MartReader, first: Month, last: Month) -> list[dict]:
     """r_f of each month of the range, and each cause's failures that month (the paper's Fig. 5)."""
-    causes = _rows(
+    causes = mart_rows(
         con,
         "select month, cause_category, failures, per_1000_node_days from fct_failures_by_cause_monthly "
         "where month between ? and ? order by month, failures desc, cause_category",
         [str(first), str(last)],
     )
-    rates = _rows(
+    rates = mart_rows(
         con,
         "select month, paper_failures, paper_node_days, all_failures, all_node_days "
         "from fct_node_failure_rate_monthly where month between ? and ? order by month",
@@ -136,7 +138,7 @@ def monthly_rates(con: MartReader, first: Month, last: Month) -> list[dict]:
 def mttf_by_size(con: MartReader, r_f: dict, gpus_per_node: int) -> list[dict]:
     """Observed MTTF per size bucket over the range with its interval, beside the model's MTTF."""
     result = []
-    for bucket in _rows(con, "select * from fct_study_mttf_by_size order by bucket_order", []):
+    for bucket in mart_rows(con, "select * from fct_study_mttf_by_size order by bucket_order", []):
         representative = bucket["max_gpus"] if bucket["max_gpus"] < 2**31 - 1 else bucket["min_gpus"]
         model = {k: model_mttf_hours(max(representative, 1), v["value"], gpus_per_node) for k, v in r_f.items()}
         result.append(
@@ -156,7 +158,7 @@ def ettr_vs_expected(con: MartReader, r_f: dict, params: AnalysisConfig) -> dict
     runs' mean size (the paper's Fig. 9)."""
     definition, rate = _rate(r_f)
     tables: dict[str, list[dict]] = {"all": [], "priority": []}
-    for row in _rows(con, "select * from fct_study_ettr_by_size order by run_set, bucket_order", []):
+    for row in mart_rows(con, "select * from fct_study_ettr_by_size order by run_set, bucket_order", []):
         lower, upper = mean_interval(row["mean_ettr"], row["stddev_ettr"], row["runs"])
         expected = (
             expected_ettr(
@@ -231,7 +233,7 @@ def expected_ettr_grid(r_f: dict, params: AnalysisConfig) -> dict:
 def breakdowns(con: MartReader, params: AnalysisConfig) -> dict:
     """The accounts and partitions that lost the most over the range (top N of each), and how many
     are not shown."""
-    rows = _rows(con, "select * from fct_study_breakdowns order by dimension, rank", [])
+    rows = mart_rows(con, "select * from fct_study_breakdowns order by dimension, rank", [])
     result = {}
     for dimension in ("account", "partition"):
         of_dimension = [r for r in rows if r["dimension"] == dimension]
