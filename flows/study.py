@@ -32,7 +32,7 @@ from flows.atomic import staged_replacement
 from flows.backfill import backfill, month_range
 from flows.config import AnalysisConfig, ClusterConfig, ConfigError, check_output_paths, load_config
 from flows.delivery import PartialDeliveryError, deliver_report
-from flows.engines import MartReader, open_marts
+from flows.engines import MartReader, open_marts, spark_missing
 from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
 from flows.land import LandedMonthError
 from flows.lemons import lemon_candidates
@@ -40,7 +40,7 @@ from flows.months import Month
 from flows.runlock import run_lock
 from flows.study_report import write_study
 from flows.summary import label
-from flows.warehouse import build_study, landed_months
+from flows.warehouse import build_study, landed_months, warehouse_problem
 
 SCHEMA_VERSION = 1
 # E[ETTR] of large hypothetical jobs (the paper's Fig. 10) at these multiples of the configured u0
@@ -385,6 +385,18 @@ def study_summary(study: dict) -> dict:
 # --- the flow ------------------------------------------------------------------------------------
 
 
+def built_months(config: ClusterConfig, first: Month, last: Month) -> set[Month]:
+    """The months from `first` to `last` whose marts the cluster's warehouse holds (none when it is
+    missing or cannot be opened: building a month rebuilds it)."""
+    if spark_missing(config) if config.warehouse.engine == "spark" else warehouse_problem(config.warehouse_path):
+        return set()
+    with open_marts(config) as marts:
+        rows = marts.execute(
+            "select month from fct_month_totals where month between ? and ?", [str(first), str(last)]
+        ).fetchall()
+    return {Month.parse(month) for (month,) in rows}
+
+
 @task(name="study-build", cache_policy=NO_CACHE)
 def build_cluster_study(config: ClusterConfig, first: Month, last: Month) -> dict:
     """Build the cluster's study models over the range and read its figures."""
@@ -450,17 +462,20 @@ def study(
     first, last = months[0], months[-1]
     figures = {}
     for config in loaded:
-        backfill(cluster=config.cluster, config=config, from_month=first, to_month=last, email="none")
+        built = built_months(config, first, last)
+        # one month at a time, oldest first (a month's job runs carry the months before it), archived
+        for month in (m for m in months if m not in built):
+            backfill(cluster=config.cluster, config=config, from_month=month, to_month=month, force=True, email="none")
         figures[config.cluster] = build_cluster_study(config, first, last)
     result = assemble_study(figures, months, reproduce(loaded, first, last))
     names = [c.cluster for c in loaded]
-    label = f"study of {' and '.join(names)}, {first} to {last}"
+    subject = f"study of {' and '.join(names)}, {first} to {last}"
     tables = {name: table for config in loaded for name, table in range_tables(config, first, last).items()}
     target = study_dir(loaded[0], names, first, last)
     with staged_replacement(target, keep_on=(PartialDeliveryError,)) as staged:
         write_study(staged, result, tables, published=last.end.date())
-        outcome = deliver_report(loaded[0], label, staged, resend=resend, held=None if notify else "notify is off")
+        outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=None if notify else "notify is off")
         if outcome.errors:
-            raise PartialDeliveryError(f"{label}: the study is in place but {'; '.join(outcome.errors)}")
+            raise PartialDeliveryError(f"{subject}: the study is in place but {'; '.join(outcome.errors)}")
     get_run_logger().info("study written to %s", target / "report.html")
     return {"study": str(target / "report.html"), "delivery": str(outcome), "summary": result["summary"]["text"]}

@@ -16,8 +16,10 @@ from conftest import email_section
 
 from flows.cli import main, write_demo_config
 from flows.config import load_config
+from flows.land import land_month
 from flows.months import Month
 from flows.study import months_between, study_dir
+from flows.warehouse import build_month
 from simulator import SimParams, simulate
 
 FIRST, LAST = Month.parse("2025-11"), Month.parse("2026-10")
@@ -26,15 +28,23 @@ NODES = 64
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, smtp_server) -> dict:
+def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
+    """Both clusters' months built as the monthly pipeline's land and dbt stages build them (the
+    study reads nothing else), but for the second cluster's last month, which the study must
+    build itself; then the study, sent by email, and the same study again."""
     work = tmp_path_factory.mktemp("study")
     truths, configs = {}, []
-    for cluster, (r_f, seed) in CLUSTERS.items():
+    for i, (cluster, (r_f, seed)) in enumerate(CLUSTERS.items()):
         params = SimParams(cluster, FIRST, last_month=LAST, nodes=NODES, seed=seed, r_f=r_f)
         truths[cluster] = simulate(params, work / "sim" / cluster)
-        config = write_demo_config(work, cluster, work / "reports")
-        config.write_text(config.read_text() + email_section(smtp_server.port))
-        configs.append(config)
+        path = write_demo_config(work, cluster, work / "reports")
+        path.write_text(path.read_text() + email_section(smtp_server.port))
+        fresh_warehouse(path, f"module-{i}")  # the first shares dbt's parse with other files' modules
+        config = load_config(path)
+        for month in months_between(FIRST, LAST):
+            if (i, month) != (len(CLUSTERS) - 1, LAST):
+                build_month(config, month, land_month(config, month))
+        configs.append(path)
     args = ["study", "--from", str(FIRST), "--to", str(LAST), "--send"]
     for config in configs:
         args += ["--config", str(config)]
@@ -47,10 +57,10 @@ def built(tmp_path_factory, smtp_server) -> dict:
         "work": work,
         "truths": truths,
         "configs": dict(zip(CLUSTERS, configs, strict=True)),
-        "args": args,
         "dir": directory,
         "first_metrics": first_metrics,
         "sent": [first_send, len(smtp_server.messages)],
+        "subjects": [m["Subject"] for m in smtp_server.parsed()],
     }
 
 
@@ -115,7 +125,16 @@ def test_the_exports_are_a_croissant_dataset_that_validates(built):
 
 def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):
     assert built["sent"] == [1, 1]
+    assert built["subjects"] == ["Cluster reliability report: rsc1, study of rsc1 and rsc2, 2025-11 to 2026-10"]
     assert (built["dir"] / "metrics.json").read_text() == built["first_metrics"]
+
+
+def test_the_study_built_the_month_its_warehouse_lacked_and_archived_its_report(built):
+    """rsc2's last month was not built: the study built it with the monthly pipeline (its report
+    archived, not sent); the months already built got no report (nothing rebuilt them)."""
+    reports = load_config(built["configs"]["rsc2"]).reports_dir / "rsc2"
+    assert sorted(p.name for p in reports.iterdir()) == [str(LAST)]
+    assert json.loads((reports / str(LAST) / "metrics.json").read_text())["month"] == str(LAST)
 
 
 def test_a_range_that_is_empty_or_not_over_is_refused(built, capsys):
