@@ -13,12 +13,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import email_section
+from test_study_report import assert_reads_well, browser, shown_pages  # noqa: F401 (browser: a fixture)
 
 from flows.cli import main, write_demo_config
 from flows.config import load_config
 from flows.land import land_month
 from flows.months import Month
 from flows.study import months_between, study_dir
+from flows.study_report import render_study
 from flows.warehouse import build_month
 from simulator import SimParams, simulate
 
@@ -143,3 +145,13 @@ def test_a_range_that_is_empty_or_not_over_is_refused(built, capsys):
     assert "--from 2026-10 is after --to 2026-09" in capsys.readouterr().err
     future = Month.last_full().next().next()
     assert main(["study", "--from", "2026-10", "--to", str(future), "--config", config]) == 2
+
+
+@pytest.mark.parametrize("width", [600, 375])
+def test_the_years_study_reads_well_in_a_browser(built, browser, width, capsys):
+    """The study as archived (rendered again from its metrics.json: the same bytes), and its email
+    as a mail client shows it, in Chromium at a mail pane's and a phone's width."""
+    report = render_study(json.loads((built["dir"] / "metrics.json").read_text()))
+    assert report.html == (built["dir"] / "report.html").read_text()
+    for name, path in shown_pages(report, built["work"] / "shown").items():
+        assert_reads_well(browser, path, report, width, f"year-{name}-{width}px.png", capsys)

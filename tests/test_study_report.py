@@ -337,12 +337,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def pages(study) -> dict[str, Path]:
-    """report.html as archived, and email.html as a mail client shows it (each cid: reference
-    replaced by its MIME part's image)."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "report.html").write_text(study.html)
-    (ARTIFACTS / "email-as-shown.html").write_text(email_as_shown(study.email_html, lambda n: study.charts[n].png))
-    return {"report": ARTIFACTS / "report.html", "email": ARTIFACTS / "email-as-shown.html"}
+    return shown_pages(study, ARTIFACTS)
 
 
 # The smallest computed font size of the elements that hold text of their own, subscripts apart.
@@ -355,13 +350,29 @@ SMALLEST_TEXT = """sub => Math.min(...[...document.body.querySelectorAll('*')]
 @pytest.mark.parametrize("width", [600, 375])
 @pytest.mark.parametrize("name", ["report", "email"])
 def test_the_study_reads_well_in_a_browser(browser, study, pages, name, width, capsys):
+    assert_reads_well(browser, pages[name], study, width, f"{name}-{width}px.png", capsys)
+
+
+def shown_pages(study: Report, out: Path) -> dict[str, Path]:
+    """report.html as archived, and email.html as a mail client shows it (each cid: reference
+    replaced by its MIME part's image), written into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.html").write_text(study.html)
+    (out / "email-as-shown.html").write_text(email_as_shown(study.email_html, lambda n: study.charts[n].png))
+    return {"report": out / "report.html", "email": out / "email-as-shown.html"}
+
+
+def assert_reads_well(browser, path: Path, study: Report, width: int, screenshot: str, capsys) -> None:
+    """The page at `path` in Chromium at `width` px: nothing wider than the window, every chart
+    loaded with its alt text and its text at least 10 px as shown, no text smaller than the
+    monthly report's, the summary shown, nothing fetched and no dialog."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     requests, dialogs = [], []
     context.route("**/*", lambda route: leave_nothing(route, requests))
     page = context.new_page()
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(pages[name].as_uri(), wait_until="load")
-    shot = ARTIFACTS / f"{name}-{width}px.png"
+    page.goto(path.as_uri(), wait_until="load")
+    shot = ARTIFACTS / screenshot
     page.screenshot(path=shot, full_page=True)
     with capsys.disabled():
         print(f"\nscreenshot: {shot}")
@@ -371,7 +382,7 @@ def test_the_study_reads_well_in_a_browser(browser, study, pages, name, width, c
         "[...document.images].map(i => ({alt: i.alt, loaded: i.complete && i.naturalWidth > 0,"
         " shown: i.clientWidth, natural: i.naturalWidth, right: i.getBoundingClientRect().right}))"
     )
-    assert len(images) == len(CHARTS)
+    assert len(images) == len(study.charts)
     assert all(i["loaded"] and i["alt"] and 0 < i["shown"] <= 562 and i["right"] <= width for i in images), images
     by_alt = {chart.alt: chart for chart in study.charts.values()}
     shown = {by_alt[i["alt"]].name: by_alt[i["alt"]].min_text_px * i["shown"] / i["natural"] for i in images}
