@@ -469,7 +469,7 @@ def study(
         figures[config.cluster] = build_cluster_study(config, first, last)
     result = assemble_study(figures, months, reproduce(loaded, first, last))
     names = [c.cluster for c in loaded]
-    subject = f"study of {' and '.join(names)}, {first} to {last}"
+    subject = f"study {'+'.join(names)} {first}..{last}"
     tables = {name: table for config in loaded for name, table in range_tables(config, first, last).items()}
     target = study_dir(loaded[0], names, first, last)
     with staged_replacement(target, keep_on=(PartialDeliveryError,)) as staged:

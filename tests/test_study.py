@@ -127,7 +127,7 @@ def test_the_exports_are_a_croissant_dataset_that_validates(built):
 
 def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):
     assert built["sent"] == [1, 1]
-    assert built["subjects"] == ["Cluster reliability report: rsc1, study of rsc1 and rsc2, 2025-11 to 2026-10"]
+    assert built["subjects"] == ["Cluster reliability report: rsc1, study rsc1+rsc2 2025-11..2026-10"]
     assert (built["dir"] / "metrics.json").read_text() == built["first_metrics"]
 
 
