@@ -60,20 +60,13 @@ def study_dir(config: ClusterConfig, clusters: list[str], first: Month, last: Mo
     return config.reports_dir / "studies" / study_name(clusters, first, last)
 
 
-def months_between(first: Month, last: Month) -> list[Month]:
-    months = [first]
-    while months[-1] < last:
-        months.append(months[-1].next())
-    return months
-
-
 # --- one cluster's figures over the range -------------------------------------------------------
 
 
 def cluster_figures(con: MartReader, first: Month, last: Month, params: AnalysisConfig) -> dict:
     """One cluster's study figures, read from its study models and monthly marts."""
     (totals,) = mart_rows(con, "select * from fct_study_totals", [])
-    expected_months = len(months_between(first, last))
+    expected_months = len(month_range(first, last))
     if totals["months_built"] != expected_months:
         raise StudyError(f"{totals['months_built']} of the {expected_months} months {first}..{last} are built")
     r_f = {

@@ -16,11 +16,12 @@ from conftest import email_section
 from lemon_history import NO_TESTS
 from test_study_report import assert_reads_well, browser, shown_pages  # noqa: F401 (a fixture)
 
+from flows.backfill import month_range
 from flows.cli import main, write_demo_config
 from flows.config import load_config
 from flows.land import land_month
 from flows.months import Month
-from flows.study import months_between, study_dir
+from flows.study import study_dir
 from flows.study_report import render_study
 from flows.warehouse import dbt_command
 from simulator import SimParams, simulate
@@ -45,7 +46,7 @@ def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
         path.write_text(path.read_text() + email_section(smtp_server.port))
         fresh_warehouse(path, "module" if i == 0 else "module-2")  # the first shares dbt's parse with other modules
         config = load_config(path)
-        for month in months_between(FIRST, LAST):
+        for month in month_range(FIRST, LAST):
             if (i, month) != (len(CLUSTERS) - 1, LAST):
                 done = dbt_command(
                     config, month, land_month(config, month), "build", "--exclude", "tag:study", *NO_TESTS
@@ -127,7 +128,7 @@ def test_the_exports_are_a_croissant_dataset_that_validates(built):
     for cluster in CLUSTERS:
         failures = pq.read_table(exports / f"{cluster}_failures.parquet")
         assert failures.num_rows == study(built)["clusters"][cluster]["totals"]["infra_failures"]
-        assert set(failures.column("month").to_pylist()) <= {str(m) for m in months_between(FIRST, LAST)}
+        assert set(failures.column("month").to_pylist()) <= {str(m) for m in month_range(FIRST, LAST)}
 
 
 def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):

@@ -17,11 +17,12 @@ from test_report import CID, Page
 from test_report_browser import CHROMIUM, FLAGS, email_as_shown, leave_nothing
 
 from flows.analysis import CONFIDENCE, failure_rate, model_mttf_hours, mttf_interval, projections
+from flows.backfill import month_range
 from flows.charts import NARROWEST_PX, WIDTH_PX
 from flows.config import AnalysisConfig
 from flows.months import Month
 from flows.report import NOTICE_PLACEHOLDER, Report
-from flows.study import assemble_study, expected_ettr_grid, months_between
+from flows.study import assemble_study, expected_ettr_grid
 from flows.study_charts import render_study_charts
 from flows.study_report import render_study
 
@@ -44,7 +45,7 @@ CAUSES = (("gpu_memory", "hardware"), ("infiniband_link", "hardware"), ("filesys
 def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -> dict:
     """One cluster's figures: `scale` multiplies its failures (the second cluster fails more)."""
     params = AnalysisConfig(paper_min_gpus=32)
-    months = months_between(FIRST, LAST)
+    months = month_range(FIRST, LAST)
     node_days = nodes * 30.4
     monthly, causes = [], {}
     for i, month in enumerate(months):
@@ -203,7 +204,7 @@ def make_study(names: tuple[str, str] = ("rsc1", "rsc2"), account: str = "ml-res
     clusters = {names[0]: cluster(names[0], 1.0, 96, account), names[1]: cluster(names[1], 2.0, 64, account)}
     return assemble_study(
         clusters,
-        months_between(FIRST, LAST),
+        month_range(FIRST, LAST),
         f"reliability-report study --from {FIRST} --to {LAST} --config a.toml --config b.toml",
     )
 
@@ -303,7 +304,7 @@ def hostile_study() -> dict:
         figures["lemon_nodes"]["candidates"][0]["node"] = HOSTILE + "\x1b[31m"
         figures["failures_by_cause"][0]["cause_category"] = SCRIPT + r" $\frac$"
         figures["job_mix"][0]["outcome"] = HOSTILE
-    return assemble_study(study["clusters"], months_between(FIRST, LAST), study["reproduce"]["command"])
+    return assemble_study(study["clusters"], month_range(FIRST, LAST), study["reproduce"]["command"])
 
 
 def test_untrusted_strings_are_escaped_and_neutralised_everywhere():
@@ -434,7 +435,7 @@ def quiet(figures: dict) -> dict:
 def test_a_quiet_cluster_beside_a_failing_one_shows_bounds_not_figures():
     study = make_study()
     study["clusters"]["rsc2"] = quiet(study["clusters"]["rsc2"])
-    study = assemble_study(study["clusters"], months_between(FIRST, LAST), study["reproduce"]["command"])
+    study = assemble_study(study["clusters"], month_range(FIRST, LAST), study["reproduce"]["command"])
     report = render_study(study)
     # rsc1's figures are charted; no ratio has a value against a cluster without failures
     assert set(report.charts) == CHARTS - {"rate_ratios"}
@@ -448,7 +449,7 @@ def test_a_quiet_cluster_beside_a_failing_one_shows_bounds_not_figures():
 def test_one_cluster_has_nothing_to_compare():
     study = make_study()
     del study["clusters"]["rsc2"]
-    study = assemble_study(study["clusters"], months_between(FIRST, LAST), study["reproduce"]["command"])
+    study = assemble_study(study["clusters"], month_range(FIRST, LAST), study["reproduce"]["command"])
     report = render_study(study)
     assert set(report.charts) == CHARTS - {"rate_ratios"}
     assert "One cluster: nothing to compare." in report.html and "AGAINST" not in report.text
