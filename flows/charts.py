@@ -20,6 +20,7 @@ os.environ.setdefault("MPLCONFIGDIR", str(Path(tempfile.gettempdir()) / f"matplo
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
@@ -98,9 +99,11 @@ def _smallest_text_px(fig: Figure) -> float:
 
 
 def _png(fig: Figure) -> bytes:
-    drawn = io.BytesIO()
-    fig.savefig(drawn, format="png", dpi=DPI)
-    image = Image.open(drawn).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    # the pixels savefig would encode as PNG, taken from the canvas without the encode and decode
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    drawn = Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    image = drawn.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=True)  # Pillow writes no time or version chunk
     return out.getvalue()

@@ -174,7 +174,9 @@ def validate_month(
         logging.getLogger(name).setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    datasource = context.data_sources.add_or_update_pandas("warehouse")
+    # one asset for every suite's frame: adding an asset saves the context's whole config (as YAML)
+    asset = context.data_sources.add_or_update_pandas("warehouse").add_dataframe_asset(name="rows")
+    batch_def = asset.add_batch_definition_whole_dataframe("month")
     results = []
     with ExitStack() as stack:
         if marts is None:
@@ -187,7 +189,6 @@ def validate_month(
             query, params = _rows_query({"table": suite.name, **suite.meta}, month, landed_dir, reader.quote)
             columns = ", ".join(reader.quote(c) for c in _columns(suite)) or "1 as row_present"
             frame = reader.frame(f"select {columns} from ({query})", params)
-            batch_def = datasource.add_dataframe_asset(name=suite.name).add_batch_definition_whole_dataframe("month")
             outcome = batch_def.get_batch(batch_parameters={"dataframe": frame}).validate(
                 suite, result_format="SUMMARY"
             )

@@ -15,6 +15,7 @@ figure comes from metrics.json, the summary from flows/summary.py, the charts fr
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import shlex
@@ -67,6 +68,7 @@ def _unbroken(text: str, names: Iterable[str]) -> Markup:
     )
 
 
+@functools.cache  # one per process: its templates compile once (it reloads one whose file changed)
 def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = Environment(
         loader=FileSystemLoader(templates_dir),
