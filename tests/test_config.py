@@ -211,7 +211,9 @@ def test_init_writes_a_config_that_check_accepts_and_never_overwrites(tmp_path, 
     assert not (tmp_path / "x.toml").exists()
 
 
-def test_check_of_a_month_is_fast_and_loads_no_prefect_dbt_or_gx(tmp_path):
+def test_check_of_a_month_loads_no_prefect_dbt_or_gx(tmp_path):
+    """`check` is quick because it imports none of the heavy libraries (what it takes is measured
+    in bench/README.md, not timed here on a shared machine)."""
     write_month(tmp_path)
     config = write(tmp_path, BASE + '[[sources]]\nkind = "dcgm_health_dir"\npath = "logs/{month}/dcgm"\n')
     script = (
@@ -219,17 +221,14 @@ def test_check_of_a_month_is_fast_and_loads_no_prefect_dbt_or_gx(tmp_path):
         "heavy = {'prefect', 'dbt', 'great_expectations'} & {m.split('.')[0] for m in sys.modules}; "
         "print('heavy:', sorted(heavy)); sys.exit(code)"
     )
-    started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", script, "check", "--config", str(config), "--month", str(MONTH)],
         capture_output=True,
         text=True,
         cwd=REPO,
     )
-    seconds = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     assert "every input present and readable" in done.stdout and "heavy: []" in done.stdout
-    assert seconds < 3, seconds
 
 
 def test_check_names_missing_and_unreadable_inputs(tmp_path, capsys):
