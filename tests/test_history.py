@@ -245,8 +245,18 @@ def own_figures(month_metrics: dict) -> dict:
     kept = {
         k: v
         for k, v in figures(month_metrics).items()
-        # ettr_vs_expected: a run that ended this month carries its earlier months' part
-        if k not in ("history", "month_over_month", "summary", "data_quality", "change_flags", "ettr_vs_expected")
+        # ettr_vs_expected and breakdowns (their ETTR): a run that ended this month carries its
+        # earlier months' part
+        if k
+        not in (
+            "history",
+            "month_over_month",
+            "summary",
+            "data_quality",
+            "change_flags",
+            "ettr_vs_expected",
+            "breakdowns",
+        )
     }
     kept["failures_by_cause"] = [
         {k: v for k, v in c.items() if k != "month_over_month"} for c in month_metrics["failures_by_cause"]

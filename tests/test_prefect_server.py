@@ -33,7 +33,7 @@ def with_a_cluster(shipped: dict, cluster: str, config: str) -> dict:
     their `cluster` and `config` set, and the monthly schedule made active."""
     added = copy.deepcopy(shipped)
     for entry in shipped["deployments"]:
-        if entry["parameters"]["cluster"] == "demo":
+        if entry["parameters"].get("cluster") == "demo":  # (the study's entry names configs, not a cluster)
             site = copy.deepcopy(entry)
             site["name"] = entry["name"].removesuffix("-demo") + f"-{cluster}"
             site["parameters"] = {"cluster": cluster, "config": config}
