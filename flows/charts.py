@@ -82,12 +82,12 @@ class Chart:
     min_text_px: float  # the smallest text's font size in the PNG's pixels
 
 
-def _text(value: str) -> str:
+def chart_text(value: str) -> str:
     """Data shown in a chart: '$' would start matplotlib's math mode."""
     return str(value).replace("$", r"\$")
 
 
-def _figure(height_px: int) -> Figure:
+def new_figure(height_px: int) -> Figure:
     return Figure(figsize=(WIDTH_IN, height_px / 72), dpi=DPI, layout="constrained")
 
 
@@ -109,21 +109,21 @@ def _png(fig: Figure) -> bytes:
     return out.getvalue()
 
 
-def _gpus(bucket: dict) -> int:
+def bucket_gpus(bucket: dict) -> int:
     """Where a size bucket sits on the GPU axis: its upper end (its lower end when open)."""
     return bucket["max_gpus"] if bucket["max_gpus"] < 2**31 - 1 else bucket["min_gpus"]
 
 
-def _gpu_tick(value: float, _pos=None) -> str:
+def gpu_tick(value: float, _pos=None) -> str:
     n = int(round(value))
     return f"{n // 1024}k" if n >= 1024 else str(n)
 
 
 def mttf_chart(metrics: dict) -> Chart | None:
-    buckets = [b for b in metrics["mttf_by_size"] if _gpus(b) > 0 and b["runtime_hours"] > 0]
+    buckets = [b for b in metrics["mttf_by_size"] if bucket_gpus(b) > 0 and b["runtime_hours"] > 0]
     if not buckets:
         return None
-    fig = _figure(MTTF_HEIGHT)
+    fig = new_figure(MTTF_HEIGHT)
     ax = fig.add_subplot()
     observed = [b for b in buckets if b["mttf_hours"] is not None]
     bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
@@ -131,7 +131,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
     projections = metrics["projections"]
     for definition, colour, style in (("paper", BLUE, "-"), ("all", GREY, "--")):
         points = sorted(
-            [(_gpus(b), b["model_mttf_hours"][definition]) for b in metrics["mttf_by_size"] if _gpus(b) > 0]
+            [(bucket_gpus(b), b["model_mttf_hours"][definition]) for b in metrics["mttf_by_size"] if bucket_gpus(b) > 0]
             + [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in projections]
         )
         points = [(x, y) for x, y in points if y]
@@ -150,7 +150,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
         for x, y in shown:
             ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=BLUE)
     if observed:
-        xs = [_gpus(b) for b in observed]
+        xs = [bucket_gpus(b) for b in observed]
         ys = [b["mttf_hours"] for b in observed]
         err = [
             [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
@@ -160,7 +160,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
                     label="observed, 95% interval")  # fmt: skip
     if bounds:
         ax.plot(
-            [_gpus(b) for b in bounds],
+            [bucket_gpus(b) for b in bounds],
             [b["mttf_lower_hours"] for b in bounds],
             "^",
             color=GREEN,
@@ -170,7 +170,7 @@ def mttf_chart(metrics: dict) -> Chart | None:
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(_gpu_tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
     ax.yaxis.set_major_locator(LogLocator(base=10))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.yaxis.set_minor_locator(NullLocator())
@@ -190,10 +190,10 @@ def mttf_chart(metrics: dict) -> Chart | None:
             + ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
             + "."
         )
-    return _finish("mttf", fig, alt, MTTF_HEIGHT)
+    return finish_chart("mttf", fig, alt, MTTF_HEIGHT)
 
 
-def _month_tick(month: str) -> str:
+def month_tick(month: str) -> str:
     year, number = month.split("-")
     return f"{('Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec')[int(number) - 1]}\n{year}"
 
@@ -202,7 +202,7 @@ def trend_chart(metrics: dict) -> Chart | None:
     series = metrics["history"]["monthly"]
     if len(series) < 2:
         return None
-    fig = _figure(TREND_HEIGHT)
+    fig = new_figure(TREND_HEIGHT)
     ax = fig.add_subplot()
     for offset, (definition, colour, name) in zip(
         (-0.08, 0.08),
@@ -230,7 +230,7 @@ def trend_chart(metrics: dict) -> Chart | None:
     step = math.ceil(len(series) / 7)  # at most 7 month labels: each needs 1/7 of a phone-width chart
     ticks = range(len(series) - 1, -1, -step)[::-1]  # the latest month always labelled
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.set_xticklabels([_month_tick(series[i]["month"]) for i in ticks])
+    ax.set_xticklabels([month_tick(series[i]["month"]) for i in ticks])
     ax.set_ylim(bottom=0)
     ax.set_ylabel("failures per 1000 node-days")
     ax.set_title("Node failure rate $r_f$ by month, 95% intervals")
@@ -242,7 +242,7 @@ def trend_chart(metrics: dict) -> Chart | None:
         f"paper definition {fmt_dec(first['paper']['value'])} then {fmt_dec(last['paper']['value'])} "
         "failures per 1000 node-days."
     )
-    return _finish("failure_rate_trend", fig, alt, TREND_HEIGHT)
+    return finish_chart("failure_rate_trend", fig, alt, TREND_HEIGHT)
 
 
 def causes_chart(metrics: dict) -> Chart | None:
@@ -254,7 +254,7 @@ def causes_chart(metrics: dict) -> Chart | None:
     if window and window["months_available"] > 1:
         previous = {c["category"]: c for c in window["by_cause"]}
     height = 150 + 30 * len(causes)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     ys = list(range(len(causes)))[::-1]
     values = [c["rate_value"] or 0 for c in causes]
@@ -281,7 +281,7 @@ def causes_chart(metrics: dict) -> Chart | None:
             ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
                     label=f"last {window['months_available']} months")  # fmt: skip
     ax.set_yticks(ys)
-    ax.set_yticklabels([_text(label(c["category"])) for c in causes])
+    ax.set_yticklabels([chart_text(label(c["category"])) for c in causes])
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("failures per 1000 node-days (count on the bar)")
     ax.set_title("Infrastructure failures by cause")
@@ -291,7 +291,7 @@ def causes_chart(metrics: dict) -> Chart | None:
         for c in causes[:6]
     )
     alt += f"; and {len(causes) - 6} more." if len(causes) > 6 else "."
-    return _finish("causes", fig, alt, height)
+    return finish_chart("causes", fig, alt, height)
 
 
 def ettr_chart(metrics: dict) -> Chart | None:
@@ -299,7 +299,7 @@ def ettr_chart(metrics: dict) -> Chart | None:
     curves = [c for c in expected["curves"] if c["points"]]
     if not curves:
         return None
-    fig = _figure(ETTR_HEIGHT)
+    fig = new_figure(ETTR_HEIGHT)
     ax = fig.add_subplot()
     for colour, curve in zip(PALETTE, curves, strict=False):
         xs = [p["ckpt_minutes"] for p in curve["points"]]
@@ -347,19 +347,19 @@ def ettr_chart(metrics: dict) -> Chart | None:
             else "No optimum without a checkpoint write time: shorter intervals are always better."
         )
     )
-    return _finish("ettr", fig, alt, ETTR_HEIGHT)
+    return finish_chart("ettr", fig, alt, ETTR_HEIGHT)
 
 
 def job_mix_chart(metrics: dict) -> Chart | None:
     mix = metrics["job_mix"]
     if not mix or not metrics["totals"]["attempts"]:
         return None
-    fig = _figure(JOB_MIX_HEIGHT)
+    fig = new_figure(JOB_MIX_HEIGHT)
     ax = fig.add_subplot()
     left = [0.0, 0.0]
     for colour, row in zip(PALETTE, mix, strict=False):  # 12 colours, 11 outcomes
         shares = [row["attempt_share"] or 0, row["gpu_hours_share"] or 0]
-        ax.barh([1, 0], shares, left=left, color=colour, height=0.6, label=_text(label(row["outcome"])))
+        ax.barh([1, 0], shares, left=left, color=colour, height=0.6, label=chart_text(label(row["outcome"])))
         left = [a + b for a, b in zip(left, shares, strict=True)]
     ax.set_yticks([1, 0])
     ax.set_yticklabels(["attempts", "GPU-hours"])
@@ -372,7 +372,7 @@ def job_mix_chart(metrics: dict) -> Chart | None:
         f"{label(r['outcome'])} {fmt_pct(r['attempt_share'])} of attempts, {fmt_pct(r['gpu_hours_share'])} of GPU-hours"
         for r in mix
     )
-    return _finish("job_mix", fig, alt + ".", JOB_MIX_HEIGHT)
+    return finish_chart("job_mix", fig, alt + ".", JOB_MIX_HEIGHT)
 
 
 # The lemon signals charted (the paper's Fig. 11), in the order of the panels
@@ -395,7 +395,7 @@ def lemon_signals_chart(metrics: dict) -> Chart | None:
     signals = [s for s in LEMON_SIGNALS if distribution.get(s)]
     if not signals:
         return None
-    fig = _figure(LEMON_HEIGHT)
+    fig = new_figure(LEMON_HEIGHT)
     axes = fig.subplots(2, (len(signals) + 1) // 2, squeeze=False).ravel()
     for ax, signal in zip(axes, signals, strict=False):
         points = distribution[signal]
@@ -403,7 +403,7 @@ def lemon_signals_chart(metrics: dict) -> Chart | None:
         for candidate in lemons["candidates"]:
             if candidate.get(signal) is not None:
                 ax.axvline(candidate[signal], color=PALETTE[3], linewidth=0.6, alpha=0.6)
-        ax.set_title(_text(signal))
+        ax.set_title(chart_text(signal))
         ax.set_ylim(0, 1.02)
     for ax in axes[len(signals) :]:
         ax.set_visible(False)
@@ -413,10 +413,10 @@ def lemon_signals_chart(metrics: dict) -> Chart | None:
         + ", ".join(signals)
         + f"; the {len(lemons['candidates'])} candidates' values marked."
     )
-    return _finish("lemon_signals", fig, alt, LEMON_HEIGHT)
+    return finish_chart("lemon_signals", fig, alt, LEMON_HEIGHT)
 
 
-def _finish(name: str, fig: Figure, alt: str, height: int) -> Chart:
+def finish_chart(name: str, fig: Figure, alt: str, height: int) -> Chart:
     png = _png(fig)
     return Chart(name=name, png=png, alt=alt, width=WIDTH_PX, height=height, min_text_px=_smallest_text_px(fig))
 

@@ -45,7 +45,7 @@ def content_id(chart: str) -> str:
     return f"<{chart}.png@{CID_DOMAIN}>"
 
 
-def _printable(value):
+def printable(value):
     """Every value a template outputs: untrusted strings cannot carry control characters (terminal
     escapes, bidi overrides, forged line breaks) into the report; HTML escaping comes after."""
     if not isinstance(value, str) or isinstance(value, Markup):  # Markup: a macro's output, already safe
@@ -60,10 +60,10 @@ def _unbroken(text: str, names: Iterable[str]) -> Markup:
     break never falls inside (the longest name first where one contains another)."""
     names = sorted({n for n in names if n}, key=len, reverse=True)
     if not names:
-        return escape(_printable(text))
+        return escape(printable(text))
     pieces = re.split("(" + "|".join(map(re.escape, names)) + ")", text)
     return Markup("").join(
-        Markup('<span class="unbroken">{}</span>').format(_printable(p)) if i % 2 else escape(_printable(p))
+        Markup('<span class="unbroken">{}</span>').format(printable(p)) if i % 2 else escape(printable(p))
         for i, p in enumerate(pieces)
     )
 
@@ -77,7 +77,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        finalize=_printable,
+        finalize=printable,
     )
     env.filters.update(
         num=fmt_num,
@@ -107,6 +107,20 @@ def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
     return {name: {"src": src(c), "alt": c.alt, "width": c.width, "height": c.height} for name, c in charts.items()}
 
 
+def render_pages(template: str, text_template: str, charts: dict[str, Chart], **context) -> tuple[str, str, str]:
+    """A report's pages from its templates: the archived HTML (charts as data: URIs), the email's
+    HTML (CSS inlined, charts as cid: references) and the plain text."""
+    env = environment()
+    page = env.get_template(template)
+    html = page.render(
+        **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+    )
+    email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
+        page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
+    )
+    return html, email_html, env.get_template(text_template).render(**context, charts=charts)
+
+
 def build_report(metrics: dict) -> Report:
     """Everything the report directory holds besides the tables, from the month's full metrics."""
     # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
@@ -114,16 +128,7 @@ def build_report(metrics: dict) -> Report:
     metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
     metrics["summary"] = summarise(metrics)
     charts = render_charts(metrics)
-    env = environment()
-    page = env.get_template("report.html.j2")
-    html = page.render(
-        metrics=metrics,
-        charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode()),
-    )
-    email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
-        page.render(metrics=metrics, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
-    )
-    text = env.get_template("report.txt.j2").render(metrics=metrics, charts=charts)
+    html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, metrics=metrics)
     return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=metrics)
 
 

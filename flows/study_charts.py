@@ -2,9 +2,7 @@
 (flows/charts.py: 560 CSS px wide, text at least 10 px at 343 px, Okabe-Ito colours, byte-identical
 for identical figures), each cluster a series in its own colour (PALETTE in the clusters' order).
 Each chart draws the rows as they are: stacked bars stack a mart's rows, nothing is summed here.
-
-The private helpers of flows/charts.py (_figure, _finish, _gpus, _gpu_tick, _month_tick, _text) and
-flows/report.py's _printable (names shown) are imported on purpose: both reports draw alike."""
+The figure, ticks and shown names are flows/charts.py's and flows/report.py's: both reports draw alike."""
 
 from __future__ import annotations
 
@@ -21,14 +19,14 @@ from flows.charts import (
     STYLE,
     VERMILLION,
     Chart,
-    _figure,
-    _finish,
-    _gpu_tick,
-    _gpus,
-    _month_tick,
-    _text,
+    bucket_gpus,
+    chart_text,
+    finish_chart,
+    gpu_tick,
+    month_tick,
+    new_figure,
 )
-from flows.report import _printable
+from flows.report import printable
 from flows.summary import fmt_dec, fmt_duration, fmt_num, fmt_pct, label
 
 LEMON_SIGNAL = "incident_hours"  # the lemon signal charted per cluster (the paper's Fig. 11 panel)
@@ -38,7 +36,7 @@ LEGEND_ROW_PX = 28  # a legend row at TEXT_PT
 
 def _name(value: str) -> str:
     """A name from the logs or the site on a chart: no control characters, no math mode."""
-    return _text(_printable(value))
+    return chart_text(printable(value))
 
 
 def _measure(measure: str) -> str:
@@ -54,7 +52,7 @@ def _clusters(study: dict) -> list[tuple[str, dict, str]]:
 def _bucket_tick(size_bucket: str) -> str:
     """A size bucket's label, short: "1024" -> "1k", ">8192" -> ">8k"."""
     digits = size_bucket.lstrip(">")
-    return size_bucket[: len(size_bucket) - len(digits)] + _gpu_tick(int(digits)) if digits.isdigit() else size_bucket
+    return size_bucket[: len(size_bucket) - len(digits)] + gpu_tick(int(digits)) if digits.isdigit() else size_bucket
 
 
 def _sparse_ticks(ax: Axes, labels: list[str], most: int = 8) -> None:
@@ -84,7 +82,7 @@ def job_mix_chart(study: dict) -> Chart | None:
     outcomes = sorted({r["outcome"] for _, f, _ in clusters for r in f["job_mix"]})
     colour = {o: PALETTE[i % len(PALETTE)] for i, o in enumerate(outcomes)}
     height = 90 + 200 * len(clusters) + _legend_rows(len(outcomes), 3)
-    fig = _figure(height)
+    fig = new_figure(height)
     axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
     for ax, (name, figures, _) in zip(axes, clusters, strict=True):
         bottoms: dict[tuple[int, float], float] = {}
@@ -116,7 +114,7 @@ def job_mix_chart(study: dict) -> Chart | None:
             for most in [max(figures["job_mix"], key=lambda r: (r["attempt_share"] or 0, r["bucket_order"]))]
         )
     )
-    return _finish("job_mix", fig, alt, height)
+    return finish_chart("job_mix", fig, alt, height)
 
 
 def _model_definition(figures: dict) -> str:
@@ -127,7 +125,7 @@ def mttf_chart(study: dict) -> Chart | None:
     """The paper's Fig. 7: observed MTTF by job size with its interval, and each cluster's model
     line through the projection sizes, log-log."""
     height = 460 + _legend_rows(2 * len(study["clusters"]) + 2, 2)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     drawn, alt_parts = False, []
     n = len(study["clusters"])
@@ -135,9 +133,9 @@ def mttf_chart(study: dict) -> Chart | None:
         shift = 2 ** (0.12 * (i - (n - 1) / 2))  # clusters side by side at each size
         definition = _model_definition(figures)
         rate = figures["node_failure_rate"][definition]["value"]
-        buckets = [b for b in figures["mttf_by_size"] if _gpus(b) > 0 and b["runtime_hours"] > 0]
+        buckets = [b for b in figures["mttf_by_size"] if bucket_gpus(b) > 0 and b["runtime_hours"] > 0]
         model = sorted(
-            [(_gpus(b), b["model_mttf_hours"][definition]) for b in figures["mttf_by_size"] if _gpus(b) > 0]
+            [(bucket_gpus(b), b["model_mttf_hours"][definition]) for b in figures["mttf_by_size"] if bucket_gpus(b) > 0]
             + [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"]]
         )
         model = [(x, y) for x, y in model if y]
@@ -154,7 +152,7 @@ def mttf_chart(study: dict) -> Chart | None:
         bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
         if observed:
             ax.errorbar(
-                [_gpus(b) * shift for b in observed],
+                [bucket_gpus(b) * shift for b in observed],
                 [b["mttf_hours"] for b in observed],
                 yerr=[
                     [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
@@ -165,7 +163,7 @@ def mttf_chart(study: dict) -> Chart | None:
             )  # fmt: skip
             drawn = True
         if bounds:
-            ax.plot([_gpus(b) * shift for b in bounds], [b["mttf_lower_hours"] for b in bounds], "^", color=colour,
+            ax.plot([bucket_gpus(b) * shift for b in bounds], [b["mttf_lower_hours"] for b in bounds], "^", color=colour,
                     markerfacecolor="white", markersize=7)  # fmt: skip
         alt_parts.append(
             f"{name}: observed MTTF for {len(observed)} sizes"
@@ -183,7 +181,7 @@ def mttf_chart(study: dict) -> Chart | None:
     ax.plot([], [], "^", color=GREY, markerfacecolor="white", markersize=7, label="no failure: MTTF above")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(_gpu_tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
     ax.yaxis.set_major_locator(LogLocator(base=10))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.yaxis.set_minor_locator(NullLocator())
@@ -192,7 +190,7 @@ def mttf_chart(study: dict) -> Chart | None:
     ax.set_title("Mean time to failure by job size")
     _legend(fig, 2)
     alt = "Log-log chart of mean time to failure against job size, each cluster a colour. " + ". ".join(alt_parts)
-    return _finish("mttf", fig, alt + ".", height)
+    return finish_chart("mttf", fig, alt + ".", height)
 
 
 def causes_chart(study: dict) -> Chart | None:
@@ -203,7 +201,7 @@ def causes_chart(study: dict) -> Chart | None:
     clusters = _clusters(study)
     band = 12 + 16 * len(clusters)
     height = 130 + band * len(causes) + _legend_rows(len(clusters), 3)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     width = 0.8 / len(clusters)
     for i, (name, figures, colour) in enumerate(clusters):
@@ -236,14 +234,14 @@ def causes_chart(study: dict) -> Chart | None:
         + (f" and {len(figures['failures_by_cause']) - 4} more" if len(figures["failures_by_cause"]) > 4 else "")
         for name, figures, _ in clusters
     )
-    return _finish("causes", fig, alt + ".", height)
+    return finish_chart("causes", fig, alt + ".", height)
 
 
 def _month_axis(ax: Axes, months: list[str]) -> None:
     step = math.ceil(len(months) / 7)  # at most 7 month labels, the latest always labelled
     ticks = range(len(months) - 1, -1, -step)[::-1]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.set_xticklabels([_month_tick(months[i]) for i in ticks])
+    ax.set_xticklabels([month_tick(months[i]) for i in ticks])
 
 
 def trend_chart(study: dict) -> Chart | None:
@@ -252,7 +250,7 @@ def trend_chart(study: dict) -> Chart | None:
     if not clusters:
         return None
     height = 340 + _legend_rows(len(clusters), 3)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     months = [row["month"] for row in clusters[0][1]["monthly"]]
     n = len(clusters)
@@ -284,7 +282,7 @@ def trend_chart(study: dict) -> Chart | None:
         )
         + " failures per 1000 node-days."
     )
-    return _finish("failure_rate_trend", fig, alt, height)
+    return finish_chart("failure_rate_trend", fig, alt, height)
 
 
 def causes_by_month_chart(study: dict) -> Chart | None:
@@ -295,7 +293,7 @@ def causes_by_month_chart(study: dict) -> Chart | None:
         return None
     colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(causes)}
     height = 70 + 190 * len(clusters) + _legend_rows(len(causes), 2)
-    fig = _figure(height)
+    fig = new_figure(height)
     axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
     months = [row["month"] for row in clusters[0][1]["monthly"]]
     for ax, (name, figures, _) in zip(axes, clusters, strict=True):
@@ -318,7 +316,7 @@ def causes_by_month_chart(study: dict) -> Chart | None:
         f"Stacked bars of each cause's failures per 1000 node-days in each month, {months[0]} to {months[-1]}, one "
         "panel per cluster. Causes: " + ", ".join(label(c) for c in causes) + "."
     )
-    return _finish("causes_by_month", fig, alt, height)
+    return finish_chart("causes_by_month", fig, alt, height)
 
 
 def ettr_chart(study: dict) -> Chart | None:
@@ -328,7 +326,7 @@ def ettr_chart(study: dict) -> Chart | None:
     if not clusters:
         return None
     height = 400 + _legend_rows(2 * len(clusters), 2)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     n = len(clusters)
     for i, (name, figures, colour) in enumerate(clusters):
@@ -343,7 +341,7 @@ def ettr_chart(study: dict) -> Chart | None:
             ax.plot(*zip(*expected, strict=True), "--x", color=colour, markersize=7, linewidth=1.5,
                     label=f"{_name(name)} E[ETTR]")  # fmt: skip
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(_gpu_tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
     ax.set_ylim(top=1.0)
     ax.set_xlabel("mean GPUs of the job runs")
     ax.set_ylabel("ETTR")
@@ -360,7 +358,7 @@ def ettr_chart(study: dict) -> Chart | None:
             for name, figures, _ in clusters
         )
     )
-    return _finish("ettr", fig, alt + ".", height)
+    return finish_chart("ettr", fig, alt + ".", height)
 
 
 def expected_ettr_chart(study: dict) -> Chart | None:
@@ -374,7 +372,7 @@ def expected_ettr_chart(study: dict) -> Chart | None:
     sizes = sorted({c["gpus"] for _, f, _ in clusters for c in f["expected_ettr_grid"]["curves"]})
     overheads = clusters[0][1]["expected_ettr_grid"]["restart_overheads_minutes"]
     height = 70 + 240 * len(clusters) + _legend_rows(len(sizes) + len(overheads), 3)
-    fig = _figure(height)
+    fig = new_figure(height)
     axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
     for ax, (name, figures, _) in zip(axes, clusters, strict=True):
         grid = figures["expected_ettr_grid"]
@@ -413,7 +411,7 @@ def expected_ettr_chart(study: dict) -> Chart | None:
             if c["points"]
         )
     )
-    return _finish("expected_ettr", fig, alt + ".", height)
+    return finish_chart("expected_ettr", fig, alt + ".", height)
 
 
 def lemon_signals_chart(study: dict) -> Chart | None:
@@ -422,7 +420,7 @@ def lemon_signals_chart(study: dict) -> Chart | None:
     if not clusters:
         return None
     height = 340 + _legend_rows(len(clusters), 2)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     for name, figures, colour in clusters:
         lemons = figures["lemon_nodes"]
@@ -441,7 +439,7 @@ def lemon_signals_chart(study: dict) -> Chart | None:
         f"{len(f['lemon_nodes']['candidates'])} candidates"
         for name, f, _ in clusters
     )
-    return _finish("lemon_signals", fig, alt + ".", height)
+    return finish_chart("lemon_signals", fig, alt + ".", height)
 
 
 def lost_goodput_chart(study: dict) -> Chart | None:
@@ -460,7 +458,7 @@ def lost_goodput_chart(study: dict) -> Chart | None:
         return None
     order = [b for _, b in buckets]
     height = 360 + _legend_rows(len(clusters) + 1, 3)
-    fig = _figure(height)
+    fig = new_figure(height)
     ax = fig.add_subplot()
     width = 0.8 / len(clusters)
     for i, (name, figures, colour) in enumerate(clusters):
@@ -485,7 +483,7 @@ def lost_goodput_chart(study: dict) -> Chart | None:
             for name, f, _ in clusters
         )
     )
-    return _finish("lost_goodput", fig, alt + ".", height)
+    return finish_chart("lost_goodput", fig, alt + ".", height)
 
 
 def rate_ratio_chart(study: dict) -> Chart | None:
@@ -497,7 +495,7 @@ def rate_ratio_chart(study: dict) -> Chart | None:
     if not pairs:
         return None
     height = 90 + sum(60 + 26 * len(rows) for _, rows in pairs) + _legend_rows(2, 2)
-    fig = _figure(height)
+    fig = new_figure(height)
     axes = fig.subplots(len(pairs), 1, squeeze=False, height_ratios=[len(r) + 2 for _, r in pairs]).ravel()
     for ax, (pair, rows) in zip(axes, pairs, strict=True):
         ys = list(range(len(rows)))[::-1]
@@ -524,7 +522,7 @@ def rate_ratio_chart(study: dict) -> Chart | None:
         + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
         for p, rows in pairs
     )
-    return _finish("rate_ratios", fig, alt + ".", height)
+    return finish_chart("rate_ratios", fig, alt + ".", height)
 
 
 # in the order the study shows them

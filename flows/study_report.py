@@ -5,16 +5,14 @@ charts as cid:), `report.txt`, `charts/<name>.png`, `metrics.json` (the study's 
 
 from __future__ import annotations
 
-import base64
 import json
 from datetime import date
 from pathlib import Path
 
-import css_inline
 import pyarrow as pa
 
 from flows.exports import write_exports
-from flows.report import CHARTS_DIR, Report, _chart_refs, content_id, environment
+from flows.report import CHARTS_DIR, Report, render_pages
 from flows.study_charts import render_study_charts
 
 
@@ -23,16 +21,7 @@ def render_study(study: dict) -> Report:
     # as metrics.json stores it: a study rendered again from the saved file is byte-identical
     study = json.loads(json.dumps(study, sort_keys=True, default=str))
     charts = render_study_charts(study)
-    env = environment()
-    page = env.get_template("study.html.j2")
-    html = page.render(
-        study=study,
-        charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode()),
-    )
-    email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
-        page.render(study=study, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
-    )
-    text = env.get_template("study.txt.j2").render(study=study)
+    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, study=study)
     return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=study)
 
 
