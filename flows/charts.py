@@ -431,8 +431,13 @@ CHARTS: tuple[Callable[[dict], Chart | None], ...] = (
 )
 
 
-def render_charts(metrics: dict) -> dict[str, Chart]:
-    """Every chart the month's data supports, by name (a chart without data is left out)."""
+def draw_charts(draws: tuple[Callable[[dict], Chart | None], ...], figures: dict) -> dict[str, Chart]:
+    """Every chart of `draws` that `figures` support, by name (a chart without data is left out)."""
     with matplotlib.rc_context(STYLE):
-        drawn = [draw(metrics) for draw in CHARTS]
+        drawn = [draw(figures) for draw in draws]
     return {chart.name: chart for chart in drawn if chart is not None}
+
+
+def render_charts(metrics: dict) -> dict[str, Chart]:
+    """The month's charts."""
+    return draw_charts(CHARTS, metrics)

@@ -289,15 +289,20 @@ def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
 DEMO_MONTHS = 3  # the demo reports the last of three continuous months, so its trend has a history
 
 
+def months_before(month: Month, count: int) -> Month:
+    """The month `count` months before `month`."""
+    for _ in range(count):
+        month = month.previous()
+    return month
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from simulator import SimParams, simulate
 
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     last = args.month or Month.last_full()
-    first = last
-    for _ in range(DEMO_MONTHS - 1):
-        first = first.previous()
+    first = months_before(last, DEMO_MONTHS - 1)
     config_path = write_demo_config(workdir, args.cluster, Path(args.reports))
     sim_dir = workdir / "sim" / args.cluster
     say(f"simulating {args.nodes} nodes of {args.cluster}, {first}..{last} ...")
@@ -338,9 +343,7 @@ def cmd_demo_study(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     last = args.month or Month.last_full()
-    first = last
-    for _ in range(DEMO_STUDY_MONTHS - 1):
-        first = first.previous()
+    first = months_before(last, DEMO_STUDY_MONTHS - 1)
     configs = []
     for i, (cluster, r_f) in enumerate(DEMO_STUDY_CLUSTERS.items()):
         configs.append(str(write_demo_config(workdir, cluster, Path(args.reports))))

@@ -9,18 +9,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from flows.charts import (
     GREY,
     PALETTE,
-    STYLE,
     VERMILLION,
     Chart,
     bucket_gpus,
     chart_text,
+    draw_charts,
     finish_chart,
     gpu_tick,
     month_tick,
@@ -541,7 +540,5 @@ CHARTS: tuple[Callable[[dict], Chart | None], ...] = (
 
 
 def render_study_charts(study: dict) -> dict[str, Chart]:
-    """Every chart the study's data supports, by name (a chart without data is left out)."""
-    with matplotlib.rc_context(STYLE):
-        drawn = [draw(study) for draw in CHARTS]
-    return {chart.name: chart for chart in drawn if chart is not None}
+    """The study's charts."""
+    return draw_charts(CHARTS, study)

@@ -209,6 +209,32 @@ def fresh_warehouse(tmp_path_factory) -> Callable[..., Path]:
     return point
 
 
+CHROMIUM = "/usr/bin/chromium"
+# Chromium's sandbox cannot run as root, so it is off; and no background
+# connections, which this machine's closed network refuses. playwright starts it with a fresh profile.
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless chromium (the Makefile installs it), driven by playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
 @pytest.fixture(scope="module")
 def prefect_server(tmp_path_factory):
     """A real Prefect server on 127.0.0.1, one per test file that uses it (stopped after it: an idle

@@ -7,38 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 from test_report import CHARTS, CID, OCTOBER, built_months, headline_strings
 
 from flows.report import Report, build_report
 
-CHROMIUM = "/usr/bin/chromium"
-# Chromium's sandbox cannot run as root, so it is off; and no background
-# connections, which this machine's closed network refuses. playwright starts it with a fresh profile.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report-browser"
 
 
 @pytest.fixture(scope="module")
 def october(tmp_path_factory) -> Path:
     return built_months(tmp_path_factory)[str(OCTOBER)]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

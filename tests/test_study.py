@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import email_section
 from lemon_history import NO_TESTS
-from test_study_report import assert_reads_well, browser, shown_pages  # noqa: F401 (a fixture)
+from test_study_report import assert_reads_well, shown_pages
 
 from flows.backfill import month_range
 from flows.cli import main, write_demo_config
@@ -155,11 +155,10 @@ def test_a_range_that_is_empty_or_not_over_is_refused(built, capsys):
 
 
 @pytest.mark.parametrize("width", [600, 375])
-def test_the_years_study_reads_well_in_a_browser(built, width, capsys, request):
+def test_the_years_study_reads_well_in_a_browser(built, browser, width, capsys):
     """The study as archived (rendered again from its metrics.json: the same bytes), and its email
     as a mail client shows it, in Chromium at a mail pane's and a phone's width."""
-    chromium = request.getfixturevalue("browser")  # test_study_report's
     report = render_study(json.loads((built["dir"] / "metrics.json").read_text()))
     assert report.html == (built["dir"] / "report.html").read_text()
     for name, path in shown_pages(report, built["work"] / "shown").items():
-        assert_reads_well(chromium, path, report, width, f"year-{name}-{width}px.png", capsys)
+        assert_reads_well(browser, path, report, width, f"year-{name}-{width}px.png", capsys)

@@ -12,9 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 from test_report import CID, Page
-from test_report_browser import CHROMIUM, FLAGS, email_as_shown, leave_nothing
+from test_report_browser import email_as_shown, leave_nothing
 
 from flows.analysis import CONFIDENCE, failure_rate, model_mttf_hours, mttf_interval, projections
 from flows.backfill import month_range
@@ -326,14 +325,6 @@ def test_untrusted_strings_are_escaped_and_neutralised_everywhere():
 
 
 # --- in a browser -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
