@@ -1,5 +1,6 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
-# Both build the virtual environment from the committed lock first (uv, ~15 s cold, ~1 s warm).
+# Both build the virtual environment from the committed lock first (uv, ~15 s cold, ~1 s warm);
+# `make test` adds the optional Spark engine (requirements-spark.lock.txt, Java 17), which it tests.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -64,14 +65,13 @@ $(CHROMIUM):
 # The dbt templater compiles the project against a throwaway warehouse (the profile needs a path).
 SQLFLUFF := DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint dbt_project/models
 
-test: setup $(CHROMIUM)
+test: setup-spark $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	$(SQLFLUFF)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not spark"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-# The Spark engine's equality test (tests/test_spark.py, about 11 min on two cores): not yet in
-# `make test`, whose 15 minutes it does not fit (README, "When one machine is not enough").
+# The Spark engine's tests alone (tests/test_spark.py, also part of `make test`).
 test-spark: setup-spark
 	$(BIN)/pytest -q -m spark tests/test_spark.py
 

@@ -287,6 +287,7 @@ def prefect_server(tmp_path_factory):
 # (about 7 min) with test_slurm_live, test_study (about 6 min) with test_package, test_faults with
 # test_prefect_server; the rest go to whichever worker is free.
 SLOWEST_FILES = (
+    "test_spark.py",
     "test_history.py",
     "test_study.py",
     "test_faults.py",
