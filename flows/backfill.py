@@ -1,22 +1,32 @@
-"""Backfill: build a range of past months of one cluster, oldest first, one at a time.
+"""Backfill: build a range of past months of one cluster, oldest first, one at a time; or of
+several clusters side by side, each in its own process.
 
-Months run sequentially (dbt must never build two months into one DuckDB file at once), each as
-a `monthly-report` subflow holding the cluster lock. A month whose report exists is skipped unless
+A cluster's months run sequentially (dbt must never build two months into one DuckDB file at once,
+and each month's incremental marts and run history follow from the months before it), each as a
+`monthly-report` subflow holding the cluster lock. A month whose report exists is skipped unless
 `force`, or unless it is one to send and its figures were not sent; a failed month is reported and
 the next one still runs. Only the months `email` names are sent: rebuilding a year must not email
-a year of reports.
+a year of reports. Clusters share nothing (warehouse, lock, data directories), so
+`backfill-clusters` runs their backfills at the same time.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+import subprocess
+import sys
+import threading
+from typing import IO, Literal
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_client, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import wait
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.artifact import publish_backfill_artifact
 from flows.config import ClusterConfig
 from flows.delivery import channels, delivery_status
-from flows.errors import EXIT_FAILED, EXIT_INPUT, is_input_error
+from flows.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
 from flows.months import Month
 from flows.pipeline import (
     config_path,
@@ -130,3 +140,92 @@ def backfill(
             stages=", ".join(f"{o['month']} {o['stage']}" for o in failed),
         )
     return outcomes
+
+
+def backfill_command(
+    config: str,
+    from_month: Month,
+    to_month: Month,
+    force: bool,
+    resend: bool,
+    partial: bool,
+    email: EmailChoice,
+    debug: bool,
+) -> list[str]:
+    """The `reliability-report backfill` command line of one cluster's config, with these options."""
+    command = [sys.executable, "-m", "flows.cli", "backfill", "--config", config]
+    command += ["--from", str(from_month), "--to", str(to_month), "--email", email]
+    flags = {"--force": force, "--resend": resend, "--partial": partial, "--debug": debug}
+    return command + [flag for flag, given in flags.items() if given]
+
+
+_relay_lock = threading.Lock()  # one child's line is written whole, never into another's
+
+
+def relay(lines: IO[str], to: IO[str], prefix: str) -> None:
+    """Copy each line of a child's output to `to` as it comes, prefixed."""
+    for line in lines:
+        with _relay_lock:
+            to.write(prefix + line)
+            to.flush()
+
+
+@task(name="backfill-cluster", task_run_name="backfill-{cluster}", cache_policy=NO_CACHE)
+def backfill_cluster(cluster: str, command: list[str], api_url: str) -> None:
+    """Run one cluster's backfill `command` in a process of its own (dbt's in-process runner must not
+    build twice at once in one process; a local Spark session is one per process), reporting to the
+    Prefect API at `api_url`. Its stdout and stderr lines are relayed to ours, each prefixed
+    `[cluster] `. Raises BackfillError with its exit code (2: its failures were all on inputs)."""
+    env = {**os.environ, "PREFECT_API_URL": api_url, "PYTHONUNBUFFERED": "1"}
+    prefix = f"[{cluster}] "
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        errors = threading.Thread(target=relay, args=(child.stderr, sys.stderr, prefix), daemon=True)
+        errors.start()
+        relay(child.stdout, sys.stdout, prefix)
+        errors.join()
+    if child.returncode != 0:
+        raise BackfillError(f"exit {child.returncode}", inputs_only=child.returncode == EXIT_INPUT)
+
+
+@flow(name="backfill-clusters")
+def backfill_clusters(
+    configs: dict[str, str],
+    from_month: Month,
+    to_month: Month,
+    parallel: int,
+    force: bool = False,
+    resend: bool = False,
+    partial: bool = False,
+    email: EmailChoice = "latest",
+    debug: bool = False,
+) -> None:
+    """Backfill several clusters at once: `configs` maps each cluster to its config file, and each
+    cluster's `backfill` (the same months and options) runs as a task in its own process, `parallel`
+    of them at a time. A failed cluster does not stop the others; each child alerts on its own
+    failures and publishes its own artifact. Raises BackfillError naming the failed clusters, exit
+    code 2 when all of them failed on their inputs, else 1."""
+    api_url = str(get_client(sync_client=True).api_url)  # the children report to this run's API
+    with ThreadPoolTaskRunner(max_workers=parallel) as runner:
+        futures = {
+            cluster: runner.submit(
+                backfill_cluster,
+                {
+                    "cluster": cluster,
+                    "command": backfill_command(config, from_month, to_month, force, resend, partial, email, debug),
+                    "api_url": api_url,
+                },
+            )
+            for cluster, config in configs.items()
+        }
+        wait(list(futures.values()))
+    failed = {
+        cluster: future.state.result(raise_on_failure=False)
+        for cluster, future in futures.items()
+        if not future.state.is_completed()
+    }
+    if failed:
+        raise BackfillError(
+            f"{len(failed)} of {len(configs)} clusters failed: "
+            + ", ".join(f"{cluster} ({error})" for cluster, error in failed.items()),
+            inputs_only=all(exit_code(error) == EXIT_INPUT for error in failed.values()),
+        )

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from flows.config import (
+    ClusterConfig,
     ConfigError,
     check_output_paths,
     config_summary,
@@ -181,12 +182,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_DONE
 
 
+def loaded_clusters(paths: list[str]) -> list[ClusterConfig]:
+    """Every config, loaded before any work; two configs of one cluster are a UsageError (one
+    backfill at a time builds a cluster's months)."""
+    configs = [load_config(path) for path in paths]
+    seen: dict[str, str] = {}
+    for path, config in zip(paths, configs, strict=True):
+        if config.cluster in seen:
+            raise UsageError(
+                f"{seen[config.cluster]} and {path} are both of cluster {config.cluster}: "
+                "give each cluster's config once (its months are built by one backfill, oldest first)"
+            )
+        seen[config.cluster] = path
+    return configs
+
+
 def cmd_backfill(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    configs = loaded_clusters(args.config)
     if args.to_month < args.from_month:
         raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     checked_months(args.from_month, args.to_month, partial=args.partial)
-    check_output_paths(config)
+    for config in configs:
+        check_output_paths(config)
+    if len(configs) > 1:
+        return backfill_in_parallel(args, configs)
+    (config,) = configs
     show_progress()
     say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
     from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
@@ -205,6 +225,32 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
         print(f"  {outcome['month']}  {outcome['outcome']:<8} {outcome['detail']}")
+    return EXIT_DONE
+
+
+def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig]) -> int:
+    """Each cluster's backfill in its own process, --parallel of them at a time (default: one per
+    cluster, at most one per core), their lines prefixed with the cluster."""
+    parallel = args.parallel or min(len(configs), os.cpu_count() or 1)
+    names = ", ".join(c.cluster for c in configs)
+    say(f"{names} {args.from_month}..{args.to_month}: starting {len(configs)} backfills, {parallel} at a time ...")
+    from flows.backfill import backfill_clusters  # Prefect's import alone takes seconds: after the line above
+
+    if not args.debug:
+        keep_prefect_off_the_console()
+    # the flow's client starts the temporary API server (no PREFECT_API_URL) that the children report to
+    backfill_clusters(
+        configs={c.cluster: str(c.config_path) for c in configs},
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
+        parallel=parallel,
+        force=args.force,
+        resend=args.resend,
+        partial=args.partial,
+        email=args.email,
+        debug=args.debug,
+    )
+    say(f"{names} {args.from_month}..{args.to_month}: every cluster's months built or skipped")
     return EXIT_DONE
 
 
@@ -315,7 +361,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     code = cmd_backfill(
         argparse.Namespace(
-            config=str(config_path),
+            config=[str(config_path)],
             from_month=first,
             to_month=last,
             force=True,
@@ -401,13 +447,30 @@ def add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     run.set_defaults(func=cmd_run)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of at least 1: {text!r}")
+    return int(text)
+
+
 def add_backfill_parser(sub, common: argparse.ArgumentParser) -> None:
     back = sub.add_parser(
-        "backfill", parents=[common], help="build a range of past months of one cluster, oldest first"
+        "backfill",
+        parents=[common],
+        help="build a range of past months, oldest first; several clusters side by side, each in its own process",
     )
     back.add_argument("--from", dest="from_month", required=True, type=_month, help="first month, YYYY-MM")
     back.add_argument("--to", dest="to_month", required=True, type=_month, help="last month, YYYY-MM")
-    back.add_argument("--config", required=True, help="cluster config (TOML)")
+    back.add_argument(
+        "--config", required=True, action="append", help="a cluster's config (TOML); repeat for each cluster"
+    )
+    back.add_argument(
+        "--parallel",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="with several --config: backfill N clusters at a time (default: each cluster, at most one per core)",
+    )
     back.add_argument(
         "--force", action="store_true", help="rebuild months whose report exists (sending follows --email)"
     )

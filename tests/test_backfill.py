@@ -1,8 +1,10 @@
 """`reliability-report backfill`: months in order, one at a time; a failed month is reported and the
 next one still runs; months already built are skipped unless --force; only the months --email names
 are sent (default: the latest), and every month says truthfully whether it was emailed or archived;
-changed figures send a correction. Email goes to a real SMTP server on 127.0.0.1."""
+changed figures send a correction. Email goes to a real SMTP server on 127.0.0.1. Several clusters
+(--config repeated) are built side by side, each in its own process; a failed one stops no other."""
 
+import json
 import re
 
 import pytest
@@ -99,3 +101,41 @@ def test_a_range_must_be_in_order_and_not_in_the_future(cluster, capsys):
     assert backfill(cluster, capsys, "--from", "2026-09", "--to", "2026-08")[0] == 2
     code, _, err = backfill(cluster, capsys, "--from", "2026-08", "--to", "2999-01")
     assert code == 2 and "error: month 2999-01 is in the future" in err
+
+
+def test_several_clusters_are_built_side_by_side_and_a_failed_one_stops_no_other(tmp_path, fresh_warehouse, capsys):
+    """Each cluster's backfill in its own process at the same time; pc has no logs."""
+    truths, configs = {}, []
+    for cluster, seed, slot in (("pa", 5, "test"), ("pb", 6, "second"), ("pc", None, None)):
+        config = write_demo_config(tmp_path, cluster, tmp_path / "reports")
+        configs += ["--config", str(config)]
+        if seed is not None:
+            fresh_warehouse(config, slot)  # "test": the parse other tests' warehouses share
+            params = SimParams(cluster, Month.parse("2026-08"), nodes=16, seed=seed, r_f=20.0)
+            truths[cluster] = simulate(params, tmp_path / "sim" / cluster / "2026-08")
+    code = main(["backfill", *configs, "--from", "2026-08", "--to", "2026-08"])
+    out, err = capsys.readouterr()
+    assert code == 2, out + err  # the only failure is pc's missing input
+    assert "error: 1 of 3 clusters failed: pc (exit 2)" in err
+    assert "[pc] error: 1 of 1 months failed: 2026-08: at stage land: MissingInputError: no job records" in err
+    for cluster, truth in truths.items():
+        assert re.search(rf"^\[{cluster}\]   2026-08  built ", out, re.M), out
+        metrics = json.loads((tmp_path / "reports" / cluster / "2026-08" / "metrics.json").read_text())
+        false_positives = truth["window_false_positives"]
+        extra = {"all": len(false_positives), "paper": sum(f["gpus"] > 128 for f in false_positives)}
+        for definition in ("paper", "all"):
+            reported, injected = metrics["node_failure_rate"][definition], truth["r_f_per_1000_node_days"][definition]
+            assert reported["failures"] == injected["failures"] + extra[definition]
+            assert reported["node_days"] == pytest.approx(injected["node_days"], rel=1e-6)
+
+
+def test_two_configs_of_one_cluster_are_refused_before_any_work(cluster, tmp_path, capsys):
+    first, again = cluster["config"], tmp_path / "again.toml"
+    again.write_text(first.read_text())
+    code = main(["backfill", "--config", str(first), "--config", str(again), "--from", "2026-08", "--to", "2026-08"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""  # before the first progress line
+    assert err == (
+        f"error: {first} and {again} are both of cluster bf: "
+        "give each cluster's config once (its months are built by one backfill, oldest first)\n"
+    )
