@@ -9,6 +9,7 @@ The SQL they send is the common subset of both engines, with `?` parameters.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -134,6 +135,8 @@ def spark_settings(config: ClusterConfig) -> dict[str, str]:
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {given.pop('spark.driver.extraJavaOptions', '')}".strip(),
             "spark.sql.shuffle.partitions": "8",
             "spark.ui.enabled": "false",
+            # Spark's Python workers (rows made in Python) run this interpreter, not python3 on PATH
+            "spark.pyspark.python": sys.executable,
         }
     settings |= given
     settings |= {

@@ -283,9 +283,9 @@ def prefect_server(tmp_path_factory):
 
 # The longest files first: under `--dist loadfile` none of them then starts last and runs alone at the
 # end. xdist hands each of the three workers two files at the start, round robin (the 1st and 4th
-# to the first worker, ...), so the order pairs each long file with a shorter one: test_history
-# (about 7 min) with test_slurm_live, test_study (about 6 min) with test_package, test_faults with
-# test_prefect_server; the rest go to whichever worker is free.
+# to the first worker, ...), so the order pairs each long file with a shorter one: test_spark
+# (about 5 min under load) with test_faults, test_history (about 7 min) with test_slurm_live,
+# test_study (about 6 min) with test_package; the rest go to whichever worker is free.
 SLOWEST_FILES = (
     "test_spark.py",
     "test_history.py",
