@@ -12,16 +12,7 @@ with runs as (
 
 sets as (
 
-    select
-        'all' as run_set,
-        runs.*
-    from runs
-    union all
-    select
-        'priority' as run_set,
-        runs.*
-    from runs
-    where runs.is_priority_run
+    {{ ettr_run_sets('runs') }}
 
 ),
 
@@ -56,11 +47,7 @@ select
     runs,
     mean_gpus,
     mean_ettr,
-    -- the sample standard deviation from ordered means: the same figure whatever order the rows come in
-    case
-        when runs > 1
-            then sqrt(greatest(runs / (runs - 1e0) * (mean_ettr_squared - mean_ettr * mean_ettr), 0))
-    end as stddev_ettr,
+    {{ ettr_stddev_from_means() }} as stddev_ettr,
     median_ettr,
     min_ettr
 from means
