@@ -17,7 +17,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 # three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
 TEST_WORKERS ?= 3
 
-.PHONY: setup setup-spark java demo demo-study test test-spark lint lock clean
+.PHONY: setup setup-spark java demo demo-study test test-fast test-spark lint lock clean
 
 setup: $(STAMP)
 
@@ -70,6 +70,11 @@ test: setup-spark $(CHROMIUM)
 	$(BIN)/ruff format --check flows tests bench simulator
 	$(SQLFLUFF)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# The quick tier for the inner loop: readers, config, figures, templates, the dbt models' unit tests;
+# no month builds, servers, Spark or browser (tests marked `slow`). `make test` runs everything.
+test-fast: setup
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not slow"
 
 # The Spark engine's tests alone (tests/test_spark.py, also part of `make test`).
 test-spark: setup-spark

@@ -25,6 +25,7 @@ from flows.config import (
 from flows.errors import EXIT_DONE, UsageError, exit_code
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
+from flows.prefect_api import start_api, wait_for_api
 
 # pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
 # tool reads no pandas through it, and the warning would reach every command's stderr
@@ -84,13 +85,10 @@ def keep_prefect_off_the_console() -> None:
 
 
 def overlap_start_up(debug: bool = False) -> None:
-    """Pay the run's fixed start-up costs side by side: while the temporary Prefect API server boots
-    in its own process (not when PREFECT_API_URL names a server), this process imports dbt and
-    Great Expectations in a thread (bench/README.md has the timings)."""
+    """Pay the run's fixed start-up costs side by side: the temporary Prefect API server (started by
+    start_api() before Prefect was imported) boots in its own process while this process imports dbt
+    and Great Expectations; returns when both are done (bench/README.md has the timings)."""
     import threading
-
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_API_URL
 
     if not debug:
         keep_prefect_off_the_console()
@@ -99,11 +97,10 @@ def overlap_start_up(debug: bool = False) -> None:
         import great_expectations  # noqa: F401
         from dbt.cli.main import dbtRunner  # noqa: F401
 
-    # prefect's own imports are done above, in this thread: the two threads never import the same module
+    # prefect's own imports are done before, in this thread: the two threads never import the same module
     warm = threading.Thread(target=import_stage_libraries, name="import-stage-libraries", daemon=True)
     warm.start()
-    if not PREFECT_API_URL.value():
-        SubprocessASGIServer().start()  # the flow's client finds it running
+    wait_for_api()
     warm.join()
 
 
@@ -161,6 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     missing_inputs(args.month, config.source_paths(args.month))
     show_progress()
     say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
+    start_api()
     from flows.pipeline import monthly_report  # Prefect's import alone takes seconds: after the line above
 
     overlap_start_up(args.debug)
@@ -209,6 +207,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     (config,) = configs
     show_progress()
     say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    start_api()
     from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
 
     overlap_start_up(args.debug)
@@ -234,11 +233,12 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
     parallel = args.parallel or min(len(configs), os.cpu_count() or 1)
     names = ", ".join(c.cluster for c in configs)
     say(f"{names} {args.from_month}..{args.to_month}: starting {len(configs)} backfills, {parallel} at a time ...")
+    start_api()  # the API server the children report to too
     from flows.backfill import backfill_clusters  # Prefect's import alone takes seconds: after the line above
 
     if not args.debug:
         keep_prefect_off_the_console()
-    # the flow's client starts the temporary API server (no PREFECT_API_URL) that the children report to
+    wait_for_api()
     backfill_clusters(
         configs={c.cluster: str(c.config_path) for c in configs},
         from_month=str(args.from_month),
@@ -264,6 +264,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     names = ", ".join(c.cluster for c in configs)
     show_progress()
     say(f"study of {names}, {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    start_api()
     from flows.study import study  # Prefect's import alone takes seconds: after the line above
 
     overlap_start_up(args.debug)

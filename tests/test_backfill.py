@@ -14,6 +14,8 @@ from flows.cli import main, write_demo_config
 from flows.months import Month
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 
 @pytest.fixture(scope="module")
 def cluster(smtp_server, tmp_path_factory, fresh_warehouse):

@@ -23,6 +23,8 @@ from flows.pipeline import render
 from flows.warehouse import build_month, build_study, landed_months
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 CLUSTER = "brk"
 FIRST, LAST = Month.parse("2026-03"), Month.parse("2026-04")
 MONTHS = (FIRST, LAST)

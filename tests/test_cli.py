@@ -146,6 +146,7 @@ def test_a_backfill_exits_2_when_its_months_failed_on_their_inputs_else_1():
     assert exit_code(BackfillError("2 of 2 months failed", inputs_only=False)) == EXIT_FAILED
 
 
+@pytest.mark.slow  # a whole backfill through the installed entry point
 def test_the_console_script_prints_no_tracebacks_or_leak_noise(config, tmp_path):
     """A backfill whose month has no logs, through the installed entry point: the progress lines,
     then one error line naming the job records, exit 2 (the same as `run`), nothing else on stderr."""

@@ -26,6 +26,8 @@ from flows.pipeline import monthly_report
 from flows.sent_log import SENDING, SENT, SentLog, SentRecord
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 BASE_CONFIG = 'cluster = "m"\n\n[[sources]]\nkind = "sacct_psv"\npath = "x.psv"\n\n'
 
 

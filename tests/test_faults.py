@@ -24,6 +24,8 @@ from flows.pipeline import config_path, monthly_report
 from flows.sent_log import SENDING, SentLog
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 HOLD = "from flows.runlock import cluster_lock; import sys, time\nwith cluster_lock(__import__('pathlib').Path(sys.argv[1]), 'c'):\n    print('held', flush=True); time.sleep(120)\n"
 
 

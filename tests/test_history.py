@@ -19,6 +19,8 @@ from flows.months import Month
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-08")
 MONTHS = [FIRST, FIRST.next(), FIRST.next().next(), LAST]
 CLUSTER = "hist"

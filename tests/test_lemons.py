@@ -8,6 +8,8 @@ from flows.config import AnalysisConfig
 from flows.lemons import FleetFit, Rules, bulk_fit, fleet_fit
 from flows.months import Month
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 MONTH = Month.parse("2026-10")
 
 

@@ -16,6 +16,8 @@ from flows.cli import main
 from flows.config import load_config
 from flows.months import Month
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 HEADER = (
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|State|ExitCode|Submit|Eligible|Start|End|Elapsed|"
     "NNodes|NodeList|AllocTRES|ReqTRES|Reason|DerivedExitCode"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 UV = Path(sys.executable).parent / "uv"  # installed into .venv by the Makefile
 

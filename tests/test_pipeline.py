@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-import yaml
 
 from flows.cli import write_demo_config
 from flows.config import load_config
@@ -20,6 +19,8 @@ from flows.pipeline import monthly_report
 from flows.quality import DataQualityError, validate_month
 from flows.warehouse import build_month
 from simulator import SimParams, simulate
+
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 
 MONTH = Month.parse("2026-10")
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -474,26 +475,6 @@ def test_job_run_ettr_recovers_the_simulated_runs(month_run):
         compared.append((mine["ettr"], truth, mine["interruptions"]))
     assert len(compared) >= 10 and any(interruptions for *_, interruptions in compared)
     assert all(abs(mine - truth) <= 0.02 for mine, truth, _ in compared)
-
-
-def test_the_models_unit_tests_pass(month_run):
-    """The dbt unit tests (attribution window edges, cause priority, job-run chaining, month
-    boundaries...) run here rather than in every monthly build."""
-    from flows.warehouse import dbt_command
-
-    config = load_config(month_run["config"])
-    landed = config.data_dir / "landed" / CLUSTER / str(MONTH)
-    declared = sum(
-        len(yaml.safe_load(path.read_text()).get("unit_tests", []))
-        for path in (REPO_ROOT / "dbt_project" / "models").rglob("*.yml")
-    )
-    # in a build: a unit test reads its inputs' columns from them, and the month's intermediate
-    # tables exist only during a build (in its in-memory scratch database). Without the data tests:
-    # month_run's build ran them on this month (it leaves out only the unit tests).
-    result = dbt_command(config, MONTH, landed, "build", "--exclude-resource-type", "test")
-    unit = [r for r in result.result.results if r.node.resource_type == "unit_test"]
-    assert result.success and declared >= 7
-    assert len(unit) == declared and all(str(r.status) == "pass" for r in unit)
 
 
 def test_month_over_month_change_is_a_poisson_test():

@@ -25,6 +25,8 @@ from flows.cli import write_demo_config
 from flows.months import Month
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

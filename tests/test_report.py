@@ -24,6 +24,8 @@ from flows.pipeline import monthly_report
 from flows.report import NOTICE_PLACEHOLDER, build_report, write_report
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 CLUSTER = "rpt"
 SEPTEMBER, OCTOBER = Month.parse("2026-09"), Month.parse("2026-10")
 HOSTILE = "<img src=x onerror=alert(1)>"

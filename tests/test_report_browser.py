@@ -11,6 +11,8 @@ from test_report import CHARTS, CID, OCTOBER, built_months, headline_strings
 
 from flows.report import Report, build_report
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report-browser"
 
 

@@ -20,6 +20,8 @@ import pytest
 from flows.months import Month
 from flows.pipeline import monthly_report
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 SCRIPTS = Path(__file__).resolve().parent / "slurm"
 PORT_BASE = "17800"  # away from the scripts' default, so a developer's own test cluster is not touched
 

@@ -28,7 +28,7 @@ from simulator import SimParams, simulate
 FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-07")
 MONTHS = [FIRST, FIRST.next(), LAST]
 CLUSTER = "sparky"
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 # A local Spark for small months: two cores, one shuffle partition, no generated Java (compiling it
 # costs more than it saves here), its own Derby metastore and tables under the test's directory.
 # The JIT's first tier only (C2's compiles cost more than they save in minutes of small queries),

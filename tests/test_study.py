@@ -26,6 +26,8 @@ from flows.study_report import render_study
 from flows.warehouse import dbt_command
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 FIRST, LAST = Month.parse("2025-11"), Month.parse("2026-10")
 CLUSTERS = {"rsc1": (6.5, 61), "rsc2": (2.34, 62)}  # r_f per 1000 node-days, seed
 NODES = 64

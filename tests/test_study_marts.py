@@ -24,6 +24,8 @@ from simulator.records import HIGH_QOS_MIN_GPUS
 from simulator.truth import BUCKET_OF
 from simulator.workload import TRAINING_MIN_GPUS
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-07")
 MONTHS = [FIRST, FIRST.next(), LAST]
 CLUSTER = "study"

@@ -339,6 +339,7 @@ SMALLEST_TEXT = """sub => Math.min(...[...document.body.querySelectorAll('*')]
   .map(e => parseFloat(getComputedStyle(e).fontSize)))"""
 
 
+@pytest.mark.slow  # Chromium
 @pytest.mark.parametrize("width", [600, 375])
 @pytest.mark.parametrize("name", ["report", "email"])
 def test_the_study_reads_well_in_a_browser(browser, study, pages, name, width, capsys):

@@ -16,6 +16,8 @@ from flows.months import Month
 from flows.warehouse import build_month, dbt_work_dir
 from simulator import SimParams, simulate
 
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
 MONTHS = (Month.parse("2026-09"), Month.parse("2026-10"))
 
 

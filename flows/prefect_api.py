@@ -1,0 +1,112 @@
+"""The Prefect API a command's flow runs report to: the server PREFECT_API_URL names, else a
+temporary one booted in its own process as the command starts.
+
+Prefect boots its temporary server (SubprocessASGIServer) only when a flow's client first needs
+it, after `import prefect`, and its start-up imports Prefect's whole server (FastAPI, SQLAlchemy,
+Alembic) into the command's process as well. Here the same server command is spawned before
+anything heavy is imported, so its boot runs on the other core while this process imports Prefect,
+dbt and Great Expectations; the flow waits for it only when it starts. The server is the
+same (its database in PREFECT_HOME, services off, no UI) and stops when the process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+STARTUP_TIMEOUT_SECONDS = 120.0
+
+
+class PrefectApiError(RuntimeError):
+    pass
+
+
+class _TemporaryServer:
+    def __init__(self) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        self.log = tempfile.TemporaryFile()  # what the server prints, shown if it cannot start
+        prefect_dir = Path(importlib.util.find_spec("prefect").origin).parent  # not imported: its import takes seconds
+        # as prefect.server.api.server.SubprocessASGIServer runs it
+        command = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent), "--factory",
+                   "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+                   "--log-level", "error", "--lifespan", "on"]  # fmt: skip
+        env = {
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",  # services off
+            "PREFECT__SERVER_FINAL": "1",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # else an error line per start on a closed network
+        }
+        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.ready = False
+        atexit.register(self.stop)
+
+    def wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.ready:
+            if self.process.poll() is not None:
+                self.log.seek(0)
+                said = self.log.read().decode(errors="replace").strip()[-2000:]
+                raise PrefectApiError(
+                    f"the temporary Prefect API server exited with code {self.process.returncode}: {said or '(no output)'}; "
+                    "set PREFECT_API_URL to a running Prefect server to use it instead"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as answer:
+                    self.ready = answer.status == 200
+            except OSError:
+                pass
+            if not self.ready:
+                if time.monotonic() > deadline:
+                    raise PrefectApiError(
+                        f"the temporary Prefect API server did not answer in {timeout:.0f} s; set PREFECT_API_URL "
+                        "to a running Prefect server, or PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS higher"
+                    )
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+_server: _TemporaryServer | None = None
+
+
+def start_api() -> None:
+    """Make sure the command's flow runs will have an API: unless PREFECT_API_URL names one (or this
+    process started one already), spawn the temporary server and point PREFECT_API_URL at it (for
+    Prefect's settings, read when Prefect is imported, and for the command's child processes).
+    Returns at once; wait_for_api() waits until it answers."""
+    global _server
+    if _server is not None or os.environ.get("PREFECT_API_URL"):
+        return
+    _server = _TemporaryServer()
+    os.environ["PREFECT_API_URL"] = _server.url
+    if "prefect.context" in sys.modules:  # Prefect imported before (a test's process): re-read the settings
+        from prefect.context import refresh_global_settings_context
+
+        refresh_global_settings_context()
+
+
+def wait_for_api() -> None:
+    """Return once the temporary server start_api() spawned answers (at once for another API);
+    PrefectApiError naming what the server said if it cannot start."""
+    if _server is not None:
+        timeout = float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", STARTUP_TIMEOUT_SECONDS))
+        _server.wait(timeout)
