@@ -16,6 +16,8 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 # Test files run in parallel, one file per worker at a time (module fixtures build a month once);
 # three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
 TEST_WORKERS ?= 3
+# more pytest options, e.g. PYTEST_ARGS=--junitxml=junit.xml (bench/README.md's time of each test file)
+PYTEST_ARGS ?=
 
 .PHONY: setup setup-spark java demo demo-study test test-fast test-spark lint lock clean
 
@@ -69,12 +71,12 @@ test: setup-spark $(CHROMIUM)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	$(SQLFLUFF)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The quick tier for the inner loop: readers, config, figures, templates, the dbt models' unit tests;
 # no month builds, servers, Spark or browser (tests marked `slow`). `make test` runs everything.
 test-fast: setup
-	$(BIN)/pytest -q -n 2 --dist loadfile -m "not slow"
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 # The Spark engine's tests alone (tests/test_spark.py, also part of `make test`).
 test-spark: setup-spark
