@@ -170,6 +170,15 @@ def test_headline_figures_are_in_all_three(october):
     assert summary.replace("'", "&#39;") in report["html"]
 
 
+def test_the_text_part_gives_each_cause_a_line_of_its_own(october):
+    report = read(october)
+    causes = report["metrics"]["failures_by_cause"]
+    assert len(causes) > 1
+    lines = report["text"].split("FAILURES BY CAUSE\n", 1)[1].splitlines()[: len(causes) + 1]
+    assert [line.split(":")[0].strip() for line in lines[:-1]] == [c["category"].replace("_", " ") for c in causes]
+    assert lines[-1] == ""  # a blank line before the next section
+
+
 def test_rendering_the_saved_metrics_again_gives_identical_files(october, tmp_path):
     metrics = read(october)["metrics"]
     write_report(tmp_path / "again", metrics)
