@@ -16,7 +16,7 @@ from pathlib import Path
 from flows.config import (
     ClusterConfig,
     ConfigError,
-    check_output_paths,
+    check_can_run,
     config_summary,
     load_config,
     source_problems,
@@ -154,7 +154,7 @@ def checked_months(*months: Month, partial: bool = False, as_of: str | None = No
 def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     checked_months(args.month, partial=args.partial, as_of=args.as_of)
-    check_output_paths(config)  # at once, not after the start-up
+    check_can_run(config)  # at once, not after the start-up
     missing_inputs(args.month, config.source_paths(args.month))
     show_progress()
     say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
@@ -201,7 +201,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     checked_months(args.from_month, args.to_month, partial=args.partial)
     for config in configs:
-        check_output_paths(config)
+        check_can_run(config)
     if len(configs) > 1:
         return backfill_in_parallel(args, configs)
     (config,) = configs
@@ -260,7 +260,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     checked_months(args.from_month, args.to_month)
     for config in configs:
-        check_output_paths(config)
+        check_can_run(config)
     names = ", ".join(c.cluster for c in configs)
     show_progress()
     say(f"study of {names}, {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
@@ -284,7 +284,7 @@ def cmd_study(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a config (and with --month, that month's inputs) in about a second: no Prefect, dbt or GX."""
     config = load_config(args.config)
-    check_output_paths(config)
+    check_can_run(config)
     summary = f"OK {args.config}: {config_summary(config)}"
     if args.month is not None:
         problems = source_problems(config, args.month)

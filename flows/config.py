@@ -628,10 +628,25 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
     return problems
 
 
-def check_output_paths(config: ClusterConfig) -> None:
-    """A ConfigError naming each [paths] entry a run cannot write to: a file where a directory goes
-    (or the reverse for the warehouse), or a file on the way to one. Touches nothing."""
+# The Spark engine's packages (requirements-spark.lock.txt), not installed by `make setup`
+SPARK_MODULES = {"pyspark": "pyspark", "dbt.adapters.spark": "dbt-spark"}
+
+
+def check_can_run(config: ClusterConfig) -> None:
+    """A ConfigError naming each thing a run of `config` lacks, before any work: a [paths] entry it
+    cannot write to (a file where a directory goes, or the reverse for the warehouse, or a file on
+    the way to one), and the Spark engine's packages when [warehouse] engine is "spark". Touches nothing."""
+    import importlib.util
+
     problems = []
+    if config.warehouse.engine == "spark":
+        missing = [package for module, package in SPARK_MODULES.items() if importlib.util.find_spec(module) is None]
+        if missing:
+            problems.append(
+                f'[warehouse] engine = "spark" needs {" and ".join(missing)}, which this installation lacks: '
+                "install the Spark extras (`make setup-spark` in a checkout, or "
+                '`uv pip install -r requirements-spark.lock.txt`; Java 17 too), or set engine = "duckdb"'
+            )
     for key, path, directory in (
         ("data", config.data_dir, True),
         ("reports", config.reports_dir, True),

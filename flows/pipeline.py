@@ -24,7 +24,7 @@ from prefect.runtime import flow_run as flow_run_info
 from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
 from flows.atomic import clear_leftovers, staged_replacement
-from flows.config import ClusterConfig, ConfigError, check_output_paths, load_config
+from flows.config import ClusterConfig, ConfigError, check_can_run, load_config
 from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
 from flows.engines import open_marts
 from flows.land import land_month, read_manifest
@@ -44,7 +44,7 @@ def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
     loaded = config if isinstance(config, ClusterConfig) else load_config(config)
     if loaded.cluster != cluster:
         raise ConfigError(f"{loaded.config_path}: describes cluster {loaded.cluster!r}, not {cluster!r}")
-    check_output_paths(loaded)
+    check_can_run(loaded)
     return loaded
 
 

@@ -30,7 +30,7 @@ from flows.analysis import (
 )
 from flows.atomic import staged_replacement
 from flows.backfill import backfill, month_range
-from flows.config import AnalysisConfig, ClusterConfig, ConfigError, check_output_paths, load_config
+from flows.config import AnalysisConfig, ClusterConfig, ConfigError, check_can_run, load_config
 from flows.delivery import PartialDeliveryError, deliver_report
 from flows.engines import MartReader, open_marts, spark_missing
 from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
@@ -449,7 +449,7 @@ def study(
 
     loaded = [c if isinstance(c, ClusterConfig) else load_config(c) for c in configs]
     for config in loaded:
-        check_output_paths(config)
+        check_can_run(config)
     check_clusters(loaded)
     months = month_range(from_month, to_month)
     first, last = months[0], months[-1]

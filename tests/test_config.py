@@ -308,3 +308,21 @@ def test_the_starter_and_readme_configs_show_a_command_sources_retries(tmp_path)
 def test_the_webhook_section_is_checked_at_load(tmp_path, section, error):
     (problem,) = problems(tmp_path, BASE + "[webhook]\n" + section)
     assert error in problem, problem
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_the_spark_engine_without_its_packages_is_refused_before_any_work(tmp_path, capsys, monkeypatch, command):
+    """An installation without the Spark extras (`make setup` installs none) and a config asking for
+    Spark: one error naming the key and how to install them, exit 2, before the landing."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name, *a))
+    config = write(tmp_path, BASE + '[warehouse]\nengine = "spark"\n')
+    write_month(tmp_path)
+    argv = [command, "--config", str(config)] + (["--month", str(MONTH)] if command == "run" else [])
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f'error: {config}: [warehouse] engine = "spark" needs pyspark, which this installation')
+    assert "make setup-spark" in line and "(a bug?" not in line
+    assert not (tmp_path / "data").exists()  # nothing landed

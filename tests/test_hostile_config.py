@@ -8,7 +8,7 @@ import pytest
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.config import ConfigError, check_output_paths, load_config
+from flows.config import ConfigError, check_can_run, load_config
 from flows.errors import EXIT_INPUT, exit_code
 
 SOURCE = '[[sources]]\nkind = "sacct_psv"\npath = "logs/{month}/sacct.psv"\n'
@@ -144,7 +144,7 @@ def test_an_output_path_that_cannot_be_written_names_its_key(tmp_path: Path, pat
     config.write_text(BASE + "[paths]\n" + paths)
     before = tree(tmp_path)
     with pytest.raises(ConfigError) as raised:
-        check_output_paths(load_config(config))
+        check_can_run(load_config(config))
     assert str(raised.value) == f"{config}: " + key.format(tmp=tmp_path)
     assert tree(tmp_path) == before
 
