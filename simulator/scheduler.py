@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter, deque
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -43,52 +44,76 @@ END, REPAIR, FAIL, ARRIVE, CANCEL, PLAN = range(6)
 
 
 def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
-    """Run the sub-node jobs on the `shared` pool's nodes, first come first served."""
+    """Run the sub-node jobs on the `shared` pool's nodes, first come first served (by eligible time,
+    then submission order).
+
+    Each node keeps its GPUs' next free times sorted (which GPU is which never shows), and
+    `free_by_rank[r][position]` is the r-th earliest of them, so that a job of `r + 1` GPUs picks its
+    node with one `min` over the sampled candidates. The jobs arrive in order; only their requeues
+    and resubmissions go through a heap.
+    """
     gpn = ctx.params.gpus_per_node
-    lane_free = [[0] * gpn for _ in pool]  # when each GPU of each node is next free
     nodes = pool.tolist()
-    queue = [(job.eligible, job.seq, job) for job in jobs]
-    heapq.heapify(queue)
+    lanes = [[0] * gpn for _ in nodes]  # each node's GPUs' next free times, sorted
+    free_by_rank = [[0] * len(nodes) for _ in range(gpn)]
+    jobs = sorted(jobs, key=attrgetter("eligible", "seq"))  # already in this order: a linear pass
+    eligible = [job.eligible for job in jobs] + [NEVER]
+    seqs = [job.seq for job in jobs] + [0]
+    follow_ups: list[tuple[int, int, Job]] = []
     width = min(CANDIDATE_NODES, len(nodes))
     candidates: list[list[int]] = []
-    while queue:
-        job = heapq.heappop(queue)[2]
+    horizon, rng = ctx.horizon, ctx.rng
+    i, n = 0, len(jobs)
+    while i < n or follow_ups:
+        if follow_ups and (i == n or follow_ups[0][:2] < (eligible[i], seqs[i])):
+            job = heapq.heappop(follow_ups)[2]
+        else:
+            job = jobs[i]
+            i += 1
         if not candidates:
-            candidates = ctx.rng.integers(len(nodes), size=(65536, width)).tolist()
-        follow_up = _place_shared(ctx, job, nodes, lane_free, candidates.pop())
-        if follow_up is not None and follow_up.submit < ctx.horizon:
-            heapq.heappush(queue, (follow_up.eligible, follow_up.seq, follow_up))
+            candidates = rng.integers(len(nodes), size=(65536, width)).tolist()
+        follow_up = _place_shared(ctx, job, nodes, lanes, free_by_rank, candidates.pop())
+        if follow_up is not None and follow_up.submit < horizon:
+            heapq.heappush(follow_ups, (follow_up.eligible, follow_up.seq, follow_up))
 
 
 def _place_shared(
-    ctx: SimContext, job: Job, nodes: list[int], lane_free: list[list[int]], candidates: list[int]
+    ctx: SimContext,
+    job: Job,
+    nodes: list[int],
+    lanes: list[list[int]],
+    free_by_rank: list[list[int]],
+    candidates: list[int],
 ) -> Job | None:
-    rank = job.gpus - 1
-    best, ready = candidates[0], NEVER
-    for position in candidates:  # the node whose `gpus` GPUs are free earliest
-        lanes = lane_free[position]
-        free_at = min(lanes) if rank == 0 else sorted(lanes)[rank]
-        if free_at < ready:
-            best, ready = position, free_at
+    gpus = job.gpus
+    free_at = free_by_rank[gpus - 1]
+    best = min(candidates, key=free_at.__getitem__)  # the node whose `gpus` GPUs are free earliest (first such)
+    ready = free_at[best]
     node = nodes[best]
-    start = ctx.faults.down_until(node, max(job.eligible, ready))
+    faults = ctx.faults
+    has_faults = bool(faults.times[node])
+    start = max(job.eligible, ready)
+    if has_faults:
+        start = faults.down_until(node, start)
     if job.cancel_at < start:
         never_started(ctx, job, job.cancel_at)
         return None
     if start >= ctx.horizon:
         never_started(ctx, job)
         return None
-    lanes = lane_free[best]
-    chosen = sorted(range(len(lanes)), key=lanes.__getitem__)[: job.gpus]
     attempt = start_attempt(ctx, job, start, (node,))
     planned_end = start + planned_runtime(job)
-    fault = ctx.faults.first_in((node,), start, planned_end)
+    fault = faults.first_in((node,), start, planned_end) if has_faults else None
     ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
-    for lane in chosen:
-        lanes[lane] = ending.at
+    # the `gpus` GPUs free earliest run the job until its end
+    free = lanes[best][gpus:] + [ending.at] * gpus
+    free.sort()
     if fault:  # the node is out for repair
-        back = ctx.faults.repaired[node][fault[2]]
-        lane_free[best] = [max(t, back) for t in lanes]
+        back = faults.repaired[node][fault[2]]
+        free = [max(t, back) for t in free]
+    lanes[best] = free
+    for rank, t in enumerate(free):
+        free_by_rank[rank][best] = t
     if ending.at >= ctx.horizon:  # running at the last dump; what follows has not happened yet
         return None
     return finish(ctx, job, attempt, ending)
