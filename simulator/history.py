@@ -106,6 +106,6 @@ def simulate(params: SimParams, out_dir: Path) -> dict:
     if len(history.windows) == 1:
         return write_month(history, history.windows[0], columns, out_dir)
     per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month)) for w in history.windows}
-    whole = history_truth(history, per_month)
+    whole = history_truth(history, per_month, columns)
     _write_json(out_dir / "truth.json", whole)
     return whole

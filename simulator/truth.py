@@ -11,6 +11,7 @@ import csv
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
 
 import numpy as np
 
@@ -48,12 +49,13 @@ class AttemptColumns:
 
     def __init__(self, attempts: list[Attempt]):
         n = len(attempts)
-        self.submit = np.fromiter((a.submit for a in attempts), np.int64, n)
-        self.eligible = np.fromiter((a.eligible for a in attempts), np.int64, n)
-        self.start = np.fromiter((a.start for a in attempts), np.int64, n)
-        self.end = np.fromiter((a.end for a in attempts), np.int64, n)
-        self.gpus = np.fromiter((a.gpus for a in attempts), np.int64, n)
-        self.nodes = np.fromiter((len(a.nodes) for a in attempts), np.int64, n)
+
+        def column(name: str) -> np.ndarray:
+            return np.fromiter(map(attrgetter(name), attempts), np.int64, n)
+
+        self.submit, self.eligible = column("submit"), column("eligible")
+        self.start, self.end, self.gpus = column("start"), column("end"), column("gpus")
+        self.nodes = np.fromiter(map(len, map(attrgetter("nodes"), attempts)), np.int64, n)
 
     def in_dump(self, w: MonthWindow) -> np.ndarray:
         return (self.submit < w.end) & (self.end >= w.start)
@@ -169,11 +171,11 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
     }
 
 
-def history_truth(history: History, per_month: dict[str, dict]) -> dict:
+def history_truth(history: History, per_month: dict[str, dict], columns: AttemptColumns | None = None) -> dict:
     """The whole history: parameters, lemons, every month's truth and the training runs over their life."""
     ctx, clock = history.ctx, history.clock
     first, last = history.windows[0], history.windows[-1]
-    columns = AttemptColumns(ctx.attempts)
+    columns = columns or AttemptColumns(ctx.attempts)
     return {
         "cluster": ctx.params.cluster,
         "months": per_month,
