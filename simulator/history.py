@@ -122,13 +122,16 @@ def simulate(params: SimParams, out_dir: Path) -> dict:
     directory `out_dir/YYYY-MM` per month, plus `out_dir/truth.json` for the whole history (which
     it returns, with every month's truth under "months").
     """
-    with without_gc():
-        history = run_history(params)
-        columns = AttemptColumns(history.ctx.attempts)
-        out_dir = Path(out_dir)
-        if len(history.windows) == 1:
-            return write_month(history, history.windows[0], columns, out_dir)
-        per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month)) for w in history.windows}
-        whole = history_truth(history, per_month, columns)
-        _write_json(out_dir / "truth.json", whole)
-        return whole
+    with without_gc():  # the history is gone when the collector is back on: it has only the truth to look at
+        return _simulate(params, Path(out_dir))
+
+
+def _simulate(params: SimParams, out_dir: Path) -> dict:
+    history = run_history(params)
+    columns = AttemptColumns(history.ctx.attempts)
+    if len(history.windows) == 1:
+        return write_month(history, history.windows[0], columns, out_dir)
+    per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month)) for w in history.windows}
+    whole = history_truth(history, per_month, columns)
+    _write_json(out_dir / "truth.json", whole)
+    return whole

@@ -81,22 +81,24 @@ def planned_runtime(job: Job) -> int:
 
 
 def start_attempt(ctx: SimContext, job: Job, start: int, nodes: tuple[int, ...]) -> Attempt:
-    attempt = Attempt(
-        job_id=job.job_id,
-        job_id_raw=job.job_id_raw,
-        name=job.name,
-        user=job.user,
-        gpus=job.gpus,
-        submit=job.submit,
-        eligible=job.eligible,
-        start=start,
-        state="RUNNING",
-        nodes=nodes,
-        reason="BeginTime" if job.restarts else "None",
-        restarts=job.restarts,
-        run_id=job.run_id,
-        overhead=job.overhead,
+    attempt = Attempt(  # positionally: job_id .. eligible, start, end, state, exit_code, nodes, reason, restarts
+        job.job_id,
+        job.job_id_raw,
+        job.name,
+        job.user,
+        job.gpus,
+        job.submit,
+        job.eligible,
+        start,
+        NEVER,
+        "RUNNING",
+        "0:0",
+        nodes,
+        "BeginTime" if job.restarts else "None",
+        job.restarts,
     )
+    if job.run_id or job.overhead:
+        attempt.run_id, attempt.overhead = job.run_id, job.overhead
     ctx.attempts.append(attempt)
     return attempt
 

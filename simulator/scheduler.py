@@ -102,7 +102,7 @@ def _place_shared(
         never_started(ctx, job)
         return None
     attempt = start_attempt(ctx, job, start, (node,))
-    planned_end = start + planned_runtime(job)
+    planned_end = start + (planned_runtime(job) if job.run_id else job.work)
     fault = faults.first_in((node,), start, planned_end) if has_faults else None
     ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
     # the `gpus` GPUs free earliest run the job until its end
