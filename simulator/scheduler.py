@@ -55,7 +55,11 @@ def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
     gpn = ctx.params.gpus_per_node
     nodes = pool.tolist()
     lanes = [[0] * gpn for _ in nodes]  # each node's GPUs' next free times, sorted
-    free_by_rank = [[0] * len(nodes) for _ in range(gpn)]
+    # only the ranks of the jobs' sizes are kept (requeues keep their job's size)
+    free_by_rank: list[list[int] | None] = [None] * gpn
+    for rank in {job.gpus - 1 for job in jobs}:
+        free_by_rank[rank] = [0] * len(nodes)
+    ranks = [(rank, free) for rank, free in enumerate(free_by_rank) if free is not None]
     jobs = sorted(jobs, key=attrgetter("eligible", "seq"))  # already in this order: a linear pass
     eligible = [job.eligible for job in jobs] + [NEVER]
     seqs = [job.seq for job in jobs] + [0]
@@ -72,7 +76,7 @@ def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
             i += 1
         if not candidates:
             candidates = rng.integers(len(nodes), size=(65536, width)).tolist()
-        follow_up = _place_shared(ctx, job, nodes, lanes, free_by_rank, candidates.pop())
+        follow_up = _place_shared(ctx, job, nodes, lanes, free_by_rank, ranks, candidates.pop())
         if follow_up is not None and follow_up.submit < horizon:
             heapq.heappush(follow_ups, (follow_up.eligible, follow_up.seq, follow_up))
 
@@ -82,7 +86,8 @@ def _place_shared(
     job: Job,
     nodes: list[int],
     lanes: list[list[int]],
-    free_by_rank: list[list[int]],
+    free_by_rank: list[list[int] | None],
+    ranks: list[tuple[int, list[int]]],
     candidates: list[int],
 ) -> Job | None:
     gpus = job.gpus
@@ -112,8 +117,8 @@ def _place_shared(
         back = faults.repaired[node][fault[2]]
         free = [max(t, back) for t in free]
     lanes[best] = free
-    for rank, t in enumerate(free):
-        free_by_rank[rank][best] = t
+    for rank, column in ranks:
+        column[best] = free[rank]
     if ending.at >= ctx.horizon:  # running at the last dump; what follows has not happened yet
         return None
     return finish(ctx, job, attempt, ending)

@@ -104,6 +104,15 @@ def draw_workload(
         zip(*(c if isinstance(c, list) else c.tolist() for c in columns), strict=True)
     ):
         state = OUTCOMES[o]
+        if not (train or arrayed or array):  # most jobs: their own id
+            job = Job(
+                str(next_id), next_id, f"{kinds[u][1 if g >= 8 else 2]}{i % 97}", u, g, at, at, runs_i, limit, state
+            )
+            next_id += 1
+            if state == "CANCELLED" and frac < 0.3:
+                job.cancel_at = at + int(frac * 3600)
+            jobs.append(job)
+            continue
         job = Job("", 0, f"{kinds[u][1 if g >= 8 else 2]}{i % 97}", u, g, at, at, runs_i, limit, state)
         if train:
             run_id = len(runs) + 1
