@@ -148,7 +148,8 @@ class GpuPartition:
         self.node_job = np.full(size, -1, dtype=np.int64)
         self.down_until = np.zeros(size, dtype=np.int64)
         self.running: dict[int, _Running] = {}
-        self.pending: tuple[list[Job], list[Job]] = ([], [])  # high QOS, normal QOS; each by age
+        # high QOS, normal QOS; each by age (a dict keeps the order jobs came in, and drops one at once)
+        self.pending: tuple[dict[int, Job], dict[int, Job]] = ({}, {})
         self.pending_seqs: set[int] = set()
         self.pending_nodes: Counter[int] = Counter()  # node counts of the pending jobs
         self.events: list[tuple[int, int, int, object]] = []
@@ -196,11 +197,11 @@ class GpuPartition:
             if kind == ARRIVE and payload.submit < ctx.horizon:
                 never_started(ctx, payload)
         for queue in self.pending:
-            for job in queue:
+            for job in queue.values():
                 never_started(ctx, job)
 
     def _arrive(self, t: int, job: Job) -> None:
-        self.pending[0 if job.high_qos else 1].append(job)
+        self.pending[0 if job.high_qos else 1][job.seq] = job
         self.pending_seqs.add(job.seq)
         self.pending_nodes[self._nodes_of(job)] += 1
         if job.cancel_at < NEVER:
@@ -276,7 +277,7 @@ class GpuPartition:
         started: list[Job] = []
         shadow, spare, tested = None, 0, 0
         for queue in self.pending:
-            for job in queue:
+            for job in queue.values():
                 need = self._nodes_of(job)
                 if shadow is None:  # the highest-priority job not started yet
                     if need <= self.free:
@@ -346,12 +347,15 @@ class GpuPartition:
 
     def _start(self, job: Job, t: int, preferred: np.ndarray | None = None) -> Attempt:
         need = self._nodes_of(job)
-        positions = np.flatnonzero(self.idle)
+        if preferred is None and need == 1 and self.idle[first := int(self.idle.argmax())]:
+            positions = np.array([first])  # the first idle node (argmax stops there)
+        else:
+            positions = np.flatnonzero(self.idle)
         if preferred is not None:
             preferred = preferred[self.idle[preferred]]
             positions = np.concatenate([preferred, positions[~np.isin(positions, preferred)]])
         positions = np.sort(positions[:need])
-        attempt = start_attempt(self.ctx, job, t, tuple(int(n) for n in self.pool[positions]))
+        attempt = start_attempt(self.ctx, job, t, tuple(self.pool[positions].tolist()))
         self.idle[positions] = False
         self.free -= need
         self.node_job[positions] = job.seq
@@ -387,15 +391,12 @@ class GpuPartition:
         del self.running[running.job.seq]
 
     def _unqueue(self, jobs: list[Job]) -> None:
-        gone = {job.seq for job in jobs}
         for job in jobs:
             self.pending_seqs.discard(job.seq)
             self.pending_nodes[self._nodes_of(job)] -= 1
             if not self.pending_nodes[self._nodes_of(job)]:
                 del self.pending_nodes[self._nodes_of(job)]
-        for queue in self.pending:
-            if any(job.seq in gone for job in queue):
-                queue[:] = [job for job in queue if job.seq not in gone]
+            self.pending[0 if job.high_qos else 1].pop(job.seq, None)
 
     def _record_idle_fit(self, t: int) -> None:
         fits = self.pending_nodes and min(self.pending_nodes) <= self.free
