@@ -45,12 +45,12 @@ END, REPAIR, FAIL, ARRIVE, CANCEL, PLAN = range(6)
 
 def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
     """Run the sub-node jobs on the `shared` pool's nodes, first come first served (by eligible time,
-    then submission order).
+    then submission order): each job takes the GPUs free earliest on the best of a few sampled nodes.
 
     Each node keeps its GPUs' next free times sorted (which GPU is which never shows), and
     `free_by_rank[r][position]` is the r-th earliest of them, so that a job of `r + 1` GPUs picks its
     node with one `min` over the sampled candidates. The jobs arrive in order; only their requeues
-    and resubmissions go through a heap.
+    and resubmissions go through a heap. One loop, its names local: millions of jobs pass here.
     """
     gpn = ctx.params.gpus_per_node
     nodes = pool.tolist()
@@ -67,6 +67,8 @@ def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
     width = min(CANDIDATE_NODES, len(nodes))
     candidates: list[list[int]] = []
     horizon, rng = ctx.horizon, ctx.rng
+    faults = ctx.faults
+    fault_times, repaired = faults.times, faults.repaired
     i, n = 0, len(jobs)
     while i < n or follow_ups:
         if follow_ups and (i == n or follow_ups[0][:2] < (eligible[i], seqs[i])):
@@ -76,52 +78,38 @@ def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
             i += 1
         if not candidates:
             candidates = rng.integers(len(nodes), size=(65536, width)).tolist()
-        follow_up = _place_shared(ctx, job, nodes, lanes, free_by_rank, ranks, candidates.pop())
+        gpus = job.gpus
+        free_at = free_by_rank[gpus - 1]
+        best = min(candidates.pop(), key=free_at.__getitem__)  # the first node whose `gpus` GPUs are free earliest
+        node = nodes[best]
+        has_faults = bool(fault_times[node])
+        start = max(job.eligible, free_at[best])
+        if has_faults:
+            start = faults.down_until(node, start)
+        if job.cancel_at < start:
+            never_started(ctx, job, job.cancel_at)
+            continue
+        if start >= horizon:
+            never_started(ctx, job)
+            continue
+        attempt = start_attempt(ctx, job, start, (node,))
+        planned_end = start + (planned_runtime(job) if job.run_id else job.work)
+        fault = faults.first_in((node,), start, planned_end) if has_faults else None
+        ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
+        # the `gpus` GPUs free earliest run the job until its end
+        free = lanes[best][gpus:] + [ending.at] * gpus
+        free.sort()
+        if fault:  # the node is out for repair
+            back = repaired[node][fault[2]]
+            free = [max(t, back) for t in free]
+        lanes[best] = free
+        for rank, column in ranks:
+            column[best] = free[rank]
+        if ending.at >= horizon:  # running at the last dump; what follows has not happened yet
+            continue
+        follow_up = finish(ctx, job, attempt, ending)
         if follow_up is not None and follow_up.submit < horizon:
             heapq.heappush(follow_ups, (follow_up.eligible, follow_up.seq, follow_up))
-
-
-def _place_shared(
-    ctx: SimContext,
-    job: Job,
-    nodes: list[int],
-    lanes: list[list[int]],
-    free_by_rank: list[list[int] | None],
-    ranks: list[tuple[int, list[int]]],
-    candidates: list[int],
-) -> Job | None:
-    gpus = job.gpus
-    free_at = free_by_rank[gpus - 1]
-    best = min(candidates, key=free_at.__getitem__)  # the node whose `gpus` GPUs are free earliest (first such)
-    ready = free_at[best]
-    node = nodes[best]
-    faults = ctx.faults
-    has_faults = bool(faults.times[node])
-    start = max(job.eligible, ready)
-    if has_faults:
-        start = faults.down_until(node, start)
-    if job.cancel_at < start:
-        never_started(ctx, job, job.cancel_at)
-        return None
-    if start >= ctx.horizon:
-        never_started(ctx, job)
-        return None
-    attempt = start_attempt(ctx, job, start, (node,))
-    planned_end = start + (planned_runtime(job) if job.run_id else job.work)
-    fault = faults.first_in((node,), start, planned_end) if has_faults else None
-    ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
-    # the `gpus` GPUs free earliest run the job until its end
-    free = lanes[best][gpus:] + [ending.at] * gpus
-    free.sort()
-    if fault:  # the node is out for repair
-        back = faults.repaired[node][fault[2]]
-        free = [max(t, back) for t in free]
-    lanes[best] = free
-    for rank, column in ranks:
-        column[best] = free[rank]
-    if ending.at >= ctx.horizon:  # running at the last dump; what follows has not happened yet
-        return None
-    return finish(ctx, job, attempt, ending)
 
 
 @dataclass(slots=True)
