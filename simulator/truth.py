@@ -232,10 +232,13 @@ def _window_false_positives(
     a user's or an admin's requeue is marked as such."""
     ctx, clock = history.ctx, history.clock
     skip = failed | marked_manual_requeues(history)
+    critical = ctx.signals.critical
     found = []
     for i in np.flatnonzero(ended_in_month).tolist():
         a = ctx.attempts[i]
         if a.state not in ("FAILED", "REQUEUED") or not w.start <= a.end < w.end or id(a) in skip:
+            continue
+        if not any(n in critical for n in a.nodes):  # no critical signal on its nodes at all
             continue
         match = rule_match(history, a)
         if match is not None:

@@ -66,7 +66,12 @@ def write_sacct(
                 out[i] = "Unknown"
         return out
 
-    submit, eligible = texts(column("submit")), texts(column("eligible"))
+    submit_at, eligible_at = column("submit"), column("eligible")
+    submit = texts(submit_at)
+    eligible = list(submit)  # the same time for all but requeues (eligible after a BeginTime)
+    later = np.flatnonzero(eligible_at != submit_at)
+    for i, text in zip(later.tolist(), texts(eligible_at[later]), strict=True):
+        eligible[i] = text
     start_text = texts(start, pending)
     end_text = texts(end, pending | running)
     elapsed = elapsed_texts(np.where(pending, 0, np.where(running, as_of, end) - start))
