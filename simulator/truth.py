@@ -42,6 +42,9 @@ class History:
     node_names: list[str]
     gpu_pool_nodes: int
     idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
+    # computed for the first month's truth and kept for the others (the whole history is simulated)
+    attributed: bool = False  # attribute_failures has run
+    run_life: dict[int, tuple[int, int, int]] | None = None  # _run_life's
 
 
 class AttemptColumns:
@@ -118,7 +121,9 @@ def attribute_failures(history: History) -> None:
 def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
     """The truth of one month (its files are in the month's directory)."""
     ctx, clock = history.ctx, history.clock
-    attribute_failures(history)
+    if not history.attributed:
+        attribute_failures(history)
+        history.attributed = True
     p, analysis = ctx.params, ctx.analysis
     shown = columns.in_dump(w)
     runtime = np.where(shown, columns.runtime_in(w), 0)
@@ -347,7 +352,9 @@ def _training_runs(
     for i in np.flatnonzero(training).tolist():
         if ctx.attempts[i].run_id:
             by_run[ctx.attempts[i].run_id].append(i)
-    life = _run_life(ctx)
+    if history.run_life is None:
+        history.run_life = _run_life(ctx)
+    life = history.run_life
     result = []
     for run_id in sorted(by_run):
         rows = sorted(by_run[run_id], key=lambda i: (ctx.attempts[i].submit, ctx.attempts[i].job_id_raw))
