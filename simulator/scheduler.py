@@ -71,7 +71,9 @@ def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
     fault_times, repaired = faults.times, faults.repaired
     i, n = 0, len(jobs)
     while i < n or follow_ups:
-        if follow_ups and (i == n or follow_ups[0][:2] < (eligible[i], seqs[i])):
+        if follow_ups and (
+            i == n or follow_ups[0][0] < eligible[i] or (follow_ups[0][0] == eligible[i] and follow_ups[0][1] < seqs[i])
+        ):
             job = heapq.heappop(follow_ups)[2]
         else:
             job = jobs[i]
@@ -336,9 +338,8 @@ class GpuPartition:
     def _start(self, job: Job, t: int, preferred: np.ndarray | None = None) -> Attempt:
         need = self._nodes_of(job)
         if preferred is None and need == 1 and self.idle[first := int(self.idle.argmax())]:
-            positions = np.array([first])  # the first idle node (argmax stops there)
-        else:
-            positions = np.flatnonzero(self.idle)
+            return self._start_on_one(job, t, first)  # the first idle node (argmax stops there)
+        positions = np.flatnonzero(self.idle)
         if preferred is not None:
             preferred = preferred[self.idle[preferred]]
             positions = np.concatenate([preferred, positions[~np.isin(positions, preferred)]])
@@ -351,6 +352,20 @@ class GpuPartition:
         if not job.high_qos:
             self.preemptible_from[positions] = t + MIN_RUN_BEFORE_PREEMPTION
         self.running[job.seq] = _Running(job, attempt, positions)
+        end = t + planned_runtime(job)
+        self._push(end, END, (job.seq, 0, Ending(end)))
+        return attempt
+
+    def _start_on_one(self, job: Job, t: int, i: int) -> Attempt:
+        """`_start` of a one-node job on pool position `i`, with scalar updates."""
+        attempt = start_attempt(self.ctx, job, t, (int(self.pool[i]),))
+        self.idle[i] = False
+        self.free -= 1
+        self.node_job[i] = job.seq
+        self.expected_free[i] = t + job.limit
+        if not job.high_qos:
+            self.preemptible_from[i] = t + MIN_RUN_BEFORE_PREEMPTION
+        self.running[job.seq] = _Running(job, attempt, np.array([i]))
         end = t + planned_runtime(job)
         self._push(end, END, (job.seq, 0, Ending(end)))
         return attempt
@@ -368,6 +383,19 @@ class GpuPartition:
 
     def _release(self, running: _Running, t: int) -> None:
         positions = running.positions
+        if len(positions) == 1:  # the same, with scalar updates
+            i = int(positions[0])
+            if self.node_job[i] == running.job.seq:
+                self.node_job[i] = -1
+                self.preemptible_from[i] = NEVER
+                if self.down_until[i] <= t:
+                    self.idle[i] = True
+                    self.free += 1
+                    self.expected_free[i] = 0
+                else:
+                    self.expected_free[i] = NEVER
+            del self.running[running.job.seq]
+            return
         mine = positions[self.node_job[positions] == running.job.seq]
         self.node_job[mine] = -1
         self.preemptible_from[mine] = NEVER
