@@ -60,9 +60,14 @@ def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
     for rank in {job.gpus - 1 for job in jobs}:
         free_by_rank[rank] = [0] * len(nodes)
     ranks = [(rank, free) for rank, free in enumerate(free_by_rank) if free is not None]
-    jobs = sorted(jobs, key=attrgetter("eligible", "seq"))  # already in this order: a linear pass
-    eligible = [job.eligible for job in jobs] + [NEVER]
-    seqs = [job.seq for job in jobs] + [0]
+    eligible = [job.eligible for job in jobs]
+    seqs = [job.seq for job in jobs]
+    e, q = np.array(eligible, dtype=np.int64), np.array(seqs, dtype=np.int64)
+    if not np.all((e[:-1] < e[1:]) | ((e[:-1] == e[1:]) & (q[:-1] < q[1:]))):  # the workload's order is this one
+        jobs = sorted(jobs, key=attrgetter("eligible", "seq"))
+        eligible, seqs = [job.eligible for job in jobs], [job.seq for job in jobs]
+    eligible.append(NEVER)
+    seqs.append(0)
     follow_ups: list[tuple[int, int, Job]] = []
     width = min(CANDIDATE_NODES, len(nodes))
     candidates: list[list[int]] = []
