@@ -53,8 +53,9 @@ def split_pools(
 @contextmanager
 def without_gc() -> Iterator[None]:
     """The cyclic garbage collector off while the simulator builds its millions of records (none of
-    them in a cycle): at 1.5M attempts its passes over the growing heap cost about a quarter of the
-    time. It is on again afterwards if it was on before."""
+    them in a reference cycle, so reference counting frees them): at 1.5M attempts the collector's
+    passes over the growing heap cost about a quarter of the time. It is on again afterwards if it
+    was on before, and collects the few cycles left meanwhile (json's encoders make some)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
