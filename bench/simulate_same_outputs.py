@@ -81,6 +81,20 @@ def configurations(big: bool) -> dict[str, SimParams]:
             lemon_fraction=0.05,
             slurm_version="24.11",
         ),
+        "n32-s8-gpn4-arrays": SimParams(
+            "g", M("2026-09"), nodes=32, seed=8, gpus_per_node=4, array_share=0.3, last_month=M("2026-10")
+        ),
+        "n96-s6-arrays-requeues-2411": SimParams(
+            "a",
+            M("2026-10"),
+            nodes=96,
+            seed=6,
+            r_f=15.0,
+            array_share=0.2,
+            marked_requeue_share=0.5,
+            requeue_drain_share=0.05,
+            slurm_version="24.11",
+        ),
         "n160-s21-outside": SimParams("s", M("2026-10"), nodes=160, seed=21, r_f=15.0, outside_window_share=0.3),
         "n256-s2025-3m": SimParams("q", M("2026-08"), nodes=256, seed=2025, last_month=M("2026-10")),
         "n300-s41-4m": SimParams("hist", M("2026-05"), nodes=300, seed=41, r_f=15.0, last_month=M("2026-08")),
