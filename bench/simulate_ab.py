@@ -4,7 +4,8 @@ checkout, the checkouts alternating (A B A B ...), so that both see the same mac
     .venv/bin/python bench/simulate_ab.py --a /path/to/old/checkout --b . [--repeat 2] [--configs month-1.5M n300-4m]
 
 Per run: the `simulate()` call's CPU time (user + sys of the process, `time.process_time`) and wall
-time, and the whole process's CPU time with its imports (the parent's rusage of the child). On a
+time, the whole process's CPU time with its imports (the parent's rusage of the child) and its peak
+resident memory. On a
 machine shared with other work the CPU times are the figures to compare. Results also go to
 bench/results/simulate_ab.json.
 """
@@ -42,6 +43,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def child(name: str) -> None:
     """Simulate one configuration with whatever `simulator` is first on the path; print the figures."""
+    import resource
     import shutil
     import tempfile
     import time
@@ -61,7 +63,8 @@ def child(name: str) -> None:
     dirs = [out / m for m in months] if len(months) > 1 else [out]
     attempts = sum(sum(1 for _ in open(d / "sacct.psv")) - 1 for d in dirs)
     shutil.rmtree(out)
-    print(json.dumps({"cpu": cpu, "wall": wall, "attempts": attempts}))
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"cpu": cpu, "wall": wall, "attempts": attempts, "peak_mib": peak_mib}))
 
 
 def run(checkout: Path, name: str) -> dict:
@@ -96,12 +99,12 @@ def main() -> None:
                 runs.setdefault(name, {}).setdefault(side, []).append(r)
                 print(
                     f"{name:11s} round {round_ + 1} {side}: simulate cpu {r['cpu']:7.2f} s wall {r['wall']:7.2f} s, "
-                    f"process cpu {r['process_cpu']:7.2f} s, {r['attempts']} attempts",
+                    f"process cpu {r['process_cpu']:7.2f} s, peak {r['peak_mib']:6.0f} MiB, {r['attempts']} attempts",
                     flush=True,
                 )
     summary = {
         name: {
-            side: {key: statistics.median(r[key] for r in rs) for key in ("cpu", "wall", "process_cpu")}
+            side: {key: statistics.median(r[key] for r in rs) for key in ("cpu", "wall", "process_cpu", "peak_mib")}
             for side, rs in sides.items()
         }
         for name, sides in runs.items()
@@ -110,7 +113,8 @@ def main() -> None:
         a, b = sides["a"], sides["b"]
         print(
             f"{name:11s} medians: simulate cpu {a['cpu']:.2f} -> {b['cpu']:.2f} s ({a['cpu'] / b['cpu']:.2f}x), "
-            f"wall {a['wall']:.2f} -> {b['wall']:.2f} s, process cpu {a['process_cpu']:.2f} -> {b['process_cpu']:.2f} s"
+            f"wall {a['wall']:.2f} -> {b['wall']:.2f} s, process cpu {a['process_cpu']:.2f} -> {b['process_cpu']:.2f} s, "
+            f"peak {a['peak_mib']:.0f} -> {b['peak_mib']:.0f} MiB"
         )
     RESULTS.mkdir(exist_ok=True)
     document = {
