@@ -2,8 +2,10 @@
 attempts a month at the default duration scale).
 
 Usage: .venv/bin/python bench/simulate_bench.py [--nodes 4000] [--months 3] [--duration-scale 0.25] [--out DIR]
-Prints wall time and peak resident memory for the whole history and per simulated month, and writes
-them to bench/results/simulate.json.
+Prints wall and CPU time (user + sys) and peak resident memory for the whole history and per
+simulated month, and writes them to bench/results/simulate.json. bench/month_bench.py's 1.5M-attempt
+month is `--nodes 7500 --months 1 --month 2026-10 --watch-xids-per-node 35`; bench/simulate_ab.py
+compares two checkouts.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ def main() -> None:
         duration_scale=args.duration_scale,
         watch_xids_per_node=args.watch_xids_per_node,
     )
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     truth = simulate(params, out)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     months = truth.get("months", {str(first): truth})
     dirs = [out / m for m in months] if len(months) > 1 else [out]
@@ -62,6 +64,7 @@ def main() -> None:
         "attempts_per_month": attempts,
         "infra_failures": sum(len(m["infra_failures"]) for m in months.values()),
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "seconds_per_month": round(seconds / len(months), 1),
         "peak_rss_mib": round(peak_mib),
         "sacct_mib_per_month": [round((d / "sacct.psv").stat().st_size / 2**20, 1) for d in dirs],

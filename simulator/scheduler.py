@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter, deque
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -43,55 +44,79 @@ END, REPAIR, FAIL, ARRIVE, CANCEL, PLAN = range(6)
 
 
 def run_shared_pool(ctx: SimContext, jobs: list[Job], pool: np.ndarray) -> None:
-    """Run the sub-node jobs on the `shared` pool's nodes, first come first served."""
+    """Run the sub-node jobs on the `shared` pool's nodes, first come first served (by eligible time,
+    then submission order): each job takes the GPUs free earliest on the best of a few sampled nodes.
+
+    Each node keeps its GPUs' next free times sorted (which GPU is which never shows), and
+    `free_by_rank[r][position]` is the r-th earliest of them, so that a job of `r + 1` GPUs picks its
+    node with one `min` over the sampled candidates. The jobs arrive in order; only their requeues
+    and resubmissions go through a heap. One loop, its names local: millions of jobs pass here.
+    """
     gpn = ctx.params.gpus_per_node
-    lane_free = [[0] * gpn for _ in pool]  # when each GPU of each node is next free
     nodes = pool.tolist()
-    queue = [(job.eligible, job.seq, job) for job in jobs]
-    heapq.heapify(queue)
+    lanes = [[0] * gpn for _ in nodes]  # each node's GPUs' next free times, sorted
+    # only the ranks of the jobs' sizes are kept (requeues keep their job's size)
+    free_by_rank: list[list[int] | None] = [None] * gpn
+    for rank in {job.gpus - 1 for job in jobs}:
+        free_by_rank[rank] = [0] * len(nodes)
+    ranks = [(rank, free) for rank, free in enumerate(free_by_rank) if free is not None]
+    eligible = [job.eligible for job in jobs]
+    seqs = [job.seq for job in jobs]
+    e, q = np.array(eligible, dtype=np.int64), np.array(seqs, dtype=np.int64)
+    if not np.all((e[:-1] < e[1:]) | ((e[:-1] == e[1:]) & (q[:-1] < q[1:]))):  # the workload's order is this one
+        jobs = sorted(jobs, key=attrgetter("eligible", "seq"))
+        eligible, seqs = [job.eligible for job in jobs], [job.seq for job in jobs]
+    eligible.append(NEVER)
+    seqs.append(0)
+    follow_ups: list[tuple[int, int, Job]] = []
     width = min(CANDIDATE_NODES, len(nodes))
     candidates: list[list[int]] = []
-    while queue:
-        job = heapq.heappop(queue)[2]
+    horizon, rng = ctx.horizon, ctx.rng
+    faults = ctx.faults
+    fault_times, repaired = faults.times, faults.repaired
+    i, n = 0, len(jobs)
+    while i < n or follow_ups:
+        if follow_ups and (
+            i == n or follow_ups[0][0] < eligible[i] or (follow_ups[0][0] == eligible[i] and follow_ups[0][1] < seqs[i])
+        ):
+            job = heapq.heappop(follow_ups)[2]
+        else:
+            job = jobs[i]
+            i += 1
         if not candidates:
-            candidates = ctx.rng.integers(len(nodes), size=(65536, width)).tolist()
-        follow_up = _place_shared(ctx, job, nodes, lane_free, candidates.pop())
-        if follow_up is not None and follow_up.submit < ctx.horizon:
-            heapq.heappush(queue, (follow_up.eligible, follow_up.seq, follow_up))
-
-
-def _place_shared(
-    ctx: SimContext, job: Job, nodes: list[int], lane_free: list[list[int]], candidates: list[int]
-) -> Job | None:
-    rank = job.gpus - 1
-    best, ready = candidates[0], NEVER
-    for position in candidates:  # the node whose `gpus` GPUs are free earliest
-        lanes = lane_free[position]
-        free_at = min(lanes) if rank == 0 else sorted(lanes)[rank]
-        if free_at < ready:
-            best, ready = position, free_at
-    node = nodes[best]
-    start = ctx.faults.down_until(node, max(job.eligible, ready))
-    if job.cancel_at < start:
-        never_started(ctx, job, job.cancel_at)
-        return None
-    if start >= ctx.horizon:
-        never_started(ctx, job)
-        return None
-    lanes = lane_free[best]
-    chosen = sorted(range(len(lanes)), key=lanes.__getitem__)[: job.gpus]
-    attempt = start_attempt(ctx, job, start, (node,))
-    planned_end = start + planned_runtime(job)
-    fault = ctx.faults.first_in((node,), start, planned_end)
-    ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
-    for lane in chosen:
-        lanes[lane] = ending.at
-    if fault:  # the node is out for repair
-        back = ctx.faults.repaired[node][fault[2]]
-        lane_free[best] = [max(t, back) for t in lanes]
-    if ending.at >= ctx.horizon:  # running at the last dump; what follows has not happened yet
-        return None
-    return finish(ctx, job, attempt, ending)
+            candidates = rng.integers(len(nodes), size=(65536, width)).tolist()
+        gpus = job.gpus
+        free_at = free_by_rank[gpus - 1]
+        best = min(candidates.pop(), key=free_at.__getitem__)  # the first node whose `gpus` GPUs are free earliest
+        node = nodes[best]
+        has_faults = bool(fault_times[node])
+        start = max(job.eligible, free_at[best])
+        if has_faults:
+            start = faults.down_until(node, start)
+        if job.cancel_at < start:
+            never_started(ctx, job, job.cancel_at)
+            continue
+        if start >= horizon:
+            never_started(ctx, job)
+            continue
+        attempt = start_attempt(ctx, job, start, (node,))
+        planned_end = start + (planned_runtime(job) if job.run_id else job.work)
+        fault = faults.first_in((node,), start, planned_end) if has_faults else None
+        ending = fault_ending(ctx, attempt, *fault) if fault else Ending(planned_end)
+        # the `gpus` GPUs free earliest run the job until its end
+        free = lanes[best][gpus:] + [ending.at] * gpus
+        free.sort()
+        if fault:  # the node is out for repair
+            back = repaired[node][fault[2]]
+            free = [max(t, back) for t in free]
+        lanes[best] = free
+        for rank, column in ranks:
+            column[best] = free[rank]
+        if ending.at >= horizon:  # running at the last dump; what follows has not happened yet
+            continue
+        follow_up = finish(ctx, job, attempt, ending)
+        if follow_up is not None and follow_up.submit < horizon:
+            heapq.heappush(follow_ups, (follow_up.eligible, follow_up.seq, follow_up))
 
 
 @dataclass(slots=True)
@@ -118,7 +143,8 @@ class GpuPartition:
         self.node_job = np.full(size, -1, dtype=np.int64)
         self.down_until = np.zeros(size, dtype=np.int64)
         self.running: dict[int, _Running] = {}
-        self.pending: tuple[list[Job], list[Job]] = ([], [])  # high QOS, normal QOS; each by age
+        # high QOS, normal QOS; each by age (a dict keeps the order jobs came in, and drops one at once)
+        self.pending: tuple[dict[int, Job], dict[int, Job]] = ({}, {})
         self.pending_seqs: set[int] = set()
         self.pending_nodes: Counter[int] = Counter()  # node counts of the pending jobs
         self.events: list[tuple[int, int, int, object]] = []
@@ -166,11 +192,11 @@ class GpuPartition:
             if kind == ARRIVE and payload.submit < ctx.horizon:
                 never_started(ctx, payload)
         for queue in self.pending:
-            for job in queue:
+            for job in queue.values():
                 never_started(ctx, job)
 
     def _arrive(self, t: int, job: Job) -> None:
-        self.pending[0 if job.high_qos else 1].append(job)
+        self.pending[0 if job.high_qos else 1][job.seq] = job
         self.pending_seqs.add(job.seq)
         self.pending_nodes[self._nodes_of(job)] += 1
         if job.cancel_at < NEVER:
@@ -246,7 +272,7 @@ class GpuPartition:
         started: list[Job] = []
         shadow, spare, tested = None, 0, 0
         for queue in self.pending:
-            for job in queue:
+            for job in queue.values():
                 need = self._nodes_of(job)
                 if shadow is None:  # the highest-priority job not started yet
                     if need <= self.free:
@@ -316,12 +342,14 @@ class GpuPartition:
 
     def _start(self, job: Job, t: int, preferred: np.ndarray | None = None) -> Attempt:
         need = self._nodes_of(job)
+        if preferred is None and need == 1 and self.idle[first := int(self.idle.argmax())]:
+            return self._start_on_one(job, t, first)  # the first idle node (argmax stops there)
         positions = np.flatnonzero(self.idle)
         if preferred is not None:
             preferred = preferred[self.idle[preferred]]
             positions = np.concatenate([preferred, positions[~np.isin(positions, preferred)]])
         positions = np.sort(positions[:need])
-        attempt = start_attempt(self.ctx, job, t, tuple(int(n) for n in self.pool[positions]))
+        attempt = start_attempt(self.ctx, job, t, tuple(self.pool[positions].tolist()))
         self.idle[positions] = False
         self.free -= need
         self.node_job[positions] = job.seq
@@ -329,6 +357,20 @@ class GpuPartition:
         if not job.high_qos:
             self.preemptible_from[positions] = t + MIN_RUN_BEFORE_PREEMPTION
         self.running[job.seq] = _Running(job, attempt, positions)
+        end = t + planned_runtime(job)
+        self._push(end, END, (job.seq, 0, Ending(end)))
+        return attempt
+
+    def _start_on_one(self, job: Job, t: int, i: int) -> Attempt:
+        """`_start` of a one-node job on pool position `i`, with scalar updates."""
+        attempt = start_attempt(self.ctx, job, t, (int(self.pool[i]),))
+        self.idle[i] = False
+        self.free -= 1
+        self.node_job[i] = job.seq
+        self.expected_free[i] = t + job.limit
+        if not job.high_qos:
+            self.preemptible_from[i] = t + MIN_RUN_BEFORE_PREEMPTION
+        self.running[job.seq] = _Running(job, attempt, np.array([i]))
         end = t + planned_runtime(job)
         self._push(end, END, (job.seq, 0, Ending(end)))
         return attempt
@@ -346,6 +388,19 @@ class GpuPartition:
 
     def _release(self, running: _Running, t: int) -> None:
         positions = running.positions
+        if len(positions) == 1:  # the same, with scalar updates
+            i = int(positions[0])
+            if self.node_job[i] == running.job.seq:
+                self.node_job[i] = -1
+                self.preemptible_from[i] = NEVER
+                if self.down_until[i] <= t:
+                    self.idle[i] = True
+                    self.free += 1
+                    self.expected_free[i] = 0
+                else:
+                    self.expected_free[i] = NEVER
+            del self.running[running.job.seq]
+            return
         mine = positions[self.node_job[positions] == running.job.seq]
         self.node_job[mine] = -1
         self.preemptible_from[mine] = NEVER
@@ -357,15 +412,12 @@ class GpuPartition:
         del self.running[running.job.seq]
 
     def _unqueue(self, jobs: list[Job]) -> None:
-        gone = {job.seq for job in jobs}
         for job in jobs:
             self.pending_seqs.discard(job.seq)
             self.pending_nodes[self._nodes_of(job)] -= 1
             if not self.pending_nodes[self._nodes_of(job)]:
                 del self.pending_nodes[self._nodes_of(job)]
-        for queue in self.pending:
-            if any(job.seq in gone for job in queue):
-                queue[:] = [job for job in queue if job.seq not in gone]
+            self.pending[0 if job.high_qos else 1].pop(job.seq, None)
 
     def _record_idle_fit(self, t: int) -> None:
         fits = self.pending_nodes and min(self.pending_nodes) <= self.free

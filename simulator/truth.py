@@ -11,6 +11,7 @@ import csv
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
 
 import numpy as np
 
@@ -41,6 +42,9 @@ class History:
     node_names: list[str]
     gpu_pool_nodes: int
     idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
+    # computed for the first month's truth and kept for the others (the whole history is simulated)
+    attributed: bool = False  # attribute_failures has run
+    run_life: dict[int, tuple[int, int, int]] | None = None  # _run_life's
 
 
 class AttemptColumns:
@@ -48,12 +52,15 @@ class AttemptColumns:
 
     def __init__(self, attempts: list[Attempt]):
         n = len(attempts)
-        self.submit = np.fromiter((a.submit for a in attempts), np.int64, n)
-        self.eligible = np.fromiter((a.eligible for a in attempts), np.int64, n)
-        self.start = np.fromiter((a.start for a in attempts), np.int64, n)
-        self.end = np.fromiter((a.end for a in attempts), np.int64, n)
-        self.gpus = np.fromiter((a.gpus for a in attempts), np.int64, n)
-        self.nodes = np.fromiter((len(a.nodes) for a in attempts), np.int64, n)
+
+        def column(name: str) -> np.ndarray:
+            return np.fromiter(map(attrgetter(name), attempts), np.int64, n)
+
+        self.submit, self.eligible = column("submit"), column("eligible")
+        self.start, self.end, self.gpus = column("start"), column("end"), column("gpus")
+        self.nodes = np.fromiter(map(len, map(attrgetter("nodes"), attempts)), np.int64, n)
+        self.run_id = column("run_id")
+        self.no_alloc = np.fromiter(map(attrgetter("no_alloc"), attempts), bool, n)
 
     def in_dump(self, w: MonthWindow) -> np.ndarray:
         return (self.submit < w.end) & (self.end >= w.start)
@@ -114,16 +121,18 @@ def attribute_failures(history: History) -> None:
 def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
     """The truth of one month (its files are in the month's directory)."""
     ctx, clock = history.ctx, history.clock
-    attribute_failures(history)
+    if not history.attributed:
+        attribute_failures(history)
+        history.attributed = True
     p, analysis = ctx.params, ctx.analysis
-    attempts = ctx.attempts
     shown = columns.in_dump(w)
     runtime = np.where(shown, columns.runtime_in(w), 0)
     queue = np.where(shown, columns.queue_in(w), 0)
     node_seconds = runtime * columns.nodes
     failures = [f for f in ctx.failures if w.start <= f["attempt"].end < w.end]
-    false_positives = _window_false_positives(history, w, shown, {id(f["attempt"]) for f in ctx.failures})
-    buckets = _size_buckets(attempts, shown, runtime, node_seconds, failures)
+    ended_in_month = shown & (columns.end >= w.start) & (columns.end < w.end)
+    false_positives = _window_false_positives(history, w, ended_in_month, {id(f["attempt"]) for f in ctx.failures})
+    buckets = _size_buckets(columns, shown, runtime, node_seconds, failures)
     paper = columns.gpus > analysis.paper_min_gpus
     node_days = {"paper": float(node_seconds[paper].sum()) / 86400, "all": float(node_seconds.sum()) / 86400}
     counted = {
@@ -138,7 +147,7 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
     faults = ctx.faults
     in_month_faults = sum(1 for times in faults.times for t in times if w.start <= t < w.end)
     expected = float(in_month_faults) if faults.replayed else float(faults.factor.sum()) * p.r_f / 1000 * days
-    runs = _training_runs(history, w, shown, runtime, queue, false_positives)
+    runs = _training_runs(history, w, shown & (columns.run_id != 0), runtime, queue, false_positives)
     return {
         "cluster": p.cluster,
         "month": str(w.month),
@@ -169,11 +178,11 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
     }
 
 
-def history_truth(history: History, per_month: dict[str, dict]) -> dict:
+def history_truth(history: History, per_month: dict[str, dict], columns: AttemptColumns | None = None) -> dict:
     """The whole history: parameters, lemons, every month's truth and the training runs over their life."""
     ctx, clock = history.ctx, history.clock
     first, last = history.windows[0], history.windows[-1]
-    columns = AttemptColumns(ctx.attempts)
+    columns = columns or AttemptColumns(ctx.attempts)
     return {
         "cluster": ctx.params.cluster,
         "months": per_month,
@@ -189,18 +198,25 @@ def history_truth(history: History, per_month: dict[str, dict]) -> dict:
 
 
 def _size_buckets(
-    attempts: list[Attempt], shown: np.ndarray, runtime: np.ndarray, node_seconds: np.ndarray, failures: list[dict]
+    columns: AttemptColumns, shown: np.ndarray, runtime: np.ndarray, node_seconds: np.ndarray, failures: list[dict]
 ) -> dict:
+    """Runtime hours and node-days of the started attempts shown, per size bucket (in the order the
+    attempts first show each bucket; each sum added up in attempt order, as a loop would), and the
+    injected failures per bucket."""
+    started = np.flatnonzero(shown & (columns.start < NEVER) & ~columns.no_alloc)
+    gpus = columns.gpus[started]
+    positions: dict[str, list[np.ndarray]] = defaultdict(list)
+    for size in np.unique(gpus).tolist():
+        positions[BUCKET_OF[size]].append(np.flatnonzero(gpus == size))
     per_bucket: dict[str, dict] = {}
-    for i in np.flatnonzero(shown).tolist():
-        a = attempts[i]
-        if a.start >= NEVER or a.no_alloc:
-            continue
-        bucket = per_bucket.setdefault(
-            BUCKET_OF[a.gpus], {"runtime_hours": 0.0, "node_days": 0.0, "infra_failures": 0, "expected_attributed": 0}
-        )
-        bucket["runtime_hours"] += int(runtime[i]) / 3600
-        bucket["node_days"] += int(node_seconds[i]) / 86400
+    for label, parts in sorted(positions.items(), key=lambda item: min(int(p[0]) for p in item[1])):
+        rows = started[np.sort(np.concatenate(parts))]
+        per_bucket[label] = {
+            "runtime_hours": _sum_in_order(runtime[rows] / 3600),
+            "node_days": _sum_in_order(node_seconds[rows] / 86400),
+            "infra_failures": 0,
+            "expected_attributed": 0,
+        }
     for f in failures:
         bucket = per_bucket[BUCKET_OF[f["attempt"].gpus]]
         bucket["infra_failures"] += 1
@@ -208,16 +224,26 @@ def _size_buckets(
     return per_bucket
 
 
-def _window_false_positives(history: History, w: MonthWindow, shown: np.ndarray, failed: set[int]) -> list[dict]:
+def _sum_in_order(values: np.ndarray) -> float:
+    """0.0 + values[0] + values[1] + ...: cumsum adds one at a time (np.sum adds pairwise, with other roundings)."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
+def _window_false_positives(
+    history: History, w: MonthWindow, ended_in_month: np.ndarray, failed: set[int]
+) -> list[dict]:
     """Attempts that ended FAILED or REQUEUED in the month for their own reasons, yet have a critical
     signal on one of their nodes inside the attribution window: the rule attributes them too, unless
     a user's or an admin's requeue is marked as such."""
     ctx, clock = history.ctx, history.clock
     skip = failed | marked_manual_requeues(history)
+    critical = ctx.signals.critical
     found = []
-    for i in np.flatnonzero(shown).tolist():
+    for i in np.flatnonzero(ended_in_month).tolist():
         a = ctx.attempts[i]
         if a.state not in ("FAILED", "REQUEUED") or not w.start <= a.end < w.end or id(a) in skip:
+            continue
+        if not any(n in critical for n in a.nodes):  # no critical signal on its nodes at all
             continue
         match = rule_match(history, a)
         if match is not None:
@@ -312,7 +338,7 @@ def is_interruption(a: Attempt, attributed: bool) -> bool:
 def _training_runs(
     history: History,
     w: MonthWindow,
-    shown: np.ndarray,
+    training: np.ndarray,  # shown attempts of training runs
     runtime: np.ndarray,
     queue: np.ndarray,
     false_positives: list[dict],
@@ -323,10 +349,12 @@ def _training_runs(
     attributed = {id(f["attempt"]) for f in ctx.failures if f["expected_attributed"]}
     attributed |= {(f["job_id_raw"], f["submit"]) for f in false_positives}
     by_run: dict[int, list[int]] = defaultdict(list)
-    for i in np.flatnonzero(shown).tolist():
+    for i in np.flatnonzero(training).tolist():
         if ctx.attempts[i].run_id:
             by_run[ctx.attempts[i].run_id].append(i)
-    life = _run_life(ctx)
+    if history.run_life is None:
+        history.run_life = _run_life(ctx)
+    life = history.run_life
     result = []
     for run_id in sorted(by_run):
         rows = sorted(by_run[run_id], key=lambda i: (ctx.attempts[i].submit, ctx.attempts[i].job_id_raw))

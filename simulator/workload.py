@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -97,31 +98,32 @@ def draw_workload(
     runs: dict[int, TrainingRun] = {}
     next_id = 1001
     array: tuple[Job, int, int, int] | None = None  # (first task, master id, task index, tasks left)
-    for i in range(count):
-        g = int(gpus[i])
-        state = OUTCOMES[int(outcome[i])]
-        job = Job(
-            job_id="",
-            job_id_raw=0,
-            name=f"{USERS[int(users[i])][1]}_{'train' if g >= 8 else 'exp'}_{i % 97}",
-            user=int(users[i]),
-            gpus=g,
-            submit=int(submit[i]),
-            eligible=int(submit[i]),
-            work=int(runs_for[i]),
-            limit=limits[i],
-            outcome=state,
-        )
-        if training[i]:
+    kinds = [(account, f"{account}_train_", f"{account}_exp_") for _, account, _ in USERS]
+    columns = (gpus, submit, runs_for, users, outcome, training, in_array, fraction, limits, work)
+    for i, (g, at, runs_i, u, o, train, arrayed, frac, limit, work_i) in enumerate(
+        zip(*(c if isinstance(c, list) else c.tolist() for c in columns), strict=True)
+    ):
+        state = OUTCOMES[o]
+        if not (train or arrayed or array):  # most jobs: their own id
+            job = Job(
+                str(next_id), next_id, f"{kinds[u][1 if g >= 8 else 2]}{i % 97}", u, g, at, at, runs_i, limit, state
+            )
+            next_id += 1
+            if state == "CANCELLED" and frac < 0.3:
+                job.cancel_at = at + int(frac * 3600)
+            jobs.append(job)
+            continue
+        job = Job("", 0, f"{kinds[u][1 if g >= 8 else 2]}{i % 97}", u, g, at, at, runs_i, limit, state)
+        if train:
             run_id = len(runs) + 1
-            job.name = f"{USERS[job.user][1]}_pretrain_{run_id}"
-            job.run_id, job.work = run_id, int(work[i])
-            runs[run_id] = TrainingRun(run_id, job.name, USERS[job.user][0], g, int(work[i]))
-        elif array is None and in_array[i]:
-            job.name = f"{USERS[job.user][1]}_sweep_{next_id}"
+            job.name = f"{kinds[u][0]}_pretrain_{run_id}"
+            job.run_id, job.work = run_id, work_i
+            runs[run_id] = TrainingRun(run_id, job.name, USERS[u][0], g, work_i)
+        elif array is None and arrayed:
+            job.name = f"{kinds[u][0]}_sweep_{next_id}"
             array = (job, next_id, 0, int(rng.integers(2, 11)))
             next_id += 1
-        if array is not None and not training[i]:
+        if array is not None and not train:
             first, master, task, left = array
             if task > 0:  # later tasks share the first task's size, submit time, user and name
                 job.gpus, job.submit, job.eligible, job.user, job.name = (
@@ -143,10 +145,10 @@ def draw_workload(
             job.job_id_raw = next_id
             job.job_id = str(next_id)
             next_id += 1
-        if state == "CANCELLED" and fraction[i] < 0.3:  # cancelled while pending, unless it starts first
-            job.cancel_at = job.submit + int(fraction[i] * 3600)
+        if state == "CANCELLED" and frac < 0.3:  # cancelled while pending, unless it starts first
+            job.cancel_at = job.submit + int(frac * 3600)
         jobs.append(job)
-    jobs.sort(key=lambda j: (j.submit, j.job_id_raw))
+    jobs.sort(key=attrgetter("submit", "job_id_raw"))
     return Workload(jobs, runs, next_id)
 
 

@@ -5,6 +5,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pytest
 from ClusterShell.NodeSet import NodeSet
 from job_records import sacct_attempts
@@ -16,6 +17,10 @@ from flows.sources.sacctmgr_events import read_sacctmgr_events
 from flows.sources.xid_syslog import read_xid_syslog
 from simulator import SimParams, simulate
 from simulator.hostlist import fold_hostlist
+from simulator.params import Clock
+from simulator.records import Attempt
+from simulator.writers.sacct import elapsed_texts, sacct_order
+from simulator.writers.sacctmgr_events import elapsed_text
 
 UTC = ZoneInfo("UTC")
 MONTH = Month.parse("2026-10")
@@ -164,6 +169,24 @@ def test_slurm_2411_field_set(tmp_path):
 def test_fold_hostlist_round_trips_through_clustershell(indices):
     folded = fold_hostlist("gpu", indices, 4)
     assert list(NodeSet(folded)) == [f"gpu{i:04d}" for i in indices]
+
+
+def test_vectorised_sacct_texts_are_the_ones_a_loop_writes():
+    """sacct.psv's Elapsed, times and record order come from numpy; here against the one-at-a-time code."""
+    seconds = np.array([0, 1, 59, 60, 3599, 3600, 86399, 86400, 86401, 7 * 86400 + 3723, 21 * 86400 - 1])
+    assert elapsed_texts(seconds) == [elapsed_text(int(s)) for s in seconds]
+    clock = Clock(datetime(2026, 9, 24, tzinfo=UTC))
+    assert clock.texts(seconds) == [clock.text(int(s)) for s in seconds]
+    rng = np.random.default_rng(0)
+    attempts = [
+        Attempt(str(raw), int(raw), "j", 0, 1, int(submit), int(submit), restarts=int(restarts))
+        for raw, submit, restarts in zip(
+            rng.integers(1000, 1040, 300), rng.integers(0, 50, 300), rng.integers(0, 3, 300), strict=True
+        )
+    ]
+    expected = sorted((a for a in attempts if not a.restarts), key=lambda a: (a.job_id_raw, a.submit))
+    expected += sorted((a for a in attempts if a.restarts), key=lambda a: (a.submit, a.job_id_raw))
+    assert [id(a) for a in sacct_order(attempts)] == [id(a) for a in expected]
 
 
 def test_truth_is_json_with_parameters(sim):

@@ -47,8 +47,13 @@ def write_dcgm_checks(
     """Write the checks made in [lo, hi) under out_dir/dcgm/<node>/<YYYYmmddTHHMMSSZ>.json."""
     root = out_dir / "dcgm"
     root.mkdir(exist_ok=True)
+    made: set[int] = set()  # nodes whose directory exists
     for t, node, report in checks:
         if lo <= t < hi:
-            path = root / node_names[node] / f"{clock.datetime(t).strftime('%Y%m%dT%H%M%SZ')}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(report, indent=3, sort_keys=True, separators=(",", " : ")) + "\n")
+            directory = root / node_names[node]
+            if node not in made:
+                directory.mkdir(parents=True, exist_ok=True)
+                made.add(node)
+            text = json.dumps(report, indent=3, sort_keys=True, separators=(",", " : ")) + "\n"
+            with open(directory / f"{clock.datetime(t).strftime('%Y%m%dT%H%M%SZ')}.json", "w") as out:
+                out.write(text)

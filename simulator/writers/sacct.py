@@ -9,6 +9,8 @@ as `sacct -D` prints them.
 from __future__ import annotations
 
 import math
+from itertools import islice
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,6 @@ from simulator.catalog import USERS
 from simulator.hostlist import fold_hostlist
 from simulator.params import Clock, SimParams
 from simulator.records import HIGH_QOS_MIN_GPUS, Attempt
-from simulator.writers.sacctmgr_events import elapsed_text
 
 SACCT_FIELDS_2205 = (
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|State|ExitCode|Submit|Eligible|Start|End|Elapsed|"
@@ -28,9 +29,19 @@ SACCT_FIELDS_2411 = SACCT_FIELDS_2205 + "|Restarts|FailedNode"
 
 def sacct_order(attempts: list[Attempt]) -> list[Attempt]:
     """First records by job id, then the requeue records by submit time."""
-    first = sorted((a for a in attempts if not a.restarts), key=lambda a: (a.job_id_raw, a.submit))
-    later = sorted((a for a in attempts if a.restarts), key=lambda a: (a.submit, a.job_id_raw))
-    return first + later
+    return [attempts[i] for i in _sacct_order(attempts).tolist()]
+
+
+def _sacct_order(attempts: list[Attempt]) -> np.ndarray:
+    """`sacct_order` as positions in `attempts` (stable sorts, as `sorted`)."""
+    n = len(attempts)
+    raw = np.fromiter(map(attrgetter("job_id_raw"), attempts), np.int64, n)
+    submit = np.fromiter(map(attrgetter("submit"), attempts), np.int64, n)
+    requeued = np.fromiter(map(attrgetter("restarts"), attempts), np.int64, n) != 0
+    first, later = np.flatnonzero(~requeued), np.flatnonzero(requeued)
+    first = first[np.lexsort((submit[first], raw[first]))]
+    later = later[np.lexsort((raw[later], submit[later]))]
+    return np.concatenate([first, later])
 
 
 def write_sacct(
@@ -39,57 +50,92 @@ def write_sacct(
     """The records of `attempts` as they were at `as_of`: one not started yet is PENDING (Start
     Unknown), one not ended yet is RUNNING (End Unknown, Elapsed up to `as_of`)."""
     ordered = sacct_order(attempts)
-    start = np.array([a.start for a in ordered], dtype=np.int64)
-    end = np.array([a.end for a in ordered], dtype=np.int64)
+    n = len(ordered)
+
+    def column(name: str) -> np.ndarray:
+        return np.fromiter(map(attrgetter(name), ordered), np.int64, n)
+
+    start, end = column("start"), column("end")
     pending = start >= as_of
     running = ~pending & (end >= as_of)
 
-    def texts(values: np.ndarray, unknown: np.ndarray) -> list[str]:
-        out = clock.texts(np.where(unknown, 0, values))
-        return [("Unknown" if u else t) for u, t in zip(unknown.tolist(), out, strict=True)]
+    def texts(values: np.ndarray, unknown: np.ndarray | None = None) -> list[str]:
+        out = clock.texts(values if unknown is None else np.where(unknown, 0, values))
+        if unknown is not None:
+            for i in np.flatnonzero(unknown).tolist():
+                out[i] = "Unknown"
+        return out
 
-    submit = texts(np.array([a.submit for a in ordered], dtype=np.int64), np.zeros(len(ordered), dtype=bool))
-    eligible = texts(np.array([a.eligible for a in ordered], dtype=np.int64), np.zeros(len(ordered), dtype=bool))
+    submit_at, eligible_at = column("submit"), column("eligible")
+    submit = texts(submit_at)
+    eligible = list(submit)  # the same time for all but requeues (eligible after a BeginTime)
+    later = np.flatnonzero(eligible_at != submit_at)
+    for i, text in zip(later.tolist(), texts(eligible_at[later]), strict=True):
+        eligible[i] = text
     start_text = texts(start, pending)
     end_text = texts(end, pending | running)
-    elapsed = np.where(pending, 0, np.where(running, as_of, end) - start).tolist()
+    elapsed = elapsed_texts(np.where(pending, 0, np.where(running, as_of, end) - start))
     header = SACCT_FIELDS_2411 if params.slurm_version == "24.11" else SACCT_FIELDS_2205
     line = _Line(params, node_names)
+    states = [a.state for a in ordered]
+    for i in np.flatnonzero(pending).tolist():
+        states[i] = "PENDING"
+    for i in np.flatnonzero(running).tolist():
+        states[i] = "RUNNING"
+    rows = zip(ordered, states, submit, eligible, start_text, end_text, elapsed, strict=True)
     with open(path, "w") as out:
         out.write(header + "\n")
-        for i, a in enumerate(ordered):
-            state = "PENDING" if pending[i] else "RUNNING" if running[i] else a.state
-            out.write(line(a, state, submit[i], eligible[i], start_text[i], end_text[i], elapsed[i]) + "\n")
+        chunk = 50_000
+        for _ in range(0, n, chunk):
+            out.write("".join([line(*row) for row in islice(rows, chunk)]))
+
+
+_TWO_DIGITS = [f"{i:02d}" for i in range(100)]
+
+
+def elapsed_texts(seconds: np.ndarray) -> list[str]:
+    """Vectorised `elapsed_text`: Slurm's [D-]HH:MM:SS."""
+    days, rest = np.divmod(seconds.astype(np.int64), 86400)
+    hours, rest = np.divmod(rest, 3600)
+    minutes, secs = np.divmod(rest, 60)
+    two = _TWO_DIGITS
+    out = [
+        f"{two[h]}:{two[m]}:{two[s]}" for h, m, s in zip(hours.tolist(), minutes.tolist(), secs.tolist(), strict=True)
+    ]
+    for i in np.flatnonzero(days).tolist():
+        out[i] = f"{int(days[i])}-{out[i]}"
+    return out
 
 
 class _Line:
-    """Formats one sacct record."""
+    """Formats one sacct record (with its line end)."""
 
     def __init__(self, params: SimParams, node_names: list[str]):
         self.params = params
         self.node_names = node_names
         self.width = len(node_names[0]) - len(params.node_prefix)
         self.new_fields = params.slurm_version == "24.11"
-        self.tres: dict[int, tuple[str, str, str, str, str]] = {}
-        self.users = [(user, account) for user, account, _ in USERS]
+        self.tres: dict[int, tuple[str, str, str, str]] = {}
+        self.users = [f"{user}|{account}" for user, account, _ in USERS]
 
-    def _tres(self, gpus: int) -> tuple[str, str, str, str, str]:
-        """(NNodes, AllocTRES, ReqTRES, Partition, QOS) of a job of `gpus` GPUs."""
+    def _tres(self, gpus: int) -> tuple[str, str, str, str]:
+        """(Partition|QOS, NNodes, AllocTRES, ReqTRES) of a job of `gpus` GPUs."""
         if gpus not in self.tres:
             gpn = self.params.gpus_per_node
             n_nodes = max(1, math.ceil(gpus / gpn))
             cpus = gpus * 12
             self.tres[gpus] = (
+                # sub-node jobs run in their own partition
+                f"{'shared' if gpus < gpn else 'gpu'}|{'high' if gpus >= HIGH_QOS_MIN_GPUS else 'normal'}",
                 str(n_nodes),
                 f"billing={cpus},cpu={cpus},gres/gpu:h100={gpus},gres/gpu={gpus},mem={gpus * 120}G,node={n_nodes}",
                 f"billing={cpus},cpu={cpus},gres/gpu={gpus},mem={gpus * 120}G,node={n_nodes}",
-                "shared" if gpus < gpn else "gpu",  # sub-node jobs run in their own partition
-                "high" if gpus >= HIGH_QOS_MIN_GPUS else "normal",
             )
         return self.tres[gpus]
 
-    def __call__(self, a: Attempt, state: str, submit: str, eligible: str, start: str, end: str, elapsed: int) -> str:
-        n_nodes, alloc, req, partition, qos = self._tres(a.gpus)
+    def __call__(self, a: Attempt, state: str, submit: str, eligible: str, start: str, end: str, elapsed: str) -> str:
+        tres = self.tres.get(a.gpus) or self._tres(a.gpus)
+        partition_qos, n_nodes, alloc, req = tres
         if state != "PENDING" and not a.no_alloc:
             if len(a.nodes) == 1:
                 node_list = self.node_names[a.nodes[0]]
@@ -99,13 +145,13 @@ class _Line:
             alloc, node_list = "", "None assigned"
         ended = state != "PENDING" and state != "RUNNING"
         reason = a.reason if state != "PENDING" or a.restarts else "Resources"
-        user, account = self.users[a.user]
-        line = (
-            f"{a.job_id}|{a.job_id_raw}|{a.name}|{user}|{account}|{partition}|{qos}|{state}|"
-            f"{a.exit_code if ended else '0:0'}|{submit}|{eligible}|{start}|{end}|{elapsed_text(elapsed)}|"
-            f"{n_nodes}|{node_list}|{alloc}|{req}|{reason}|0:0|{a.admin_comment if ended else ''}"
-        )
         if self.new_fields:
             failed = self.node_names[a.failed_node] if ended and a.failed_node >= 0 else "None"
-            line += f"|{a.restarts}|{failed}"
-        return line
+            more = f"|{a.restarts}|{failed}\n"
+        else:
+            more = "\n"
+        return (
+            f"{a.job_id}|{a.job_id_raw}|{a.name}|{self.users[a.user]}|{partition_qos}|{state}|"
+            f"{a.exit_code if ended else '0:0'}|{submit}|{eligible}|{start}|{end}|{elapsed}|"
+            f"{n_nodes}|{node_list}|{alloc}|{req}|{reason}|0:0|{a.admin_comment if ended else ''}{more}"
+        )
