@@ -13,6 +13,16 @@ each landed table's `required` fields are checked not null: in the suite that na
 its `landed_table` (which then reads its Parquet), or else in a suite `landed_<table>` of its own.
 The suites in expectations/ hold the rules about the data: ranges, relationships, thresholds.
 
+Each check is made once. dbt's data tests (dbt_project/models/*.yml) own the models' keys: unique
+and not null, on the mart that carries the key (checked in SQL where the rows are, before any later
+model reads them; a failure stops the build). The suites here own the landed files' contract (the
+registry's columns, types and required fields) and the rules about the month's data, with their
+severities, kept with each run and shown in the report; they do not test again a key that dbt
+tests.
+
+The GX context, its one dataframe asset and the suites are made once per process and re-used by
+every month it validates (a backfill validates many).
+
 GX's SQL datasource does not work on DuckDB (an IndexError in resolve_metric_bundle, GX issues
 #10738 and #11579), so each table is read
 into a pandas frame and validated there. GX silently drops unknown expectation types, so the
@@ -21,6 +31,7 @@ number of loaded expectations is checked against the file.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from contextlib import ExitStack
@@ -59,10 +70,16 @@ class SuiteResult:
 
 
 def load_suite(spec: dict, source: str):
-    """The GX suite of a suite's JSON `spec` (`source` says where it came from, for the error)."""
+    """The GX suite of a suite's JSON `spec` (`source` says where it came from, for the error);
+    made once per process for each distinct spec."""
+    return _load_suite(json.dumps(spec, sort_keys=True), source)
+
+
+@functools.cache
+def _load_suite(spec_json: str, source: str):
     import great_expectations as gx
 
-    spec = {key: value for key, value in spec.items() if key != "id"}
+    spec = {key: value for key, value in json.loads(spec_json).items() if key != "id"}
     suite = gx.ExpectationSuite(**spec)
     if len(suite.expectations) != len(spec["expectations"]):
         raise DataQualityError(
@@ -160,23 +177,7 @@ def validate_month(
     `warehouse_path`; the landed Parquet is read by DuckDB. With `results_dir`, every run's results
     are kept there as `<UTC time>.json` (a failed run too).
     """
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-    from great_expectations.execution_engine import pandas_execution_engine
-
-    # GX fingerprints every batch by hashing the whole frame, twice per suite, for a marker nothing
-    # here reads (most of the suites' time on a large month: bench/README.md). Frames above
-    # HASH_THRESHOLD bytes are not hashed; 0 turns it off (tests/test_quality_speed.py notices if GX
-    # drops the knob).
-    pandas_execution_engine.HASH_THRESHOLD = 0
-    # GX sets INFO on some of its own loggers (e.g. "created temporary directory for docs site").
-    for name in ("great_expectations", "great_expectations.data_context.types.base"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    # one asset for every suite's frame: adding an asset saves the context's whole config (as YAML)
-    asset = context.data_sources.add_or_update_pandas("warehouse").add_dataframe_asset(name="rows")
-    batch_def = asset.add_batch_definition_whole_dataframe("month")
+    batch_def = _batch_definition()
     results = []
     with ExitStack() as stack:
         if marts is None:
@@ -211,6 +212,30 @@ def validate_month(
         (results_dir / f"{stamp}.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
     _raise_on_failures(results)
     return results
+
+
+@functools.cache
+def _batch_definition():
+    """The batch definition every suite's frame is validated through: an ephemeral GX context with
+    one dataframe asset, made once per process (building it and adding the asset save the
+    context's whole config)."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.execution_engine import pandas_execution_engine
+
+    # GX fingerprints every batch by hashing the whole frame, twice per suite, for a marker nothing
+    # here reads (most of the suites' time on a large month: bench/README.md). Frames above
+    # HASH_THRESHOLD bytes are not hashed; 0 turns it off (tests/test_quality_speed.py notices if GX
+    # drops the knob).
+    pandas_execution_engine.HASH_THRESHOLD = 0
+    # GX sets INFO on some of its own loggers (e.g. "created temporary directory for docs site").
+    for name in ("great_expectations", "great_expectations.data_context.types.base"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    # one asset for every suite's frame: adding an asset saves the context's whole config (as YAML)
+    asset = context.data_sources.add_or_update_pandas("warehouse").add_dataframe_asset(name="rows")
+    return asset.add_batch_definition_whole_dataframe("month")
 
 
 def _failed_expectations(outcome) -> list[tuple[str, dict]]:

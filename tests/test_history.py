@@ -220,7 +220,9 @@ def test_metrics_equal_the_golden_files(history, month: Month) -> None:
 # metrics.json of each month as 4ce972b wrote it (before the speed work of issue 34), paths left
 # out: the text must stay byte for byte the same, but for the fields listed here as changed on purpose.
 EXACT = Path(__file__).parent / "data" / "golden" / f"{CLUSTER}-seed41-4ce972b"
-CHANGED_SINCE_EXACT: set[str] = set()  # top-level keys of metrics.json
+# top-level keys of metrics.json: data_quality, as the key checks moved from the GX suites to dbt's
+# tests (issue 34: each check done once; flows/quality.py says which layer owns which)
+CHANGED_SINCE_EXACT: set[str] = {"data_quality"}
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)
