@@ -1,4 +1,4 @@
-"""Build hook: the wheel carries the runtime folders (dbt project, templates, expectations) under
+"""Build hook: the wheel carries the runtime folders (dbt project, templates, expectations, spark_conf) under
 flows/_data/, where flows/__init__.py finds them when the package runs outside a checkout.
 
 The folders stay at the top level of the repository (dbt, Prefect and the docs refer to them there);
@@ -26,6 +26,7 @@ RUNTIME_FILES = {
     ],
     "templates": ["**/*.j2"],
     "expectations": ["*.json"],
+    "spark_conf": ["log4j2.properties"],  # a local Spark session's JVM logging (flows/engines.py)
 }
 
 

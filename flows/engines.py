@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import yaml
 
+from flows import RUNTIME_ROOT
 from flows.config import ClusterConfig
 
 # run.parameters' column types on each engine (the DuckDB names are the ones flows/warehouse.py uses).
@@ -157,10 +158,26 @@ def spark_session(config: ClusterConfig):
     settings = spark_settings(config)
     if "spark.remote" not in settings:
         config.warehouse_path.mkdir(parents=True, exist_ok=True)
+        settings = quiet_local_spark(settings, config.warehouse_path.absolute())
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def quiet_local_spark(settings: dict[str, str], home: Path) -> dict[str, str]:
+    """A local session's JVM logs WARN and above to `home`/spark.log and only errors to the console
+    (spark_conf/log4j2.properties), and draws no stage progress bars there: the console keeps the
+    tool's stage lines. A site's own log4j2 configuration file or progress setting is kept."""
+    settings = dict(settings)
+    options = settings.get("spark.driver.extraJavaOptions", "")
+    if "-Dlog4j2.configurationFile=" not in options and "-Dlog4j.configurationFile=" not in options:
+        settings["spark.driver.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile={RUNTIME_ROOT / 'spark_conf' / 'log4j2.properties'} "
+            f"-Dcluster_reliability.spark_log={home / 'spark.log'} {options}"
+        ).strip()
+    settings.setdefault("spark.ui.showConsoleProgress", "false")
+    return settings
 
 
 @contextmanager

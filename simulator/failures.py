@@ -80,7 +80,10 @@ def draw_faults(params: SimParams, rng: np.random.Generator, horizon: int) -> No
 def read_fault_trace(path: Path, node_names: list[str], clock: Clock) -> NodeFaults:
     """A fault trace (CSV: node,failed_at,repaired_at,category; ISO-8601 UTC) as NodeFaults.
 
-    Raises ValueError naming the file, line and field of anything the simulated cluster cannot replay.
+    Times are cut to whole seconds. A fault repaired when it failed (zero-length, or within the same
+    second) is replayed as such; its node event is then TimeEnd = TimeStart. Raises ValueError naming
+    the file, line and field of anything the simulated cluster cannot replay (a repaired_at before
+    its failed_at among them, however little before).
     """
     index = {name: i for i, name in enumerate(node_names)}
     per_node: list[list[tuple[int, int, int]]] = [[] for _ in node_names]
@@ -97,10 +100,12 @@ def read_fault_trace(path: Path, node_names: list[str], clock: Clock) -> NodeFau
             node, failed_at, repaired_at, category = (v.strip() for v in row)
             if node not in index:
                 raise ValueError(f"{path}: line {line}: node: {node!r} is not a node of the simulated cluster")
-            failed = clock.seconds(_trace_time(path, line, "failed_at", failed_at))
-            back = clock.seconds(_trace_time(path, line, "repaired_at", repaired_at))
-            if back < failed:
+            failed_time = _trace_time(path, line, "failed_at", failed_at)
+            repaired_time = _trace_time(path, line, "repaired_at", repaired_at)
+            if repaired_time < failed_time:  # compared before the whole seconds, which could make them equal
                 raise ValueError(f"{path}: line {line}: repaired_at: {repaired_at} is before failed_at {failed_at}")
+            # a zero-length fault (or one within a second) is legitimate: it stays zero-length
+            failed, back = clock.seconds(failed_time), clock.seconds(repaired_time)
             if category not in CAUSE_NAMES:
                 raise ValueError(f"{path}: line {line}: category: {category!r} is not one of {', '.join(CAUSE_NAMES)}")
             per_node[index[node]].append((failed, back, CAUSE_NAMES.index(category)))
@@ -161,11 +166,14 @@ def emit_fault_signals(
         log.dcgm.append(
             (critical_at[-1], node, dcgm_health_json({gpu: [(system, "Failure", message.format(gpu=gpu))]}))
         )
+    # The node event starts when Slurm notices (30 s for an unresponsive node, up to 2 min for a drain)
+    # but never after the repair: a fault shorter than that (a trace's zero-length or sub-second one)
+    # leaves the shortest event sacctmgr prints, TimeEnd = TimeStart at the repair.
     if cause == "node_unresponsive":
-        critical_at.append(t_fail + 30)
+        critical_at.append(min(t_fail + 30, repair_end))
         log.events.append((critical_at[-1], repair_end, node, "DOWN*", "Not responding"))
     else:
-        critical_at.append(t_fail + int(rng.integers(0, 2 * MINUTE)))
+        critical_at.append(min(t_fail + int(rng.integers(0, 2 * MINUTE)), repair_end))
         state = "DOWN" if kind == "NODE_FAIL" else "DRAIN"
         log.events.append((critical_at[-1], repair_end, node, state, reason.format(gpu=gpu)))
     labels = [

@@ -386,12 +386,49 @@ def test_a_fault_trace_is_replayed_exactly(tmp_path):
     assert {"gpu0003", "gpu0030"} <= xids
 
 
+# Faults a real trace has: repaired when they failed (zero-length), within the same second, a few
+# seconds later, and in the last second of a month (its event is written with the next month's dump).
+SHORT_FAULTS = """node,failed_at,repaired_at,category
+gpu0004,2026-10-06T10:00:00Z,2026-10-06T10:00:00Z,gpu_memory
+gpu0005,2026-10-07T11:00:00Z,2026-10-07T11:00:00Z,node_unresponsive
+gpu0006,2026-10-08T12:00:00.200Z,2026-10-08T12:00:00.700Z,gpu_nvlink
+gpu0007,2026-10-09T13:00:00Z,2026-10-09T13:00:00.500Z,infiniband_link
+gpu0008,2026-10-10T14:00:00Z,2026-10-10T14:00:01Z,pcie
+gpu0009,2026-10-11T15:00:00Z,2026-10-11T15:00:00Z,gpu_nvlink
+gpu0011,2026-10-13T17:00:00Z,2026-10-13T17:00:20Z,gpu_memory
+gpu0013,2026-10-31T23:59:59Z,2026-11-01T00:00:00Z,gpu_memory
+gpu0014,2026-11-03T09:00:00Z,2026-11-03T09:00:00Z,gpu_driver_firmware
+"""
+
+
+def test_a_trace_of_zero_length_faults_writes_well_formed_events(tmp_path):
+    """Every node event of every month reads without a quarantined row (a strict reader raises at
+    the first): a fault shorter than Slurm's notice is an event with TimeEnd = TimeStart at its repair."""
+    trace = tmp_path / "faults.csv"
+    trace.write_text(SHORT_FAULTS)
+    last = MONTH.next()
+    truth = simulate(SimParams("t", MONTH, last_month=last, nodes=40, seed=3, fault_trace=trace), tmp_path / "sim")
+    assert sum(truth["months"][str(m)]["fleet"]["node_failures"] for m in (MONTH, last)) == 9  # each fault replayed
+    rows = [row.split(",") for row in SHORT_FAULTS.splitlines()[1:]]
+    repaired = {(node, back[:19]) for node, _, back, _ in rows}
+    zero_length = set()
+    for month in (MONTH, last):
+        for e in read_sacctmgr_events(tmp_path / "sim" / str(month) / "events.psv", UTC):  # strict
+            assert e.ended_at is None or e.ended_at >= e.started_at, e
+            if e.ended_at == e.started_at:
+                zero_length.add((e.node, e.started_at.strftime("%Y-%m-%dT%H:%M:%S")))
+    # each fault repaired before Slurm noticed leaves its event at the repair, none shorter
+    assert zero_length <= repaired and len(zero_length) >= 6
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
         ("gpu9999,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,gpu_memory", "line 2: node: 'gpu9999'"),
         ("gpu0003,yesterday,2026-10-05T20:00:00Z,gpu_memory", "line 2: failed_at: 'yesterday'"),
         ("gpu0003,2026-10-05T10:00:00Z,2026-10-05T09:00:00Z,gpu_memory", "line 2: repaired_at"),
+        # reversed within one second: refused, not replayed as a zero-length fault
+        ("gpu0003,2026-10-05T10:00:00.900Z,2026-10-05T10:00:00.100Z,gpu_memory", "line 2: repaired_at"),
         ("gpu0003,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,cosmic_rays", "line 2: category: 'cosmic_rays'"),
     ],
 )

@@ -10,6 +10,9 @@ the analysis reads its marts through the same interface (flows/engines.py)."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from dataclasses import asdict
 
 import duckdb
@@ -151,3 +154,39 @@ def test_marts_are_month_partitioned_on_spark(engines) -> None:
     with open_marts(engines["spark"]) as marts:
         partitions = marts.execute("show partitions fct_month_totals").fetchall()
     assert sorted(p for (p,) in partitions) == [f"month={m}" for m in MONTHS]
+
+
+# The JVM's console output of a local session, in a process of its own (the fixture's JVM already
+# runs in this one): the warnings a month's build gave (232 lines on a 64-node month before) are
+# the ones made here (a second getOrCreate with static settings, Hive's metastore, a window without
+# PARTITION BY, a TIMESTAMP_NTZ table). An error still reaches the console.
+QUIET_SCRIPT = """
+import sys
+from flows.config import load_config
+from flows.engines import spark_session
+
+config = load_config(sys.argv[1])
+spark = spark_session(config)
+spark = spark_session(config)  # dbt-spark's session method asks again: "Using an existing Spark session"
+spark.sql("CREATE SCHEMA IF NOT EXISTS quiet")
+spark.sql("CREATE TABLE quiet.t USING parquet AS SELECT TIMESTAMP_NTZ'2026-05-01 00:00:00' AS at, 1 AS n")
+assert spark.sql("SELECT n, row_number() OVER (ORDER BY at) AS k FROM quiet.t").collect()[0].k == 1
+spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getLogger("quiet.check").error("a real error")
+spark.stop()
+"""
+
+
+def test_a_local_session_prints_only_errors(tmp_path) -> None:
+    config = write_demo_config(tmp_path, "quiet", tmp_path / "reports")
+    text = config.read_text().replace('warehouse = "warehouse/quiet.duckdb"', 'warehouse = "spark-warehouse"')
+    config.write_text(text + SPARK_CONFIG)
+    done = subprocess.run(
+        [sys.executable, "-c", QUIET_SCRIPT, str(config)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    console = (done.stdout + done.stderr).splitlines()
+    assert [line for line in console if re.search(r"\bWARN\b|log4j", line)] == []
+    assert [line for line in console if " ERROR " in line] == [line for line in console if "a real error" in line]
+    assert any("a real error" in line for line in console)
+    logged = (tmp_path / "spark-warehouse" / "spark.log").read_text()  # the warnings are kept beside the warehouse
+    assert "Using an existing Spark session" in logged and "a real error" in logged
