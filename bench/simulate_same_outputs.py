@@ -25,17 +25,15 @@ from pathlib import Path
 from flows.months import Month
 from simulator import SimParams, simulate
 
-TRACE = """node,failed_at,repaired_at,category
-gpu0003,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,gpu_memory
-gpu0010,2026-10-09T03:30:00+00:00,2026-10-10T03:30:00+00:00,infiniband_link
-gpu0021,2026-10-15T12:00:00Z,2026-10-16T00:00:00Z,node_unresponsive
-gpu0030,2026-10-20T08:15:00Z,2026-10-20T18:15:00Z,gpu_nvlink
-gpu0003,2026-10-27T23:00:00Z,2026-10-28T11:00:00Z,pcie
-gpu0003,2026-09-29T23:00:00Z,2026-10-01T11:00:00Z,gpu_unavailable
+# tests/test_simulate.py's trace, then faults across a month end, a zero-length one and one after the month
+TRACE = (
+    (Path(__file__).resolve().parents[1] / "tests" / "data" / "fault_trace.csv").read_text()
+    + """gpu0003,2026-09-29T23:00:00Z,2026-10-01T11:00:00Z,gpu_unavailable
 gpu0007,2026-10-01T00:00:00Z,2026-10-01T00:00:00Z,filesystem_mount
 gpu0012,2026-09-20T04:00:00Z,2026-09-20T09:00:00Z,gpu_driver_firmware
 gpu0012,2026-11-01T02:00:00Z,2026-11-01T09:00:00Z,gpu_memory
 """
+)
 
 
 def _trace(nodes: int) -> Path:

@@ -3,6 +3,7 @@
 import json
 from collections import Counter
 from datetime import datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -359,13 +360,8 @@ def test_a_history_is_deterministic_from_its_seed(tmp_path):
 
 
 # --- a replayed fault trace ---------------------------------------------------------------------
-TRACE = """node,failed_at,repaired_at,category
-gpu0003,2026-10-05T10:00:00Z,2026-10-05T20:00:00Z,gpu_memory
-gpu0010,2026-10-09T03:30:00+00:00,2026-10-10T03:30:00+00:00,infiniband_link
-gpu0021,2026-10-15T12:00:00Z,2026-10-16T00:00:00Z,node_unresponsive
-gpu0030,2026-10-20T08:15:00Z,2026-10-20T18:15:00Z,gpu_nvlink
-gpu0003,2026-10-27T23:00:00Z,2026-10-28T11:00:00Z,pcie
-"""
+# five faults on a 40-node cluster (node, failed_at, repaired_at, category), replayed exactly
+TRACE = (Path(__file__).parent / "data" / "fault_trace.csv").read_text()
 
 
 def test_a_fault_trace_is_replayed_exactly(tmp_path):
