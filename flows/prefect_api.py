@@ -22,8 +22,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-STARTUP_TIMEOUT_SECONDS = 120.0
-
 
 class PrefectApiError(RuntimeError):
     pass
@@ -108,5 +106,5 @@ def wait_for_api() -> None:
     """Return once the temporary server start_api() spawned answers (at once for another API);
     PrefectApiError naming what the server said if it cannot start."""
     if _server is not None:
-        timeout = float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", STARTUP_TIMEOUT_SECONDS))
-        _server.wait(timeout)
+        # Prefect's own setting for its temporary server (flows/__init__.py gives its default)
+        _server.wait(float(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
