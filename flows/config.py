@@ -371,6 +371,19 @@ class WebhookConfig:
         return self
 
 
+@checked_dataclass(frozen=True, config=DATACLASS_SECTION)
+class PrometheusConfig:
+    """[prometheus]: a Pushgateway that gets each delivered month's figures once (flows/publish/pushgateway.py)."""
+
+    pushgateway_url: WebUrl = Field("", description="the Pushgateway, e.g. http://pushgateway:9091 (empty: no push)")
+    job: Annotated[
+        str, Strict(), _matching(r"[A-Za-z_][A-Za-z0-9_]*", "a Prometheus job name (letters, digits, '_')")
+    ] = Field("reliability_report", description="the job label of the pushed group (grouping key: job and cluster)")
+    timeout_seconds: PositiveNumber = Field(30.0, description="HTTP timeout of one attempt")
+    send_attempts: PositiveInt = Field(4, description="a refused connection, timeout or 5xx is retried ...")
+    retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
+
+
 class ConfigFile(BaseModel):
     """The file as written; load_config turns it into a ClusterConfig."""
 
@@ -386,6 +399,7 @@ class ConfigFile(BaseModel):
     warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
     email: EmailConfig | None = None
     webhook: WebhookConfig | None = None
+    prometheus: PrometheusConfig | None = None
 
     @model_validator(mode="after")
     def _one_source_per_input(self) -> ConfigFile:
@@ -417,6 +431,7 @@ class ClusterConfig:
     warehouse: WarehouseConfig = field(default_factory=WarehouseConfig)
     email: EmailConfig | None = None  # None: reports are archived only, failures only logged
     webhook: WebhookConfig | None = None
+    prometheus: PrometheusConfig | None = None  # None or no pushgateway_url: nothing pushed
 
     def source_paths(self, month: Month) -> dict[str, Path]:
         """The file sources' paths for `month` (command sources are pulled by the landing)."""
@@ -473,6 +488,7 @@ def load_config(path: str | Path) -> ClusterConfig:
         warehouse=parsed.warehouse,
         email=email if email is not None and (email.to or email.alert_to) else None,
         webhook=parsed.webhook,
+        prometheus=parsed.prometheus,
     )
 
 
@@ -485,6 +501,7 @@ SECTIONS: dict[str, type] = {
     "warehouse": WarehouseConfig,
     "email": EmailConfig,
     "webhook": WebhookConfig,
+    "prometheus": PrometheusConfig,
 }
 EXTRA_KEY = ("extra_forbidden", "unexpected_keyword_argument")
 MISSING = ("missing", "missing_keyword_argument", "missing_argument")
@@ -778,6 +795,12 @@ def starter_config(cluster: str) -> str:
         elif name == "webhook":
             lines += ["", "# [webhook]: a chat channel's incoming webhook, told of each month's figures once."]
             lines += ["# [webhook]", *_key_lines(model, {"url_env": "REPORT_WEBHOOK_URL"}, prefix="# ")]
+        elif name == "prometheus":
+            lines += [
+                "",
+                "# [prometheus]: a Pushgateway told each delivered month's figures once (grouping key: cluster).",
+            ]
+            lines += ["# [prometheus]", *_key_lines(model, {"pushgateway_url": "http://pushgateway:9091"}, prefix="# ")]
         else:
             lines += ["", f"[{name}]", *_key_lines(model)]
     text = "\n".join(lines) + "\n"

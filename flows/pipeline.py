@@ -29,6 +29,7 @@ from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report
 from flows.engines import open_marts
 from flows.land import land_month, read_manifest
 from flows.months import Month, observed_end, parse_as_of, reportable
+from flows.publish.archive import refresh_archive
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
 from flows.runlock import run_lock
@@ -274,6 +275,7 @@ def monthly_report(
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
             paths = render(cfg, report, figures, quality, landed_dir, staged)
             delivery = deliver(cfg, report, staged, resend, notify)
+        refresh_archive(cfg.reports_dir, cfg.cluster)  # reports/index.html and the reports' links (flows/publish)
     get_run_logger().info("report for %s %s written to %s", cluster, report, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
     del _runs[str(flow_run_info.id)]

@@ -5,7 +5,8 @@ The directory (a contract: delivery builds the email from it, see flows/message.
 - `email.html`: the same report with CSS inlined and charts as `cid:<name>.png@reliability-report`,
   a `<!-- notice -->` placeholder at the top of the body for a correction banner;
 - `report.txt`: the plain-text alternative with the same headline figures;
-- `charts/<name>.png`, `metrics.json` (with the `summary` block), and the month's fact tables as
+- `charts/<name>.png`, `metrics.json` (with the `summary` block), `metrics.prom` (its figures as
+  OpenMetrics, flows/publish/openmetrics.py), and the month's fact tables as
   `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/exports.py).
 
 Templates only format (autoescaped HTML; the text template neutralises control characters); every
@@ -33,6 +34,7 @@ from markupsafe import Markup, escape
 from flows import TEMPLATES_DIR
 from flows.charts import Chart, render_charts
 from flows.lemon_export import write_lemon_exports
+from flows.publish.openmetrics import month_exposition
 from flows.summary import FORMATS, fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
 
 CHARTS_DIR = "charts"
@@ -154,6 +156,7 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     for chart in report.charts.values():
         (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
+    (report_dir / "metrics.prom").write_bytes(month_exposition(report.metrics))  # flows/publish/openmetrics.py
     if tables:
         from flows.exports import write_exports  # mlcroissant takes seconds to import: only when writing
 
