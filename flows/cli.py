@@ -1,4 +1,5 @@
-"""`reliability-report`: simulate a cluster month, run the monthly pipeline, backfill months, or run the demo."""
+"""`reliability-report`: simulate a cluster month, run the monthly pipeline, backfill months, export them for
+Prometheus, or run the demo."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from flows.errors import EXIT_DONE, UsageError, exit_code
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
 from flows.prefect_api import start_api, wait_for_api
+from flows.publish.history import add_export_parser
 
 # pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
 # tool reads no pandas through it, and the warning would reach every command's stderr
@@ -516,6 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub, common)
     add_backfill_parser(sub, common)
     add_study_parser(sub, common)
+    add_export_parser(sub, common, _month)  # export-prometheus (flows/publish/history.py)
 
     demo = sub.add_parser(
         "demo", parents=[common], help="simulate three continuous months of a demo cluster and report the last"
