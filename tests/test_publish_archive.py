@@ -121,7 +121,7 @@ def test_the_archive_reads_from_a_web_server(browser, site):
         page = context.new_page()
         assert page.goto(f"http://127.0.0.1:{http.server_address[1]}/index.html").status == 200
         with page.expect_navigation():
-            page.click(f"text={month_name(MONTHS[-1])} >> nth=0")
+            page.click(f"h3 a:has-text('{month_name(MONTHS[-1])}') >> nth=0")
         assert page.url.endswith(f"/{MONTHS[-1]}/report.html") and "Cluster reliability:" in page.inner_text("h1")
         context.close()
     finally:

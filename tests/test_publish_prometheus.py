@@ -93,7 +93,8 @@ def query_range(api: str, expr: str, start: int, end: int) -> dict[int, dict[fro
     found: dict[int, dict[frozenset, float]] = {}
     for series in reply.json()["data"]["result"]:
         for at, value in series["values"]:
-            found.setdefault(int(at), {})[frozenset(series["metric"].items())] = float(value)
+            labels = frozenset((k, v) for k, v in series["metric"].items() if k != "__name__")
+            found.setdefault(int(at), {})[labels] = float(value)
     return found
 
 
@@ -247,5 +248,7 @@ def test_a_delivered_month_is_pushed_once_and_an_unreachable_pushgateway_is_one_
     unreachable = own_config(history, tmp_path, "data-unreachable", url)  # its own sent-log: a push is due
     assert main(["run", "--month", month, "--config", str(unreachable)]) == 1
     errors = capsys.readouterr().err.strip().splitlines()
-    assert len(errors) == 1 and errors[0].startswith(f"error: [prometheus] pushgateway_url {url}: no answer"), errors
+    assert len(errors) == 1 and errors[0].startswith(
+        f"error: pushgateway: [prometheus] pushgateway_url {url}: no answer"
+    ), errors
     assert {p: p.read_bytes() for p in report.rglob("*") if p.is_file()} == before  # the previous report stays

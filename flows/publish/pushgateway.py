@@ -64,7 +64,8 @@ def push(report_dir: Path, settings: PrometheusConfig) -> None:
     except OSError as exc:  # URLError and HTTPError are OSErrors
         if is_temporary(exc):
             raise DeliveryError(
-                f"[prometheus] pushgateway_url {url}: no answer after {settings.send_attempts} attempts "
+                f"[prometheus] pushgateway_url {url}: no answer after {settings.send_attempts} "
+                f"attempt{'s' if settings.send_attempts > 1 else ''} "
                 f"({describe(exc)}); start the Pushgateway or correct the URL, then run the month again "
                 "(it is pushed once it gets through)"
             ) from exc
