@@ -218,7 +218,12 @@ def test_the_archive_escapes_hostile_names_and_links_every_report(tmp_path, sept
 
 def test_each_report_links_to_the_index_and_its_neighbours_and_a_rerun_is_identical(tmp_path, september):
     reports = built_reports(tmp_path, september)
+    study = reports / "studies" / "pub_2026-08_2026-09"
+    study.mkdir(parents=True)
+    (study / "report.html").write_text(f"<html><body>{archive.NAV_START}{archive.NAV_END}")
     archive.refresh_archive(reports, "pub")
+    study_html = (study / "report.html").read_text()
+    assert 'href="../../index.html"' in study_html and "rel=" not in study_html  # the index only
     august = (reports / "pub" / "2026-08" / "report.html").read_text()
     sept = (reports / "pub" / "2026-09" / "report.html").read_text()
     assert 'href="../../index.html"' in august and 'href="../2026-09/report.html"' in august

@@ -90,6 +90,8 @@ def test_the_archive_reads_well_in_a_browser(browser, site, width, capsys):
     assert months == [month_name(m) for m in reversed(MONTHS)]
     trend = page.locator("figure svg").first.bounding_box()
     assert trend["width"] > 200 and trend["x"] + trend["width"] <= width  # the r_f trend fits the screen
+    labels = page.eval_on_selector_all("figure svg text", "ts => ts.map(t => t.getBoundingClientRect().height)")
+    assert labels and min(labels) >= 10, labels  # its text readable as shown, on a phone too
     assert requests == [] and dialogs == []
     context.close()
 

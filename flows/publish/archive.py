@@ -1,7 +1,7 @@
 """The archive site: `<reports>/index.html`, every cluster's months newest first with their headline
 figures and data-quality status, a trend of r_f across the months built, links to each report, its
 text part and its files, and to every study; and in each month's report.html, links back to the
-index and to the months before and after it.
+index and to the months before and after it (in a study's, to the index).
 
 Static HTML only (no script, nothing fetched), with relative links, so it reads the same from
 file:// or any web server. It is made from what the report directories hold (metrics.json), never
@@ -186,29 +186,32 @@ def trend(months: list[MonthEntry]) -> Trend | None:
     return Trend(points, top, " ".join(f"{p.x},{p.y}" for p in points), " ".join(band))
 
 
-def month_nav(months: tuple[MonthEntry, ...], index: int) -> str:
-    """The links of months[index]'s report.html (months newest first): the index, and the reports
-    of the months before and after it that are built."""
+def nav(older: MonthEntry | None = None, newer: MonthEntry | None = None) -> str:
+    """A report's links, between the markers: the index, and the reports of the months before and
+    after it that are built (a study: the index only). Both sit two levels below the index."""
     from flows.report import environment
 
-    newer = months[index - 1] if index > 0 else None
-    older = months[index + 1] if index + 1 < len(months) else None
     html = environment().get_template("partials/archive_nav.html.j2").render(older=older, newer=newer, href=href)
     return NAV_START + html.strip() + NAV_END
 
 
+def _fill_nav(page: Path, links: str) -> None:
+    try:
+        html = page.read_text()
+    except OSError:
+        return
+    if not (found := NAV.search(html)):  # a report rendered before the archive existed
+        return
+    filled = html[: found.start()] + links + html[found.end() :]
+    if filled != html:
+        replace_file_atomically(page, filled.encode())
+
+
 def _fill_navs(cluster_dir: Path, cluster: ClusterEntry) -> None:
-    for i, entry in enumerate(cluster.months):
-        page = cluster_dir / entry.month / "report.html"
-        try:
-            html = page.read_text()
-        except OSError:
-            continue
-        if not (found := NAV.search(html)):  # a report rendered before the archive existed
-            continue
-        filled = html[: found.start()] + month_nav(cluster.months, i) + html[found.end() :]
-        if filled != html:
-            replace_file_atomically(page, filled.encode())
+    months = cluster.months  # newest first
+    for i, entry in enumerate(months):
+        older = months[i + 1] if i + 1 < len(months) else None
+        _fill_nav(cluster_dir / entry.month / "report.html", nav(older, months[i - 1] if i > 0 else None))
 
 
 def without_nav(html: str) -> str:
@@ -231,6 +234,8 @@ def refresh_archive(reports_dir: Path, cluster: str | None = None) -> None:
         for entry in archive.clusters:
             if cluster is None or entry.name == cluster:
                 _fill_navs(reports_dir / entry.name, entry)
+        for study in archive.studies:
+            _fill_nav(reports_dir / STUDIES / study.name / "report.html", nav())
         if archive.clusters or archive.studies:
             replace_file_atomically(reports_dir / INDEX, render_index(archive).encode())
     except Exception as error:  # noqa: BLE001 - the month's report is delivered; the archive can wait
