@@ -249,6 +249,14 @@ def landed_before(config: ClusterConfig, month: Month) -> Path | None:
     return config.landed_dir(month)
 
 
+def previous_figures(report_dir: Path) -> Figures | None:
+    """The figures of the month's report as it was before this run (none if there was none)."""
+    try:
+        return Figures.of(report_dir)
+    except (OSError, ValueError, KeyError, TypeError):  # no report, or one a killed run damaged
+        return None
+
+
 def landed_at(landed_dir: Path) -> str:
     return read_manifest(landed_dir).get("landed_at", "an earlier run")
 
@@ -275,11 +283,14 @@ def month_outcome(config: ClusterConfig, month: Month, state, built: str, delive
             "input_error": is_input_error(state.result(raise_on_failure=False)),
         }
     summary = state.result()
+    changed = summary["changed"]  # None: not built before
+    changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
+    counts = f"{summary['attempts']:,} attempts, {summary['infra_failures']:,} infrastructure failures"
+    seconds = sum(summary["stage_seconds"].values())
     return {
         "month": str(month),
         "outcome": built,
-        "detail": f"{summary['attempts']:,} attempts, {summary['infra_failures']:,} infrastructure failures in "
-        f"{sum(summary['stage_seconds'].values()):.0f} s; {delivery_note or summary['delivery']}",
+        "detail": f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}",
     }
 
 
@@ -292,7 +303,6 @@ def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = Tru
     outcomes = []
     for later in built_months_after(config, month):
         progress.info("%s %s: refreshing, as it follows %s", config.cluster, later, month)
-        before = Figures.of(config.report_dir(later))
         state = monthly_report(
             cluster=config.cluster,
             config=config,
@@ -302,12 +312,7 @@ def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = Tru
             refresh=True,
             return_state=True,
         )
-        changed = Figures.of(config.report_dir(later)).changed_parts(before.sections) if state.is_completed() else []
         outcome = month_outcome(config, later, state, "refreshed")
-        if state.is_completed():
-            outcome["detail"] = (f"changed: {', '.join(changed)}; " if changed else "figures unchanged; ") + outcome[
-                "detail"
-            ]
         progress.info("%s %s: %s: %s", config.cluster, later, outcome["outcome"], outcome["detail"])
         outcomes.append(outcome)
     return outcomes
@@ -347,6 +352,7 @@ def monthly_report(
     if refresh and notify and not sent_before(cfg, str(report)):
         held = "refreshed after an earlier month was built; it was never sent"
     with run_lock(cfg):
+        before = previous_figures(cfg.report_dir(report))
         if refresh and (landed_dir := landed_before(cfg, report)):
             progress.info("%s %s: land: the records landed on %s", cluster, report, landed_at(landed_dir))
         else:
@@ -364,6 +370,7 @@ def monthly_report(
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
     del _runs[str(flow_run_info.id)]
     return {
+        "changed": None if before is None else Figures.of(cfg.report_dir(report)).changed_parts(before.sections),
         "refreshed": refreshed,
         "cluster": cluster,
         "month": str(report),
