@@ -23,7 +23,7 @@ from flows.config import (
     source_problems,
     starter_config,
 )
-from flows.errors import EXIT_DONE, UsageError, exit_code
+from flows.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, UsageError, exit_code
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
 from flows.prefect_api import start_api, wait_for_api
@@ -179,6 +179,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
+    if summary["refreshed"]:
+        print("later months refreshed (their comparisons and job runs include this month):")
+        for outcome in summary["refreshed"]:
+            print(f"  {outcome['month']}  {outcome['outcome']:<9} {outcome['detail']}")
+    if failed := [o for o in summary["refreshed"] if o["outcome"] == "failed"]:
+        months = " ".join(o["month"] for o in failed)
+        print(
+            f"error: {args.month} was built, but {len(failed)} later months were not refreshed ({months}): "
+            "their reports are the ones from before; run each again with --month",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT if all(o["input_error"] for o in failed) else EXIT_FAILED
     return EXIT_DONE
 
 

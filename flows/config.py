@@ -444,6 +444,14 @@ class ClusterConfig:
     def report_dir(self, month: Month) -> Path:
         return self.reports_dir / self.cluster / str(month)
 
+    def landed_dir(self, month: Month) -> Path:
+        """Where the month's records are landed (Parquet and manifest.json), and kept for rebuilds."""
+        return self.data_dir / "landed" / self.cluster / str(month)
+
+    def raw_dir(self, month: Month) -> Path:
+        """Where the month's inputs are copied as they were pulled."""
+        return self.data_dir / "raw" / self.cluster / str(month)
+
 
 def load_config(path: str | Path) -> ClusterConfig:
     shown = str(path)  # as the user gave it, in every message

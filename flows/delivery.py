@@ -48,6 +48,9 @@ SECTION_NAMES = {  # what a correction calls a changed part of the report
     "node_failure_rate": "node failure rate",
     "month_over_month": "month-over-month change",
     "history": "trend",
+    "change_flags": "changes flagged",
+    "ettr_vs_expected": "ETTR against expected",
+    "breakdowns": "breakdowns",
     "projections": "projections to large jobs",
     "failures_by_cause": "failures by cause",
     "health_events": "health events",
@@ -85,11 +88,12 @@ class Figures:
             lines=[metrics["summary"]["text"], *headline_lines(metrics)],
         )
 
-    def changed_parts(self, previous: SentRecord) -> list[str]:
-        if not previous.sections:  # a record from before per-part digests
+    def changed_parts(self, previous: dict[str, str]) -> list[str]:
+        """The parts of the report (as a correction names them) whose figures differ from `previous`'s."""
+        if not previous:  # a sent-log record from before per-part digests
             return []
-        keys = sorted(set(self.sections) | set(previous.sections))
-        changed = [key for key in keys if self.sections.get(key) != previous.sections.get(key)]
+        keys = sorted(set(self.sections) | set(previous))
+        changed = [key for key in keys if self.sections.get(key) != previous.get(key)]
         return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
 
 
@@ -115,7 +119,7 @@ def correction_notice(previous: SentRecord, figures: Figures) -> str:
         for label, value in figures.headline.items()
         if label in previous.figures and previous.figures.get(label) != value
     ]
-    parts = figures.changed_parts(previous)
+    parts = figures.changed_parts(previous.sections)
     what = "; ".join(filter(None, ["; ".join(changes), f"changed: {', '.join(parts)}" if parts else ""]))
     return (
         f"Correction: this report replaces the one sent on {previous.time[:10]}; its figures changed"
@@ -153,6 +157,12 @@ def channels(config: ClusterConfig) -> list[str]:
         + ([WEBHOOK] if config.webhook else [])
         + ([PUSHGATEWAY] if pushes else [])
     )
+
+
+def sent_before(config: ClusterConfig, month: str) -> bool:
+    """Whether some channel has handed figures of the month to somebody (or may have)."""
+    sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
+    return any(sent_log.last_sent(month, channel) is not None for channel in channels(config))
 
 
 def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tuple[bool, str]:

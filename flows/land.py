@@ -263,8 +263,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
-    raw_dir = config.data_dir / "raw" / config.cluster / str(month)
-    landed_dir = config.data_dir / "landed" / config.cluster / str(month)
+    raw_dir, landed_dir = config.raw_dir(month), config.landed_dir(month)
     sacct_path = sources["sacct_psv"]
     hashes: Future[dict[str, str]] = Future()
     landed: Future[None] = Future()

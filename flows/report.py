@@ -35,7 +35,18 @@ from flows import TEMPLATES_DIR
 from flows.charts import Chart, render_charts
 from flows.lemon_export import write_lemon_exports
 from flows.publish.openmetrics import month_exposition
-from flows.summary import FORMATS, fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
+from flows.summary import (
+    FORMATS,
+    fmt_change,
+    fmt_dec,
+    fmt_duration,
+    fmt_num,
+    fmt_pct,
+    label,
+    month_name,
+    month_spans,
+    summarise,
+)
 
 CHARTS_DIR = "charts"
 CID_DOMAIN = "reliability-report"
@@ -90,6 +101,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         unbroken=_unbroken,
         label=label,
         month_name=month_name,
+        month_spans=month_spans,
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
     )

@@ -66,8 +66,16 @@ def warehouse_lock(warehouse: Path, timeout: float | None = None) -> Iterator[Pa
         yield path
 
 
+# Lock files this process holds: a run inside another of the same cluster (a later month refreshed
+# by the run that built an earlier one, flows/pipeline.py) holds its locks already.
+_held_here: set[Path] = set()
+
+
 @contextmanager
 def _held(path: Path, what: str, timeout: float | None) -> Iterator[Path]:
+    if path in _held_here:
+        yield path
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     earlier = holder(path)
     if earlier is None and _unnamed_and_old(path):  # filelock would take it for a live holder's
@@ -87,9 +95,11 @@ def _held(path: Path, what: str, timeout: float | None) -> Iterator[Path]:
                 f"{what} is being processed by {holder(path) or 'another run'} (lock {path}); "
                 "if that process is gone (e.g. it ran on another host), remove the lock file"
             ) from None
+    _held_here.add(path)
     try:
         yield path
     finally:
+        _held_here.discard(path)
         lock.release()
 
 
