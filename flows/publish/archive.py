@@ -119,12 +119,16 @@ def _files(directory: Path) -> tuple[str, ...]:
 
 
 def _read_metrics(path: Path) -> dict | None:
+    """A report's metrics.json, or None (with a warning) when it cannot be read or has no summary."""
     try:
         metrics = json.loads(path.read_text())
     except (OSError, ValueError) as error:  # a report being replaced, or damaged: left out this time
         log.warning("archive: %s left out: %s", path, error)
         return None
-    return metrics if isinstance(metrics, dict) else None
+    if not (isinstance(metrics, dict) and isinstance(metrics.get("summary"), dict)):
+        log.warning("archive: %s left out: no summary (a report of an older version: build the month again)", path)
+        return None
+    return metrics
 
 
 def scan(reports_dir: Path) -> Archive:
@@ -146,9 +150,8 @@ def scan(reports_dir: Path) -> Archive:
     studies = reports_dir / STUDIES
     if studies.is_dir():
         for directory in sorted(p for p in studies.iterdir() if (p / "report.html").is_file()):
-            metrics = _read_metrics(directory / "metrics.json") or {}
-            summary = metrics.get("summary", {}).get("text", "") if isinstance(metrics.get("summary"), dict) else ""
-            archive.studies.append(StudyEntry(directory.name, summary, _files(directory)))
+            metrics = _read_metrics(directory / "metrics.json") or {"summary": {}}
+            archive.studies.append(StudyEntry(directory.name, metrics["summary"].get("text", ""), _files(directory)))
     return archive
 
 
