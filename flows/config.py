@@ -733,7 +733,8 @@ def config_summary(config: ClusterConfig) -> str:
     email = config.email
     mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
     hook = "; a webhook" if config.webhook else ""
-    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}"
+    push = "; a Pushgateway" if config.prometheus and config.prometheus.pushgateway_url else ""
+    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}{push}"
 
 
 # ---- `reliability-report init`: a commented starter config with every key and its default ---------------------

@@ -244,3 +244,18 @@ def test_export_needs_a_built_month_and_writes_each_month_once(tmp_path, septemb
     done = export_history(config, None, None, None)
     assert done.months == ["2026-08", "2026-09"] and done.path == tmp_path / "reports" / "pub" / "metrics-history.om"
     assert done.path.read_bytes().endswith(b"# EOF\n") and done.samples > 0
+
+
+def test_the_export_command_says_where_it_wrote_and_how_to_load_it(tmp_path, september, capsys):
+    from flows.cli import main
+
+    config = write_config(tmp_path)
+    assert main(["export-prometheus", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.startswith("error: pub: no month built in ")
+    assert main(["export-prometheus", "--config", str(config), "--from", "2026-09", "--to", "2026-08"]) == 2
+    assert capsys.readouterr().err == "error: --from 2026-09 is after --to 2026-08\n"
+    built_reports(tmp_path, september)
+    assert main(["export-prometheus", "--config", str(config), "--from", "2026-09"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("pub 2026-09..2026-09: 1 month, ") and out[0].endswith("reports/pub/metrics-history.om")
+    assert out[1].startswith("load it: promtool tsdb create-blocks-from openmetrics ") and "retention" in out[1]

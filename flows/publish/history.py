@@ -65,7 +65,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
         raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
     done = export_history(config, Path(args.out) if args.out else None, args.from_month, args.to_month)
     print(
-        f"{config.cluster} {done.months[0]}..{done.months[-1]}: {len(done.months)} months, "
+        f"{config.cluster} {done.months[0]}..{done.months[-1]}: {len(done.months)} month{'s' * (len(done.months) > 1)}, "
         f"{done.samples} samples -> {done.path}"
     )
     print(

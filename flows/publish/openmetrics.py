@@ -120,7 +120,7 @@ SERIES: tuple[Series, ...] = (
     ),
     Series(
         "model_mttf_seconds",
-        "The paper's model MTTF of jobs of this size, 1 / ((GPUs / GPUs per node) x r_f of the definition",
+        "The paper's model MTTF of jobs of this size: 1 / ((GPUs / GPUs per node) x r_f of the definition)",
         ("size_gpus", "definition"),
         lambda m: [
             ((b["size_bucket"], d), _hours(b["model_mttf_hours"][d])) for b in m["mttf_by_size"] for d in DEFINITIONS
