@@ -389,6 +389,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     report_dir = load_config(config_path).report_dir(last)
     print(f"report:  {report_dir / 'report.html'}")
     print(f"metrics: {report_dir / 'metrics.json'}")
+    print(f"archive: {report_dir.parent.parent / 'index.html'}")  # every month built (flows/publish/archive.py)
     return code
 
 
