@@ -232,6 +232,51 @@ def test_the_same_record_twice_lands_once(real, baseline, tmp_path: Path):
     ) == sorted((vars(a) | {"source_line": 0} for a in baseline), key=lambda a: (a["job_id_raw"], a["submit_at"]))
 
 
+@hostile(Outcome.FIGURE)
+def test_a_record_repeated_with_another_outcome_is_a_counted_conflict(real, baseline, tmp_path: Path):
+    """Dumps concatenated from two pulls: t_ok's line again at the end as NODE_FAIL, every other field
+    equal. Counted with the file and both lines; the same End, so the later line is kept (the rule
+    of docs/methodology.md "Units")."""
+    columns, rows = real
+    dump = psv(tmp_path / "sacct.psv", columns, [*rows, {**rows[T_OK], "State": "NODE_FAIL"}])
+    stats = SacctReadStats()
+    attempts = sacct_attempts(dump, clock(), stats)
+    last = len(rows) + 2
+    assert (stats.duplicate_records, stats.conflicting_attempts) == (1, 1)
+    (conflict,) = stats.conflicts
+    assert conflict.startswith(f"{dump}: lines {T_OK + 2} and {last} record one attempt of job 3 differently")
+    assert f"State COMPLETED / NODE_FAIL; line {last} kept (the later line)" in conflict
+    kept = next(a for a in attempts if a.job_id == "3")
+    assert (kept.state, kept.source_line) == ("NODE_FAIL", last)
+    assert [a for a in attempts if a.job_id != "3"] == [a for a in baseline if a.job_id != "3"]
+
+
+@hostile(Outcome.FIGURE)
+def test_of_conflicting_records_the_one_with_the_later_end_is_kept(real, baseline, tmp_path: Path):
+    """The later End wins wherever it is in the file: here the earlier line."""
+    columns, rows = real
+    earlier_end = {**rows[T_OK], "State": "FAILED", "ExitCode": "1:0", "End": "2026-11-22T03:21:59"}
+    dump = psv(tmp_path / "sacct.psv", columns, [*rows, earlier_end | {"Elapsed": "00:00:01"}])
+    stats = SacctReadStats()
+    attempts = sacct_attempts(dump, clock(), stats)
+    (conflict,) = stats.conflicts
+    assert "State COMPLETED / FAILED, ExitCode 0:0 / 1:0, End 2026-11-22T03:22:00 / 2026-11-22T03:21:59" in conflict
+    assert f"line {T_OK + 2} kept (the later End)" in conflict
+    assert attempts == baseline
+
+
+@hostile(Outcome.FIGURE)
+def test_a_record_that_ended_since_the_earlier_dump_is_no_conflict(real, baseline, tmp_path: Path):
+    """Overlapping dumps: RUNNING in the first, ended in the second. An update, not a conflict."""
+    columns, rows = real
+    running = next(i for i, row in enumerate(rows) if row["State"] == "RUNNING")
+    ended = {**rows[running], "State": "COMPLETED", "End": "2026-11-22T03:23:40", "Elapsed": "00:01:40"}
+    stats = SacctReadStats()
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, ended]), clock(), stats)
+    assert (stats.duplicate_records, stats.conflicting_attempts, stats.conflicts) == (1, 0, [])
+    assert next(a for a in attempts if a.job_id == rows[running]["JobID"]).state == "COMPLETED"
+
+
 @pytest.mark.parametrize("delimiter", ["\x1f", "|#"])
 @hostile(Outcome.FIGURE)
 def test_any_delimiter_a_site_uses_is_found_from_the_header(real, baseline, tmp_path: Path, delimiter: str):

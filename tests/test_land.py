@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.config import ConfigError, load_config
+from flows.errors import TooManyBadRowsError
 from flows.land import land_month
 from flows.months import Month
 from flows.sources.sacct import XDMOD_FIELDS
@@ -93,6 +94,38 @@ def test_duplicate_records_are_landed_once_and_counted(slurm_fixtures: Path, tmp
     assert next(a for a in attempts if a["job_name"] == "t_still_running")["state"] == "COMPLETED"
     entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
     assert entry["duplicate_records"] == 18 and entry["records"] == 18
+    assert entry["conflicting_attempts"] == 0  # a running job that ended since: an update, not a conflict
+
+
+def conflicting_dump(slurm_fixtures: Path, tmp_path: Path) -> Path:
+    """Issue 35: t_ok's line (line 4) again at the end with State NODE_FAIL, every other field equal."""
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    (tmp_path / "sacct.psv").write_text("\n".join([*lines, lines[3].replace("|COMPLETED|", "|NODE_FAIL|")]) + "\n")
+    return tmp_path / "sacct.psv"
+
+
+def test_conflicting_records_are_counted_with_both_lines(slurm_fixtures: Path, tmp_path: Path):
+    conflicting_dump(slurm_fixtures, tmp_path)
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert (entry["records"], entry["duplicate_records"], entry["conflicting_attempts"]) == (18, 1, 1)
+    (conflict,) = entry["conflicts"]
+    assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently: State COMPLETED / NODE_FAIL" in conflict
+    kept = next(a for a in pq.read_table(landed / "attempts.parquet").to_pylist() if a["job_id"] == "3")
+    assert (kept["state"], kept["source_line"]) == ("NODE_FAIL", 20)
+
+
+def test_more_conflicting_records_than_ingest_allows_stop_the_run(slurm_fixtures: Path, tmp_path: Path):
+    conflicting_dump(slurm_fixtures, tmp_path)
+    sources = '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n[ingest]\nmax_bad_rows = 0\n'
+    config = load_config(write_config(tmp_path, sources))
+    with pytest.raises(TooManyBadRowsError) as stopped:
+        land_month(config, Month.parse("2026-11"))
+    message = str(stopped.value)
+    assert message.startswith(f"{tmp_path / 'sacct.psv'}: 1 of 18 attempts have conflicting records (limit 0, ")
+    assert "[ingest] in c.toml" in message and "lines 4 and 20" in message
+    assert not (tmp_path / "data" / "landed").exists()
 
 
 def test_records_in_the_future_are_quarantined(slurm_fixtures: Path, tmp_path: Path):
