@@ -116,16 +116,35 @@ def test_conflicting_records_are_counted_with_both_lines(slurm_fixtures: Path, t
     assert (kept["state"], kept["source_line"]) == ("NODE_FAIL", 20)
 
 
+def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fixtures: Path, tmp_path: Path):
+    from flows.report import environment
+    from flows.summary import data_quality
+
+    conflicting_dump(slurm_fixtures, tmp_path)
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
+    inputs = json.loads((land_month(config, Month.parse("2026-11")) / "manifest.json").read_text())["sources"]
+    metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
+    metrics["totals"] = {"open_attempts": 1, "unknown_states": 0}
+    html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
+    assert "1 attempt recorded twice with a different outcome or times" in html
+    assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently" in html
+    assert "conflicting attempts: 1" in html  # the reader's count beside the input
+    (reason,) = data_quality(metrics | {"node_failure_rate": {"all": {"node_days": 1}}})["reasons"]
+    assert reason.startswith("1 attempts were recorded twice with a different outcome or times")
+
+
 def test_more_conflicting_records_than_ingest_allows_stop_the_run(slurm_fixtures: Path, tmp_path: Path):
     conflicting_dump(slurm_fixtures, tmp_path)
-    sources = '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n[ingest]\nmax_bad_rows = 0\n'
+    sources = (
+        '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n[ingest]\nmax_bad_rows = 0\nmax_bad_row_share = 0\n'
+    )
     config = load_config(write_config(tmp_path, sources))
     with pytest.raises(TooManyBadRowsError) as stopped:
         land_month(config, Month.parse("2026-11"))
     message = str(stopped.value)
     assert message.startswith(f"{tmp_path / 'sacct.psv'}: 1 of 18 attempts have conflicting records (limit 0, ")
     assert "[ingest] in c.toml" in message and "lines 4 and 20" in message
-    assert not (tmp_path / "data" / "landed").exists()
+    assert not (tmp_path / "data" / "landed" / "ci" / "2026-11").exists()
 
 
 def test_records_in_the_future_are_quarantined(slurm_fixtures: Path, tmp_path: Path):

@@ -4,9 +4,10 @@ A reader leaves temp table `attempts_staged` (registry.STAGED_FIELDS, one row pe
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
 sized and expanded, records that cannot be right are quarantined (`_bad_records`: the host list,
 NNodes against it, times against the clock's window, the times a state needs and their order)
-and duplicate records (overlapping daily dumps concatenated) are landed once, the most complete
-kept. The result is temp table `attempts` whose nodes are `host_list_members`, reached through
-`host_lists` by `node_list`.
+and duplicate records (overlapping daily dumps concatenated) are landed once, by one rule
+(`KEPT_RECORD`); duplicates that disagree on the attempt's outcome or times are counted as
+conflicts, with both lines. The result is temp table `attempts` whose nodes are
+`host_list_members`, reached through `host_lists` by `node_list`.
 """
 
 from __future__ import annotations
@@ -38,9 +39,24 @@ ENDED_STATES = (*RAN_STATES, "CANCELLED", "DEADLINE", "BOOT_FAIL")
 ARRAY_INDEX = "CASE WHEN strpos(job_id, '_') > 0 THEN substr(job_id, strpos(job_id, '_')) END"  # as macro attempt_id
 
 
+# Of the records of one attempt, the one landed (docs/methodology.md "Units"): the later End (a
+# record without one, still open at its dump, is the oldest), else the later line. `end_utc`: End in UTC.
+KEPT_RECORD = "arg_max(source_line, {'end': coalesce(end_utc, TIMESTAMP '0001-01-01'), 'line': source_line})"
+# What two ended records of one attempt must agree on (its outcome and times), as sacct prints them;
+# records that differ in any of these are a conflict. An open record superseded by an ended one is not.
+CONFLICT_FIELDS = {
+    "State": "coalesce(state || coalesce(' by ' || cancelled_by_uid, ''), '')",
+    "ExitCode": "coalesce(exit_code || ':' || exit_signal, '')",
+    **{n: f"coalesce(strftime({c}, '%Y-%m-%dT%H:%M:%S'), '')" for c, n in SACCT_NAMES.items() if n != "Submit"},
+}
+CONFLICT_SAMPLE = 10  # conflicts described (all are counted)
+
+
 class AttemptStats(Protocol):
     attempts: int
     duplicate_records: int
+    conflicting_attempts: int
+    conflicts: list[str]
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
@@ -126,6 +142,40 @@ def _bad_records(
     ).fetchall()
 
 
+def _count_conflicts(con: duckdb.DuckDBPyConnection, path: Path, kept: str, end_utc: str, stats: AttemptStats) -> None:
+    """Count the attempts whose ended records disagree (CONFLICT_FIELDS) and describe the first
+    CONFLICT_SAMPLE: the file, the kept line and the first other line that differs from it, the
+    fields that differ (in line order) and why that line was kept."""
+    shown = ", ".join(f"{sql} AS {name}" for name, sql in CONFLICT_FIELDS.items())
+    differs = " OR ".join(f"k.{name} IS DISTINCT FROM o.{name}" for name in CONFLICT_FIELDS)
+    records = f"""(SELECT s.*, d.kept_line FROM (SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, job_id,
+                          source_line, {end_utc} AS end_utc, {shown} FROM attempts_staged WHERE {kept} AND end_at IS NOT NULL) s
+                   JOIN attempt_duplicates d ON s.job_id_raw = d.job_id_raw AND s.submit_at = d.submit_at
+                     AND s.array_index IS NOT DISTINCT FROM d.array_index)"""
+    pairs = con.execute(
+        f"""SELECT *, count(*) OVER () FROM (
+              SELECT k.job_id, k.source_line AS kept, o.source_line AS other, k.end_utc > o.end_utc,
+                     [{", ".join(f"[k.{name}, o.{name}]" for name in CONFLICT_FIELDS)}]
+              FROM {records} k JOIN {records} o
+                ON k.source_line = k.kept_line AND o.kept_line = k.source_line AND o.source_line <> k.source_line
+              WHERE {differs}
+              QUALIFY row_number() OVER (PARTITION BY k.source_line ORDER BY o.source_line) = 1)
+            ORDER BY least(kept, other), greatest(kept, other) LIMIT {CONFLICT_SAMPLE}"""
+    ).fetchall()
+    stats.conflicting_attempts = pairs[0][-1] if pairs else 0
+    stats.conflicts = []
+    for job_id, kept_line, other_line, later_end, values, _ in pairs:
+        first, second = sorted((kept_line, other_line))
+        in_line_order = [(a, b) if kept_line == first else (b, a) for a, b in values]
+        differences = ", ".join(
+            f"{name} {a} / {b}" for name, (a, b) in zip(CONFLICT_FIELDS, in_line_order, strict=True) if a != b
+        )
+        stats.conflicts.append(
+            f"{path}: lines {first} and {second} record one attempt of job {job_id} differently: {differences}; "
+            f"line {kept_line} kept ({'the later End' if later_end else 'the later line'})"
+        )
+
+
 def finish_attempts(
     con: duckdb.DuckDBPyConnection,
     path: Path,
@@ -163,18 +213,19 @@ def finish_attempts(
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
     kept = f"source_line NOT IN ({quarantined_lines})" if bad else "true"
-    # The same attempt twice: keep the record that has an end, then the later one in the file.
-    # Array records are told apart by their index as well: some dumps give their tasks one JobIDRaw.
+    # The same attempt twice: one record kept (KEPT_RECORD). Array records are told apart by their
+    # index as well: some dumps give their tasks one JobIDRaw.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE attempt_duplicates AS
-        SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, count(*) - 1 AS dropped,
-               max(CAST(end_at IS NOT NULL AS BIGINT) * 1099511627776 + source_line) % 1099511627776 AS kept_line
-        FROM attempts_staged WHERE {kept}
+        SELECT job_id_raw, array_index, submit_at, count(*) - 1 AS dropped, {KEPT_RECORD} AS kept_line
+        FROM (SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, source_line, {utc["end_at"]} AS end_utc
+              FROM attempts_staged WHERE {kept})
         GROUP BY ALL HAVING count(*) > 1
         """
     )
     if _count(con, "attempt_duplicates"):
+        _count_conflicts(con, path, kept, utc["end_at"], stats)
         kept += f""" AND NOT EXISTS (SELECT 1 FROM attempt_duplicates d WHERE d.job_id_raw = s.job_id_raw
                                      AND d.array_index IS NOT DISTINCT FROM {ARRAY_INDEX.replace("job_id", "s.job_id")}
                                      AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""

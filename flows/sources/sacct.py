@@ -11,7 +11,7 @@ never by position. Step rows (`123.batch`, `123.0`) are not attempts and are ski
 from __future__ import annotations
 
 import gzip
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -123,6 +123,8 @@ class SacctReadStats:
     attempts: int = 0
     steps_skipped: int = 0
     duplicate_records: int = 0
+    conflicting_attempts: int = 0  # attempts whose records disagree on outcome or times (job_records)
+    conflicts: list[str] = field(default_factory=list)  # the first of them, with the file and both lines
     undecodable_lines: int = 0  # not UTF-8 (or over DuckDB's line limit): read again, bad bytes as U+FFFD
 
 
