@@ -417,6 +417,84 @@ def test_a_truncated_xdmod_gzip_is_refused_naming_the_file(real, tmp_path: Path)
     assert (refused.value.path, refused.value.field) == (str(dump), "file")
 
 
+XDMOD_DATA = Path(__file__).parent / "data" / "xdmod"  # Open XDMoD's own shredder test input (tests/data/README.md)
+# Open XDMoD's earlier --format lists (classes/OpenXdmod/Shredder/Slurm.php in its history; tests/data/README.md)
+XDMOD_9_5 = tuple(f for f in XDMOD_FIELDS if f != "QOS")  # 9.5: ReqGRES dropped, QOS not yet there
+XDMOD_9_0 = (*XDMOD_9_5[:20], "ReqGRES", *XDMOD_9_5[20:])  # 9.0: ReqGRES before ReqTRES, AllocTRES added
+XDMOD_8_5 = tuple(f for f in XDMOD_9_0 if f != "AllocTRES")  # before 9.0: no AllocTRES, so no GPU counts
+
+
+@hostile(Outcome.FIGURE)
+def test_nnodes_0_with_a_host_list_takes_its_count_from_the_list(tmp_path: Path):
+    """XDMoD's own sample: job 5692623 has NNodes 0 and NodeList `cpn-k16-35-01,cpn-k16-37-01`.
+    XDMoD keeps the record; here it lands with the list's 2 nodes, counted as a repair."""
+    stats, quarantine = SacctReadStats(), Quarantine(strict=False)
+    attempts = sacct_attempts(XDMOD_DATA / "accounting-logs.log", clock(), stats, quarantine, header=XDMOD_FIELDS)
+    assert quarantine.errors == [] and stats.node_counts_from_node_list == 1
+    assert [(a.job_id, a.n_nodes, len(a.nodes)) for a in attempts] == [
+        ("4103947", 32, 32),
+        ("4107166", 3, 3),
+        ("4107219", 4, 4),
+        ("5692623", 2, 2),
+    ]
+    assert attempts[3].nodes == ["cpn-k16-35-01", "cpn-k16-37-01"] and attempts[3].gpus == 2
+
+
+@hostile(Outcome.FIGURE)
+def test_a_sacct_row_with_nnodes_0_and_a_host_list_is_repaired_and_counted(real, baseline, tmp_path: Path):
+    columns, rows = real
+    stats = SacctReadStats()
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, changed(rows, 1, NNodes="0")), clock(), stats)
+    assert stats.node_counts_from_node_list == 1
+    assert attempts == baseline  # t_multinode: node[1-2], 2 nodes
+
+
+@hostile(Outcome.FIGURE)
+def test_array_records_with_compressed_ids_are_one_attempt_each(tmp_path: Path):
+    """XDMoD's sample of array records `4103947_100`, `_[1-3]`, `_[1,5]`, `_[9-11,20]`, ... sharing a
+    JobIDRaw and a Submit: one attempt per record, its JobID kept (docs/methodology.md "Units")."""
+    stats, quarantine = SacctReadStats(), Quarantine(strict=False)
+    dump = XDMOD_DATA / "accounting-logs-with-job-arrays.log"
+    attempts = sacct_attempts(dump, clock(), stats, quarantine, header=XDMOD_FIELDS)
+    assert quarantine.errors == [] and stats.duplicate_records == 0
+    assert [a.job_id for a in attempts] == [
+        "4103947_100",
+        "4103947_[1-3]",
+        "4103947_[1,5]",
+        "4103947_[9-11,20]",
+        "4103947_[91,100-102]",
+        "4103947_[9-11,13,16-20]",
+    ]
+    assert {(a.job_id_raw, a.state, a.n_nodes, len(a.nodes)) for a in attempts} == {("4103947", "TIMEOUT", 32, 32)}
+
+
+@pytest.mark.parametrize("layout", [XDMOD_9_5, XDMOD_9_0], ids=["xdmod-9.5", "xdmod-9.0"])
+@hostile(Outcome.FIGURE)
+def test_earlier_xdmod_layouts_are_read(real, xdmod_baseline, tmp_path: Path, layout: tuple[str, ...]):
+    """Open XDMoD 9.0 (26 fields, ReqGRES, no QOS) and 9.5 (25 fields, 2021: no ReqGRES, no QOS) dumps
+    are read by their own columns, found from the records; the QOS they lack is left empty."""
+    _, rows = real
+    filler = {**XDMOD_FILLER, "ReqGRES": "gpu:1"}
+    dump = write(tmp_path / "xdmod.log", ["|".join({**filler, **row}[f] for f in layout) for row in rows])
+    quarantine = Quarantine(strict=False)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine, header=XDMOD_FIELDS)
+    assert quarantine.errors == []
+    assert attempts == [SimpleNamespace(**(vars(a) | {"qos": ""})) for a in xdmod_baseline]
+
+
+@hostile(Outcome.ERROR)
+def test_the_xdmod_layout_before_9_0_is_refused_with_one_error_naming_it(real, tmp_path: Path):
+    """Before Open XDMoD 9.0 the dump had no AllocTRES: no GPU counts, so it is refused as a whole
+    (not every line quarantined as an unreadable State)."""
+    _, rows = real
+    filler = {**XDMOD_FILLER, "ReqGRES": "gpu:1"}
+    dump = write(tmp_path / "xdmod.log", ["|".join({**filler, **row}[f] for f in XDMOD_8_5) for row in rows])
+    with pytest.raises(InputFormatError) as refused:
+        sacct_attempts(dump, clock(), quarantine=Quarantine(strict=False), header=XDMOD_FIELDS)
+    assert (refused.value.path, refused.value.line, refused.value.field) == (str(dump), 1, "layout")
+    assert "Open XDMoD before 9.0" in refused.value.reason and "AllocTRES" in refused.value.reason
+
+
 # ---- sacct --json ------------------------------------------------------------------------------------------------
 
 JOB_3 = 4  # jobs[4] of the real document is job 3 (t_ok): reported as line 5

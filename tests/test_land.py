@@ -45,6 +45,32 @@ def test_xdmod_dump_lands_like_a_sacct_dump(slurm_fixtures: Path, tmp_path: Path
     assert (tmp_path / "data" / "raw" / "ci" / "2026-11" / "xdmod.log").is_file()
 
 
+def test_array_records_with_compressed_ids_pass_the_landed_checks(tmp_path: Path):
+    """Issue 35: array records `4103947_[1-3]`, `_[9-11,20]` (XDMoD's sample, tests/data/README.md) share
+    a JobIDRaw and a Submit. They land as one attempt each, and the landed data's checks key them as
+    the reader and dbt do (macro attempt_id), so the month is not stopped at data quality."""
+    import shutil
+
+    import duckdb
+
+    from flows import EXPECTATIONS_DIR
+    from flows.engines import DuckDBMarts
+    from flows.quality import validate_month
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    landed = land_month(config, Month.parse("2015-07"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 6
+    suites = tmp_path / "landed_suites"  # the suites that read the landed Parquet; the others read marts
+    suites.mkdir()
+    for path in EXPECTATIONS_DIR.glob("*.json"):
+        if "landed_table" in (meta := json.loads(path.read_text())["meta"]) or "{landed_dir}" in meta.get("query", ""):
+            shutil.copy(path, suites / path.name)
+    with duckdb.connect() as con:
+        results = validate_month(tmp_path / "none.duckdb", Month.parse("2015-07"), suites, landed, marts=DuckDBMarts(con))
+    assert "landed_attempts" in [r.suite for r in results] and all(r.success for r in results)
+
+
 def test_one_source_per_input(tmp_path: Path):
     both = '[[sources]]\nkind = "sacct_xdmod"\npath = "a"\n\n[[sources]]\nkind = "sacct_psv"\npath = "b"\n'
     with pytest.raises(ConfigError, match="one source only"):
