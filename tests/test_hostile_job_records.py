@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from hostile import Outcome, hostile
-from job_records import json_attempts, sacct_attempts
+from job_records import json_attempts, sacct_attempts, xdmod_attempts
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
@@ -418,10 +418,20 @@ def test_a_truncated_xdmod_gzip_is_refused_naming_the_file(real, tmp_path: Path)
 
 
 XDMOD_DATA = Path(__file__).parent / "data" / "xdmod"  # Open XDMoD's own shredder test input (tests/data/README.md)
-# Open XDMoD's earlier --format lists (classes/OpenXdmod/Shredder/Slurm.php in its history; tests/data/README.md)
-XDMOD_9_5 = tuple(f for f in XDMOD_FIELDS if f != "QOS")  # 9.5: ReqGRES dropped, QOS not yet there
-XDMOD_9_0 = (*XDMOD_9_5[:20], "ReqGRES", *XDMOD_9_5[20:])  # 9.0: ReqGRES before ReqTRES, AllocTRES added
-XDMOD_8_5 = tuple(f for f in XDMOD_9_0 if f != "AllocTRES")  # before 9.0: no AllocTRES, so no GPU counts
+# Open XDMoD's earlier --format lists, as its shredder had them (classes/OpenXdmod/Shredder/Slurm.php at
+# 7662c6bbf, eec93fc89 and 171ebe83f; tests/data/README.md), in sacct's spelling
+SACCT_SPELLING = {name.lower(): name for name in (*XDMOD_FIELDS, "ReqGRES")}
+XDMOD_9_0, XDMOD_9_5, XDMOD_8_5 = (
+    tuple(SACCT_SPELLING[name] for name in fields.split(","))
+    for fields in (
+        "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+        "state,nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,alloctres,timelimit,nodelist,jobname",
+        "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+        "state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname",
+        "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+        "state,nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,timelimit,nodelist,jobname",
+    )
+)
 
 
 @hostile(Outcome.FIGURE)
@@ -429,7 +439,7 @@ def test_nnodes_0_with_a_host_list_takes_its_count_from_the_list(tmp_path: Path)
     """XDMoD's own sample: job 5692623 has NNodes 0 and NodeList `cpn-k16-35-01,cpn-k16-37-01`.
     XDMoD keeps the record; here it lands with the list's 2 nodes, counted as a repair."""
     stats, quarantine = SacctReadStats(), Quarantine(strict=False)
-    attempts = sacct_attempts(XDMOD_DATA / "accounting-logs.log", clock(), stats, quarantine, header=XDMOD_FIELDS)
+    attempts = xdmod_attempts(XDMOD_DATA / "accounting-logs.log", clock(), stats, quarantine)
     assert quarantine.errors == [] and stats.node_counts_from_node_list == 1
     assert [(a.job_id, a.n_nodes, len(a.nodes)) for a in attempts] == [
         ("4103947", 32, 32),
@@ -455,7 +465,7 @@ def test_array_records_with_compressed_ids_are_one_attempt_each(tmp_path: Path):
     JobIDRaw and a Submit: one attempt per record, its JobID kept (docs/methodology.md "Units")."""
     stats, quarantine = SacctReadStats(), Quarantine(strict=False)
     dump = XDMOD_DATA / "accounting-logs-with-job-arrays.log"
-    attempts = sacct_attempts(dump, clock(), stats, quarantine, header=XDMOD_FIELDS)
+    attempts = xdmod_attempts(dump, clock(), stats, quarantine)
     assert quarantine.errors == [] and stats.duplicate_records == 0
     assert [a.job_id for a in attempts] == [
         "4103947_100",
@@ -477,7 +487,7 @@ def test_earlier_xdmod_layouts_are_read(real, xdmod_baseline, tmp_path: Path, la
     filler = {**XDMOD_FILLER, "ReqGRES": "gpu:1"}
     dump = write(tmp_path / "xdmod.log", ["|".join({**filler, **row}[f] for f in layout) for row in rows])
     quarantine = Quarantine(strict=False)
-    attempts = sacct_attempts(dump, clock(), quarantine=quarantine, header=XDMOD_FIELDS)
+    attempts = xdmod_attempts(dump, clock(), quarantine=quarantine)
     assert quarantine.errors == []
     assert attempts == [SimpleNamespace(**(vars(a) | {"qos": ""})) for a in xdmod_baseline]
 
@@ -490,7 +500,7 @@ def test_the_xdmod_layout_before_9_0_is_refused_with_one_error_naming_it(real, t
     filler = {**XDMOD_FILLER, "ReqGRES": "gpu:1"}
     dump = write(tmp_path / "xdmod.log", ["|".join({**filler, **row}[f] for f in XDMOD_8_5) for row in rows])
     with pytest.raises(InputFormatError) as refused:
-        sacct_attempts(dump, clock(), quarantine=Quarantine(strict=False), header=XDMOD_FIELDS)
+        xdmod_attempts(dump, clock(), quarantine=Quarantine(strict=False))
     assert (refused.value.path, refused.value.line, refused.value.field) == (str(dump), 1, "layout")
     assert "Open XDMoD before 9.0" in refused.value.reason and "AllocTRES" in refused.value.reason
 

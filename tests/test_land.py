@@ -67,8 +67,45 @@ def test_array_records_with_compressed_ids_pass_the_landed_checks(tmp_path: Path
         if "landed_table" in (meta := json.loads(path.read_text())["meta"]) or "{landed_dir}" in meta.get("query", ""):
             shutil.copy(path, suites / path.name)
     with duckdb.connect() as con:
-        results = validate_month(tmp_path / "none.duckdb", Month.parse("2015-07"), suites, landed, marts=DuckDBMarts(con))
+        results = validate_month(
+            tmp_path / "none.duckdb", Month.parse("2015-07"), suites, landed, marts=DuckDBMarts(con)
+        )
     assert "landed_attempts" in [r.suite for r in results] and all(r.success for r in results)
+
+
+def test_nnodes_0_with_a_host_list_lands_as_a_counted_repair(tmp_path: Path):
+    """XDMoD's sample job 5692623: NNodes 0, NodeList of two nodes (tests/data/README.md)."""
+    import shutil
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    landed = land_month(config, Month.parse("2016-08"))
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert (entry["records"], entry["quarantined"], entry["node_counts_from_node_list"]) == (4, 0, 1)
+    job = next(a for a in pq.read_table(landed / "attempts.parquet").to_pylist() if a["job_id"] == "5692623")
+    assert (job["n_nodes"], job["node_list"]) == (2, "cpn-k16-35-01,cpn-k16-37-01")
+
+
+@pytest.mark.slow  # a dbt build (of a 6-record month)
+def test_a_month_of_array_records_with_compressed_ids_builds(tmp_path: Path):
+    """dbt keys the attempts as the reader does (macro attempt_id): the month builds and every
+    data-quality check, on the landed data and on the marts, passes."""
+    import shutil
+
+    import duckdb
+
+    from flows.quality import validate_month
+    from flows.warehouse import build_month
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    month = Month.parse("2015-07")
+    landed = land_month(config, month)
+    build_month(config, month, landed)
+    assert all(r.success for r in validate_month(config.warehouse_path, month, landed_dir=landed))
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        ended = con.execute("SELECT job_id FROM fct_attempts WHERE month = '2015-07' ORDER BY job_id").fetchall()
+    assert len(ended) == 6 and ended[0] == ("4103947_100",)
 
 
 def test_one_source_per_input(tmp_path: Path):

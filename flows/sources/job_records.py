@@ -50,6 +50,9 @@ CONFLICT_FIELDS = {
     **{n: f"coalesce(strftime({c}, '%Y-%m-%dT%H:%M:%S'), '')" for c, n in SACCT_NAMES.items() if n != "Submit"},
 }
 CONFLICT_SAMPLE = 10  # conflicts described (all are counted)
+# NNodes 0 beside a host list (seen in Open XDMoD's sample, tests/data/xdmod): the list's size is the
+# count, a repair the reader counts. Over the staged row `s` and its sized list `l` (host_lists).
+NODE_COUNT_FROM_LIST = "s.n_nodes = 0 AND l.size > 0"
 
 
 class AttemptStats(Protocol):
@@ -57,6 +60,7 @@ class AttemptStats(Protocol):
     duplicate_records: int
     conflicting_attempts: int
     conflicts: list[str]
+    node_counts_from_node_list: int
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
@@ -86,7 +90,7 @@ def _bad_records(
     checks = [
         ("bad.reason IS NOT NULL", _problem("NodeList", "s.node_list", "bad.reason")),
         (
-            "l.size IS NOT NULL AND s.n_nodes IS DISTINCT FROM l.size",
+            f"l.size IS NOT NULL AND s.n_nodes IS DISTINCT FROM l.size AND NOT ({NODE_COUNT_FROM_LIST})",
             _problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)"),
         ),
         (
@@ -213,6 +217,12 @@ def finish_attempts(
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
     kept = f"source_line NOT IN ({quarantined_lines})" if bad else "true"
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE node_count_repairs AS
+            SELECT s.source_line, l.size FROM attempts_staged s JOIN host_lists l USING (node_list)
+            WHERE {NODE_COUNT_FROM_LIST} AND s.{kept if bad else "source_line IS NOT NULL"}"""
+    )
+    stats.node_counts_from_node_list = _count(con, "node_count_repairs")
     # The same attempt twice: one record kept (KEPT_RECORD). Array records are told apart by their
     # index as well: some dumps give their tasks one JobIDRaw.
     con.execute(
@@ -231,12 +241,16 @@ def finish_attempts(
                                      AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""
     times = ", ".join(f"{utc[c]} AS {c}" for c in TIME_COLUMNS)
     others = ", ".join(f"s.{c}" for c in column_names(STAGED_FIELDS) if c not in TIME_COLUMNS)
+    repairs = ""
+    if stats.node_counts_from_node_list:
+        others = others.replace("s.n_nodes", "coalesce(r.size, s.n_nodes) AS n_nodes")
+        repairs = "LEFT JOIN node_count_repairs r USING (source_line)"
     # A view: the landing writes it to Parquet once; a table would copy millions of rows first.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP VIEW attempts AS
         SELECT {others}, {times}
-        FROM attempts_staged s
+        FROM attempts_staged s {repairs}
         WHERE {kept}
         """
     )

@@ -35,6 +35,7 @@ class SacctJsonReadStats:
     duplicate_records: int = 0
     conflicting_attempts: int = 0  # attempts whose records disagree on outcome or times (job_records)
     conflicts: list[str] = field(default_factory=list)  # the first of them, with the file and both lines
+    node_counts_from_node_list: int = 0  # NNodes 0 beside a host list: the list's size landed
     exit_codes_unreliable: bool = False  # Slurm 22.05's JSON loses non-zero exit codes
 
 
