@@ -49,6 +49,8 @@ CONFLICT_FIELDS = {
     "ExitCode": "coalesce(exit_code || ':' || exit_signal, '')",
     **{n: f"coalesce(strftime({c}, '%Y-%m-%dT%H:%M:%S'), '')" for c, n in SACCT_NAMES.items() if n != "Submit"},
 }
+# ... the staged columns they are shown from, compared (hashed) in one pass over the duplicates
+CONFLICT_COLUMNS = ("state", "cancelled_by_uid", "exit_code", "exit_signal", "eligible_at", "start_at", "end_at")
 CONFLICT_SAMPLE = 10  # conflicts described (all are counted)
 # NNodes 0 beside a host list (seen in Open XDMoD's sample, tests/data/xdmod): the list's size is the
 # count, a repair the reader counts. Over the staged row `s` and its sized list `l` (host_lists).
@@ -151,32 +153,42 @@ def _count_conflicts(con: duckdb.DuckDBPyConnection, path: Path, kept: str, end_
     CONFLICT_SAMPLE: the file, the kept line and the first other line that differs from it, the
     fields that differ (in line order) and why that line was kept."""
     shown = ", ".join(f"{sql} AS {name}" for name, sql in CONFLICT_FIELDS.items())
+    ended = f"""(SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, job_id, source_line, {end_utc} AS end_utc,
+                        {{columns}} FROM attempts_staged WHERE {kept} AND end_at IS NOT NULL)"""
+    key = (
+        "s.job_id_raw = d.job_id_raw AND s.submit_at = d.submit_at AND s.array_index IS NOT DISTINCT FROM d.array_index"
+    )
+    # One pass over the duplicates' ended records: they conflict when the hashes of their fields differ.
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE attempt_conflicts AS
+            SELECT d.job_id_raw, d.array_index, d.submit_at, d.kept_line, min(s.source_line) AS first_line
+            FROM {ended.format(columns=f"hash({', '.join(CONFLICT_COLUMNS)}) AS fields")} s
+            JOIN attempt_duplicates d ON {key}
+            GROUP BY ALL HAVING min(s.fields) <> max(s.fields)"""
+    )
+    stats.conflicting_attempts = _count(con, "attempt_conflicts")
+    first = f"(SELECT * FROM attempt_conflicts ORDER BY first_line LIMIT {CONFLICT_SAMPLE})"
+    records = f"(SELECT s.*, d.kept_line FROM {ended.format(columns=shown)} s JOIN {first} d ON {key})"
     differs = " OR ".join(f"k.{name} IS DISTINCT FROM o.{name}" for name in CONFLICT_FIELDS)
-    records = f"""(SELECT s.*, d.kept_line FROM (SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, job_id,
-                          source_line, {end_utc} AS end_utc, {shown} FROM attempts_staged WHERE {kept} AND end_at IS NOT NULL) s
-                   JOIN attempt_duplicates d ON s.job_id_raw = d.job_id_raw AND s.submit_at = d.submit_at
-                     AND s.array_index IS NOT DISTINCT FROM d.array_index)"""
     pairs = con.execute(
-        f"""SELECT *, count(*) OVER () FROM (
-              SELECT k.job_id, k.source_line AS kept, o.source_line AS other, k.end_utc > o.end_utc,
-                     [{", ".join(f"[k.{name}, o.{name}]" for name in CONFLICT_FIELDS)}]
-              FROM {records} k JOIN {records} o
-                ON k.source_line = k.kept_line AND o.kept_line = k.source_line AND o.source_line <> k.source_line
-              WHERE {differs}
-              QUALIFY row_number() OVER (PARTITION BY k.source_line ORDER BY o.source_line) = 1)
-            ORDER BY least(kept, other), greatest(kept, other) LIMIT {CONFLICT_SAMPLE}"""
+        f"""SELECT k.job_id, k.source_line AS kept, o.source_line AS other, k.end_utc > o.end_utc,
+                   [{", ".join(f"[k.{name}, o.{name}]" for name in CONFLICT_FIELDS)}]
+            FROM {records} k JOIN {records} o
+              ON k.source_line = k.kept_line AND o.kept_line = k.source_line AND o.source_line <> k.source_line
+            WHERE {differs}
+            QUALIFY row_number() OVER (PARTITION BY k.source_line ORDER BY o.source_line) = 1
+            ORDER BY least(kept, other), greatest(kept, other)"""
     ).fetchall()
-    stats.conflicting_attempts = pairs[0][-1] if pairs else 0
     stats.conflicts = []
-    for job_id, kept_line, other_line, later_end, values, _ in pairs:
-        first, second = sorted((kept_line, other_line))
-        in_line_order = [(a, b) if kept_line == first else (b, a) for a, b in values]
+    for job_id, kept_line, other_line, later_end, values in pairs:
+        first_line, second_line = sorted((kept_line, other_line))
+        in_line_order = [(a, b) if kept_line == first_line else (b, a) for a, b in values]
         differences = ", ".join(
             f"{name} {a} / {b}" for name, (a, b) in zip(CONFLICT_FIELDS, in_line_order, strict=True) if a != b
         )
         stats.conflicts.append(
-            f"{path}: lines {first} and {second} record one attempt of job {job_id} differently: {differences}; "
-            f"line {kept_line} kept ({'the later End' if later_end else 'the later line'})"
+            f"{path}: lines {first_line} and {second_line} record one attempt of job {job_id} differently: "
+            f"{differences}; line {kept_line} kept ({'the later End' if later_end else 'the later line'})"
         )
 
 
