@@ -117,8 +117,14 @@ XDMOD_SAMPLE_LINES = 50  # records looked at to tell the layout
 
 # XDMoD printed no QOS before 10.0: such records land without one (then no highest-priority runs,
 # docs/methodology.md "ETTR as the paper measured it"); a sacct dump with a header must have it.
+XDMOD_MAY_LACK = ("QOS",)
+
+
 def _required(header: tuple[str, ...] | None) -> tuple[str, ...]:
-    return REQUIRED_FIELDS if header is None else tuple(f for f in REQUIRED_FIELDS if f in header or f != "QOS")
+    """The fields a dump must have: all REQUIRED_FIELDS, but for an XDMoD layout (`header`) that lacks QOS."""
+    if header is None:
+        return REQUIRED_FIELDS
+    return tuple(name for name in REQUIRED_FIELDS if name in header or name not in XDMOD_MAY_LACK)
 
 
 # [D-][HH:]MM:SS[.fff], checked whole; the numbers are then cut out by position (cheaper than captures)
