@@ -252,6 +252,16 @@ def test_a_record_repeated_with_another_outcome_is_a_counted_conflict(real, base
 
 
 @hostile(Outcome.FIGURE)
+def test_a_conflict_names_a_job_id_with_terminal_escapes_escaped(real, tmp_path: Path):
+    columns, rows = real
+    rows = changed(rows, T_OK, JobID="3\x1b[2J\u202e")
+    stats = SacctReadStats()
+    sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, {**rows[T_OK], "State": "NODE_FAIL"}]), clock(), stats)
+    (conflict,) = stats.conflicts
+    assert "\x1b" not in conflict and "\u202e" not in conflict and "of job '3\\x1b[2J\\u202e' differently" in conflict
+
+
+@hostile(Outcome.FIGURE)
 def test_of_conflicting_records_the_one_with_the_later_end_is_kept(real, baseline, tmp_path: Path):
     """The later End wins wherever it is in the file: here the earlier line."""
     columns, rows = real

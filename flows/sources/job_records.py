@@ -186,8 +186,9 @@ def _count_conflicts(con: duckdb.DuckDBPyConnection, path: Path, kept: str, end_
         differences = ", ".join(
             f"{name} {a} / {b}" for name, (a, b) in zip(CONFLICT_FIELDS, in_line_order, strict=True) if a != b
         )
+        job = job_id if job_id.isprintable() else repr(job_id)  # a JobID is text from the logs: no escapes raw
         stats.conflicts.append(
-            f"{path}: lines {first_line} and {second_line} record one attempt of job {job_id} differently: "
+            f"{path}: lines {first_line} and {second_line} record one attempt of job {job} differently: "
             f"{differences}; line {kept_line} kept ({'the later End' if later_end else 'the later line'})"
         )
 
