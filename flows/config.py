@@ -182,10 +182,15 @@ class PathsSection(BaseModel):
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)
 class IngestConfig:
     # A source may have up to max(max_bad_rows, max_bad_row_share x its rows) unreadable rows; they are
-    # quarantined and reported. More than that fails the run.
+    # quarantined and reported. More than that fails the run. The job records may have as many attempts
+    # whose records conflict (flows/sources/job_records.py), counted and reported.
     max_bad_rows: NonNegativeInt = Field(10, description="unreadable rows a source may have (quarantined) ...")
     max_bad_row_share: Share = Field(0.001, description="... or this share of its rows, whichever is more")
     earliest_record: date = Field(EARLIEST_RECORD, description="a record dated before this day is quarantined")
+
+    def bad_row_limit(self, rows: int) -> float:
+        """The unreadable rows (or conflicting attempts) a source of `rows` rows may have."""
+        return max(self.max_bad_rows, self.max_bad_row_share * rows)
 
 
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)

@@ -40,7 +40,8 @@ NOT_FIGURES = (
     "reproduce",  # the rebuild command: the config's path, the tool's version
     "quarantine_sample",  # examples of quarantined lines with their file paths (the counts are in `inputs`)
 )
-INPUT_PROVENANCE = ("file", "sha256")  # per input: where it was read and its checksum (its counts stay)
+# per input: where it was read, its checksum and examples naming its path (its counts stay)
+INPUT_PROVENANCE = ("file", "sha256", "conflicts")
 SECTION_NAMES = {  # what a correction calls a changed part of the report
     "totals": "totals",
     "job_mix": "job mix",

@@ -13,6 +13,7 @@ another host cannot be checked from here; the error names it so that an operator
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,12 +45,27 @@ def holder(lock_path: Path) -> str | None:
     return f"pid {pid} on {host}"
 
 
+# The runs this thread holds the locks of, as (data dir, cluster, warehouse): a run inside another
+# of the same config (a later month refreshed by the run that built an earlier one,
+# flows/pipeline.py) has its locks already.
+_runs_held = threading.local()
+
+
 @contextmanager
 def run_lock(config: ClusterConfig, timeout: float | None = None) -> Iterator[None]:
     """Hold both locks of a run of `config`: its cluster's, then its warehouse's (always in this
     order, so two runs never hold one each and wait for the other)."""
-    with cluster_lock(config.data_dir, config.cluster, timeout), warehouse_lock(config.warehouse_path, timeout):
+    held: set = _runs_held.__dict__.setdefault("runs", set())
+    run = (config.data_dir, config.cluster, config.warehouse_path)
+    if run in held:
         yield
+        return
+    with cluster_lock(config.data_dir, config.cluster, timeout), warehouse_lock(config.warehouse_path, timeout):
+        held.add(run)
+        try:
+            yield
+        finally:
+            held.discard(run)
 
 
 @contextmanager
@@ -66,16 +82,8 @@ def warehouse_lock(warehouse: Path, timeout: float | None = None) -> Iterator[Pa
         yield path
 
 
-# Lock files this process holds: a run inside another of the same cluster (a later month refreshed
-# by the run that built an earlier one, flows/pipeline.py) holds its locks already.
-_held_here: set[Path] = set()
-
-
 @contextmanager
 def _held(path: Path, what: str, timeout: float | None) -> Iterator[Path]:
-    if path in _held_here:
-        yield path
-        return
     path.parent.mkdir(parents=True, exist_ok=True)
     earlier = holder(path)
     if earlier is None and _unnamed_and_old(path):  # filelock would take it for a live holder's
@@ -95,11 +103,9 @@ def _held(path: Path, what: str, timeout: float | None) -> Iterator[Path]:
                 f"{what} is being processed by {holder(path) or 'another run'} (lock {path}); "
                 "if that process is gone (e.g. it ran on another host), remove the lock file"
             ) from None
-    _held_here.add(path)
     try:
         yield path
     finally:
-        _held_here.discard(path)
         lock.release()
 
 

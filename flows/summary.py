@@ -96,6 +96,12 @@ def data_quality(metrics: dict) -> dict:
     quarantined = sum(s.get("quarantined") or 0 for s in metrics.get("inputs", {}).values())
     if quarantined:
         warnings.append(f"{fmt_num(quarantined)} input rows could not be read and were left out (quarantined)")
+    conflicting = sum(s.get("conflicting_attempts") or 0 for s in metrics.get("inputs", {}).values())
+    if conflicting:
+        warnings.append(
+            f"{fmt_num(conflicting)} attempts were recorded twice with a different outcome or times "
+            "(the later End, else the later line, landed)"
+        )
     if not metrics["node_failure_rate"]["all"]["node_days"]:
         warnings.append("no GPU exposure this month: no GPU job ran, so it has no failure rate, MTTF or ETTR")
     if metrics["totals"].get("unknown_states"):

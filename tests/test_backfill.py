@@ -6,11 +6,14 @@ changed figures send a correction, and so do the later months whose comparisons 
 
 import json
 import re
+import shutil
 
 import pytest
 from conftest import email_section
+from hostile import Outcome, hostile
 
 from flows.cli import main, write_demo_config
+from flows.config import load_config
 from flows.months import Month
 from simulator import SimParams, simulate
 
@@ -156,3 +159,20 @@ def test_two_configs_of_one_cluster_are_refused_before_any_work(cluster, tmp_pat
         f"error: {first} and {again} are both of cluster bf: "
         "give each cluster's config once (its months are built by one backfill, oldest first)\n"
     )
+
+
+@hostile(Outcome.ERROR)
+def test_a_later_month_that_cannot_be_refreshed_keeps_its_report_and_the_run_says_so(cluster, smtp_server, capsys):
+    """Its landed records and its logs are gone: the earlier month is built, the later one's
+    report stays as it was, and the command exits 2 naming it."""
+    config = load_config(cluster["config"])
+    before = (config.report_dir(Month.parse("2026-09")) / "metrics.json").read_bytes()
+    shutil.rmtree(config.landed_dir(Month.parse("2026-09")))
+    shutil.rmtree(cluster["work"] / "sim" / "bf" / "2026-09")
+    code = main(["run", "--config", str(cluster["config"]), "--month", "2026-08"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert re.search(r"^  2026-09  failed    at stage land: MissingInputError: no job records for 2026-09", out, re.M)
+    assert "error: 2026-08 was built, but 1 later months were not refreshed (2026-09)" in err
+    assert (config.report_dir(Month.parse("2026-09")) / "metrics.json").read_bytes() == before
+    assert [m["Subject"] for m in smtp_server.parsed()] == ["FAILED: reliability report bf 2026-09, stage land"]
