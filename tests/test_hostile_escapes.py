@@ -78,9 +78,7 @@ def test_a_hostile_node_name_is_quarantined_with_every_part_of_the_line_escaped(
 
 
 @hostile(Outcome.ERROR)
-def test_the_one_line_error_of_too_many_bad_rows_is_escaped(
-    capsys, monkeypatch, slurm_fixtures: Path, tmp_path: Path
-):
+def test_the_one_line_error_of_too_many_bad_rows_is_escaped(capsys, monkeypatch, slurm_fixtures: Path, tmp_path: Path):
     hostile_dump(slurm_fixtures, tmp_path / "sacct.psv")
     strict = "\n[ingest]\nmax_bad_rows = 0\nmax_bad_row_share = 0\n"
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n', strict))
@@ -100,9 +98,7 @@ def test_the_one_line_error_of_too_many_bad_rows_is_escaped(
 
 
 @hostile(Outcome.ERROR)
-def test_a_live_pulls_stderr_is_escaped_in_the_retry_warning_and_the_error(
-    capsys, caplog, monkeypatch, tmp_path: Path
-):
+def test_a_live_pulls_stderr_is_escaped_in_the_retry_warning_and_the_error(capsys, caplog, monkeypatch, tmp_path: Path):
     """A Slurm command whose stderr carries escapes (a login banner, a mangled message): the retry
     warning and the one-line error show them escaped, each of its lines kept a line."""
     bin_dir = tmp_path / "bin"
