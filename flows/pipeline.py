@@ -221,9 +221,8 @@ def failure(state) -> tuple[str, str]:
     error = state.result(raise_on_failure=False)
     if not isinstance(error, BaseException):
         return failed_stage(state.state_details.flow_run_id, None), printable_lines(str(state.message))
-    return failed_stage(
-        state.state_details.flow_run_id, error
-    ), f"{type(error).__name__}: {printable_lines(str(error))}"
+    stage = failed_stage(state.state_details.flow_run_id, error)
+    return stage, f"{type(error).__name__}: {printable_lines(str(error))}"
 
 
 def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun: str, config=None) -> None:
