@@ -24,6 +24,7 @@ from flows.config import (
     starter_config,
 )
 from flows.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, UsageError, exit_code
+from flows.escape import printable_lines
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
 from flows.prefect_api import start_api, wait_for_api
@@ -599,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         code = exit_code(exc)
         if args.debug:
             traceback.print_exc()
-        message = str(exc).strip() or type(exc).__name__
+        # escaped here whatever raised it: a message may quote the logs (a node name, a reason)
+        message = printable_lines(str(exc).strip()) or type(exc).__name__
         if code == 1 and not isinstance(exc, RuntimeError):  # not an error we raise: say what it was
             message = f"{type(exc).__name__}: {message} (a bug? --debug shows the traceback)"
         print(f"error: {message}", file=sys.stderr)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -24,13 +23,14 @@ from pathlib import Path
 
 from flows import mailer, webhook
 from flows.config import ClusterConfig
+from flows.escape import escaped_logger
 from flows.mailer import DeliveryError
 from flows.message import build_message
 from flows.publish import pushgateway
 from flows.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
 from flows.summary import headline_lines
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 SUBJECT = "Cluster reliability report: {cluster}, {month}"
 EMAIL, WEBHOOK, PUSHGATEWAY = "email", "webhook", pushgateway.CHANNEL
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from flows.config import input_problem
 from flows.errors import MissingInputError, UsageError
+from flows.escape import printable
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.quarantine import Quarantine
@@ -76,7 +77,7 @@ def _jsonable(value: object) -> object:
 
 
 def _cell(value: object) -> str:
-    text = "null" if value is None else str(value).replace("\n", "\\n").replace("\t", "\\t")
+    text = "null" if value is None else printable(str(value))
     return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 3] + "..."
 
 

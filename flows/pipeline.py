@@ -10,7 +10,6 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +27,7 @@ from flows.config import ClusterConfig, ConfigError, check_can_run, load_config
 from flows.delivery import DeliveryOutcome, Figures, PartialDeliveryError, deliver_report, send_alert, sent_before
 from flows.engines import open_marts
 from flows.errors import is_input_error
+from flows.escape import escaped_logger, printable_lines
 from flows.land import LandedMonthError, land_month, read_manifest
 from flows.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
 from flows.publish.archive import refresh_archive
@@ -37,7 +37,10 @@ from flows.runlock import run_lock
 from flows.warehouse import build_month
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
-progress = logging.getLogger("flows.progress")
+progress = escaped_logger("flows.progress")
+# Prefect's run loggers (get_run_logger, the failure hook's, Prefect's own lines on a failed task,
+# which quote the error) escape what they log too: it reaches a terminal or the Prefect UI.
+RUN_LOGGERS = [escaped_logger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
 
 
 def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
@@ -214,11 +217,13 @@ def failed_stage(flow_run_id, error: BaseException | None) -> str:
 
 
 def failure(state) -> tuple[str, str]:
-    """(stage, error) of a failed monthly-report run's final state."""
+    """(stage, error) of a failed monthly-report run's final state; the error's text escaped (it
+    may quote the logs), for the alert, the backfill's outcomes and their log lines."""
     error = state.result(raise_on_failure=False)
     if not isinstance(error, BaseException):
-        return failed_stage(state.state_details.flow_run_id, None), str(state.message)
-    return failed_stage(state.state_details.flow_run_id, error), f"{type(error).__name__}: {error}"
+        return failed_stage(state.state_details.flow_run_id, None), printable_lines(str(state.message))
+    stage = failed_stage(state.state_details.flow_run_id, error)
+    return stage, f"{type(error).__name__}: {printable_lines(str(error))}"
 
 
 def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun: str, config=None) -> None:

@@ -33,6 +33,7 @@ from markupsafe import Markup, escape
 
 from flows import TEMPLATES_DIR
 from flows.charts import Chart, render_charts
+from flows.escape import printable
 from flows.lemon_export import write_lemon_exports
 from flows.publish.openmetrics import month_exposition
 from flows.summary import (
@@ -56,16 +57,6 @@ NOTICE_PLACEHOLDER = "<!-- notice -->"
 def content_id(chart: str) -> str:
     """The Content-ID of a chart's MIME part, with angle brackets; email.html refers to it as cid:."""
     return f"<{chart}.png@{CID_DOMAIN}>"
-
-
-def printable(value):
-    """Every value a template outputs: untrusted strings cannot carry control characters (terminal
-    escapes, bidi overrides, forged line breaks) into the report; HTML escaping comes after."""
-    if not isinstance(value, str) or isinstance(value, Markup):  # Markup: a macro's output, already safe
-        return value
-    return "".join(
-        ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}" for ch in value
-    )
 
 
 def _unbroken(text: str, names: Iterable[str]) -> Markup:

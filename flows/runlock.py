@@ -12,7 +12,6 @@ another host cannot be checked from here; the error names it so that an operator
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -22,10 +21,12 @@ from typing import TYPE_CHECKING
 
 from filelock import SoftFileLock, Timeout
 
+from flows.escape import escaped_logger
+
 if TYPE_CHECKING:
     from flows.config import ClusterConfig
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 # How long a run waits for another run of the same cluster (e.g. the monthly run during a backfill).
 WAIT_SECONDS = 3600.0
 # A lock file that names no holder (a run killed between creating and writing it) older than this is stale.
