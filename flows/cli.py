@@ -52,10 +52,23 @@ def _time_zone(text: str) -> str:
     return text
 
 
+class _StdoutHandler(logging.StreamHandler):
+    """A handler writing to sys.stdout as it is when a line is logged (a test's captured output, or
+    the console), not to the stream it was when main() first ran in the process."""
+
+    @property
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, _) -> None:  # StreamHandler.__init__ sets it
+        pass
+
+
 def show_progress() -> None:
     """Print the runs' progress lines (stage by stage, with counts) and the delivery, lock, warehouse
     rebuild and sent-log repair warnings."""
-    handler = logging.StreamHandler(sys.stdout)
+    handler = _StdoutHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
     for name in (
         "flows.progress",
