@@ -2,8 +2,8 @@
 
 A history of consecutive months is simulated with known lemons, each month landed and built with
 dbt (the models the lemon candidates read, and their parents), and flows/lemons.py's candidates of
-each month compared with truth.json's `lemon_nodes`. Used by tests/test_lemons.py and
-bench/lemon_bench.py.
+each month, over its own window and the trailing one, compared with truth.json's `lemon_nodes`.
+Used by tests/test_lemons.py and bench/lemon_bench.py.
 
 Counting: over the nodes of the fleet (every node the simulator made), pooled over histories. A
 true positive is an injected lemon among a month's candidates, a false positive a candidate that
@@ -24,7 +24,7 @@ import numpy as np
 from scipy.stats import nbinom, poisson
 
 from flows.cli import write_demo_config
-from flows.config import load_config
+from flows.config import ClusterConfig, load_config
 from flows.land import land_month
 from flows.lemons import lemon_candidates
 from flows.months import Month
@@ -111,28 +111,43 @@ def best_possible_recall(setting: Setting, window_days: int, precision: float = 
     return 0.0
 
 
-def history_candidates(
+@dataclass
+class LemonHistory:
+    """A simulated history built month by month into one warehouse (the lemon marts and their
+    parents), with the simulator's truth."""
+
+    lemons: set[str]  # the injected lemons
+    truth: dict
+    config: ClusterConfig
+    months: list[Month]
+
+    def lemon_nodes(self, month: Month, **analysis) -> dict:
+        """flows/lemons.py's lemon_nodes of `month` (its own window, and `trailing`), with any of the
+        [analysis] keys that act after the build (the p-values, the rules' thresholds) replaced."""
+        params = dataclasses.replace(self.config.analysis, **analysis)
+        with duckdb.connect(str(self.config.warehouse_path), read_only=True) as con:
+            return lemon_candidates(con, month, params)
+
+
+def build_history(
     work: Path,
     setting: Setting,
     seed: int,
-    windows: tuple[tuple[int, float], ...] = ((28, 0.001),),
     months: int = 3,
     fault_trace: Path | None = None,
     first: Month = FIRST,
-) -> tuple[set[str], list[dict]]:
-    """Simulate `months` continuous months of `setting` (seed) and build each in order with the
-    first of `windows` (lemon_window_days, lemon_p_value), the last month again with each other;
-    returns the injected lemons and the lemon_nodes (flows/lemons.py's output) of each month, then
-    of the last month's other windows."""
+) -> LemonHistory:
+    """Simulate `months` continuous months of `setting` (seed), or replay `fault_trace`, and land and
+    build each in order with the default [analysis] (a 28-day window and a 92-day trailing one)."""
     cluster = f"lem{seed}"
-    last = first
+    history = [first]
     for _ in range(months - 1):
-        last = last.next()
+        history.append(history[-1].next())
     truth = simulate(
         SimParams(
             cluster,
             first,
-            last_month=last,
+            last_month=history[-1],
             nodes=setting.nodes,
             seed=seed,
             r_f=setting.r_f,
@@ -143,26 +158,10 @@ def history_candidates(
         work / "sim" / cluster,
     )
     config = load_config(write_demo_config(work, cluster, work / "reports"))
-    results = []
-    month, landed = first, None
-    for _ in range(months):
-        landed = land_month(config, month)
-        results.append(_build(config, month, landed, *windows[0]))
-        if month < last:
-            month = month.next()
-    results += [_build(config, month, landed, *window) for window in windows[1:]]
-    return set(truth["lemon_nodes"]), results
-
-
-def _build(config, month: Month, landed: Path, window_days: int, p_value: float) -> dict:
-    """Build the lemon marts of `month` with lemon_window_days = `window_days`; its lemon_nodes at
-    lemon_p_value = `p_value`."""
-    analysis = dataclasses.replace(config.analysis, lemon_window_days=window_days, lemon_p_value=p_value)
-    config = dataclasses.replace(config, analysis=analysis)
-    built = dbt_command(config, month, landed, "build", *LEMON_MODELS, *NO_TESTS)
-    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
-    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
-        return lemon_candidates(con, month, config.analysis)
+    for month in history:
+        built = dbt_command(config, month, land_month(config, month), "build", *LEMON_MODELS, *NO_TESTS)
+        assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    return LemonHistory(set(truth["lemon_nodes"]), truth, config, history)
 
 
 # The repeat offender of issue 35's replay: a node with a few faults in each of four consecutive
