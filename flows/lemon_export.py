@@ -40,7 +40,12 @@ def drain_script(lemon_nodes: dict, month: str) -> str:
     """A POSIX sh script that drains every candidate; every argument is shell-quoted."""
     lines = [
         "#!/bin/sh",
-        f"# Lemon-node candidates of {month}, window {lemon_nodes['window_start']} to {lemon_nodes['window_end']},",
+        f"# Lemon-node candidates of {month}, window {lemon_nodes['window_start']} to {lemon_nodes['window_end']}"
+        + (
+            f" and the trailing window from {lemon_nodes['trailing']['window_start']},"
+            if "trailing" in lemon_nodes
+            else ","
+        ),
         '# written by cluster-reliability-report (docs/methodology.md, "Lemon nodes"). Review, then run:',
         f"#   sh {DRAIN_SCRIPT}",
         "set -eu",
