@@ -95,6 +95,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     args = parser.parse_args()
     trailing_p = tuple(args.trailing_p)
+    args.work.mkdir(parents=True, exist_ok=True)
     if args.seeds:
         score_settings(range(args.first_seed, args.first_seed + args.seeds), args.work, trailing_p)
     if args.repeat_offender:
