@@ -64,10 +64,19 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
 	    --no-install-recommends chromium fonts-liberation
 
+# The Prometheus tests (tests/test_publish_prometheus.py) start Debian's prometheus, promtool and
+# prometheus-pushgateway themselves on 127.0.0.1 (the packages' systemd units never run in a container).
+PROMETHEUS := /usr/bin/prometheus-pushgateway
+
+$(PROMETHEUS):
+	$(if $(filter 0,$(shell id -u)),,sudo )apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
+	    --no-install-recommends prometheus prometheus-pushgateway
+
 # The dbt templater compiles the project against a throwaway warehouse (the profile needs a path).
 SQLFLUFF := DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint dbt_project/models
 
-test: setup-spark $(CHROMIUM)
+test: setup-spark $(CHROMIUM) $(PROMETHEUS)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	$(SQLFLUFF)

@@ -321,7 +321,8 @@ def failures_by_cause(con: MartReader, month: Month) -> list[dict]:
 def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     """r_f of each of the last months built (the trend chart), and over each trailing window ending
     at this month: r_f, failures by cause and MTTF by size over the window, and this month against
-    the window's earlier months (a Poisson test)."""
+    the window's earlier months (a Poisson test); and the months of the longest window before this
+    one that are not built (the report says what they leave out)."""
     monthly = _monthly_rates(con, history_months(month, params))
     series = [
         {
@@ -352,7 +353,8 @@ def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
         )
         for size in params.trailing_months
     ]
-    return {"monthly": series, "trailing": trailing}
+    earlier_missing = [str(m) for m in history_months(month, params)[:-1] if str(m) not in monthly]
+    return {"monthly": series, "trailing": trailing, "earlier_months_missing": earlier_missing}
 
 
 def _trailing_window(window: dict, causes: list[dict], sizes: list[dict]) -> dict:

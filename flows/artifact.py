@@ -8,7 +8,6 @@ them); publishing is the only call to Prefect.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections import Counter
 from datetime import datetime
@@ -16,9 +15,10 @@ from pathlib import Path
 
 from prefect.artifacts import create_markdown_artifact
 
+from flows.escape import escaped_logger
 from flows.summary import headline_figure, month_name
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 OUTCOMES = ("built", "skipped", "failed")  # a backfill month's outcome, as flows/backfill.py names them
 
 

@@ -109,3 +109,17 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     finally:
         _removing.discard(path)
+
+
+def replace_file_atomically(target: Path, data: bytes) -> None:
+    """Write `data` to a sibling temporary file, then rename it over `target`: a reader (or a crash)
+    sees the old content or the new, never half. A full disk is raised as DiskFullError naming `target`."""
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    except BaseException as error:
+        tmp.unlink(missing_ok=True)
+        if full := disk_full(error, target):
+            raise full from error
+        raise

@@ -4,8 +4,10 @@ several clusters side by side, each in its own process.
 A cluster's months run sequentially (dbt must never build two months into one DuckDB file at once,
 and each month's incremental marts and run history follow from the months before it), each as a
 `monthly-report` subflow holding the cluster lock. A month whose report exists is skipped unless
-`force`, or unless it is one to send and its figures were not sent; a failed month is reported and
-the next one still runs. Only the months `email` names are sent: rebuilding a year must not email
+`force`, or unless it is one to send and its figures were not sent, or unless an earlier month of
+the range was built: then it is refreshed from the records it landed, and so are the months built
+after the range (flows/pipeline.py `refresh_later_months`). A failed month is reported and the
+next one still runs. Only the months `email` names are sent: rebuilding a year must not email
 a year of reports. Clusters share nothing (warehouse, lock, data directories), so
 `backfill-clusters` runs their backfills at the same time.
 """
@@ -26,13 +28,15 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows.artifact import publish_backfill_artifact
 from flows.config import ClusterConfig
 from flows.delivery import channels, delivery_status
-from flows.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
+from flows.errors import EXIT_FAILED, EXIT_INPUT, exit_code
 from flows.months import Month
 from flows.pipeline import (
     config_path,
     failure,
+    month_outcome,
     monthly_report,
     progress,
+    refresh_later_months,
     report_month,
     run_config,
     send_failure_alert,
@@ -92,11 +96,13 @@ def backfill(
     months = month_range(report_month(from_month, partial=partial), report_month(to_month, partial=partial))
     cfg = run_config(config, cluster)
     outcomes = []
+    built_earlier = False  # a month of this backfill was built: the later ones are refreshed, never skipped
     for i, month in enumerate(months, 1):
         progress.info("[%d/%d] %s %s", i, len(months), cluster, month)
         notify = email == "all" or (email == "latest" and month == months[-1])
         delivered, status = delivery_status(cfg, str(month), cfg.report_dir(month))
-        if not force and status != "no report" and (delivered or not notify):
+        up_to_date = not force and status != "no report" and (delivered or not notify)
+        if up_to_date and not built_earlier:
             outcome = {"month": str(month), "outcome": "skipped", "detail": status}
         else:
             state = monthly_report(
@@ -106,35 +112,24 @@ def backfill(
                 resend=resend,
                 partial=partial,
                 notify=notify,
+                refresh=up_to_date,  # built before, and only an earlier month changed
+                update_later=False,  # the range's later months follow here, the months after it below
                 return_state=True,
             )
-            if state.is_completed():
-                summary = state.result()
-                held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
-                delivery = f"archived, not sent (--email {email})" if held else summary["delivery"]
-                outcome = {
-                    "month": str(month),
-                    "outcome": "built",
-                    "detail": f"{summary['attempts']:,} attempts, {summary['infra_failures']:,} infrastructure "
-                    f"failures in {sum(summary['stage_seconds'].values()):.0f} s; {delivery}",
-                }
-            else:
-                stage, error = failure(state)
-                outcome = {
-                    "month": str(month),
-                    "outcome": "failed",
-                    "stage": stage,
-                    "detail": f"at stage {stage}: {error}",
-                    "input_error": is_input_error(state.result(raise_on_failure=False)),
-                }
+            held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
+            note = f"archived, not sent (--email {email})" if held else None
+            outcome = month_outcome(cfg, month, state, "refreshed" if up_to_date else "built", note)
+            built_earlier |= state.is_completed()
         progress.info("[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"])
         logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
         outcomes.append(outcome)
+    if built_earlier:
+        outcomes += refresh_later_months(cfg, months[-1], notify=email != "none")
     publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes)
     failed = [o for o in outcomes if o["outcome"] == "failed"]
     if failed:
         raise BackfillError(
-            f"{len(failed)} of {len(months)} months failed: "
+            f"{len(failed)} of {len(outcomes)} months failed: "
             + "; ".join(f"{o['month']}: {o['detail']}" for o in failed),
             inputs_only=all(o["input_error"] for o in failed),
             stages=", ".join(f"{o['month']} {o['stage']}" for o in failed),

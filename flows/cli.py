@@ -1,4 +1,5 @@
-"""`reliability-report`: simulate a cluster month, run the monthly pipeline, backfill months, or run the demo."""
+"""`reliability-report`: simulate a cluster month, run the monthly pipeline, backfill months, export them for
+Prometheus, or run the demo."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ from flows.config import (
     source_problems,
     starter_config,
 )
-from flows.errors import EXIT_DONE, UsageError, exit_code
+from flows.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, UsageError, exit_code
+from flows.escape import printable_lines
 from flows.land import missing_inputs
 from flows.months import Month, parse_as_of, reportable
 from flows.prefect_api import start_api, wait_for_api
+from flows.publish.history import add_export_parser
 
 # pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
 # tool reads no pandas through it, and the warning would reach every command's stderr
@@ -177,6 +180,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
+    if summary["refreshed"]:
+        print("later months refreshed (their comparisons and job runs include this month):")
+        for outcome in summary["refreshed"]:
+            print(f"  {outcome['month']}  {outcome['outcome']:<9} {outcome['detail']}")
+    if failed := [o for o in summary["refreshed"] if o["outcome"] == "failed"]:
+        months = " ".join(o["month"] for o in failed)
+        print(
+            f"error: {args.month} was built, but {len(failed)} later months were not refreshed ({months}): "
+            "their reports are the ones from before; run each again with --month",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT if all(o["input_error"] for o in failed) else EXIT_FAILED
     return EXIT_DONE
 
 
@@ -375,6 +390,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     report_dir = load_config(config_path).report_dir(last)
     print(f"report:  {report_dir / 'report.html'}")
     print(f"metrics: {report_dir / 'metrics.json'}")
+    print(f"archive: {report_dir.parent.parent / 'index.html'}")  # every month built (flows/publish/archive.py)
     return code
 
 
@@ -516,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub, common)
     add_backfill_parser(sub, common)
     add_study_parser(sub, common)
+    add_export_parser(sub, common, _month)  # export-prometheus (flows/publish/history.py)
 
     demo = sub.add_parser(
         "demo", parents=[common], help="simulate three continuous months of a demo cluster and report the last"
@@ -583,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         code = exit_code(exc)
         if args.debug:
             traceback.print_exc()
-        message = str(exc).strip() or type(exc).__name__
+        # escaped here whatever raised it: a message may quote the logs (a node name, a reason)
+        message = printable_lines(str(exc).strip()) or type(exc).__name__
         if code == 1 and not isinstance(exc, RuntimeError):  # not an error we raise: say what it was
             message = f"{type(exc).__name__}: {message} (a bug? --debug shows the traceback)"
         print(f"error: {message}", file=sys.stderr)

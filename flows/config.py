@@ -182,10 +182,15 @@ class PathsSection(BaseModel):
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)
 class IngestConfig:
     # A source may have up to max(max_bad_rows, max_bad_row_share x its rows) unreadable rows; they are
-    # quarantined and reported. More than that fails the run.
+    # quarantined and reported. More than that fails the run. The job records may have as many attempts
+    # whose records conflict (flows/sources/job_records.py), counted and reported.
     max_bad_rows: NonNegativeInt = Field(10, description="unreadable rows a source may have (quarantined) ...")
     max_bad_row_share: Share = Field(0.001, description="... or this share of its rows, whichever is more")
     earliest_record: date = Field(EARLIEST_RECORD, description="a record dated before this day is quarantined")
+
+    def bad_row_limit(self, rows: int) -> float:
+        """The unreadable rows (or conflicting attempts) a source of `rows` rows may have."""
+        return max(self.max_bad_rows, self.max_bad_row_share * rows)
 
 
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)
@@ -381,6 +386,19 @@ class WebhookConfig:
         return self
 
 
+@checked_dataclass(frozen=True, config=DATACLASS_SECTION)
+class PrometheusConfig:
+    """[prometheus]: a Pushgateway that gets each delivered month's figures once (flows/publish/pushgateway.py)."""
+
+    pushgateway_url: WebUrl = Field("", description="the Pushgateway, e.g. http://pushgateway:9091 (empty: no push)")
+    job: Annotated[
+        str, Strict(), _matching(r"[A-Za-z_][A-Za-z0-9_]*", "a Prometheus job name (letters, digits, '_')")
+    ] = Field("reliability_report", description="the job label of the pushed group (grouping key: job and cluster)")
+    timeout_seconds: PositiveNumber = Field(30.0, description="HTTP timeout of one attempt")
+    send_attempts: PositiveInt = Field(4, description="a refused connection, timeout or 5xx is retried ...")
+    retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
+
+
 class ConfigFile(BaseModel):
     """The file as written; load_config turns it into a ClusterConfig."""
 
@@ -396,6 +414,7 @@ class ConfigFile(BaseModel):
     warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
     email: EmailConfig | None = None
     webhook: WebhookConfig | None = None
+    prometheus: PrometheusConfig | None = None
 
     @model_validator(mode="after")
     def _one_source_per_input(self) -> ConfigFile:
@@ -427,6 +446,7 @@ class ClusterConfig:
     warehouse: WarehouseConfig = field(default_factory=WarehouseConfig)
     email: EmailConfig | None = None  # None: reports are archived only, failures only logged
     webhook: WebhookConfig | None = None
+    prometheus: PrometheusConfig | None = None  # None or no pushgateway_url: nothing pushed
 
     def source_paths(self, month: Month) -> dict[str, Path]:
         """The file sources' paths for `month` (command sources are pulled by the landing)."""
@@ -438,6 +458,14 @@ class ClusterConfig:
 
     def report_dir(self, month: Month) -> Path:
         return self.reports_dir / self.cluster / str(month)
+
+    def landed_dir(self, month: Month) -> Path:
+        """Where the month's records are landed (Parquet and manifest.json), and kept for rebuilds."""
+        return self.data_dir / "landed" / self.cluster / str(month)
+
+    def raw_dir(self, month: Month) -> Path:
+        """Where the month's inputs are copied as they were pulled."""
+        return self.data_dir / "raw" / self.cluster / str(month)
 
 
 def load_config(path: str | Path) -> ClusterConfig:
@@ -483,6 +511,7 @@ def load_config(path: str | Path) -> ClusterConfig:
         warehouse=parsed.warehouse,
         email=email if email is not None and (email.to or email.alert_to) else None,
         webhook=parsed.webhook,
+        prometheus=parsed.prometheus,
     )
 
 
@@ -495,6 +524,7 @@ SECTIONS: dict[str, type] = {
     "warehouse": WarehouseConfig,
     "email": EmailConfig,
     "webhook": WebhookConfig,
+    "prometheus": PrometheusConfig,
 }
 EXTRA_KEY = ("extra_forbidden", "unexpected_keyword_argument")
 MISSING = ("missing", "missing_keyword_argument", "missing_argument")
@@ -718,7 +748,8 @@ def config_summary(config: ClusterConfig) -> str:
     email = config.email
     mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
     hook = "; a webhook" if config.webhook else ""
-    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}"
+    push = "; a Pushgateway" if config.prometheus and config.prometheus.pushgateway_url else ""
+    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}{push}"
 
 
 # ---- `reliability-report init`: a commented starter config with every key and its default ---------------------
@@ -788,6 +819,12 @@ def starter_config(cluster: str) -> str:
         elif name == "webhook":
             lines += ["", "# [webhook]: a chat channel's incoming webhook, told of each month's figures once."]
             lines += ["# [webhook]", *_key_lines(model, {"url_env": "REPORT_WEBHOOK_URL"}, prefix="# ")]
+        elif name == "prometheus":
+            lines += [
+                "",
+                "# [prometheus]: a Pushgateway told each delivered month's figures once (grouping key: cluster).",
+            ]
+            lines += ["# [prometheus]", *_key_lines(model, {"pushgateway_url": "http://pushgateway:9091"}, prefix="# ")]
         else:
             lines += ["", f"[{name}]", *_key_lines(model)]
     text = "\n".join(lines) + "\n"

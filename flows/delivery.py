@@ -1,4 +1,5 @@
-"""Delivery of a finished report, once per set of figures, by email and to a chat webhook; failure alerts.
+"""Delivery of a finished report, once per set of figures, by email, to a chat webhook and to a Prometheus
+Pushgateway; failure alerts.
 
 A month's figures are identified by their fingerprint: a digest of what the report shows as
 figures (metrics.json without the parameters in force, the rebuild command with its config path and
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -23,14 +23,16 @@ from pathlib import Path
 
 from flows import mailer, webhook
 from flows.config import ClusterConfig
+from flows.escape import escaped_logger
 from flows.mailer import DeliveryError
 from flows.message import build_message
+from flows.publish import pushgateway
 from flows.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
 from flows.summary import headline_lines
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 SUBJECT = "Cluster reliability report: {cluster}, {month}"
-EMAIL, WEBHOOK = "email", "webhook"
+EMAIL, WEBHOOK, PUSHGATEWAY = "email", "webhook", pushgateway.CHANNEL
 
 # metrics.json keys that say how the figures were made, not what they are: a change here alone sends nothing.
 NOT_FIGURES = (
@@ -38,7 +40,8 @@ NOT_FIGURES = (
     "reproduce",  # the rebuild command: the config's path, the tool's version
     "quarantine_sample",  # examples of quarantined lines with their file paths (the counts are in `inputs`)
 )
-INPUT_PROVENANCE = ("file", "sha256")  # per input: where it was read and its checksum (its counts stay)
+# per input: where it was read, its checksum and examples naming its path (its counts stay)
+INPUT_PROVENANCE = ("file", "sha256", "conflicts")
 SECTION_NAMES = {  # what a correction calls a changed part of the report
     "totals": "totals",
     "job_mix": "job mix",
@@ -46,6 +49,9 @@ SECTION_NAMES = {  # what a correction calls a changed part of the report
     "node_failure_rate": "node failure rate",
     "month_over_month": "month-over-month change",
     "history": "trend",
+    "change_flags": "changes flagged",
+    "ettr_vs_expected": "ETTR against expected",
+    "breakdowns": "breakdowns",
     "projections": "projections to large jobs",
     "failures_by_cause": "failures by cause",
     "health_events": "health events",
@@ -83,11 +89,12 @@ class Figures:
             lines=[metrics["summary"]["text"], *headline_lines(metrics)],
         )
 
-    def changed_parts(self, previous: SentRecord) -> list[str]:
-        if not previous.sections:  # a record from before per-part digests
+    def changed_parts(self, previous: dict[str, str]) -> list[str]:
+        """The parts of the report (as a correction names them) whose figures differ from `previous`'s."""
+        if not previous:  # a sent-log record from before per-part digests
             return []
-        keys = sorted(set(self.sections) | set(previous.sections))
-        changed = [key for key in keys if self.sections.get(key) != previous.sections.get(key)]
+        keys = sorted(set(self.sections) | set(previous))
+        changed = [key for key in keys if self.sections.get(key) != previous.get(key)]
         return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
 
 
@@ -113,7 +120,7 @@ def correction_notice(previous: SentRecord, figures: Figures) -> str:
         for label, value in figures.headline.items()
         if label in previous.figures and previous.figures.get(label) != value
     ]
-    parts = figures.changed_parts(previous)
+    parts = figures.changed_parts(previous.sections)
     what = "; ".join(filter(None, ["; ".join(changes), f"changed: {', '.join(parts)}" if parts else ""]))
     return (
         f"Correction: this report replaces the one sent on {previous.time[:10]}; its figures changed"
@@ -145,7 +152,18 @@ class PartialDeliveryError(DeliveryError):
 
 
 def channels(config: ClusterConfig) -> list[str]:
-    return ([EMAIL] if config.email is not None and config.email.to else []) + ([WEBHOOK] if config.webhook else [])
+    pushes = config.prometheus is not None and bool(config.prometheus.pushgateway_url)
+    return (
+        ([EMAIL] if config.email is not None and config.email.to else [])
+        + ([WEBHOOK] if config.webhook else [])
+        + ([PUSHGATEWAY] if pushes else [])
+    )
+
+
+def sent_before(config: ClusterConfig, month: str) -> bool:
+    """Whether some channel has handed figures of the month to somebody (or may have)."""
+    sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
+    return any(sent_log.last_sent(month, channel) is not None for channel in channels(config))
 
 
 def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tuple[bool, str]:
@@ -181,7 +199,7 @@ def deliver_report(
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     outcome = DeliveryOutcome()
     for channel in due:
-        send = _send_email if channel == EMAIL else _post_webhook
+        send = {EMAIL: _send_email, WEBHOOK: _post_webhook, PUSHGATEWAY: _push_to_gateway}[channel]
         try:
             line, sent, refused = send(config, month, report_dir, figures, sent_log, resend)
         except DeliveryError as exc:
@@ -206,13 +224,13 @@ def _unchanged(last: SentRecord | None, figures: Figures, channel: str, resend: 
     if last and last.status == DAMAGED and not resend:  # it may have gone out: never a second one unasked
         return f"not {_past(channel)} again: {last.error}, so it may have gone out (--resend to send)"
     if last and last.figures_hash == figures.fingerprint and not resend:
-        to = f"{len(last.recipients)} recipients" if channel == EMAIL else "the webhook"
+        to = f"{len(last.recipients)} recipients" if channel == EMAIL else f"the {channel}"
         return f"not {_past(channel)} again: these figures went to {to} on {last.time} (--resend to send)"
     return None
 
 
 def _past(channel: str) -> str:
-    return "emailed" if channel == EMAIL else "posted"
+    return {EMAIL: "emailed", WEBHOOK: "posted", PUSHGATEWAY: "pushed"}[channel]
 
 
 def _send_email(
@@ -282,6 +300,28 @@ def _post_webhook(
         raise
     sent_log.append(replace(record, status=SENT, time=_now()))
     return f"{kind} posted to the webhook", True, ""
+
+
+def _push_to_gateway(
+    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+) -> tuple[str, bool, str]:
+    if not pushgateway.is_month(month):  # a study: the cluster's group holds its latest month
+        return "not pushed (the Pushgateway gets months, not studies)", False, ""
+    last = sent_log.last_sent(month, PUSHGATEWAY)
+    if unchanged := _unchanged(last, figures, PUSHGATEWAY, resend):
+        return unchanged, False, ""
+    if later := pushgateway.later_month_pushed(sent_log, month):
+        return f"not pushed: the Pushgateway holds the figures of {later}, a later month", False, ""
+    kind = _kind(last, figures)
+    record = _record(config, month, figures, kind, "", (), "", PUSHGATEWAY)
+    sent_log.append(record)
+    try:
+        pushgateway.push(report_dir, config.prometheus)
+    except DeliveryError:
+        sent_log.withdraw(record)
+        raise
+    sent_log.append(replace(record, status=SENT, time=_now()))
+    return f"{kind} pushed to the Pushgateway", True, ""
 
 
 def _record(

@@ -47,17 +47,25 @@ import_readers()  # here, not in the threads that read the sources side by side
 def _check_quarantines(
     config: ClusterConfig, sources: dict[str, Path], quarantines: dict[str, Quarantine], manifest: dict
 ) -> list[InputFormatError]:
-    """Count each source's quarantined rows into the manifest; fail when one has too many."""
+    """Count each source's quarantined rows into the manifest; fail when one has too many, or when
+    the job records have more attempts with conflicting records (job_records) than the same limit."""
     everything = []
     for kind, quarantine in quarantines.items():
         entry = manifest["sources"][kind]
         bad = len(quarantine.errors)
         entry["quarantined"] = bad
-        limit = max(config.ingest.max_bad_rows, config.ingest.max_bad_row_share * (entry["records"] + bad))
+        limit = config.ingest.bad_row_limit(entry["records"] + bad)
         if bad > limit:
             raise TooManyBadRowsError(
                 f"{sources[kind]}: {bad} of {entry['records'] + bad} rows could not be read (limit {limit:g}, "
                 f"see [ingest] in {config.config_path.name}); first: {quarantine.errors[0]}"
+            )
+        conflicts, limit = entry.get("conflicting_attempts", 0), config.ingest.bad_row_limit(entry["records"])
+        if conflicts > limit:
+            raise TooManyBadRowsError(
+                f"{sources[kind]}: {conflicts} of {entry['records']} attempts have conflicting records (limit "
+                f"{limit:g}, see [ingest] in {config.config_path.name}; within it the record with the later End, "
+                f"else the later line, is kept); first: {entry['conflicts'][0]}"
             )
         everything.extend(quarantine.errors)
     return everything
@@ -263,8 +271,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
 
     manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
     quarantines = {kind: Quarantine(strict=False) for kind in sources}
-    raw_dir = config.data_dir / "raw" / config.cluster / str(month)
-    landed_dir = config.data_dir / "landed" / config.cluster / str(month)
+    raw_dir, landed_dir = config.raw_dir(month), config.landed_dir(month)
     sacct_path = sources["sacct_psv"]
     hashes: Future[dict[str, str]] = Future()
     landed: Future[None] = Future()

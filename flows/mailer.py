@@ -7,7 +7,6 @@ exponential back-off; a permanent 5xx reply fails at once with the server's repl
 
 from __future__ import annotations
 
-import logging
 import os
 import smtplib
 import socket
@@ -16,9 +15,10 @@ from collections.abc import Sequence
 from email.message import EmailMessage
 
 from flows.config import EmailConfig
+from flows.escape import escaped_logger
 from flows.retry import with_backoff
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 
 
 class DeliveryError(RuntimeError):

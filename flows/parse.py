@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from flows.config import input_problem
 from flows.errors import MissingInputError, UsageError
+from flows.escape import printable
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
 from flows.sources.quarantine import Quarantine
@@ -76,7 +77,7 @@ def _jsonable(value: object) -> object:
 
 
 def _cell(value: object) -> str:
-    text = "null" if value is None else str(value).replace("\n", "\\n").replace("\t", "\\t")
+    text = "null" if value is None else printable(str(value))
     return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 3] + "..."
 
 
@@ -108,8 +109,13 @@ def format_parsed(parsed: Parsed, limit: int | None = None, as_json: bool = Fals
     shown = f" (first {len(rows)} shown)" if len(rows) < parsed.rows.num_rows else ""
     lines.append(f"{parsed.rows.num_rows} rows{shown} from {parsed.path} ({parsed.kind})")
     counts = {key: value for key, value in summary.items() if key not in ("kind", "file", "rows", "reader")}
-    details = ", ".join(f"{key} {value}" for key, value in {**parsed.stats, **counts}.items())
+    examples = {key: value for key, value in parsed.stats.items() if isinstance(value, list)}  # conflicts
+    details = ", ".join(f"{key} {value}" for key, value in {**parsed.stats, **counts}.items() if key not in examples)
     lines.append(f"reader: {details}")
+    for key, items in examples.items():
+        if items:
+            lines.append(f"{key} (the first {len(items)}):")
+            lines += [f"  {item}" for item in items]
     if parsed.quarantined:
         lines.append(f"quarantined ({len(parsed.quarantined)}):")
         lines += [f"  {error}" for error in parsed.quarantined]

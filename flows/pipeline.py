@@ -10,7 +10,6 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -25,17 +24,23 @@ from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
 from flows.atomic import clear_leftovers, staged_replacement
 from flows.config import ClusterConfig, ConfigError, check_can_run, load_config
-from flows.delivery import DeliveryOutcome, PartialDeliveryError, deliver_report, send_alert
+from flows.delivery import DeliveryOutcome, Figures, PartialDeliveryError, deliver_report, send_alert, sent_before
 from flows.engines import open_marts
-from flows.land import land_month, read_manifest
-from flows.months import Month, observed_end, parse_as_of, reportable
+from flows.errors import is_input_error
+from flows.escape import escaped_logger, printable_lines
+from flows.land import LandedMonthError, land_month, read_manifest
+from flows.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
+from flows.publish.archive import refresh_archive
 from flows.quality import SuiteResult, validate_month
 from flows.report import reproduce, write_report
 from flows.runlock import run_lock
 from flows.warehouse import build_month
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
-progress = logging.getLogger("flows.progress")
+progress = escaped_logger("flows.progress")
+# Prefect's run loggers (get_run_logger, the failure hook's, Prefect's own lines on a failed task,
+# which quote the error) escape what they log too: it reaches a terminal or the Prefect UI.
+RUN_LOGGERS = [escaped_logger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
 
 
 def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
@@ -174,10 +179,10 @@ def render(
 
 
 @task(name="deliver", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool, notify: bool) -> DeliveryOutcome:
-    """Send the report (archive it only without `notify`). A delivery that reached somebody but not
-    every channel raises PartialDeliveryError: the report still goes in place (see monthly_report)."""
-    held = None if notify else "notify is off"
+def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool, held: str | None) -> DeliveryOutcome:
+    """Send the report (archive it only, when `held` gives the reason). A delivery that reached
+    somebody but not every channel raises PartialDeliveryError: the report still goes in place (see
+    monthly_report)."""
     outcome = deliver_report(config, str(month), report_dir, resend=resend, held=held)
     if outcome.errors:
         raise PartialDeliveryError(f"{month}: the report is in place but {'; '.join(outcome.errors)}")
@@ -212,11 +217,13 @@ def failed_stage(flow_run_id, error: BaseException | None) -> str:
 
 
 def failure(state) -> tuple[str, str]:
-    """(stage, error) of a failed monthly-report run's final state."""
+    """(stage, error) of a failed monthly-report run's final state; the error's text escaped (it
+    may quote the logs), for the alert, the backfill's outcomes and their log lines."""
     error = state.result(raise_on_failure=False)
     if not isinstance(error, BaseException):
-        return failed_stage(state.state_details.flow_run_id, None), str(state.message)
-    return failed_stage(state.state_details.flow_run_id, error), f"{type(error).__name__}: {error}"
+        return failed_stage(state.state_details.flow_run_id, None), printable_lines(str(state.message))
+    stage = failed_stage(state.state_details.flow_run_id, error)
+    return stage, f"{type(error).__name__}: {printable_lines(str(error))}"
 
 
 def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun: str, config=None) -> None:
@@ -239,6 +246,84 @@ def alert_on_failure(flow, flow_run, state) -> None:
     send_failure_alert(flow, flow_run, what, stage, error, rerun, run.config if run else None)
 
 
+def landed_before(config: ClusterConfig, month: Month) -> Path | None:
+    """The month's landed records, if a run landed them and they are whole (else None: land again)."""
+    try:
+        read_manifest(config.landed_dir(month))
+    except LandedMonthError:
+        return None
+    return config.landed_dir(month)
+
+
+def previous_figures(report_dir: Path) -> Figures | None:
+    """The figures of the month's report as it was before this run (none if there was none)."""
+    try:
+        return Figures.of(report_dir)
+    except (OSError, ValueError, KeyError, TypeError):  # no report, or one a killed run damaged
+        return None
+
+
+def landed_at(landed_dir: Path) -> str:
+    return read_manifest(landed_dir).get("landed_at", "an earlier run")
+
+
+def built_months_after(config: ClusterConfig, month: Month) -> list[Month]:
+    """The cluster's months after `month` that have a report, oldest first."""
+    root = config.reports_dir / config.cluster
+    found = [p.name for p in root.iterdir() if MONTH_RE.fullmatch(p.name)] if root.is_dir() else []
+    return [
+        m for m in map(Month.parse, sorted(found)) if m > month and (config.report_dir(m) / "metrics.json").is_file()
+    ]
+
+
+def month_outcome(config: ClusterConfig, month: Month, state, built: str, delivery_note: str | None = None) -> dict:
+    """A month's line in a backfill's or a refresh's outcomes, from its monthly-report run's `state`:
+    month, outcome (`built`, e.g. "built" or "refreshed"; or "failed") and detail."""
+    if not state.is_completed():
+        stage, error = failure(state)
+        return {
+            "month": str(month),
+            "outcome": "failed",
+            "stage": stage,
+            "detail": f"at stage {stage}: {error}",
+            "input_error": is_input_error(state.result(raise_on_failure=False)),
+        }
+    summary = state.result()
+    changed = summary["changed"]  # None: not built before
+    changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
+    counts = f"{summary['attempts']:,} attempts, {summary['infra_failures']:,} infrastructure failures"
+    seconds = sum(summary["stage_seconds"].values())
+    return {
+        "month": str(month),
+        "outcome": built,
+        "detail": f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}",
+    }
+
+
+def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = True) -> list[dict]:
+    """Rebuild, oldest first, every month built after `month`, from the records each landed: their
+    month-over-month change, trailing windows, trend and job runs that began earlier depend on the
+    months before them, so figures never depend on the order months were built in. A refreshed
+    month whose figures went out is sent again only as a correction, when they changed (unless not
+    `notify`); one never sent is archived. Returns one outcome per month (month_outcome)."""
+    outcomes = []
+    for later in built_months_after(config, month):
+        progress.info("%s %s: refreshing, as it follows %s", config.cluster, later, month)
+        state = monthly_report(
+            cluster=config.cluster,
+            config=config,
+            month=str(later),
+            partial=True,  # built once, so reportable (a partial month is refreshed as far as it was landed)
+            notify=notify,
+            refresh=True,
+            return_state=True,
+        )
+        outcome = month_outcome(config, later, state, "refreshed")
+        progress.info("%s %s: %s: %s", config.cluster, later, outcome["outcome"], outcome["detail"])
+        outcomes.append(outcome)
+    return outcomes
+
+
 @flow(name="monthly-report", on_failure=[alert_on_failure], on_crashed=[alert_on_failure])
 def monthly_report(
     cluster: str,
@@ -248,11 +333,16 @@ def monthly_report(
     partial: bool = False,
     as_of: str | None = None,
     notify: bool = True,
+    refresh: bool = False,
+    update_later: bool = True,
 ) -> dict:
     """Build, check and report one cluster's month (default: the last full month); returns a summary.
 
     Email and the webhook go out once per set of figures; `resend` sends the unchanged report
-    again; without `notify` the report is archived only. The new report replaces the month's
+    again; without `notify` the report is archived only. With `update_later` (default), every month
+    built after this one is then refreshed (`refresh_later_months`): its comparisons, trailing
+    windows and job-run histories include this month's records. A `refresh` rebuilds the month from
+    the records it landed before (no pull) and sends it only as a correction where it was sent. The new report replaces the month's
     previous one once delivery is decided: a delivery that reaches nobody leaves the previous
     report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of`
     (ISO 8601) says when the records were dumped (default: the pull time of a live pull, else the
@@ -264,20 +354,31 @@ def monthly_report(
     cfg = run_config(config, cluster)
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     # one run per cluster, and per warehouse (two configs may share one), writes at a time
+    held = None if notify else "notify is off"
+    if refresh and notify and not sent_before(cfg, str(report)):
+        held = "refreshed after an earlier month was built; it was never sent"
     with run_lock(cfg):
-        clear_killed_runs(cfg)
-        landed_dir = pull_and_land(cfg, report, dumped_at)
+        before = previous_figures(cfg.report_dir(report))
+        if refresh and (landed_dir := landed_before(cfg, report)):
+            progress.info("%s %s: land: the records landed on %s", cluster, report, landed_at(landed_dir))
+        else:
+            clear_killed_runs(cfg)
+            landed_dir = pull_and_land(cfg, report, dumped_at)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
         quality = check_quality(cfg, report, landed_dir)
         figures = analyse(cfg, report)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
             paths = render(cfg, report, figures, quality, landed_dir, staged)
-            delivery = deliver(cfg, report, staged, resend, notify)
+            delivery = deliver(cfg, report, staged, resend, held)
+        refresh_archive(cfg.reports_dir, cfg.cluster)  # reports/index.html and the reports' links (flows/publish)
+        refreshed = refresh_later_months(cfg, report, notify) if update_later and not refresh else []
     get_run_logger().info("report for %s %s written to %s", cluster, report, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
     del _runs[str(flow_run_info.id)]
     return {
+        "changed": None if before is None else Figures.of(cfg.report_dir(report)).changed_parts(before.sections),
+        "refreshed": refreshed,
         "cluster": cluster,
         "month": str(report),
         "report": str(paths["report"]),

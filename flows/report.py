@@ -5,7 +5,8 @@ The directory (a contract: delivery builds the email from it, see flows/message.
 - `email.html`: the same report with CSS inlined and charts as `cid:<name>.png@reliability-report`,
   a `<!-- notice -->` placeholder at the top of the body for a correction banner;
 - `report.txt`: the plain-text alternative with the same headline figures;
-- `charts/<name>.png`, `metrics.json` (with the `summary` block), and the month's fact tables as
+- `charts/<name>.png`, `metrics.json` (with the `summary` block), `metrics.prom` (its figures as
+  OpenMetrics, flows/publish/openmetrics.py), and the month's fact tables as
   `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/exports.py).
 
 Templates only format (autoescaped HTML; the text template neutralises control characters); every
@@ -32,8 +33,21 @@ from markupsafe import Markup, escape
 
 from flows import TEMPLATES_DIR
 from flows.charts import Chart, render_charts
+from flows.escape import printable
 from flows.lemon_export import write_lemon_exports
-from flows.summary import FORMATS, fmt_change, fmt_dec, fmt_duration, fmt_num, fmt_pct, label, month_name, summarise
+from flows.publish.openmetrics import month_exposition
+from flows.summary import (
+    FORMATS,
+    fmt_change,
+    fmt_dec,
+    fmt_duration,
+    fmt_num,
+    fmt_pct,
+    label,
+    month_name,
+    month_spans,
+    summarise,
+)
 
 CHARTS_DIR = "charts"
 CID_DOMAIN = "reliability-report"
@@ -43,16 +57,6 @@ NOTICE_PLACEHOLDER = "<!-- notice -->"
 def content_id(chart: str) -> str:
     """The Content-ID of a chart's MIME part, with angle brackets; email.html refers to it as cid:."""
     return f"<{chart}.png@{CID_DOMAIN}>"
-
-
-def printable(value):
-    """Every value a template outputs: untrusted strings cannot carry control characters (terminal
-    escapes, bidi overrides, forged line breaks) into the report; HTML escaping comes after."""
-    if not isinstance(value, str) or isinstance(value, Markup):  # Markup: a macro's output, already safe
-        return value
-    return "".join(
-        ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}" for ch in value
-    )
 
 
 def _unbroken(text: str, names: Iterable[str]) -> Markup:
@@ -88,6 +92,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         unbroken=_unbroken,
         label=label,
         month_name=month_name,
+        month_spans=month_spans,
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
     )
@@ -154,6 +159,7 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     for chart in report.charts.values():
         (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
+    (report_dir / "metrics.prom").write_bytes(month_exposition(report.metrics))  # flows/publish/openmetrics.py
     if tables:
         from flows.exports import write_exports  # mlcroissant takes seconds to import: only when writing
 

@@ -12,7 +12,7 @@ another host cannot be checked from here; the error names it so that an operator
 
 from __future__ import annotations
 
-import logging
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING
 
 from filelock import SoftFileLock, Timeout
 
+from flows.escape import escaped_logger
+
 if TYPE_CHECKING:
     from flows.config import ClusterConfig
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 # How long a run waits for another run of the same cluster (e.g. the monthly run during a backfill).
 WAIT_SECONDS = 3600.0
 # A lock file that names no holder (a run killed between creating and writing it) older than this is stale.
@@ -44,12 +46,27 @@ def holder(lock_path: Path) -> str | None:
     return f"pid {pid} on {host}"
 
 
+# The runs this thread holds the locks of, as (data dir, cluster, warehouse): a run inside another
+# of the same config (a later month refreshed by the run that built an earlier one,
+# flows/pipeline.py) has its locks already.
+_runs_held = threading.local()
+
+
 @contextmanager
 def run_lock(config: ClusterConfig, timeout: float | None = None) -> Iterator[None]:
     """Hold both locks of a run of `config`: its cluster's, then its warehouse's (always in this
     order, so two runs never hold one each and wait for the other)."""
-    with cluster_lock(config.data_dir, config.cluster, timeout), warehouse_lock(config.warehouse_path, timeout):
+    held: set = _runs_held.__dict__.setdefault("runs", set())
+    run = (config.data_dir, config.cluster, config.warehouse_path)
+    if run in held:
         yield
+        return
+    with cluster_lock(config.data_dir, config.cluster, timeout), warehouse_lock(config.warehouse_path, timeout):
+        held.add(run)
+        try:
+            yield
+        finally:
+            held.discard(run)
 
 
 @contextmanager

@@ -17,7 +17,6 @@ left unfinished before it (a `sent` record always follows its own `sending` one)
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import tempfile
@@ -25,7 +24,9 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from flows.escape import escaped_logger
+
+log = escaped_logger(__name__)
 SENDING, SENT = "sending", "sent"  # older logs may also hold "failed" records: never sent
 DAMAGED = "damaged"  # a line that could not be read: maybe sent (its channel "" if unknown: any channel)
 LEADING = ("month", "channel", "status", "message_id", "kind", "figures_hash", "cluster", "time")

@@ -38,6 +38,7 @@ from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minut
 from flows.land import LandedMonthError
 from flows.lemons import lemon_candidates
 from flows.months import Month
+from flows.publish.archive import refresh_archive
 from flows.runlock import run_lock
 from flows.study_report import write_study
 from flows.summary import label
@@ -472,5 +473,6 @@ def study(
         outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=None if notify else "notify is off")
         if outcome.errors:
             raise PartialDeliveryError(f"{subject}: the study is in place but {'; '.join(outcome.errors)}")
+    refresh_archive(loaded[0].reports_dir)  # reports/index.html lists the study
     get_run_logger().info("study written to %s", target / "report.html")
     return {"study": str(target / "report.html"), "delivery": str(outcome), "summary": result["summary"]["text"]}

@@ -25,7 +25,7 @@ from flows.charts import (
     month_tick,
     new_figure,
 )
-from flows.report import printable
+from flows.escape import printable
 from flows.summary import fmt_dec, fmt_duration, fmt_num, fmt_pct, label
 
 LEMON_SIGNAL = "incident_hours"  # the lemon signal charted per cluster (the paper's Fig. 11 panel)

@@ -62,6 +62,18 @@ def month_name(month: str) -> str:
     return f"{MONTH_NAMES[parsed.start.month - 1]} {parsed.start.year}"
 
 
+def month_spans(months: Sequence[str]) -> str:
+    """Months as their runs of consecutive months: ["2026-01", "2026-02", "2026-03", "2026-05"] ->
+    "2026-01 to 2026-03, 2026-05"."""
+    spans: list[tuple[Month, Month]] = []
+    for month in sorted(map(Month.parse, months)):
+        if spans and spans[-1][1].next() == month:
+            spans[-1] = (spans[-1][0], month)
+        else:
+            spans.append((month, month))
+    return ", ".join(str(first) if first == last else f"{first} to {last}" for first, last in spans)
+
+
 def _names(items: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(items[:limit])
     return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
@@ -85,6 +97,12 @@ def data_quality(metrics: dict) -> dict:
     quarantined = sum(s.get("quarantined") or 0 for s in metrics.get("inputs", {}).values())
     if quarantined:
         warnings.append(f"{fmt_num(quarantined)} input rows could not be read and were left out (quarantined)")
+    conflicting = sum(s.get("conflicting_attempts") or 0 for s in metrics.get("inputs", {}).values())
+    if conflicting:
+        warnings.append(
+            f"{fmt_num(conflicting)} attempts were recorded twice with a different outcome or times "
+            "(the later End, else the later line, landed)"
+        )
     if not metrics["node_failure_rate"]["all"]["node_days"]:
         warnings.append("no GPU exposure this month: no GPU job ran, so it has no failure rate, MTTF or ETTR")
     if metrics["totals"].get("unknown_states"):
@@ -230,7 +248,8 @@ def _rate_sentence(metrics: dict) -> tuple[str, str]:
 
 def summarise(metrics: dict) -> dict:
     """The summary block of metrics.json: `text` (one plain-language line), `trend` (worse, better,
-    unchanged or none), `data_quality` ({status, reasons}) and the `headline` figures."""
+    unchanged or none), `data_quality` ({status, reasons}), the `headline` figures and
+    `earlier_months` (what months before this one that are not built leave out, or none)."""
     trend, text = _rate_sentence(metrics)
     causes = metrics["failures_by_cause"]
     if causes:
@@ -246,4 +265,24 @@ def summarise(metrics: dict) -> dict:
     quality = data_quality(metrics)
     if quality["status"] == "failed":
         text = "Data-quality checks failed: do not trust these figures. " + text
-    return {"text": text, "trend": trend, "data_quality": quality, "headline": headline(metrics)}
+    return {
+        "text": text,
+        "trend": trend,
+        "data_quality": quality,
+        "headline": headline(metrics),
+        "earlier_months": earlier_months_note(metrics),
+    }
+
+
+def earlier_months_note(metrics: dict) -> str | None:
+    """What the report leaves out when months before it are not built (none when all are)."""
+    missing = metrics["history"]["earlier_months_missing"]
+    if not missing:
+        return None
+    reach = len(missing) + sum(m["month"] < metrics["month"] for m in metrics["history"]["monthly"])
+    return (
+        f"Not built: {month_spans(missing)} ({len(missing)} of the {reach} months before this one that the "
+        "trailing windows reach back to). Month-over-month change, the trailing windows, the trend and the "
+        "job runs that began before this month count only the months built; building those months "
+        "refreshes this report."
+    )

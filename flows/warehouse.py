@@ -11,7 +11,6 @@ month and cluster, and dbt re-uses its parse (partial parsing) instead of parsin
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ import yaml
 from flows import DBT_PROJECT_DIR
 from flows.config import ClusterConfig
 from flows.engines import input_schemas, spark_missing, write_spark_profile, write_spark_run_inputs
+from flows.escape import escaped_logger
 from flows.land import LandedMonthError, read_manifest
 from flows.months import MONTH_RE, Month, observed_end
 from flows.sources.sql import sql_quote
@@ -56,7 +56,7 @@ PARAMETER_COLUMNS = {
 }
 
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 
 
 class WarehouseBuildError(RuntimeError):

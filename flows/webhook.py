@@ -9,17 +9,17 @@ exponential back-off (tenacity, as for SMTP); any other 4xx (a revoked or mistyp
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import urllib.error
 import urllib.request
 
 from flows.config import WebhookConfig
+from flows.escape import escaped_logger
 from flows.mailer import DeliveryError
 from flows.retry import with_backoff
 
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 
 
 def webhook_url(hook: WebhookConfig) -> str:

@@ -10,7 +10,7 @@ import duckdb
 
 from flows.sources.clock import LocalClock
 from flows.sources.quarantine import Quarantine
-from flows.sources.sacct import SacctReadStats, read_sacct
+from flows.sources.sacct import SacctReadStats, read_sacct, read_sacct_xdmod
 from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 
 
@@ -34,6 +34,16 @@ def sacct_attempts(
     clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
     with duckdb.connect() as con:
         read_sacct(con, path, clock, quarantine, header, stats)
+        return _objects(con)
+
+
+def xdmod_attempts(
+    path: Path, tz: ZoneInfo | LocalClock, stats: SacctReadStats | None = None, quarantine: Quarantine | None = None
+) -> list[SimpleNamespace]:
+    """As the landing reads an Open XDMoD dump: its layout found from its records."""
+    clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
+    with duckdb.connect() as con:
+        read_sacct_xdmod(con, path, clock, quarantine, stats)
         return _objects(con)
 
 

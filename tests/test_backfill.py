@@ -1,16 +1,19 @@
 """`reliability-report backfill`: months in order, one at a time; a failed month is reported and the
 next one still runs; months already built are skipped unless --force; only the months --email names
 are sent (default: the latest), and every month says truthfully whether it was emailed or archived;
-changed figures send a correction. Email goes to a real SMTP server on 127.0.0.1. Several clusters
+changed figures send a correction, and so do the later months whose comparisons they change. Email goes to a real SMTP server on 127.0.0.1. Several clusters
 (--config repeated) are built side by side, each in its own process; a failed one stops no other."""
 
 import json
 import re
+import shutil
 
 import pytest
 from conftest import email_section
+from hostile import Outcome, hostile
 
 from flows.cli import main, write_demo_config
+from flows.config import load_config
 from flows.months import Month
 from simulator import SimParams, simulate
 
@@ -76,24 +79,39 @@ def test_done_months_are_skipped_and_the_missing_one_built(cluster, smtp_server,
     assert [m["Subject"] for m in smtp_server.parsed()] == ["Cluster reliability report: bf, 2026-09"]
 
 
-def test_force_rebuilds_and_changed_figures_go_out_as_a_correction(cluster, smtp_server, capsys):
+def test_force_rebuilds_and_changed_figures_go_out_as_a_correction_as_do_the_later_months_they_change(
+    cluster, smtp_server, capsys
+):
     sim(cluster, "2026-08", 3)  # late records: 2026-08's logs changed
     code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-08", "--force")
     assert code == 0 and "2026-08  built" in out and "correction emailed to ops@example.org" in out
-    (message,) = smtp_server.parsed()
-    assert message["Subject"] == "Correction: Cluster reliability report: bf, 2026-08"
-    assert message.get_body(("plain",)).get_content().startswith("Correction: this report replaces the one sent on")
+    # 2026-09 compares itself with 2026-08: refreshed, and corrected where it was sent
+    assert re.search(r"^  2026-09  refreshed changed: .*month-over-month change.*; correction emailed to ", out, re.M)
+    subjects = [m["Subject"] for m in smtp_server.parsed()]
+    assert subjects == [f"Correction: Cluster reliability report: bf, 2026-{m}" for m in ("08", "09")]
+    for message in smtp_server.parsed():
+        assert message.get_body(("plain",)).get_content().startswith("Correction: this report replaces the one sent on")
+
+    smtp_server.reset()  # the same again: the same figures, so nothing is sent
+    code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-08", "--force")
+    assert code == 0 and smtp_server.messages == []
+    assert re.search(r"^  2026-09  refreshed figures unchanged; .*not emailed again", out, re.M)
 
 
 def test_only_the_latest_month_is_emailed_by_default_and_each_month_says_what_happened(cluster, smtp_server, capsys):
-    """An 11-month backfill used to send 11 emails and call an archived month "delivered"."""
+    """An 11-month backfill used to send 11 emails and call an archived month "delivered". A month
+    built before months that went out changes their comparisons: they go out as corrections."""
     sim(cluster, "2026-07", 4)
     code, out, _ = backfill(cluster, capsys, "--from", "2026-07", "--to", "2026-08")
-    assert code == 0 and smtp_server.messages == []  # 2026-08, the latest, went out before
+    assert code == 0
     table = out[out.index("bf 2026-07..2026-08:\n") :].splitlines()[1:]
     assert table[0].split()[:2] == ["2026-07", "built"] and table[0].endswith("; archived, not sent (--email latest)")
-    assert table[1].split()[:2] == ["2026-08", "skipped"] and "report built and emailed already" in table[1]
+    assert table[1].split()[:2] == ["2026-08", "refreshed"] and "month-over-month change" in table[1]
+    assert table[2].split()[:2] == ["2026-09", "refreshed"] and "trend" in table[2]
+    subjects = [m["Subject"] for m in smtp_server.parsed()]
+    assert subjects == [f"Correction: Cluster reliability report: bf, 2026-{m}" for m in ("08", "09")]
 
+    smtp_server.reset()
     code, out, _ = backfill(cluster, capsys, "--from", "2026-07", "--to", "2026-07", "--email", "none")
     assert code == 0 and smtp_server.messages == []
     assert "2026-07  skipped  report built already (archived, not sent)" in out
@@ -141,3 +159,20 @@ def test_two_configs_of_one_cluster_are_refused_before_any_work(cluster, tmp_pat
         f"error: {first} and {again} are both of cluster bf: "
         "give each cluster's config once (its months are built by one backfill, oldest first)\n"
     )
+
+
+@hostile(Outcome.ERROR)
+def test_a_later_month_that_cannot_be_refreshed_keeps_its_report_and_the_run_says_so(cluster, smtp_server, capsys):
+    """Its landed records and its logs are gone: the earlier month is built, the later one's
+    report stays as it was, and the command exits 2 naming it."""
+    config = load_config(cluster["config"])
+    before = (config.report_dir(Month.parse("2026-09")) / "metrics.json").read_bytes()
+    shutil.rmtree(config.landed_dir(Month.parse("2026-09")))
+    shutil.rmtree(cluster["work"] / "sim" / "bf" / "2026-09")
+    code = main(["run", "--config", str(cluster["config"]), "--month", "2026-08"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert re.search(r"^  2026-09  failed    at stage land: MissingInputError: no job records for 2026-09", out, re.M)
+    assert "error: 2026-08 was built, but 1 later months were not refreshed (2026-09)" in err
+    assert (config.report_dir(Month.parse("2026-09")) / "metrics.json").read_bytes() == before
+    assert [m["Subject"] for m in smtp_server.parsed()] == ["FAILED: reliability report bf 2026-09, stage land"]

@@ -13,6 +13,7 @@ import flows.cli
 from flows.cli import main
 from flows.errors import EXIT_FAILED, EXIT_INPUT, exit_code
 from flows.months import Month
+from flows.prefect_api import wait_for_api
 from flows.sources.sacct import REQUIRED_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,6 +98,8 @@ def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, mon
     monkeypatch.setattr(flows.cli, "overlap_start_up", start_up)
     assert main(["run", "--month", str(MONTH), "--config", str(config)]) == EXIT_FAILED
     assert error_lines(capsys.readouterr().err) == ["error: stopped after the start-up line"]
+    # the API server the command started serves this worker's later flow runs: not while it boots
+    wait_for_api()
 
 
 @pytest.mark.parametrize("command", ["run", "backfill"])

@@ -298,6 +298,18 @@ def test_two_configs_sharing_a_warehouse_but_not_their_data_take_turns(tmp_path)
         pass
 
 
+def test_a_run_inside_a_run_of_the_same_config_has_its_locks_and_gives_them_back_once(tmp_path) -> None:
+    """A later month refreshed by the run that built an earlier one (flows/pipeline.py) runs inside it."""
+    config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
+    lock = config.data_dir / "locks" / "c.lock"
+    with run_lock(config, timeout=0):
+        with run_lock(config, timeout=0):
+            assert lock.exists()
+        assert lock.read_text().split("\n")[0] == str(os.getpid())  # still held by the outer run
+    with run_lock(config, timeout=0):  # given back
+        pass
+
+
 @hostile(Outcome.FIGURE)
 def test_a_lock_file_naming_no_holder_left_by_a_killed_run_is_cleared(tmp_path, caplog) -> None:
     config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))

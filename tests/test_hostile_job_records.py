@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from hostile import Outcome, hostile
-from job_records import json_attempts, sacct_attempts
+from job_records import json_attempts, sacct_attempts, xdmod_attempts
 
 from flows.sources.clock import LocalClock
 from flows.sources.errors import InputFormatError
@@ -232,6 +232,61 @@ def test_the_same_record_twice_lands_once(real, baseline, tmp_path: Path):
     ) == sorted((vars(a) | {"source_line": 0} for a in baseline), key=lambda a: (a["job_id_raw"], a["submit_at"]))
 
 
+@hostile(Outcome.FIGURE)
+def test_a_record_repeated_with_another_outcome_is_a_counted_conflict(real, baseline, tmp_path: Path):
+    """Dumps concatenated from two pulls: t_ok's line again at the end as NODE_FAIL, every other field
+    equal. Counted with the file and both lines; the same End, so the later line is kept (the rule
+    of docs/methodology.md "Units")."""
+    columns, rows = real
+    dump = psv(tmp_path / "sacct.psv", columns, [*rows, {**rows[T_OK], "State": "NODE_FAIL"}])
+    stats = SacctReadStats()
+    attempts = sacct_attempts(dump, clock(), stats)
+    last = len(rows) + 2
+    assert (stats.duplicate_records, stats.conflicting_attempts) == (1, 1)
+    (conflict,) = stats.conflicts
+    assert conflict.startswith(f"{dump}: lines {T_OK + 2} and {last} record one attempt of job 3 differently")
+    assert f"State COMPLETED / NODE_FAIL; line {last} kept (the later line)" in conflict
+    kept = next(a for a in attempts if a.job_id == "3")
+    assert (kept.state, kept.source_line) == ("NODE_FAIL", last)
+    assert [a for a in attempts if a.job_id != "3"] == [a for a in baseline if a.job_id != "3"]
+
+
+@hostile(Outcome.FIGURE)
+def test_a_conflict_names_a_job_id_with_terminal_escapes_escaped(real, tmp_path: Path):
+    columns, rows = real
+    rows = changed(rows, T_OK, JobID="3\x1b[2J\u202e")
+    stats = SacctReadStats()
+    sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, {**rows[T_OK], "State": "NODE_FAIL"}]), clock(), stats)
+    (conflict,) = stats.conflicts
+    assert "\x1b" not in conflict and "\u202e" not in conflict and "of job '3\\x1b[2J\\u202e' differently" in conflict
+
+
+@hostile(Outcome.FIGURE)
+def test_of_conflicting_records_the_one_with_the_later_end_is_kept(real, baseline, tmp_path: Path):
+    """The later End wins wherever it is in the file: here the earlier line."""
+    columns, rows = real
+    earlier_end = {**rows[T_OK], "State": "FAILED", "ExitCode": "1:0", "End": "2026-11-22T03:21:59"}
+    dump = psv(tmp_path / "sacct.psv", columns, [*rows, earlier_end | {"Elapsed": "00:00:01"}])
+    stats = SacctReadStats()
+    attempts = sacct_attempts(dump, clock(), stats)
+    (conflict,) = stats.conflicts
+    assert "State COMPLETED / FAILED, ExitCode 0:0 / 1:0, End 2026-11-22T03:22:00 / 2026-11-22T03:21:59" in conflict
+    assert f"line {T_OK + 2} kept (the later End)" in conflict
+    assert attempts == baseline
+
+
+@hostile(Outcome.FIGURE)
+def test_a_record_that_ended_since_the_earlier_dump_is_no_conflict(real, baseline, tmp_path: Path):
+    """Overlapping dumps: RUNNING in the first, ended in the second. An update, not a conflict."""
+    columns, rows = real
+    running = next(i for i, row in enumerate(rows) if row["State"] == "RUNNING")
+    ended = {**rows[running], "State": "COMPLETED", "End": "2026-11-22T03:23:40", "Elapsed": "00:01:40"}
+    stats = SacctReadStats()
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, ended]), clock(), stats)
+    assert (stats.duplicate_records, stats.conflicting_attempts, stats.conflicts) == (1, 0, [])
+    assert next(a for a in attempts if a.job_id == rows[running]["JobID"]).state == "COMPLETED"
+
+
 @pytest.mark.parametrize("delimiter", ["\x1f", "|#"])
 @hostile(Outcome.FIGURE)
 def test_any_delimiter_a_site_uses_is_found_from_the_header(real, baseline, tmp_path: Path, delimiter: str):
@@ -370,6 +425,94 @@ def test_a_truncated_xdmod_gzip_is_refused_naming_the_file(real, tmp_path: Path)
     with pytest.raises(InputFormatError) as refused:
         sacct_attempts(dump, clock(), header=XDMOD_FIELDS)
     assert (refused.value.path, refused.value.field) == (str(dump), "file")
+
+
+XDMOD_DATA = Path(__file__).parent / "data" / "xdmod"  # Open XDMoD's own shredder test input (tests/data/README.md)
+# Open XDMoD's earlier --format lists, as its shredder had them (classes/OpenXdmod/Shredder/Slurm.php at
+# 7662c6bbf, eec93fc89 and 171ebe83f; tests/data/README.md), in sacct's spelling
+SACCT_SPELLING = {name.lower(): name for name in (*XDMOD_FIELDS, "ReqGRES")}
+XDMOD_9_0, XDMOD_9_5, XDMOD_8_5 = (
+    tuple(SACCT_SPELLING[name] for name in fields.split(","))
+    for fields in (
+        "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+        "state,nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,alloctres,timelimit,nodelist,jobname",
+        "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+        "state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname",
+        "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+        "state,nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,timelimit,nodelist,jobname",
+    )
+)
+
+
+@hostile(Outcome.FIGURE)
+def test_nnodes_0_with_a_host_list_takes_its_count_from_the_list(tmp_path: Path):
+    """XDMoD's own sample: job 5692623 has NNodes 0 and NodeList `cpn-k16-35-01,cpn-k16-37-01`.
+    XDMoD keeps the record; here it lands with the list's 2 nodes, counted as a repair."""
+    stats, quarantine = SacctReadStats(), Quarantine(strict=False)
+    attempts = xdmod_attempts(XDMOD_DATA / "accounting-logs.log", clock(), stats, quarantine)
+    assert quarantine.errors == [] and stats.node_counts_from_node_list == 1
+    assert [(a.job_id, a.n_nodes, len(a.nodes)) for a in attempts] == [
+        ("4103947", 32, 32),
+        ("4107166", 3, 3),
+        ("4107219", 4, 4),
+        ("5692623", 2, 2),
+    ]
+    assert attempts[3].nodes == ["cpn-k16-35-01", "cpn-k16-37-01"] and attempts[3].gpus == 2
+
+
+@hostile(Outcome.FIGURE)
+def test_a_sacct_row_with_nnodes_0_and_a_host_list_is_repaired_and_counted(real, baseline, tmp_path: Path):
+    columns, rows = real
+    stats = SacctReadStats()
+    attempts = sacct_attempts(psv(tmp_path / "sacct.psv", columns, changed(rows, 1, NNodes="0")), clock(), stats)
+    assert stats.node_counts_from_node_list == 1
+    assert attempts == baseline  # t_multinode: node[1-2], 2 nodes
+
+
+@hostile(Outcome.FIGURE)
+def test_array_records_with_compressed_ids_are_one_attempt_each(tmp_path: Path):
+    """XDMoD's sample of array records `4103947_100`, `_[1-3]`, `_[1,5]`, `_[9-11,20]`, ... sharing a
+    JobIDRaw and a Submit: one attempt per record, its JobID kept (docs/methodology.md "Units")."""
+    stats, quarantine = SacctReadStats(), Quarantine(strict=False)
+    dump = XDMOD_DATA / "accounting-logs-with-job-arrays.log"
+    attempts = xdmod_attempts(dump, clock(), stats, quarantine)
+    assert quarantine.errors == [] and stats.duplicate_records == 0
+    assert [a.job_id for a in attempts] == [
+        "4103947_100",
+        "4103947_[1-3]",
+        "4103947_[1,5]",
+        "4103947_[9-11,20]",
+        "4103947_[91,100-102]",
+        "4103947_[9-11,13,16-20]",
+    ]
+    assert {(a.job_id_raw, a.state, a.n_nodes, len(a.nodes)) for a in attempts} == {("4103947", "TIMEOUT", 32, 32)}
+
+
+@pytest.mark.parametrize("layout", [XDMOD_9_5, XDMOD_9_0], ids=["xdmod-9.5", "xdmod-9.0"])
+@hostile(Outcome.FIGURE)
+def test_earlier_xdmod_layouts_are_read(real, xdmod_baseline, tmp_path: Path, layout: tuple[str, ...]):
+    """Open XDMoD 9.0 (26 fields, ReqGRES, no QOS) and 9.5 (25 fields, 2021: no ReqGRES, no QOS) dumps
+    are read by their own columns, found from the records; the QOS they lack is left empty."""
+    _, rows = real
+    filler = {**XDMOD_FILLER, "ReqGRES": "gpu:1"}
+    dump = write(tmp_path / "xdmod.log", ["|".join({**filler, **row}[f] for f in layout) for row in rows])
+    quarantine = Quarantine(strict=False)
+    attempts = xdmod_attempts(dump, clock(), quarantine=quarantine)
+    assert quarantine.errors == []
+    assert attempts == [SimpleNamespace(**(vars(a) | {"qos": ""})) for a in xdmod_baseline]
+
+
+@hostile(Outcome.ERROR)
+def test_the_xdmod_layout_before_9_0_is_refused_with_one_error_naming_it(real, tmp_path: Path):
+    """Before Open XDMoD 9.0 the dump had no AllocTRES: no GPU counts, so it is refused as a whole
+    (not every line quarantined as an unreadable State)."""
+    _, rows = real
+    filler = {**XDMOD_FILLER, "ReqGRES": "gpu:1"}
+    dump = write(tmp_path / "xdmod.log", ["|".join({**filler, **row}[f] for f in XDMOD_8_5) for row in rows])
+    with pytest.raises(InputFormatError) as refused:
+        xdmod_attempts(dump, clock(), quarantine=Quarantine(strict=False))
+    assert (refused.value.path, refused.value.line, refused.value.field) == (str(dump), 1, "layout")
+    assert "Open XDMoD before 9.0" in refused.value.reason and "AllocTRES" in refused.value.reason
 
 
 # ---- sacct --json ------------------------------------------------------------------------------------------------

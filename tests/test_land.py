@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.config import ConfigError, load_config
+from flows.errors import TooManyBadRowsError
 from flows.land import land_month
 from flows.months import Month
 from flows.sources.sacct import XDMOD_FIELDS
@@ -42,6 +43,69 @@ def test_xdmod_dump_lands_like_a_sacct_dump(slurm_fixtures: Path, tmp_path: Path
     manifest = json.loads((landed / "manifest.json").read_text())
     assert manifest["sources"]["sacct_psv"]["records"] == 18
     assert (tmp_path / "data" / "raw" / "ci" / "2026-11" / "xdmod.log").is_file()
+
+
+def test_array_records_with_compressed_ids_pass_the_landed_checks(tmp_path: Path):
+    """Issue 35: array records `4103947_[1-3]`, `_[9-11,20]` (XDMoD's sample, tests/data/README.md) share
+    a JobIDRaw and a Submit. They land as one attempt each, and the landed data's checks key them as
+    the reader and dbt do (macro attempt_id), so the month is not stopped at data quality."""
+    import shutil
+
+    import duckdb
+
+    from flows import EXPECTATIONS_DIR
+    from flows.engines import DuckDBMarts
+    from flows.quality import validate_month
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    landed = land_month(config, Month.parse("2015-07"))
+    assert pq.read_table(landed / "attempts.parquet").num_rows == 6
+    suites = tmp_path / "landed_suites"  # the suites that read the landed Parquet; the others read marts
+    suites.mkdir()
+    for path in EXPECTATIONS_DIR.glob("*.json"):
+        if "landed_table" in (meta := json.loads(path.read_text())["meta"]) or "{landed_dir}" in meta.get("query", ""):
+            shutil.copy(path, suites / path.name)
+    with duckdb.connect() as con:
+        results = validate_month(
+            tmp_path / "none.duckdb", Month.parse("2015-07"), suites, landed, marts=DuckDBMarts(con)
+        )
+    assert "landed_attempts" in [r.suite for r in results] and all(r.success for r in results)
+
+
+def test_nnodes_0_with_a_host_list_lands_as_a_counted_repair(tmp_path: Path):
+    """XDMoD's sample job 5692623: NNodes 0, NodeList of two nodes (tests/data/README.md)."""
+    import shutil
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    landed = land_month(config, Month.parse("2016-08"))
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert (entry["records"], entry["quarantined"], entry["node_counts_from_node_list"]) == (4, 0, 1)
+    job = next(a for a in pq.read_table(landed / "attempts.parquet").to_pylist() if a["job_id"] == "5692623")
+    assert (job["n_nodes"], job["node_list"]) == (2, "cpn-k16-35-01,cpn-k16-37-01")
+
+
+@pytest.mark.slow  # a dbt build (of a 6-record month)
+def test_a_month_of_array_records_with_compressed_ids_builds(tmp_path: Path):
+    """dbt keys the attempts as the reader does (macro attempt_id): the month builds and every
+    data-quality check, on the landed data and on the marts, passes."""
+    import shutil
+
+    import duckdb
+
+    from flows.quality import validate_month
+    from flows.warehouse import build_month
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    month = Month.parse("2015-07")
+    landed = land_month(config, month)
+    build_month(config, month, landed)
+    assert all(r.success for r in validate_month(config.warehouse_path, month, landed_dir=landed))
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        ended = con.execute("SELECT job_id FROM fct_attempts WHERE month = '2015-07' ORDER BY job_id").fetchall()
+    assert len(ended) == 6 and ended[0] == ("4103947_100",)
 
 
 def test_one_source_per_input(tmp_path: Path):
@@ -93,6 +157,57 @@ def test_duplicate_records_are_landed_once_and_counted(slurm_fixtures: Path, tmp
     assert next(a for a in attempts if a["job_name"] == "t_still_running")["state"] == "COMPLETED"
     entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
     assert entry["duplicate_records"] == 18 and entry["records"] == 18
+    assert entry["conflicting_attempts"] == 0  # a running job that ended since: an update, not a conflict
+
+
+def conflicting_dump(slurm_fixtures: Path, tmp_path: Path) -> Path:
+    """Issue 35: t_ok's line (line 4) again at the end with State NODE_FAIL, every other field equal."""
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    (tmp_path / "sacct.psv").write_text("\n".join([*lines, lines[3].replace("|COMPLETED|", "|NODE_FAIL|")]) + "\n")
+    return tmp_path / "sacct.psv"
+
+
+def test_conflicting_records_are_counted_with_both_lines(slurm_fixtures: Path, tmp_path: Path):
+    conflicting_dump(slurm_fixtures, tmp_path)
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
+    landed = land_month(config, Month.parse("2026-11"))
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    assert (entry["records"], entry["duplicate_records"], entry["conflicting_attempts"]) == (18, 1, 1)
+    (conflict,) = entry["conflicts"]
+    assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently: State COMPLETED / NODE_FAIL" in conflict
+    kept = next(a for a in pq.read_table(landed / "attempts.parquet").to_pylist() if a["job_id"] == "3")
+    assert (kept["state"], kept["source_line"]) == ("NODE_FAIL", 20)
+
+
+def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fixtures: Path, tmp_path: Path):
+    from flows.report import environment
+    from flows.summary import data_quality
+
+    conflicting_dump(slurm_fixtures, tmp_path)
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
+    inputs = json.loads((land_month(config, Month.parse("2026-11")) / "manifest.json").read_text())["sources"]
+    metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
+    metrics["totals"] = {"open_attempts": 1, "unknown_states": 0}
+    html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
+    assert "1 attempt recorded twice with a different outcome or times" in html
+    assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently" in html
+    assert "conflicting attempts: 1" in html  # the reader's count beside the input
+    (reason,) = data_quality(metrics | {"node_failure_rate": {"all": {"node_days": 1}}})["reasons"]
+    assert reason.startswith("1 attempts were recorded twice with a different outcome or times")
+
+
+def test_more_conflicting_records_than_ingest_allows_stop_the_run(slurm_fixtures: Path, tmp_path: Path):
+    conflicting_dump(slurm_fixtures, tmp_path)
+    sources = (
+        '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n\n[ingest]\nmax_bad_rows = 0\nmax_bad_row_share = 0\n'
+    )
+    config = load_config(write_config(tmp_path, sources))
+    with pytest.raises(TooManyBadRowsError) as stopped:
+        land_month(config, Month.parse("2026-11"))
+    message = str(stopped.value)
+    assert message.startswith(f"{tmp_path / 'sacct.psv'}: 1 of 18 attempts have conflicting records (limit 0, ")
+    assert "[ingest] in c.toml" in message and "lines 4 and 20" in message
+    assert not (tmp_path / "data" / "landed" / "ci" / "2026-11").exists()
 
 
 def test_records_in_the_future_are_quarantined(slurm_fixtures: Path, tmp_path: Path):

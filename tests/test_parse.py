@@ -40,6 +40,18 @@ def test_sacct_dump_prints_typed_attempts(capsys, slurm_fixtures: Path):
     assert any(line.startswith("reader: rows ") and "steps_skipped" in line for line in lines)
 
 
+def test_conflicting_records_show_with_both_lines(capsys, slurm_fixtures: Path, tmp_path: Path):
+    lines = (slurm_fixtures / "sacct_fields_allocations.psv").read_text().splitlines()
+    dump = tmp_path / "sacct.psv"
+    dump.write_text("\n".join([*lines, lines[3].replace("|COMPLETED|", "|NODE_FAIL|")]) + "\n")
+    code, out, _ = parse(capsys, "--kind", "sacct_psv", str(dump))
+    assert code == 0 and "conflicting_attempts 1," in out
+    assert (
+        f"  {dump}: lines 4 and 20 record one attempt of job 3 differently: State COMPLETED / NODE_FAIL; "
+        "line 20 kept (the later line)" in out.splitlines()
+    )
+
+
 def test_a_bad_line_shows_in_the_quarantine_with_its_reason(capsys, slurm_fixtures: Path, tmp_path: Path):
     bad = sacct_with_bad_elapsed(slurm_fixtures / "sacct_fields_allocations.psv", tmp_path)
     good = str(slurm_fixtures / "sacct_fields_allocations.psv")

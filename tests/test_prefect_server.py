@@ -219,15 +219,17 @@ def test_monthly_and_backfill_deployments_complete_a_month(deployed, smtp_server
             assert found[0].type == "markdown" and found[0].created >= started
             return found[0].data
 
-        september = artifact("reliability-dep-2026-09", run_id(monthly))
+        assert "report emailed to ops@example.org" in artifact("reliability-dep-2026-09", run_id(monthly))
+        # the backfill built 2026-08, so it refreshed 2026-09 (its comparisons include 2026-08)
+        september = artifact("reliability-dep-2026-09")
         metrics = json.loads((tmp_path / "reports" / "dep" / "2026-09" / "metrics.json").read_text())
         assert metrics["summary"]["text"] in september
         assert f"{metrics['totals']['infra_failures']:,}" in september and "Infrastructure failures" in september
-        assert "report emailed to ops@example.org" in september
+        assert "correction emailed to ops@example.org" in september
         assert str(tmp_path / "reports" / "dep" / "2026-09" / "report.html") in september
         assert "archived, not sent" in artifact("reliability-dep-2026-08")  # backfill's default: --email latest
         ranged = artifact("backfill-dep-2026-08-to-2026-09", run_id(backfill))
-        assert re.search(r"2026-08 \| built", ranged) and re.search(r"2026-09 \| skipped", ranged)
-    # 2026-09 by the monthly deployment; the backfill archived 2026-08 and skipped the delivered 2026-09.
-    subjects = sorted(m["Subject"] for m in smtp_server.parsed())
-    assert subjects == ["Cluster reliability report: dep, 2026-09"]
+        assert re.search(r"2026-08 \| built", ranged) and re.search(r"2026-09 \| refreshed", ranged)
+    # 2026-09 by the monthly deployment, then its correction; the backfill archived 2026-08.
+    subjects = [m["Subject"] for m in smtp_server.parsed()]
+    assert subjects == [f"{kind}Cluster reliability report: dep, 2026-09" for kind in ("", "Correction: ")]

@@ -21,6 +21,7 @@ from flows.cli import write_demo_config
 from flows.config import AnalysisConfig
 from flows.months import Month
 from flows.pipeline import monthly_report
+from flows.publish.archive import without_nav
 from flows.report import NOTICE_PLACEHOLDER, build_report, write_report
 from simulator import SimParams, simulate
 
@@ -182,8 +183,10 @@ def test_the_text_part_gives_each_cause_a_line_of_its_own(october):
 def test_rendering_the_saved_metrics_again_gives_identical_files(october, tmp_path):
     metrics = read(october)["metrics"]
     write_report(tmp_path / "again", metrics)
-    for name in ("report.html", "email.html", "report.txt", "metrics.json", *(f"charts/{c}.png" for c in CHARTS)):
+    for name in ("email.html", "report.txt", "metrics.json", "metrics.prom", *(f"charts/{c}.png" for c in CHARTS)):
         assert (tmp_path / "again" / name).read_bytes() == (october / name).read_bytes(), name
+    # report.html as rendered, before the archive filled in its links to the index and September
+    assert (tmp_path / "again" / "report.html").read_text() == without_nav((october / "report.html").read_text())
 
 
 def test_untrusted_text_from_the_logs_is_escaped(october):

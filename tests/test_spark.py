@@ -1,23 +1,31 @@
-"""The same dbt project on Spark ([warehouse] engine = "spark", dbt-spark's session method on a local
-Spark of two cores): a continuous three-month history, landed once and built by both engines,
-gives every mart the same rows (sorted, and EXCEPT ALL both ways), every month the same figures in
-metrics.json, and passes the Great Expectations suites on Spark's marts too.
+"""The same dbt project on Spark ([warehouse] engine = "spark") through a Spark Connect server, the
+path a site's cluster is used by (README "When one machine is not enough"): a continuous
+three-month history, landed once and built by both engines, gives every mart the same rows (sorted,
+and EXCEPT ALL both ways), every month the same figures in metrics.json, and passes the Great
+Expectations suites on Spark's marts too.
 
-DuckDB runs the whole pipeline (`reliability-report backfill`); Spark builds the same landed months
-(dbt's data tests left to the DuckDB build: on Spark each is a query of about a second of CPU) and
-the analysis reads its marts through the same interface (flows/engines.py)."""
+The server is started from pyspark's own files on 127.0.0.1, with a Hive-compatible (Derby)
+metastore, while DuckDB runs the whole pipeline (`reliability-report backfill`); Spark then builds
+the same landed months through it (dbt-spark's session method on a Spark Connect session; dbt's
+data tests left to the DuckDB build: on Spark each is a query of about a second of CPU) and the
+analysis reads its marts through the same interface (flows/engines.py). A local session inside the
+tool's process is tested for its console only (test_a_local_session_prints_only_errors)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pytest
+from spark_connect import ConnectServer
 
 from flows.analysis import month_figures
 from flows.cli import main, write_demo_config
@@ -32,62 +40,113 @@ FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-07")
 MONTHS = [FIRST, FIRST.next(), LAST]
 CLUSTER = "sparky"
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-# A local Spark for small months: two cores, one shuffle partition, no generated Java (compiling it
-# costs more than it saves here), its own Derby metastore and tables under the test's directory.
-# The JIT's first tier only (C2's compiles cost more than they save in minutes of small queries),
-# with room for its code: the first tier's default code cache (48 MB) fills in the first month and
-# the JVM then stops compiling, running the rest ~1.5x slower.
-SPARK_CONFIG = """
+# Spark for small months: two cores, one shuffle partition, no generated Java (compiling it costs
+# more than it saves here). The JIT's first tier only (C2's compiles cost more than they save in
+# minutes of small queries), with room for its code: the first tier's default code cache (48 MB)
+# fills in the first month and the JVM then stops compiling, running the rest ~1.5x slower.
+MASTER = "local[2]"
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
+SERVER_SETTINGS = {
+    "spark.driver.memory": "1g",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.wholeStage": "false",
+}
+# The local session of test_a_local_session_prints_only_errors, with the same settings
+SPARK_CONFIG = f"""
 [warehouse]
 engine = "spark"
 
 [warehouse.spark]
-"spark.master" = "local[2]"
+"spark.master" = "{MASTER}"
 "spark.sql.shuffle.partitions" = 1
 "spark.driver.memory" = "1g"
 "spark.sql.codegen.wholeStage" = false
-"spark.driver.extraJavaOptions" = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
+"spark.driver.extraJavaOptions" = "{JAVA_OPTIONS}"
+"""
+# What pyspark puts in the process's environment while a Spark Connect client runs: a process
+# started then (the local session's below) would be a Connect client too
+CONNECT_MODE = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+# The tool as a site configures it against a cluster: only the server's address (and a session
+# setting); the marts' tables live in the server's metastore and warehouse.
+CONNECT_CONFIG = """
+[warehouse]
+engine = "spark"
+
+[warehouse.spark]
+"spark.remote" = "{url}"
+"spark.sql.shuffle.partitions" = 1
 """
 
 
 @pytest.fixture(scope="module")
-def engines(tmp_path_factory) -> dict:
-    """The history built by DuckDB (the whole pipeline) and by Spark (dbt, then the analysis)."""
+def engines(tmp_path_factory, request) -> Iterator[dict]:
+    """The history built by DuckDB (the whole pipeline) and by Spark through a Spark Connect server
+    (dbt, then the analysis). The server's JVM starts while DuckDB builds; it is stopped at the end,
+    its logs kept in test-artifacts/spark-connect/ when the build or a test failed."""
     work = tmp_path_factory.mktemp("spark")
+    server = ConnectServer(work / "connect-server", MASTER, SERVER_SETTINGS, JAVA_OPTIONS).start()
+    failed_before, built = request.session.testsfailed, False
+    try:
+        history = build_both(work, server)
+        built = True
+        yield history
+    finally:
+        from pyspark.sql.connect.session import SparkSession
+
+        if (session := SparkSession.getActiveSession()) is not None:
+            session.stop()
+        for name in CONNECT_MODE:  # what pyspark set for its client (the worker's later files are classic)
+            os.environ.pop(name, None)
+        server.stop(keep_logs=not built or request.session.testsfailed > failed_before)
+
+
+def build_both(work: Path, server: ConnectServer) -> dict:
     simulate(SimParams(CLUSTER, FIRST, last_month=LAST, nodes=24, seed=7, r_f=20.0), work / "sim" / CLUSTER)
     duck = write_demo_config(work, CLUSTER, work / "reports")
     assert main(["backfill", "--config", str(duck), "--from", str(FIRST), "--to", str(LAST)]) == 0
     spark_path = work / f"{CLUSTER}-spark.toml"
     text = duck.read_text().replace(f'warehouse = "warehouse/{CLUSTER}.duckdb"', 'warehouse = "spark-warehouse"')
-    spark_path.write_text(text + SPARK_CONFIG)
+    spark_path.write_text(text + CONNECT_CONFIG.format(url=server.wait_ready()))
     spark = load_config(spark_path)
     figures = {}
-    try:
-        for month in MONTHS:
-            landed = spark.data_dir / "landed" / CLUSTER / str(month)
-            result = dbt_command(
-                spark,
-                month,
-                landed,
-                "build",
-                "--exclude-resource-type",
-                "test",
-                "--exclude-resource-type",
-                "unit_test",
-                "--exclude",
-                "tag:study",
-            )
-            assert result.success, [str(r.message) for r in result.result.results if str(r.status) != "success"]
-            with open_marts(spark) as marts:
-                figures[month] = month_figures(marts, month, spark.analysis).metrics
+    for month in MONTHS:
+        landed = spark.data_dir / "landed" / CLUSTER / str(month)
+        result = dbt_command(
+            spark,
+            month,
+            landed,
+            "build",
+            "--exclude-resource-type",
+            "test",
+            "--exclude-resource-type",
+            "unit_test",
+            "--exclude",
+            "tag:study",
+        )
+        assert result.success, [str(r.message) for r in result.result.results if str(r.status) != "success"]
         with open_marts(spark) as marts:
-            quality = validate_month(spark.warehouse_path, LAST, landed_dir=landed, marts=marts)
-        yield {"duckdb": load_config(duck), "spark": spark, "figures": figures, "quality": quality}
-    finally:
-        from pyspark.sql import SparkSession
+            figures[month] = month_figures(marts, month, spark.analysis).metrics
+    with open_marts(spark) as marts:
+        quality = validate_month(spark.warehouse_path, LAST, landed_dir=landed, marts=marts)
+    return {"duckdb": load_config(duck), "spark": spark, "figures": figures, "quality": quality, "server": server}
 
-        if (session := SparkSession.getActiveSession()) is not None:
-            session.stop()
+
+def test_spark_is_reached_through_the_connect_server_on_loopback(engines) -> None:
+    """The path a cluster is used by: a Spark Connect client here (no JVM in this process), the
+    marts in the server's Hive metastore and warehouse, the server listening on 127.0.0.1 only."""
+    from pyspark import SparkContext
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    server, spark = engines["server"], engines["spark"]
+    with open_marts(spark) as marts:
+        assert isinstance(marts.spark, ConnectSession)
+        assert marts.execute("select current_database()").fetchone() == (f"reliability_{CLUSTER}",)
+        assert marts.spark.conf.get("spark.sql.catalogImplementation") == "hive"
+    assert SparkContext._active_spark_context is None and SparkContext._jvm is None
+    assert (server.home / "spark-warehouse" / f"reliability_{CLUSTER}.db" / "fct_month_totals").is_dir()
+    assert (server.home / "metastore_db").is_dir() and not (spark.warehouse_path / "metastore_db").exists()
+    listening = server.listening()
+    assert (server.port, "127.0.0.1") in listening and {address for _, address in listening} == {"127.0.0.1"}
 
 
 def mart_names(config) -> list[str]:
@@ -181,7 +240,12 @@ def test_a_local_session_prints_only_errors(tmp_path) -> None:
     text = config.read_text().replace('warehouse = "warehouse/quiet.duckdb"', 'warehouse = "spark-warehouse"')
     config.write_text(text + SPARK_CONFIG)
     done = subprocess.run(
-        [sys.executable, "-c", QUIET_SCRIPT, str(config)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", QUIET_SCRIPT, str(config)],
+        cwd=tmp_path,
+        env={name: value for name, value in os.environ.items() if name not in CONNECT_MODE},
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     console = (done.stdout + done.stderr).splitlines()

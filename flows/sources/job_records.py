@@ -4,9 +4,10 @@ A reader leaves temp table `attempts_staged` (registry.STAGED_FIELDS, one row pe
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
 sized and expanded, records that cannot be right are quarantined (`_bad_records`: the host list,
 NNodes against it, times against the clock's window, the times a state needs and their order)
-and duplicate records (overlapping daily dumps concatenated) are landed once, the most complete
-kept. The result is temp table `attempts` whose nodes are `host_list_members`, reached through
-`host_lists` by `node_list`.
+and duplicate records (overlapping daily dumps concatenated) are landed once, by one rule
+(`KEPT_RECORD`); duplicates that disagree on the attempt's outcome or times are counted as
+conflicts, with both lines. The result is temp table `attempts` whose nodes are
+`host_list_members`, reached through `host_lists` by `node_list`.
 """
 
 from __future__ import annotations
@@ -38,9 +39,30 @@ ENDED_STATES = (*RAN_STATES, "CANCELLED", "DEADLINE", "BOOT_FAIL")
 ARRAY_INDEX = "CASE WHEN strpos(job_id, '_') > 0 THEN substr(job_id, strpos(job_id, '_')) END"  # as macro attempt_id
 
 
+# Of the records of one attempt, the one landed (docs/methodology.md "Units"): the later End (a
+# record without one, still open at its dump, is the oldest), else the later line. `end_utc`: End in UTC.
+KEPT_RECORD = "arg_max(source_line, {'end': coalesce(end_utc, TIMESTAMP '0001-01-01'), 'line': source_line})"
+# What two ended records of one attempt must agree on (its outcome and times), as sacct prints them;
+# records that differ in any of these are a conflict. An open record superseded by an ended one is not.
+CONFLICT_FIELDS = {
+    "State": "coalesce(state || coalesce(' by ' || cancelled_by_uid, ''), '')",
+    "ExitCode": "coalesce(exit_code || ':' || exit_signal, '')",
+    **{n: f"coalesce(strftime({c}, '%Y-%m-%dT%H:%M:%S'), '')" for c, n in SACCT_NAMES.items() if n != "Submit"},
+}
+# ... the staged columns they are shown from, compared (hashed) in one pass over the duplicates
+CONFLICT_COLUMNS = ("state", "cancelled_by_uid", "exit_code", "exit_signal", "eligible_at", "start_at", "end_at")
+CONFLICT_SAMPLE = 10  # conflicts described (all are counted)
+# NNodes 0 beside a host list (seen in Open XDMoD's sample, tests/data/xdmod): the list's size is the
+# count, a repair the reader counts. Over the staged row `s` and its sized list `l` (host_lists).
+NODE_COUNT_FROM_LIST = "s.n_nodes = 0 AND l.size > 0"
+
+
 class AttemptStats(Protocol):
     attempts: int
     duplicate_records: int
+    conflicting_attempts: int
+    conflicts: list[str]
+    node_counts_from_node_list: int
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
@@ -70,7 +92,7 @@ def _bad_records(
     checks = [
         ("bad.reason IS NOT NULL", _problem("NodeList", "s.node_list", "bad.reason")),
         (
-            "l.size IS NOT NULL AND s.n_nodes IS DISTINCT FROM l.size",
+            f"l.size IS NOT NULL AND s.n_nodes IS DISTINCT FROM l.size AND NOT ({NODE_COUNT_FROM_LIST})",
             _problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)"),
         ),
         (
@@ -126,6 +148,51 @@ def _bad_records(
     ).fetchall()
 
 
+def _count_conflicts(con: duckdb.DuckDBPyConnection, path: Path, kept: str, end_utc: str, stats: AttemptStats) -> None:
+    """Count the attempts whose ended records disagree (CONFLICT_FIELDS) and describe the first
+    CONFLICT_SAMPLE: the file, the kept line and the first other line that differs from it, the
+    fields that differ (in line order) and why that line was kept."""
+    shown = ", ".join(f"{sql} AS {name}" for name, sql in CONFLICT_FIELDS.items())
+    ended = f"""(SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, job_id, source_line, {end_utc} AS end_utc,
+                        {{columns}} FROM attempts_staged WHERE {kept} AND end_at IS NOT NULL)"""
+    key = (
+        "s.job_id_raw = d.job_id_raw AND s.submit_at = d.submit_at AND s.array_index IS NOT DISTINCT FROM d.array_index"
+    )
+    # One pass over the duplicates' ended records: they conflict when the hashes of their fields differ.
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE attempt_conflicts AS
+            SELECT d.job_id_raw, d.array_index, d.submit_at, d.kept_line, min(s.source_line) AS first_line
+            FROM {ended.format(columns=f"hash({', '.join(CONFLICT_COLUMNS)}) AS fields")} s
+            JOIN attempt_duplicates d ON {key}
+            GROUP BY ALL HAVING min(s.fields) <> max(s.fields)"""
+    )
+    stats.conflicting_attempts = _count(con, "attempt_conflicts")
+    first = f"(SELECT * FROM attempt_conflicts ORDER BY first_line LIMIT {CONFLICT_SAMPLE})"
+    records = f"(SELECT s.*, d.kept_line FROM {ended.format(columns=shown)} s JOIN {first} d ON {key})"
+    differs = " OR ".join(f"k.{name} IS DISTINCT FROM o.{name}" for name in CONFLICT_FIELDS)
+    pairs = con.execute(
+        f"""SELECT k.job_id, k.source_line AS kept, o.source_line AS other, k.end_utc > o.end_utc,
+                   [{", ".join(f"[k.{name}, o.{name}]" for name in CONFLICT_FIELDS)}]
+            FROM {records} k JOIN {records} o
+              ON k.source_line = k.kept_line AND o.kept_line = k.source_line AND o.source_line <> k.source_line
+            WHERE {differs}
+            QUALIFY row_number() OVER (PARTITION BY k.source_line ORDER BY o.source_line) = 1
+            ORDER BY least(kept, other), greatest(kept, other)"""
+    ).fetchall()
+    stats.conflicts = []
+    for job_id, kept_line, other_line, later_end, values in pairs:
+        first_line, second_line = sorted((kept_line, other_line))
+        in_line_order = [(a, b) if kept_line == first_line else (b, a) for a, b in values]
+        differences = ", ".join(
+            f"{name} {a} / {b}" for name, (a, b) in zip(CONFLICT_FIELDS, in_line_order, strict=True) if a != b
+        )
+        job = job_id if job_id.isprintable() else repr(job_id)  # a JobID is text from the logs: no escapes raw
+        stats.conflicts.append(
+            f"{path}: lines {first_line} and {second_line} record one attempt of job {job} differently: "
+            f"{differences}; line {kept_line} kept ({'the later End' if later_end else 'the later line'})"
+        )
+
+
 def finish_attempts(
     con: duckdb.DuckDBPyConnection,
     path: Path,
@@ -163,29 +230,40 @@ def finish_attempts(
         quarantine.reject(error)
     quarantined_lines = ", ".join(str(row[0]) for row in bad)
     kept = f"source_line NOT IN ({quarantined_lines})" if bad else "true"
-    # The same attempt twice: keep the record that has an end, then the later one in the file.
-    # Array records are told apart by their index as well: some dumps give their tasks one JobIDRaw.
+    con.execute(
+        f"""CREATE OR REPLACE TEMP TABLE node_count_repairs AS
+            SELECT s.source_line, l.size FROM attempts_staged s JOIN host_lists l USING (node_list)
+            WHERE {NODE_COUNT_FROM_LIST} AND s.{kept if bad else "source_line IS NOT NULL"}"""
+    )
+    stats.node_counts_from_node_list = _count(con, "node_count_repairs")
+    # The same attempt twice: one record kept (KEPT_RECORD). Array records are told apart by their
+    # index as well: some dumps give their tasks one JobIDRaw.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE attempt_duplicates AS
-        SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, count(*) - 1 AS dropped,
-               max(CAST(end_at IS NOT NULL AS BIGINT) * 1099511627776 + source_line) % 1099511627776 AS kept_line
-        FROM attempts_staged WHERE {kept}
+        SELECT job_id_raw, array_index, submit_at, count(*) - 1 AS dropped, {KEPT_RECORD} AS kept_line
+        FROM (SELECT job_id_raw, {ARRAY_INDEX} AS array_index, submit_at, source_line, {utc["end_at"]} AS end_utc
+              FROM attempts_staged WHERE {kept})
         GROUP BY ALL HAVING count(*) > 1
         """
     )
     if _count(con, "attempt_duplicates"):
+        _count_conflicts(con, path, kept, utc["end_at"], stats)
         kept += f""" AND NOT EXISTS (SELECT 1 FROM attempt_duplicates d WHERE d.job_id_raw = s.job_id_raw
                                      AND d.array_index IS NOT DISTINCT FROM {ARRAY_INDEX.replace("job_id", "s.job_id")}
                                      AND d.submit_at = s.submit_at AND d.kept_line <> s.source_line)"""
     times = ", ".join(f"{utc[c]} AS {c}" for c in TIME_COLUMNS)
     others = ", ".join(f"s.{c}" for c in column_names(STAGED_FIELDS) if c not in TIME_COLUMNS)
+    repairs = ""
+    if stats.node_counts_from_node_list:
+        others = others.replace("s.n_nodes", "coalesce(r.size, s.n_nodes) AS n_nodes")
+        repairs = "LEFT JOIN node_count_repairs r USING (source_line)"
     # A view: the landing writes it to Parquet once; a table would copy millions of rows first.
     con.execute(
         f"""
         CREATE OR REPLACE TEMP VIEW attempts AS
         SELECT {others}, {times}
-        FROM attempts_staged s
+        FROM attempts_staged s {repairs}
         WHERE {kept}
         """
     )

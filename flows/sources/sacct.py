@@ -11,7 +11,9 @@ never by position. Step rows (`123.batch`, `123.0`) are not attempts and are ski
 from __future__ import annotations
 
 import gzip
-from dataclasses import dataclass
+import itertools
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -100,6 +102,31 @@ XDMOD_FIELDS = (
     "JobName",
 )
 
+# Its earlier --format lists (classes/OpenXdmod/Shredder/Slurm.php over XDMoD's history; tests/data/README.md),
+# newest first. A headerless dump does not say which it is: its records do (`xdmod_layout`).
+XDMOD_9_5 = tuple(name for name in XDMOD_FIELDS if name != "QOS")  # ReqGRES dropped (2021-01), QOS not yet added
+XDMOD_9_0 = (*XDMOD_9_5[:20], "ReqGRES", *XDMOD_9_5[20:])  # AllocTRES added (2020-05), ReqGRES before ReqTRES
+XDMOD_LAYOUTS = {
+    "Open XDMoD 10.0 or later (26 fields)": XDMOD_FIELDS,
+    "Open XDMoD 9.5 (25 fields, no QOS)": XDMOD_9_5,
+    "Open XDMoD 9.0 (26 fields, ReqGRES, no QOS)": XDMOD_9_0,
+    "Open XDMoD before 9.0 (25 fields, ReqGRES, no AllocTRES or QOS)": tuple(n for n in XDMOD_9_0 if n != "AllocTRES"),
+}
+XDMOD_SAMPLE_LINES = 50  # records looked at to tell the layout
+
+
+# XDMoD printed no QOS before 10.0: such records land without one (then no highest-priority runs,
+# docs/methodology.md "ETTR as the paper measured it"); a sacct dump with a header must have it.
+XDMOD_MAY_LACK = ("QOS",)
+
+
+def _required(header: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The fields a dump must have: all REQUIRED_FIELDS, but for an XDMoD layout (`header`) that lacks QOS."""
+    if header is None:
+        return REQUIRED_FIELDS
+    return tuple(name for name in REQUIRED_FIELDS if name in header or name not in XDMOD_MAY_LACK)
+
+
 # [D-][HH:]MM:SS[.fff], checked whole; the numbers are then cut out by position (cheaper than captures)
 ELAPSED_FORMAT = r"(?:\d+-)?(?:\d+:)?\d+:\d+(?:\.\d+)?"
 # What sacct prints for nearly every record ([D-]HH:MM:SS): read as an INTERVAL, cheaper than a list of parts
@@ -123,6 +150,9 @@ class SacctReadStats:
     attempts: int = 0
     steps_skipped: int = 0
     duplicate_records: int = 0
+    conflicting_attempts: int = 0  # attempts whose records disagree on outcome or times (job_records)
+    conflicts: list[str] = field(default_factory=list)  # the first of them, with the file and both lines
+    node_counts_from_node_list: int = 0  # NNodes 0 beside a host list: the list's size landed
     undecodable_lines: int = 0  # not UTF-8 (or over DuckDB's line limit): read again, bad bytes as U+FFFD
 
 
@@ -145,7 +175,7 @@ def read_sacct(
     """
     stats = stats if stats is not None else SacctReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    layout = parsable_layout(path, REQUIRED_FIELDS, header)
+    layout = parsable_layout(path, _required(header), header)
     typed = _typed_select(layout)
     with open_text(path) as handle:
         new_line = "\\r\\n" if handle.readline().endswith("\r\n") else "\\n"
@@ -206,8 +236,47 @@ def read_sacct_xdmod(
     quarantine: Quarantine | None = None,
     stats: SacctReadStats | None = None,
 ) -> duckdb.DuckDBPyRelation:
-    """Attempts of Open XDMoD's headerless dump (its fields: XDMOD_FIELDS), as `read_sacct`."""
-    return read_sacct(con, path, clock, quarantine, XDMOD_FIELDS, stats)
+    """Attempts of Open XDMoD's headerless dump, in whichever of its layouts it is (`xdmod_layout`), as `read_sacct`."""
+    return read_sacct(con, path, clock, quarantine, xdmod_layout(path), stats)
+
+
+def _fits_xdmod(layout: tuple[str, ...], line: str) -> bool:
+    """Whether one record, split by `layout` (JobName last, so at most width-1 times), has its fields where
+    that layout puts them."""
+    values = line.split("|", len(layout) - 1)
+    if len(values) != len(layout):
+        return False
+    fields = dict(zip(layout, values, strict=True))
+    return (
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", fields["Submit"]) is not None
+        and re.fullmatch(STATE_PATTERN.strip("^$"), fields["State"]) is not None
+        and fields["NNodes"].isdigit()
+        and all(re.fullmatch(TRES_FORMAT, fields[name]) for name in ("ReqTRES", "AllocTRES") if name in fields)
+        and "=" not in fields.get("ReqGRES", "")  # `gpu:2`, never a TRES list
+    )
+
+
+def xdmod_layout(path: Path) -> tuple[str, ...]:
+    """The columns of an Open XDMoD dump: the layout (XDMOD_LAYOUTS) its first records fit best, the
+    newest on a tie; today's when none fits (its lines are then quarantined one by one, with why).
+    A layout without AllocTRES (before XDMoD 9.0) gives no GPU counts: refused, naming it."""
+    with open_text(path) as handle:
+        sample = [(no, line.rstrip("\r\n")) for no, line in enumerate(itertools.islice(handle, XDMOD_SAMPLE_LINES), 1)]
+    sample = [(no, line) for no, line in sample if line]
+    fits = {name: sum(_fits_xdmod(layout, line) for _, line in sample) for name, layout in XDMOD_LAYOUTS.items()}
+    name = max(fits, key=lambda n: fits[n])  # the first of the best: the newest
+    if not fits[name]:
+        return XDMOD_FIELDS
+    if "AllocTRES" not in XDMOD_LAYOUTS[name]:
+        raise InputFormatError(
+            path,
+            sample[0][0],
+            "layout",
+            sample[0][1],
+            f"the records are in the layout of {name}, which has no AllocTRES and so no GPU counts: "
+            "dump the months again with the --format of Open XDMoD 10 (README, kind sacct_xdmod), or as sacct_psv",
+        )
+    return XDMOD_LAYOUTS[name]
 
 
 def check_header(path: Path, site_timezone: str) -> None:
@@ -216,8 +285,9 @@ def check_header(path: Path, site_timezone: str) -> None:
 
 
 def check_xdmod_header(path: Path, site_timezone: str) -> None:
-    """`check --month`: headerless, so the first record has XDMoD's fields."""
-    layout = parsable_layout(path, REQUIRED_FIELDS, XDMOD_FIELDS)
+    """`check --month`: headerless, so the first record has the fields of one of XDMoD's layouts."""
+    header = xdmod_layout(path)
+    layout = parsable_layout(path, _required(header), header)
     with open_text(path) as handle:
         first_line = handle.readline().rstrip("\r\n")
     if first_line and len(layout.split(first_line)) != layout.width:

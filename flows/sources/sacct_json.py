@@ -10,7 +10,7 @@ JobID is rebuilt as sacct prints it (`12_2` for array tasks, `40+1` for het comp
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,9 @@ class SacctJsonReadStats:
     jobs: int = 0
     attempts: int = 0
     duplicate_records: int = 0
+    conflicting_attempts: int = 0  # attempts whose records disagree on outcome or times (job_records)
+    conflicts: list[str] = field(default_factory=list)  # the first of them, with the file and both lines
+    node_counts_from_node_list: int = 0  # NNodes 0 beside a host list: the list's size landed
     exit_codes_unreliable: bool = False  # Slurm 22.05's JSON loses non-zero exit codes
 
 

@@ -12,7 +12,6 @@ often as its source's `attempts` says; any other failure stops the pull at once.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shlex
@@ -20,6 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from flows.escape import escaped_logger, printable, printable_lines
 from flows.months import Month
 from flows.retry import with_backoff
 from flows.sources.sacct import NEWER_FIELDS, OPTIONAL_FIELDS, REQUIRED_FIELDS
@@ -34,7 +34,7 @@ TRANSIENT_STDERR = re.compile(
     r"temporarily unavailable|try again|slurm_persist_conn_open|network is unreachable",
     re.IGNORECASE,
 )
-log = logging.getLogger(__name__)
+log = escaped_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class CommandFailed(SlurmCommandError):
         if status is None:
             message = f"{shown(command)}: no answer in {COMMAND_TIMEOUT_S} s{gave_up}"
         else:
-            message = f"{shown(command)} exited {status}{gave_up}: {stderr}"
+            message = f"{shown(command)} exited {status}{gave_up}: {printable_lines(stderr)}"
         super().__init__(message)
         self.command, self.status, self.stderr = command, status, stderr
 
@@ -76,7 +76,7 @@ def is_transient(status: int | None, stderr: str) -> bool:
 
 def shown(command: list[str]) -> str:
     """A command line for logs and errors, control characters (sacct's 0x1f delimiter) escaped."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in shlex.join(command))
+    return printable(shlex.join(command))
 
 
 def _run_once(command: list[str]) -> bytes:

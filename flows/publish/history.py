@@ -1,0 +1,89 @@
+"""`reliability-report export-prometheus`: every built month of a cluster as one OpenMetrics file
+with a timestamp per sample (the month's end), for `promtool tsdb create-blocks-from openmetrics`,
+so a Prometheus holds the monthly figures as far back as they were built.
+
+The months are read from the report directories (metrics.json), not rebuilt; the file is written
+atomically and is the same bytes for the same reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from flows.atomic import replace_file_atomically
+from flows.config import ClusterConfig, load_config
+from flows.errors import EXIT_DONE, UsageError
+from flows.months import MONTH_RE, Month
+from flows.publish.openmetrics import history_exposition
+
+HISTORY_FILE = "metrics-history.om"  # beside the cluster's month directories, by default
+
+
+@dataclass(frozen=True)
+class Export:
+    path: Path
+    months: list[str]
+    samples: int
+
+
+def built_months(config: ClusterConfig, first: Month | None = None, last: Month | None = None) -> list[dict]:
+    """The metrics.json of every month of the cluster with a report, oldest first, within first..last."""
+    cluster_dir = config.reports_dir / config.cluster
+    months = []
+    for month_dir in sorted(cluster_dir.iterdir()) if cluster_dir.is_dir() else []:
+        if not (MONTH_RE.fullmatch(month_dir.name) and (month_dir / "metrics.json").is_file()):
+            continue
+        month = Month.parse(month_dir.name)
+        if (first is None or month >= first) and (last is None or month <= last):
+            months.append(json.loads((month_dir / "metrics.json").read_text()))
+    return months
+
+
+def export_history(config: ClusterConfig, out: Path | None, first: Month | None, last: Month | None) -> Export:
+    months = built_months(config, first, last)
+    if not months:
+        spans = {(True, True): f" in {first}..{last}", (True, False): f" from {first}", (False, True): f" up to {last}"}
+        span = spans.get((first is not None, last is not None), "")
+        raise UsageError(
+            f"{config.cluster}: no month built{span} in {config.reports_dir / config.cluster}; "
+            f"build them first: reliability-report backfill --config {config.config_path} --from YYYY-MM --to YYYY-MM"
+        )
+    path = out or config.reports_dir / config.cluster / HISTORY_FILE
+    text = history_exposition(months)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file_atomically(path, text)
+    samples = sum(1 for line in text.decode().splitlines() if line and not line.startswith("#"))
+    return Export(path, [m["month"] for m in months], samples)
+
+
+def cmd_export_prometheus(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.from_month and args.to_month and args.to_month < args.from_month:
+        raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
+    done = export_history(config, Path(args.out) if args.out else None, args.from_month, args.to_month)
+    print(
+        f"{config.cluster} {done.months[0]}..{done.months[-1]}: {len(done.months)} month{'s' * (len(done.months) > 1)}, "
+        f"{done.samples} samples -> {done.path}"
+    )
+    print(
+        f"load it: promtool tsdb create-blocks-from openmetrics {done.path} BLOCKS; move BLOCKS/* into Prometheus's "
+        "data directory and run it with --storage.tsdb.retention.time longer than the history (e.g. 10y; "
+        "the default 15d deletes all but the newest month)"
+    )
+    return EXIT_DONE
+
+
+def add_export_parser(sub, common: argparse.ArgumentParser, month_type) -> None:
+    export = sub.add_parser(
+        "export-prometheus",
+        parents=[common],
+        help="write every built month as one OpenMetrics file with timestamps, for promtool's backfill",
+    )
+    export.add_argument("--config", required=True, help="cluster config (TOML)")
+    export.add_argument("--from", dest="from_month", type=month_type, default=None, help="first month (default: all)")
+    export.add_argument("--to", dest="to_month", type=month_type, default=None, help="last month (default: all)")
+    export.add_argument("--out", default=None, help=f"the file to write (default: <reports>/<cluster>/{HISTORY_FILE})")
+    export.set_defaults(func=cmd_export_prometheus)

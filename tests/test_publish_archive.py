@@ -1,0 +1,130 @@
+"""The archive site (reports/index.html) as people open it: from file:// and from a web server, in
+Debian's headless chromium (playwright) at a phone's 375 px, a mail pane's 600 px and a desktop's
+1280 px; every link leads to a file, each report links back to the index and to its neighbours,
+and hostile cluster and job names stay text. Screenshots go to test-artifacts/publish-archive/."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from publish_history import CLUSTER, MONTHS, built_history, month_metrics
+
+from flows.publish.archive import refresh_archive
+from flows.summary import month_name
+
+pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "publish-archive"
+HOSTILE_CLUSTER = '<img src=x onerror=alert(1)> "rack 7"'
+HOSTILE_JOB = "<script>alert(2)</script>-pretrain"
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> dict:
+    return built_history(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def site(history, tmp_path_factory) -> Path:
+    """A copy of the history's reports with a second cluster of hostile name whose newest month's
+    summary quotes a hostile job name; its index written again."""
+    reports = tmp_path_factory.mktemp("archive") / "reports"
+    shutil.copytree(history["reports"], reports)
+    shutil.copytree(reports / CLUSTER, reports / HOSTILE_CLUSTER)
+    newest = reports / HOSTILE_CLUSTER / MONTHS[-1] / "metrics.json"
+    metrics = json.loads(newest.read_text())
+    metrics["cluster"] = HOSTILE_CLUSTER
+    metrics["summary"]["text"] = f"Job {HOSTILE_JOB} failed twice."
+    metrics["summary"]["data_quality"] = {"status": "warning", "reasons": [f"1 quarantined row: {HOSTILE_JOB}"]}
+    newest.write_text(json.dumps(metrics))
+    refresh_archive(reports)
+    return reports
+
+
+def leave_nothing(route, requests: list[str]) -> None:
+    if route.request.url.startswith(("file:", "data:")):
+        route.continue_()
+    else:
+        requests.append(route.request.url)
+        route.abort()
+
+
+def test_the_pipeline_wrote_the_index_of_the_months_it_built(history):
+    index = (history["reports"] / "index.html").read_text()
+    assert all(f'href="{CLUSTER}/{month}/report.html"' in index for month in MONTHS)
+    newest = (history["reports"] / CLUSTER / MONTHS[-1] / "report.html").read_text()
+    assert 'href="../../index.html"' in newest and f'href="../{MONTHS[-2]}/report.html" rel="prev"' in newest
+
+
+@pytest.mark.parametrize("width", [375, 600, 1280])
+def test_the_archive_reads_well_in_a_browser(browser, site, width, capsys):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    requests, dialogs = [], []
+    context.route("**/*", lambda route: leave_nothing(route, requests))
+    page = context.new_page()
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto((site / "index.html").as_uri(), wait_until="load")
+    shot = ARTIFACTS / f"index-{width}px.png"
+    page.screenshot(path=shot, full_page=True)
+    with capsys.disabled():
+        print(f"\nscreenshot: {shot}")
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("innerWidth") == width
+    assert page.evaluate("document.scripts.length") == 0
+    headings = page.locator("h2").all_inner_texts()
+    assert headings == sorted([CLUSTER, HOSTILE_CLUSTER])  # names as text, never markup
+    text = page.inner_text("body")
+    assert f"Job {HOSTILE_JOB} failed twice." in text
+    for month in MONTHS:  # every month, newest first, with its headline r_f
+        metrics = month_metrics(site, month)
+        assert month_name(month) in text and f"{metrics['node_failure_rate']['all']['value']:.2f}" in text
+    months = page.locator(f"#cluster-{sorted([CLUSTER, HOSTILE_CLUSTER]).index(CLUSTER) + 1} h3 a").all_inner_texts()
+    assert months == [month_name(m) for m in reversed(MONTHS)]
+    trend = page.locator("figure svg").first.bounding_box()
+    assert trend["width"] > 200 and trend["x"] + trend["width"] <= width  # the r_f trend fits the screen
+    labels = page.eval_on_selector_all("figure svg text", "ts => ts.map(t => t.getBoundingClientRect().height)")
+    assert labels and min(labels) >= 10, labels  # its text readable as shown, on a phone too
+    assert requests == [] and dialogs == []
+    context.close()
+
+
+def test_every_link_leads_to_a_file_and_each_report_to_its_neighbours(browser, site):
+    context = browser.new_context(viewport={"width": 600, "height": 900})
+    page = context.new_page()
+    page.goto((site / "index.html").as_uri())
+    links = page.eval_on_selector_all("a[href]", "links => links.map(a => a.href)")
+    files = [unquote(link.removeprefix("file://")) for link in links if not link.split("#")[0].endswith("index.html")]
+    assert files and all(Path(f).is_file() for f in files), [f for f in files if not Path(f).is_file()]
+    page.goto((site / CLUSTER / MONTHS[2] / "report.html").as_uri())  # a month in the middle
+    page.click("a[rel=prev]")
+    assert page.url.endswith(f"/{CLUSTER}/{MONTHS[1]}/report.html")
+    page.click("a[rel=next]")
+    page.click("a[rel=next]")
+    assert page.url.endswith(f"/{CLUSTER}/{MONTHS[3]}/report.html")
+    page.click("text=All reports")
+    assert page.url.endswith("/index.html") and page.locator("h1").inner_text() == "Cluster reliability reports"
+    context.close()
+
+
+def test_the_archive_reads_from_a_web_server(browser, site):
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(site))
+    http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    try:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        assert page.goto(f"http://127.0.0.1:{http.server_address[1]}/index.html").status == 200
+        with page.expect_navigation():
+            page.click(f"h3 a:has-text('{month_name(MONTHS[-1])}') >> nth=0")
+        assert page.url.endswith(f"/{MONTHS[-1]}/report.html") and "Cluster reliability:" in page.inner_text("h1")
+        context.close()
+    finally:
+        http.shutdown()
