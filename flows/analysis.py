@@ -173,6 +173,7 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> di
         "job_mix": job_mix(con, month),
         "mttf_by_size": mttf_by_size(con, month, r_f, params.gpus_per_node),
         "node_failure_rate": r_f,
+        "fleet_fault_rate": fleet_fault_rate(con, month),
         "projections": projections(r_f, params),
         "failures_by_cause": causes,
         "month_over_month": change,
@@ -232,6 +233,26 @@ def node_failure_rate(con: MartReader, month: Month, params: AnalysisConfig) -> 
             "definition": "every infra failure of a GPU attempt over all GPU node-days",
         },
     }
+
+
+# what the fleet fault rate counts (docs/methodology.md "The fleet's node fault rate"): the report,
+# the study and metrics.json say it in these words
+FLEET_FAULT_RATE_DEFINITION = (
+    "node faults (critical health events of a node, node DOWN/DRAIN with a failure reason among them, "
+    "grouped into incidents) over the node-days of every node seen, busy or idle"
+)
+
+
+def fleet_rate(faults: int, node_days: float, nodes: int) -> dict:
+    """The fleet's node fault rate (the rate object, its `failures` the faults) with its definition."""
+    return {**failure_rate(faults, node_days), "nodes": nodes, "definition": FLEET_FAULT_RATE_DEFINITION}
+
+
+def fleet_fault_rate(con: MartReader, month: Month) -> dict:
+    """Node faults per 1000 node-days over every node of the month, with its interval: what
+    published fleets report, beside r_f (which counts the faults that ended a job)."""
+    row = _monthly_rates(con, [month])[str(month)]
+    return fleet_rate(row["fleet_faults"], row["fleet_node_days"], row["fleet_nodes"])
 
 
 def month_over_month(con: MartReader, month: Month) -> dict:

@@ -283,14 +283,24 @@ class AnalysisConfig:
     lemon_p_value: Probability = Field(
         0.001, description="either rule: more than the fleet's bulk explains at this p (a quarter: 1e-4)"
     )
+    # A repeat offender with a few faults a month never stands out in one month: the rules are also
+    # evaluated over a trailing window (the months built, if fewer), at the p that keeps a healthy
+    # node's chance of being listed by either window under 2 x (0.001 + 0.004) = 1% a month
+    # (docs/methodology.md "Lemon nodes")
+    lemon_trailing_days: NonNegativeInt = Field(
+        92, description="lemon nodes: also over this many days before month end (0: off)"
+    )
+    lemon_trailing_p_value: Probability = Field(
+        0.004, description="... at this p (a healthy node listed under 2 x (0.001 + 0.004) = 1% a month)"
+    )
 
     @model_validator(mode="after")
     def _repeat_window_inside_lemon_window(self) -> AnalysisConfig:
-        if self.lemon_repeat_days > self.lemon_window_days:
-            raise ValueError(
-                f"lemon_repeat_days ({self.lemon_repeat_days}) must not exceed "
-                f"lemon_window_days ({self.lemon_window_days})"
-            )
+        for key in ("lemon_window_days", "lemon_trailing_days"):
+            if 0 < getattr(self, key) < self.lemon_repeat_days:
+                raise ValueError(
+                    f"lemon_repeat_days ({self.lemon_repeat_days}) must not exceed {key} ({getattr(self, key)})"
+                )
         return self
 
 

@@ -1,13 +1,15 @@
 """Lemon-node candidates (docs/methodology.md "Lemon nodes"): nodes that fail far more often than the fleet.
 
-The signals are dbt models (their yml defines each): fct_node_lemon_signals has, per node over a
-trailing window (default 28 days) ending at the report month's end, incident_hours (hours with at
+The signals are dbt models (their yml defines each): fct_node_lemon_signals has, per node over each
+lemon window ending at the report month's end (the month's, default 28 days, and the trailing one,
+default 92 days or the months built if fewer), incident_hours (hours with at
 least one critical health event on the node), xid_cnt, out_count, tickets, the infrastructure
 failures that named the node as the cause (multi-node, single-node, and the single-node failure
 rate), the failure incidents (failures within an hour of each other are one: one fault ends every
 job on the node) and the most incidents within `lemon_repeat_days`; fct_lemon_fleet_monthly has
-the window and the fleet; fct_lemon_signal_distribution_monthly the fleet's distribution of each
-signal (the report's chart).
+each window and its fleet; fct_lemon_signal_distribution_monthly the fleet's distribution of each
+signal (the report's chart). Each window is fitted and judged on its own: the month's at
+`lemon_p_value`, the trailing one at `lemon_trailing_p_value`.
 
 Python does what SQL should not: the fleet fits and the two rules fitted to them. Healthy nodes
 differ (their rates are overdispersed), so the fleet of each count is a negative binomial fitted by
@@ -144,6 +146,11 @@ class Rules:
     failures: FleetFit  # failure incidents over the window
     window_days: int
     params: AnalysisConfig
+    p_value: float | None = None  # the rules' p (default: params.lemon_p_value, the month's window)
+
+    @property
+    def p(self) -> float:
+        return self.params.lemon_p_value if self.p_value is None else self.p_value
 
     def incident_p(self, s: dict) -> float:
         return self.incidents.tail(s["incident_hours"])
@@ -157,21 +164,23 @@ class Rules:
     def hits(self, s: dict) -> list[str]:
         p = self.params
         rules = []
-        if s["incident_hours"] >= p.lemon_min_incidents and self.incident_p(s) < p.lemon_p_value:
+        if s["incident_hours"] >= p.lemon_min_incidents and self.incident_p(s) < self.p:
             rules.append("outlier")
-        if s["most_incidents_within_repeat_days"] >= p.lemon_repeat_failures and self.repeat_p(s) < p.lemon_p_value:
+        if s["most_incidents_within_repeat_days"] >= p.lemon_repeat_failures and self.repeat_p(s) < self.p:
             rules.append("repeat_offender")
         return rules
 
     def repeat_threshold(self) -> int:
         """k: the fewest incidents within lemon_repeat_days that make a repeat offender."""
         k = self.params.lemon_repeat_failures
-        while self.repeat_p({"most_incidents_within_repeat_days": k}) >= self.params.lemon_p_value:
+        while self.repeat_p({"most_incidents_within_repeat_days": k}) >= self.p:
             k += 1
         return k
 
 
-def fit_rules(signals: list[dict], zeros: int, window_days: int, params: AnalysisConfig) -> Rules:
+def fit_rules(
+    signals: list[dict], zeros: int, window_days: int, params: AnalysisConfig, p_value: float | None = None
+) -> Rules:
     """The rules fitted to the bulk of the fleet: `signals` (rows of fct_node_lemon_signals) and
     `zeros` nodes with none."""
     return Rules(
@@ -179,24 +188,39 @@ def fit_rules(signals: list[dict], zeros: int, window_days: int, params: Analysi
         bulk_fit([s["failure_incidents"] for s in signals] + [0] * zeros),
         window_days,
         params,
+        p_value,
     )
+
+
+# each lemon window of fct_lemon_fleet_monthly and the p its rules are judged at
+WINDOW_P_VALUE = {"month": "lemon_p_value", "trailing": "lemon_trailing_p_value"}
 
 
 def lemon_candidates(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
-    """The month's candidates with their evidence, from the marts fct_lemon_fleet_monthly (window
+    """The month's candidates over its own window (lemon_window_days), and `trailing` the same over
+    the trailing window (lemon_trailing_days, or the months built if fewer; absent when it is 0)."""
+    result = window_candidates(con, month, params, "month")
+    if params.lemon_trailing_days:
+        result["trailing"] = window_candidates(con, month, params, "trailing")
+    return result
+
+
+def window_candidates(con: MartReader, month: Month, params: AnalysisConfig, window: str) -> dict:
+    """One window's candidates with their evidence, from the marts fct_lemon_fleet_monthly (window
     and fleet), fct_node_lemon_signals (a node's signals) and fct_lemon_signal_distribution_monthly
     (the fleet's distribution of each signal)."""
+    of_window = "where month = ? and lemon_window = ?"
     window_start, window_end, fleet, zeros = con.execute(
-        "select window_start, window_end, fleet_nodes, nodes_without_signals from fct_lemon_fleet_monthly "
-        "where month = ?",
-        [str(month)],
+        f"select window_start, window_end, fleet_nodes, nodes_without_signals from fct_lemon_fleet_monthly {of_window}",
+        [str(month), window],
     ).fetchone()
     cursor = con.execute(
-        f"select {', '.join(SIGNALS)} from fct_node_lemon_signals where month = ? order by node", [str(month)]
+        f"select {', '.join(SIGNALS)} from fct_node_lemon_signals {of_window} order by node", [str(month), window]
     )
     signals = [dict(zip(SIGNALS, row, strict=True)) for row in cursor.fetchall()]
     window_days = (window_end - window_start).days
-    rules = fit_rules(signals, zeros, window_days, params)
+    p_value = getattr(params, WINDOW_P_VALUE[window])
+    rules = fit_rules(signals, zeros, window_days, params, p_value)
     candidates = []
     for s in signals:
         if hits := rules.hits(s):
@@ -219,6 +243,7 @@ def lemon_candidates(con: MartReader, month: Month, params: AnalysisConfig) -> d
         "window_start": window_start.isoformat(),
         "window_end": window_end.isoformat(),
         "window_days": window_days,
+        "p_value_threshold": p_value,
         "fleet_nodes": fleet,
         "fleet_mean_incident_hours": rules.incidents.mean,
         "fleet_incident_dispersion": rules.incidents.dispersion,
@@ -226,17 +251,31 @@ def lemon_candidates(con: MartReader, month: Month, params: AnalysisConfig) -> d
         "fleet_failure_dispersion": rules.failures.dispersion,
         "repeat_threshold": rules.repeat_threshold(),
         "candidates": candidates,
-        "signal_distribution": signal_distribution(con, month),
+        "signal_distribution": signal_distribution(con, month, window),
     }
 
 
-def signal_distribution(con: MartReader, month: Month) -> dict[str, list[list[float]]]:
+def listed_candidates(lemon_nodes: dict) -> list[dict]:
+    """The nodes the month lists: the candidates of its own window, then those only the trailing
+    window finds, each of these with the trailing `window_days`. The report's summary, its counts
+    and the drain script all list these."""
+    listed = list(lemon_nodes["candidates"])
+    seen = {c["node"] for c in listed}
+    trailing = lemon_nodes.get("trailing")
+    if trailing:
+        listed += [
+            {**c, "window_days": trailing["window_days"]} for c in trailing["candidates"] if c["node"] not in seen
+        ]
+    return listed
+
+
+def signal_distribution(con: MartReader, month: Month, window: str = "month") -> dict[str, list[list[float]]]:
     """signal -> [value, share of the fleet at or below it] (rows of fct_lemon_signal_distribution_monthly)."""
     distribution: dict[str, list[list[float]]] = {}
     for signal, value, share in con.execute(
         "select signal, value, share_at_or_below from fct_lemon_signal_distribution_monthly "
-        "where month = ? order by signal, value",
-        [str(month)],
+        "where month = ? and lemon_window = ? order by signal, value",
+        [str(month), window],
     ).fetchall():
         distribution.setdefault(signal, []).append([value, share])
     return distribution

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from flows.lemons import listed_candidates
 from flows.months import Month
 
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -205,7 +206,7 @@ def headline(metrics: dict) -> list[dict]:
         {
             "key": "lemon_candidates",
             "label": "Lemon-node candidates",
-            "value": len(metrics["lemon_nodes"]["candidates"]),
+            "value": len(listed_candidates(metrics["lemon_nodes"])),
             "unit": f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
             "format": "num",
         },
@@ -255,7 +256,10 @@ def summarise(metrics: dict) -> dict:
         total = sum(c["failures"] for c in causes)
         top = causes[0]
         text += f" Most common cause: {label(top['category'])} ({fmt_num(top['failures'])} of {fmt_num(total)})."
-    lemons = [c["node"] for c in metrics["lemon_nodes"]["candidates"]]
+    lemons = [
+        c["node"] + (f" (over {c['window_days']} days)" if "window_days" in c else "")
+        for c in listed_candidates(metrics["lemon_nodes"])
+    ]
     if lemons:
         text += f" Lemon-node candidate{'s' if len(lemons) > 1 else ''}: {_names(lemons)}."
     quality = data_quality(metrics)

@@ -50,6 +50,7 @@ PARAMETER_COLUMNS = {
     "ettr_priority_partition": "VARCHAR",
     "lost_work_cap_minutes": "DOUBLE",
     "lemon_window_days": "INTEGER",
+    "lemon_trailing_days": "INTEGER",
     "lemon_repeat_days": "INTEGER",
     "lemon_repeat_failures": "INTEGER",
 }
@@ -101,6 +102,7 @@ def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_f
         "ettr_priority_partition": a.ettr_priority_partition,
         "lost_work_cap_minutes": a.lost_work_cap_minutes,
         "lemon_window_days": a.lemon_window_days,
+        "lemon_trailing_days": a.lemon_trailing_days,
         "lemon_repeat_days": a.lemon_repeat_days,
         "lemon_repeat_failures": a.lemon_repeat_failures,
     }

@@ -2,8 +2,8 @@
 
 A history of consecutive months is simulated with known lemons, each month landed and built with
 dbt (the models the lemon candidates read, and their parents), and flows/lemons.py's candidates of
-each month compared with truth.json's `lemon_nodes`. Used by tests/test_lemons.py and
-bench/lemon_bench.py.
+each month, over its own window and the trailing one, compared with truth.json's `lemon_nodes`.
+Used by tests/test_lemons.py and bench/lemon_bench.py.
 
 Counting: over the nodes of the fleet (every node the simulator made), pooled over histories. A
 true positive is an injected lemon among a month's candidates, a false positive a candidate that
@@ -13,20 +13,25 @@ TP / (TP + misses) = TP / lemons.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import numpy as np
 from scipy.stats import nbinom, poisson
 
 from flows.cli import write_demo_config
-from flows.config import load_config
+from flows.config import ClusterConfig, load_config
 from flows.land import land_month
 from flows.lemons import lemon_candidates
 from flows.months import Month
 from flows.warehouse import dbt_command
 from simulator import SimParams, simulate
+from simulator.catalog import CAUSE_NAMES, CAUSE_SHARES
+from simulator.failures import TRACE_HEADER
 
 # the marts the lemon candidates read, and everything they are built from
 LEMON_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_failures")
@@ -106,48 +111,98 @@ def best_possible_recall(setting: Setting, window_days: int, precision: float = 
     return 0.0
 
 
-def history_candidates(
-    work: Path, setting: Setting, seed: int, windows: tuple[tuple[int, float], ...] = ((28, 0.001),), months: int = 3
-) -> tuple[set[str], list[dict]]:
-    """Simulate `months` continuous months of `setting` (seed) and build each in order with the
-    first of `windows` (lemon_window_days, lemon_p_value), the last month again with each other;
-    returns the injected lemons and the lemon_nodes (flows/lemons.py's output) of each month, then
-    of the last month's other windows."""
+@dataclass
+class LemonHistory:
+    """A simulated history built month by month into one warehouse (the lemon marts and their
+    parents), with the simulator's truth."""
+
+    lemons: set[str]  # the injected lemons
+    truth: dict
+    config: ClusterConfig
+    months: list[Month]
+
+    def lemon_nodes(self, month: Month, **analysis) -> dict:
+        """flows/lemons.py's lemon_nodes of `month` (its own window, and `trailing`), with any of the
+        [analysis] keys that act after the build (the p-values, the rules' thresholds) replaced."""
+        params = dataclasses.replace(self.config.analysis, **analysis)
+        with duckdb.connect(str(self.config.warehouse_path), read_only=True) as con:
+            return lemon_candidates(con, month, params)
+
+
+def build_history(
+    work: Path,
+    setting: Setting,
+    seed: int,
+    months: int = 3,
+    fault_trace: Path | None = None,
+    first: Month = FIRST,
+) -> LemonHistory:
+    """Simulate `months` continuous months of `setting` (seed), or replay `fault_trace`, and land and
+    build each in order with the default [analysis] (a 28-day window and a 92-day trailing one)."""
     cluster = f"lem{seed}"
-    last = FIRST
+    history = [first]
     for _ in range(months - 1):
-        last = last.next()
+        history.append(history[-1].next())
     truth = simulate(
         SimParams(
             cluster,
-            FIRST,
-            last_month=last,
+            first,
+            last_month=history[-1],
             nodes=setting.nodes,
             seed=seed,
             r_f=setting.r_f,
             lemon_fraction=setting.lemon_fraction,
             lemon_factor=setting.lemon_factor,
+            fault_trace=fault_trace,
         ),
         work / "sim" / cluster,
     )
     config = load_config(write_demo_config(work, cluster, work / "reports"))
-    results = []
-    month, landed = FIRST, None
-    for _ in range(months):
-        landed = land_month(config, month)
-        results.append(_build(config, month, landed, *windows[0]))
-        if month < last:
-            month = month.next()
-    results += [_build(config, month, landed, *window) for window in windows[1:]]
-    return set(truth["lemon_nodes"]), results
+    for month in history:
+        built = dbt_command(config, month, land_month(config, month), "build", *LEMON_MODELS, *NO_TESTS)
+        assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    return LemonHistory(set(truth["lemon_nodes"]), truth, config, history)
 
 
-def _build(config, month: Month, landed: Path, window_days: int, p_value: float) -> dict:
-    """Build the lemon marts of `month` with lemon_window_days = `window_days`; its lemon_nodes at
-    lemon_p_value = `p_value`."""
-    analysis = dataclasses.replace(config.analysis, lemon_window_days=window_days, lemon_p_value=p_value)
-    config = dataclasses.replace(config, analysis=analysis)
-    built = dbt_command(config, month, landed, "build", *LEMON_MODELS, *NO_TESTS)
-    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
-    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
-        return lemon_candidates(con, month, config.analysis)
+# The repeat offender of issue 35's replay: a node with a few faults in each of four consecutive
+# months (days of each month), never more than two within 14 days, among a fleet whose faults are
+# overdispersed (nodes differ, and a node's faults come in bursts).
+REPEAT_NODE = "gpu0007"
+REPEAT_DAYS = ((4, 13, 22), (2, 12, 22), (1, 10, 19), (3, 12, 21))
+
+
+def repeat_offender_trace(
+    path: Path, first: Month, nodes: int, seed: int, r_f: float = 4.0, shape: float = 1.0, burst: float = 0.5
+) -> Path:
+    """A fault trace (docs/simulator.md "Fault traces") over the four months from `first`: every node
+    has bursts of faults as a Poisson process, at r_f per 1000 node-days of faults times a gamma
+    factor of `shape`, each burst 1 + Poisson(`burst`) faults within two days; REPEAT_NODE fails
+    only at REPEAT_DAYS of each month. Repairs take 2-12 h."""
+    rng = np.random.default_rng(seed)
+    start = datetime(first.year, first.month, 1, tzinfo=UTC)
+    months = [first]
+    for _ in range(len(REPEAT_DAYS) - 1):
+        months.append(months[-1].next())
+    end_month = months[-1].next()
+    days = (datetime(end_month.year, end_month.month, 1, tzinfo=UTC) - start).days
+    rows = []
+    factor = rng.gamma(shape, 1 / shape, nodes)
+    for n in range(nodes):
+        if f"gpu{n:04d}" == REPEAT_NODE:  # its faults are the repeats alone
+            continue
+        for day in rng.uniform(0, days, rng.poisson(r_f / 1000 * days * factor[n] / (1 + burst))):
+            for offset in rng.uniform(0, 2, 1 + rng.poisson(burst)):
+                if day + offset < days:
+                    rows.append((f"gpu{n:04d}", start + timedelta(days=float(day + offset))))
+    for month, month_days in zip(months, REPEAT_DAYS, strict=True):
+        for day in month_days:
+            rows.append((REPEAT_NODE, datetime(month.year, month.month, day, 9, 17, tzinfo=UTC)))
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(TRACE_HEADER)
+        for node, failed in sorted(rows):
+            failed = failed.replace(microsecond=0)
+            repaired = failed + timedelta(hours=float(rng.uniform(2, 12)))
+            category = CAUSE_NAMES[int(rng.choice(len(CAUSE_NAMES), p=CAUSE_SHARES))]
+            writer.writerow((node, failed.isoformat(), repaired.isoformat(), category))
+    return path

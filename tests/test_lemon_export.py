@@ -69,3 +69,22 @@ def test_the_drain_script_quotes_each_reason_and_is_never_executable(tmp_path: P
     calls = log.read_text().splitlines()
     assert [call.split("|")[1] for call in calls] == [f"nodename={c['node']}" for c in hostile["candidates"]]
     assert "reason=lemon candidate 2026-10: it's $(rm -rf /); `x`" in calls[-1]
+
+
+def test_the_trailing_windows_candidates_are_listed_once_beside_the_months():
+    """A node only the trailing window lists (issue 35) is in the host list and the drain script,
+    its reason naming the window; one both windows list appears once."""
+    trailing = {
+        "window_start": "2026-08-01T00:00:00",
+        "window_end": "2026-11-01T00:00:00",
+        "window_days": 92,
+        "candidates": [candidate("gpu007", ["outlier"]), candidate("gpu017", ["outlier"])],
+    }
+    lemons = dict(LEMONS, trailing=trailing)
+    assert set(NodeSet(lemon_hostlist(lemons))) == {c["node"] for c in LEMONS["candidates"]} | {"gpu007"}
+    script = drain_script(lemons, "2026-10")
+    commands = [shlex.split(line) for line in script.splitlines() if line.startswith("scontrol")]
+    assert [words[2] for words in commands].count("nodename=gpu017") == 1
+    assert commands[-1][2:] == ["nodename=gpu007", "state=drain", commands[-1][4]]
+    assert commands[-1][4].startswith("reason=lemon candidate 2026-10 over 92 days: outlier")
+    assert "trailing window from 2026-08-01T00:00:00" in script

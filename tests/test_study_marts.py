@@ -136,6 +136,34 @@ def test_failures_by_cause_and_the_rates_equal_the_truth(history, first: Month, 
 
 
 @pytest.mark.parametrize("first,last", RANGES, ids=lambda m: str(m))
+def test_the_fleet_fault_rate_sums_the_months_and_equals_the_injected_faults(
+    history, first: Month, last: Month
+) -> None:
+    """The study's fleet fault rate (docs/methodology.md "The fleet's node fault rate"): the months'
+    node faults and fleet node-days summed; every fault the simulator injected, idle nodes' included,
+    but two of a node within an hour (one fault to the logs)."""
+    config, months = history["config"], in_range(first, last)
+    [totals] = history["studies"][first, last]["fct_study_totals"]
+    fleets = [history["truth"]["months"][m]["fleet"] for m in months]
+    [monthly] = rows(
+        config,
+        "select sum(fleet_faults) as faults, max(fleet_nodes) as nodes from fct_node_failure_rate_monthly "
+        f"where {months_sql(first, last)}",
+    )
+    assert (
+        (totals["fleet_faults"], totals["fleet_nodes"])
+        == (monthly["faults"], monthly["nodes"])
+        == (
+            totals["fleet_faults"],
+            72,
+        )
+    )
+    assert totals["fleet_node_days"] == pytest.approx(sum(f["node_days"] for f in fleets), rel=1e-12)
+    injected = sum(f["node_failures"] for f in fleets)
+    assert 0 <= injected - totals["fleet_faults"] <= max(1, injected // 50), (injected, totals["fleet_faults"])
+
+
+@pytest.mark.parametrize("first,last", RANGES, ids=lambda m: str(m))
 def test_mttf_by_size_equals_the_truth(history, first: Month, last: Month) -> None:
     truth, config, months = history["truth"], history["config"], in_range(first, last)
     runtime_hours: dict[str, float] = defaultdict(float)

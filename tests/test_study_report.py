@@ -15,7 +15,7 @@ import pytest
 from test_report import CID, Page
 from test_report_browser import email_as_shown, leave_nothing
 
-from flows.analysis import CONFIDENCE, failure_rate, model_mttf_hours, mttf_interval, projections
+from flows.analysis import CONFIDENCE, failure_rate, fleet_rate, model_mttf_hours, mttf_interval, projections
 from flows.backfill import month_range
 from flows.charts import NARROWEST_PX, WIDTH_PX
 from flows.config import AnalysisConfig
@@ -182,6 +182,8 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "lost_share_of_gpu_hours": lost_total / gpu_hours,
         },  # fmt: skip
         "node_failure_rate": r_f,
+        # every node's faults over every node's days: more faults than the failures they caused
+        "fleet_fault_rate": fleet_rate(int(all_failures * 1.2), nodes * 30.4 * len(months), nodes),
         "job_mix": mix,
         "failures_by_cause": failures_by_cause,
         "monthly": monthly,
@@ -254,6 +256,12 @@ def test_every_section_is_there_with_the_headline_figures(study):
     for heading in ("HEADLINE", "RSC1", "RSC2", "rsc1 AGAINST rsc2: THEY DIFFER"):
         assert heading in study.text
     assert "None" not in study.text and "nan" not in study.text
+    # the fleet's node fault rate beside r_f, with its interval, in each cluster's column and line
+    for figures in study.metrics["clusters"].values():
+        fleet = figures["fleet_fault_rate"]
+        shown = f"{fleet['value']:.2f}"
+        assert f"Node faults over the fleet: {shown} per 1000 node-days (95%: {fleet['lower']:.2f}" in study.text
+        assert "Node faults over the fleet" in Page(study.html).texts and shown in study.html
 
 
 def test_charts_are_readable_on_a_phone(study):

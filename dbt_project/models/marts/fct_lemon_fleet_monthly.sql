@@ -1,6 +1,8 @@
--- The lemon-node window of the month and its fleet: the nodes seen in the month (fct_node_days),
--- so a month's fleet never depends on which other months have been built, and how many of them
--- have no row in fct_node_lemon_signals (zero in every signal of the fleet fits).
+-- The month's lemon-node windows (the macro lemon_window: the month's and the trailing one) and
+-- the fleet of each: the nodes seen (fct_node_days) in the months the window spans, so a month's
+-- fleet never depends on which other months have been built (for the month's own window of
+-- lemon_window_days, the nodes seen in the month), and how many of them have no row in
+-- fct_node_lemon_signals (zero in every signal of the fleet fits).
 
 with parameters as (
 
@@ -10,31 +12,40 @@ with parameters as (
 
 fleet as (
 
-    select count(distinct node) as fleet_nodes
-    from {{ ref('fct_node_days') }}
-    where month = {{ run_parameter('month') }}
+    select
+        parameters.lemon_window,
+        count(distinct node_days.node) as fleet_nodes
+    from parameters
+    left join {{ ref('fct_node_days') }} as node_days
+        on
+            node_days.day >= cast({{ dbt.date_trunc('month', 'parameters.window_start') }} as date)
+            and node_days.day < cast(parameters.window_end as date)
+    group by parameters.lemon_window
 
 ),
 
 signals as (
 
     select
+        lemon_window,
         count(*) as nodes_with_signals,
         count(case when health_events > 0 then 1 end) as nodes_with_health_events
     from {{ ref('fct_node_lemon_signals') }}
     where month = {{ run_parameter('month') }}
+    group by lemon_window
 
 )
 
 select
     parameters.month,
     parameters.cluster,
+    parameters.lemon_window,
     parameters.window_start,
     parameters.window_end,
     fleet.fleet_nodes,
-    signals.nodes_with_health_events,
-    signals.nodes_with_signals,
-    greatest(fleet.fleet_nodes - signals.nodes_with_signals, 0) as nodes_without_signals
+    coalesce(signals.nodes_with_health_events, 0) as nodes_with_health_events,
+    coalesce(signals.nodes_with_signals, 0) as nodes_with_signals,
+    greatest(fleet.fleet_nodes - coalesce(signals.nodes_with_signals, 0), 0) as nodes_without_signals
 from parameters
-cross join fleet
-cross join signals
+inner join fleet on fleet.lemon_window = parameters.lemon_window
+left join signals on signals.lemon_window = parameters.lemon_window

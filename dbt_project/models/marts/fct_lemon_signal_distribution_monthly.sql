@@ -1,6 +1,6 @@
--- The fleet's distribution of each lemon signal over the month's window (the paper's Fig. 11
--- CDFs): for each signal and value, the nodes at that value and the share of the fleet at or
--- below it. The nodes of the fleet without a row in fct_node_lemon_signals are at 0 in every
+-- The fleet's distribution of each lemon signal over each lemon window of the month (the paper's
+-- Fig. 11 CDFs): for each window, signal and value, the nodes at that value and the share of the
+-- window's fleet at or below it. The nodes of the fleet without a row in fct_node_lemon_signals are at 0 in every
 -- count; single_node_node_failure_rate is over the nodes that have one.
 
 {% set counts = ['xid_cnt', 'out_count', 'tickets', 'incident_hours', 'failure_incidents',
@@ -8,7 +8,9 @@
 
 with fleet as (
 
-    select nodes_without_signals
+    select
+        lemon_window,
+        nodes_without_signals
     from {{ ref('fct_lemon_fleet_monthly') }}
     where month = {{ run_parameter('month') }}
 
@@ -26,12 +28,13 @@ node_values as (
 
     {% for signal in counts + ['single_node_node_failure_rate'] %}
         select
+            lemon_window,
             '{{ signal }}' as signal,
             cast({{ signal }} as double) as value,
             count(*) as nodes
         from signals
         where {{ signal }} is not null
-        group by {{ signal }}
+        group by lemon_window, {{ signal }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 
@@ -40,12 +43,14 @@ node_values as (
 with_zeros as (
 
     select
+        lemon_window,
         signal,
         value,
         nodes
     from node_values
     union all
     select
+        fleet.lemon_window,
         count_signals.signal,
         0e0 as value,
         fleet.nodes_without_signals as nodes
@@ -60,20 +65,22 @@ with_zeros as (
 per_value as (
 
     select
+        lemon_window,
         signal,
         value,
         sum(nodes) as nodes
     from with_zeros
-    group by signal, value
+    group by lemon_window, signal, value
 
 )
 
 select
     {{ run_parameter('month') }} as month,
     {{ run_parameter('cluster') }} as cluster,
+    lemon_window,
     signal,
     value,
     nodes,
-    cast(sum(nodes) over (partition by signal order by value) as double)
-    / sum(nodes) over (partition by signal) as share_at_or_below
+    cast(sum(nodes) over (partition by lemon_window, signal order by value) as double)
+    / sum(nodes) over (partition by lemon_window, signal) as share_at_or_below
 from per_value

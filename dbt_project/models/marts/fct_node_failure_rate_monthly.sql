@@ -1,8 +1,10 @@
 -- The month's node failure rate r_f under both definitions (docs/methodology.md "Node failure
 -- rate"), as its counts: infrastructure failures and the GPU node-days they happened in. The
 -- paper's definition counts attempts with more than paper_min_gpus GPUs; "all" every GPU attempt.
--- One row per month built, also for a month without attempts. The node-seconds are kept as
--- integers so that sums over months are exact in any order.
+-- Beside them, the fleet's node fault rate ("The fleet's node fault rate"): the node faults of
+-- fct_node_faults over every node's days (the nodes seen in the month, busy or idle, for the
+-- month's observed time). One row per month built, also for a month without attempts. The
+-- node-seconds are kept as integers so that sums over months are exact in any order.
 
 with attempts as (
 
@@ -15,8 +17,26 @@ parameters as (
 
     select
         month,
-        month_start
+        month_start,
+        period_end
     from {{ source('run', 'parameters') }}
+
+),
+
+-- the nodes seen in the month: ran an attempt or logged a health event (the lemon fleet's rule)
+fleet as (
+
+    select count(distinct node) as fleet_nodes
+    from {{ ref('fct_node_days') }}
+    where month = {{ run_parameter('month') }}
+
+),
+
+faults as (
+
+    select count(*) as fleet_faults
+    from {{ ref('fct_node_faults') }}
+    where month = {{ run_parameter('month') }}
 
 ),
 
@@ -43,6 +63,14 @@ select
     counted.paper_node_seconds / 86400e0 as paper_node_days,
     counted.all_failures,
     counted.all_node_seconds,
-    counted.all_node_seconds / 86400e0 as all_node_days
+    counted.all_node_seconds / 86400e0 as all_node_days,
+    cast(faults.fleet_faults as bigint) as fleet_faults,
+    cast(fleet.fleet_nodes as bigint) as fleet_nodes,
+    cast(fleet.fleet_nodes * {{ dbt.datediff('parameters.month_start', 'parameters.period_end', 'second') }} as bigint)
+        as fleet_node_seconds,
+    fleet.fleet_nodes * {{ dbt.datediff('parameters.month_start', 'parameters.period_end', 'second') }} / 86400e0
+        as fleet_node_days
 from parameters
 cross join counted
+cross join fleet
+cross join faults

@@ -1,9 +1,10 @@
--- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over the trailing window of
--- lemon_window_days ending at the month's end: health-event counts from fct_health_events (every
--- month the window spans), the infrastructure failures that named the node as the cause, grouped
--- into incidents, and the most incidents within lemon_repeat_days (the repeat-offender signal).
--- One row per node with a health event or such a failure in the window. The rules that make a
--- node a candidate are flows/lemons.py's: they are fitted to the fleet.
+-- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over each lemon window ending
+-- at the month's end (the macro lemon_window: the month's lemon_window_days, and the trailing
+-- lemon_trailing_days): health-event counts from fct_health_events (every month the window spans),
+-- the infrastructure failures that named the node as the cause, grouped into incidents, and the
+-- most incidents within lemon_repeat_days (the repeat-offender signal). One row per window and node
+-- with a health event or such a failure in the window. The rules that make a node a candidate are
+-- flows/lemons.py's: they are fitted to the fleet.
 
 with parameters as (
 
@@ -13,7 +14,9 @@ with parameters as (
 
 events as (
 
-    select health_events.*
+    select
+        parameters.lemon_window,
+        health_events.*
     from {{ ref('fct_health_events') }} as health_events
     inner join parameters
         on
@@ -25,6 +28,7 @@ events as (
 health as (
 
     select
+        lemon_window,
         node,
         count(*) as health_events,
         -- a burst of lines from one incident counts once: hours with a critical event
@@ -36,18 +40,19 @@ health as (
         ) as bigint) as out_count,
         cast(sum(case when source = 'ticket' then 1 else 0 end) as bigint) as tickets
     from events
-    group by node
+    group by lemon_window, node
 
 ),
 
 failures as (
 
     select
+        parameters.lemon_window,
         node_failures.cause_node as node,
         node_failures.failed_at,
         node_failures.n_nodes,
         lag(node_failures.failed_at) over (
-            partition by node_failures.cause_node order by node_failures.failed_at
+            partition by parameters.lemon_window, node_failures.cause_node order by node_failures.failed_at
         ) as previous_failed_at
     from {{ ref('fct_failures') }} as node_failures
     inner join parameters
@@ -63,12 +68,11 @@ failures as (
 incidents as (
 
     select
+        lemon_window,
         node,
         failed_at as incident_at
     from failures
-    where
-        previous_failed_at is null
-        or failed_at > {{ dbt.dateadd('hour', 1, 'previous_failed_at') }}
+    where {{ starts_incident('failed_at', 'previous_failed_at') }}
 
 ),
 
@@ -77,39 +81,43 @@ incidents as (
 incidents_within as (
 
     select
+        later.lemon_window,
         later.node,
         later.incident_at,
         count(*) as incidents_within
     from incidents as later
     inner join incidents as earlier
         on
-            earlier.node = later.node
+            earlier.lemon_window = later.lemon_window
+            and earlier.node = later.node
             and earlier.incident_at <= later.incident_at
             and earlier.incident_at
             >= {{ dbt.dateadd('day', '-1 * ' ~ run_parameter('lemon_repeat_days'), 'later.incident_at') }}
-    group by later.node, later.incident_at
+    group by later.lemon_window, later.node, later.incident_at
 
 ),
 
 node_incidents as (
 
     select
+        lemon_window,
         node,
         count(*) as failure_incidents,
         max(incidents_within) as most_incidents_within_repeat_days
     from incidents_within
-    group by node
+    group by lemon_window, node
 
 ),
 
 node_failures as (
 
     select
+        lemon_window,
         node,
         count(*) as node_fails,
         cast(sum(case when n_nodes = 1 then 1 else 0 end) as bigint) as single_node_node_fails
     from failures
-    group by node
+    group by lemon_window, node
 
 ),
 
@@ -118,6 +126,7 @@ node_failures as (
 single_node_attempts as (
 
     select
+        parameters.lemon_window,
         node_days.node,
         sum(node_days.single_node_attempts_ended) as single_node_attempts
     from {{ ref('fct_node_days') }} as node_days
@@ -125,15 +134,21 @@ single_node_attempts as (
         on
             node_days.day >= cast(parameters.window_start as date)
             and node_days.day < cast(parameters.window_end as date)
-    group by node_days.node
+    group by parameters.lemon_window, node_days.node
 
 ),
 
 nodes as (
 
-    select node from health
+    select
+        lemon_window,
+        node
+    from health
     union
-    select node from node_failures
+    select
+        lemon_window,
+        node
+    from node_failures
 
 ),
 
@@ -142,6 +157,7 @@ final as (
     select
         parameters.month,
         parameters.cluster,
+        nodes.lemon_window,
         nodes.node,
         parameters.window_start,
         parameters.window_end,
@@ -163,11 +179,12 @@ final as (
         coalesce(node_incidents.failure_incidents, 0) as failure_incidents,
         coalesce(node_incidents.most_incidents_within_repeat_days, 0) as most_incidents_within_repeat_days
     from nodes
-    cross join parameters
-    left join health on health.node = nodes.node
-    left join node_failures on node_failures.node = nodes.node
-    left join node_incidents on node_incidents.node = nodes.node
-    left join single_node_attempts on single_node_attempts.node = nodes.node
+    inner join parameters on parameters.lemon_window = nodes.lemon_window
+    left join health on health.lemon_window = nodes.lemon_window and health.node = nodes.node
+    left join node_failures on node_failures.lemon_window = nodes.lemon_window and node_failures.node = nodes.node
+    left join node_incidents on node_incidents.lemon_window = nodes.lemon_window and node_incidents.node = nodes.node
+    left join single_node_attempts
+        on single_node_attempts.lemon_window = nodes.lemon_window and single_node_attempts.node = nodes.node
 
 )
 

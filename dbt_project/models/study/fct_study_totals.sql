@@ -1,5 +1,5 @@
 -- The study's range in totals (one row): the months built, attempts and GPU-hours, the node
--- failure rate's counts under both definitions, and the lost goodput with its second-order share,
+-- failure rate's counts under both definitions, the fleet's node faults and node-days, and the lost goodput with its second-order share,
 -- each the sum of the monthly marts over the range (their rows are clipped to their month).
 
 with totals as (
@@ -20,7 +20,10 @@ rates as (
         cast(coalesce(sum(paper_failures), 0) as bigint) as paper_failures,
         cast(coalesce(sum(paper_node_seconds), 0) as bigint) / 86400e0 as paper_node_days,
         cast(coalesce(sum(all_failures), 0) as bigint) as all_failures,
-        cast(coalesce(sum(all_node_seconds), 0) as bigint) / 86400e0 as all_node_days
+        cast(coalesce(sum(all_node_seconds), 0) as bigint) / 86400e0 as all_node_days,
+        cast(coalesce(sum(fleet_faults), 0) as bigint) as fleet_faults,
+        cast(coalesce(max(fleet_nodes), 0) as bigint) as fleet_nodes,
+        cast(coalesce(sum(fleet_node_seconds), 0) as bigint) / 86400e0 as fleet_node_days
     from {{ ref('fct_node_failure_rate_monthly') }}
     where {{ in_study() }}
 
@@ -49,6 +52,9 @@ select
     rates.paper_node_days,
     rates.all_failures,
     rates.all_node_days,
+    rates.fleet_faults,
+    rates.fleet_nodes,
+    rates.fleet_node_days,
     lost.lost_gpu_hours,
     lost.first_order_gpu_hours,
     lost.second_order_gpu_hours,
