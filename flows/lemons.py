@@ -243,7 +243,6 @@ def window_candidates(con: MartReader, month: Month, params: AnalysisConfig, win
         "window_start": window_start.isoformat(),
         "window_end": window_end.isoformat(),
         "window_days": window_days,
-        "p_value_threshold": p_value,
         "fleet_nodes": fleet,
         "fleet_mean_incident_hours": rules.incidents.mean,
         "fleet_incident_dispersion": rules.incidents.dispersion,

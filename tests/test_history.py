@@ -141,10 +141,12 @@ def test_months_built_newest_first_end_with_the_figures_of_an_oldest_first_backf
     )
     fresh_warehouse(reverse)  # a new warehouse: the worker's scratch one, whose dbt parse other tests share
     capsys.readouterr()
-    for month in reversed(MONTHS):
+    # the first three months (a month's figures depend on no later month): six builds, not ten
+    reversed_months = MONTHS[:3]
+    for month in reversed(reversed_months):
         assert main(["run", "--config", str(reverse), "--month", str(month)]) == 0
         refreshed = re.findall(r"^  (\d{4}-\d\d)  refreshed ", capsys.readouterr().out, re.M)
-        assert refreshed == [str(m) for m in MONTHS if m > month]
+        assert refreshed == [str(m) for m in reversed_months if m > month]
         # the month's own figures at once; what it compares with says what is missing
         built = metrics(reverse, month)
         assert own_figures(built) == own_figures(forward[str(month)])
@@ -153,7 +155,7 @@ def test_months_built_newest_first_end_with_the_figures_of_an_oldest_first_backf
             built["summary"]["earlier_months"]
             in (tmp_path / "reports" / CLUSTER / str(month) / "report.txt").read_text()
         )
-    for month in MONTHS:
+    for month in reversed_months:
         assert figures(metrics(reverse, month)) == figures(forward[str(month)]), month
     assert forward[str(LAST)]["history"]["earlier_months_missing"] == [
         str(m) for m in history_months(LAST, load_config(reverse).analysis) if m < FIRST
@@ -192,7 +194,6 @@ SCIENCE_ADDED = {
     ("parameters", "lemon_trailing_days"),
     ("parameters", "lemon_trailing_p_value"),
     ("lemon_nodes", "trailing"),
-    ("lemon_nodes", "p_value_threshold"),
 }
 # Fields added since the golden files were written: the golden files lack them.
 ADDED: set[tuple[str, ...]] = {
