@@ -24,6 +24,7 @@ from flows.months import Month
 from flows.publish.openmetrics import month_collector
 from flows.retry import with_backoff
 from flows.sent_log import SENT, SentLog
+from flows.webhook import describe  # the same urllib errors, told the same way
 
 log = logging.getLogger(__name__)
 CHANNEL = "pushgateway"
@@ -33,15 +34,6 @@ def is_temporary(exc: BaseException) -> bool:
     if isinstance(exc, urllib.error.HTTPError):
         return exc.code >= 500
     return isinstance(exc, urllib.error.URLError | ConnectionError | TimeoutError | socket.timeout)
-
-
-def describe(exc: BaseException) -> str:
-    if isinstance(exc, urllib.error.HTTPError):
-        body = exc.read(300).decode(errors="replace").strip()
-        return f"HTTP {exc.code} {exc.reason}" + (f": {body}" if body else "")
-    if isinstance(exc, urllib.error.URLError):
-        return f"{type(exc.reason).__name__}: {exc.reason}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def push(report_dir: Path, settings: PrometheusConfig) -> None:
