@@ -6,6 +6,7 @@ Croissant dataset that validates, and running the study again sends nothing new.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -165,3 +166,34 @@ def test_the_years_study_reads_well_in_a_browser(built, browser, width, capsys):
     assert report.html == without_nav((built["dir"] / "report.html").read_text())  # before its link to the index
     for name, path in shown_pages(report, built["work"] / "shown").items():
         assert_reads_well(browser, path, report, width, f"year-{name}-{width}px.png", capsys)
+
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "golden" / "reports"  # the outputs before issue 36's restructure
+
+
+def golden_outputs(built) -> dict[str, str]:
+    """The outputs a reader sees: the study's and the month the study built with the monthly
+    pipeline, with the test's temporary directory written as <work>."""
+    month_dir = load_config(built["configs"]["rsc2"]).reports_dir / "rsc2" / str(LAST)
+    files = {f"study/{p.name}": p for p in sorted(built["dir"].iterdir()) if p.is_file()}
+    files |= {f"month/{p.name}": p for p in sorted(month_dir.iterdir()) if p.is_file()}
+    return {
+        name: path.read_text().replace(str(built["work"]), "<work>")
+        for name, path in files.items()
+        if path.suffix in {".json", ".html", ".txt", ".prom", ".csv"}
+    }
+
+
+def test_the_reports_are_byte_identical_to_the_golden_outputs(built):
+    """metrics.json, report.html, email.html and report.txt of the study and of a month are the
+    bytes they were before issue 36's restructure (`UPDATE_GOLDEN=1` writes them again, for a
+    deliberate change that the commit then names)."""
+    outputs = golden_outputs(built)
+    if os.environ.get("UPDATE_GOLDEN"):
+        for name, text in outputs.items():
+            (GOLDEN / name).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / name).write_text(text)
+    expected = {str(p.relative_to(GOLDEN)): p.read_text() for p in sorted(GOLDEN.rglob("*")) if p.is_file()}
+    assert sorted(outputs) == sorted(expected)
+    changed = [name for name in outputs if outputs[name] != expected[name]]
+    assert not changed
