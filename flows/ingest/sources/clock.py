@@ -66,12 +66,10 @@ class LocalClock:
         utc = utc.astimezone(UTC).replace(tzinfo=None) if utc.tzinfo else utc
         return self._too_early if utc < self.earliest else self._too_late if utc > self.latest else None
 
-    def sql_implausible(self, column: str) -> str:
-        """`implausible` as a DuckDB expression over naive UTC TIMESTAMP `column` (NULL when plausible)."""
-        return (  # the reasons hold no quote
-            f"CASE WHEN {column} < TIMESTAMP '{self.earliest.isoformat()}' THEN '{self._too_early}' "
-            f"WHEN {column} > TIMESTAMP '{self.latest.isoformat()}' THEN '{self._too_late}' END"
-        )
+    def sql_window(self) -> dict[str, datetime | str]:
+        """The window of valid times and why a time outside it is refused (`implausible`), as the
+        parameters of the SQL that checks it (sql/job_records__problems.sql)."""
+        return {"earliest": self.earliest, "latest": self.latest, "too_early": self._too_early, "too_late": self._too_late}
 
     def max_offset_change(self, changes: tuple[timedelta, list[OffsetChange]]) -> timedelta:
         """The largest jump of the UTC offset in `changes`: how far apart two local times read as

@@ -27,9 +27,9 @@ from flows.ingest.sources.files import open_text
 from flows.ingest.sources.health_files import READ_ERRORS, unreadable
 from flows.ingest.sources.node_names import NODE_NAME, NODE_NAME_RULE
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.sql import create_temp_table, sql_quote
+from flows.ingest.sources.sql import create_temp_table, run_sql, sql_relation
 
-# RE2 patterns (DuckDB's regexp functions); each names its groups in the list beside it. RE2 reads
+# RE2 patterns (DuckDB's regexp functions, sql/syslog__read_stamps.sql); each names its groups in the list beside it. RE2 reads
 # an anchored pattern of at most four groups in one pass, several times faster than with a fifth.
 _ISO = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\s+(\S+)\s+"
 _ISO_GROUPS = ["stamp", "fraction", "zone", "host"]
@@ -121,91 +121,32 @@ def syslog_prefixes(
     (see `read_syslog_messages`).
     """
     clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
-    message, source, carried, wanted = "", "syslog_lines", "", ""
+    message = {"message": bool(fields)}
+    patterns = {
+        "iso": _ISO,
+        "iso_groups": _ISO_GROUPS,
+        "tagged": _TAGGED,
+        "remote_kern": _REMOTE_KERN,
+        "remote_groups": _REMOTE_GROUPS,
+        "bsd": _BSD,
+        "bsd_groups": _BSD_GROUPS,
+        "node_name": NODE_NAME,
+        "year": str(year),
+    }
     if fields:
-        # RE2 finds the whole match fastest without groups; the groups are then read from the match
-        # alone and the free text after it is cut off by position (the match's text first occurs
-        # where it matched: an earlier copy would have been the leftmost match).
-        message = (
-            f"whole, regexp_extract(whole, {sql_quote(f'^(?:{fields})')}, {groups!r}) AS m, "
-            "substr(line, strpos(line, whole) + length(whole)) AS rest,"
-        )
-        # (filtered after the CTE below: a filter right on the match would make DuckDB find it twice)
-        source = f"(SELECT *, regexp_extract(line, {sql_quote(fields)}) AS whole FROM syslog_lines)"
-        carried, wanted = "whole, m, rest,", "whole <> '' AND"
+        patterns |= {"fields": fields, "anchored_fields": f"^(?:{fields})", "groups": groups}
+    reasons = {"no_prefix": NO_PREFIX, "not_tagged": NOT_TAGGED, "node_name_rule": NODE_NAME_RULE}
     with duckdb.connect() as con:
         create_temp_table(con, "syslog_lines", lines)
-        con.execute(_read_stamps_sql(source, message, carried, wanted, year))
-        # a line is read when it has a node (a valid name) and a time; any other is a problem
-        valid_node = "node_ok"
-        problems = con.execute(
-            f"""SELECT source_line,
-                       CASE WHEN node IS NOT NULL AND NOT {valid_node} THEN 'host' ELSE 'timestamp' END,
-                       CASE WHEN node IS NULL THEN left(undated_line, 40)
-                            WHEN NOT {valid_node} THEN node
-                            WHEN dated IS NOT NULL THEN dated.stamp || dated.fraction || dated.zone
-                            ELSE bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1) END,
-                       CASE WHEN node IS NULL THEN {sql_quote(NO_PREFIX)}
-                            WHEN NOT tagged THEN {sql_quote(NOT_TAGGED)}
-                            WHEN NOT {valid_node} THEN {sql_quote(NODE_NAME_RULE)}
-                            ELSE 'not a valid date and time' END
-                FROM syslog_read WHERE node IS NULL OR local_ts IS NULL OR NOT {valid_node} ORDER BY source_line"""
-        ).fetchall()
-        local = "local_ts"
-        bounds = con.execute("SELECT min(local_ts), max(local_ts) FROM syslog_read WHERE zone = ''").fetchall()[0]
+        run_sql(con, "syslog__read_stamps", patterns, **message)
+        problems = run_sql(con, "syslog__problems", reasons).fetchall()
+        to_utc = "local_ts"
+        bounds = run_sql(con, "syslog__local_bounds").fetchall()[0]
         if bounds[0] is not None:
             changes = clock.offset_changes(*bounds)
-            local = clock.sql_to_utc("local_ts", changes)
-            counts = LocalClock.sql_doubtful_counts("CASE WHEN zone = '' THEN local_ts END", changes)
-            clock.count(*con.execute(f"SELECT {', '.join(counts)} FROM syslog_read").fetchall()[0])
-        offset = (
-            "if(zone = 'Z', 0, if(left(zone, 1) = '-', -1, 1)"
-            " * (CAST(substr(zone, 2, 2) AS BIGINT) * 3600 + CAST(right(zone, 2) AS BIGINT) * 60))"
-        )
-        extracted = "".join(f", m.{name} AS {name}" for name in groups or []) + (", rest" if fields else "")
-        found = con.sql(
-            f"""SELECT source_line, node,
-                       CASE WHEN zone = '' THEN {local} ELSE local_ts - to_seconds({offset}) END AS ts {extracted}
-                FROM syslog_read WHERE node IS NOT NULL AND local_ts IS NOT NULL AND {valid_node}
-                ORDER BY source_line"""
-        ).to_arrow_table()
+            to_utc = clock.sql_to_utc("local_ts", changes)
+            ambiguous, nonexistent = LocalClock.sql_doubtful_counts("CASE WHEN zone = '' THEN local_ts END", changes)
+            doubtful = {"ambiguous": ambiguous, "nonexistent": nonexistent}
+            clock.count(*run_sql(con, "clock__doubtful_counts", table="syslog_read", **doubtful).fetchall()[0])
+        found = sql_relation(con, "syslog__found", to_utc=to_utc, groups=groups or [], **message).to_arrow_table()
     return found, problems
-
-
-def _read_stamps_sql(source: str, message: str, carried: str, wanted: str, year: int) -> str:
-    """CREATE TEMP TABLE syslog_read: each line of `source` with its node and its local time (and
-    its zone, when the stamp has one). ISO stamps (nearly every line of an rsyslog file) are read
-    in one pass; only the lines they do not fit are tried as remote-kernel (year, maybe an offset)
-    and BSD (neither) stamps. `message`, `carried` and `wanted` add the message match (see
-    `syslog_prefixes`); BSD stamps have no year, so they get `year`."""
-    return f"""CREATE TEMP TABLE syslog_read AS
-        WITH matched AS (
-            SELECT source_line, {carried} iso, CASE WHEN iso.host = '' THEN line END AS undated_line, tagged
-            FROM (SELECT source_line, line, {message}
-                         regexp_extract(line, {sql_quote(_ISO)}, {_ISO_GROUPS!r}) AS iso,
-                         regexp_matches(line, {sql_quote(_TAGGED)}) AS tagged
-                  FROM {source})
-        ), stamped AS (
-            SELECT source_line, {carried} iso AS dated, NULL AS bsd, NULL AS undated_line, tagged
-            FROM matched WHERE {wanted} undated_line IS NULL
-            UNION ALL
-            SELECT source_line, {carried}
-                   CASE WHEN remote.host <> '' THEN {{'stamp': remote.stamp, 'fraction': remote.fraction,
-                        'zone': remote.zone, 'host': remote.host}} END,
-                   CASE WHEN remote.host = '' THEN regexp_extract(undated_line, {sql_quote(_BSD)},
-                                                                  {_BSD_GROUPS!r}) END,
-                   undated_line, tagged
-            FROM (SELECT *, regexp_extract(undated_line, {sql_quote(_REMOTE_KERN)}, {_REMOTE_GROUPS!r}) AS remote
-                  FROM matched WHERE {wanted} undated_line IS NOT NULL)
-        )
-        SELECT *, tagged AND regexp_full_match(node, {sql_quote(NODE_NAME)}) AS node_ok
-        FROM (SELECT *,
-               coalesce(dated.host, nullif(bsd.host, '')) AS node,
-               CASE WHEN dated IS NOT NULL THEN try_strptime(dated.stamp, '%Y-%m-%dT%H:%M:%S')
-                    ELSE try_strptime('{year} ' || bsd.month || ' ' || bsd.day || ' ' || split_part(bsd.clock, '.', 1),
-                                      '%Y %b %d %H:%M:%S') END
-                 + to_microseconds(CAST(rpad(left(coalesce(substr(dated.fraction, 2), split_part(bsd.clock, '.', 2)),
-                                                  6), 6, '0') AS BIGINT))
-                 AS local_ts,
-               coalesce(dated.zone, '') AS zone
-        FROM stamped)"""

@@ -1,0 +1,14 @@
+-- The lists that name a node twice (ClusterShell's NodeSet, the lists that are not simple, is a set already).
+select
+    l.node_list,
+    format('names node {} twice', any_value(m.node))
+from (
+    select
+        list_id,
+        node
+    from host_list_members
+    group by list_id, node
+    having count(*) > 1
+) as m
+inner join host_lists as l using (list_id)
+group by l.node_list

@@ -1,0 +1,2 @@
+-- How many rows {{ table }} has.
+select count(*) as row_count from {{ table }}
