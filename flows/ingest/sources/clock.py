@@ -69,7 +69,12 @@ class LocalClock:
     def sql_window(self) -> dict[str, datetime | str]:
         """The window of valid times and why a time outside it is refused (`implausible`), as the
         parameters of the SQL that checks it (sql/job_records__problems.sql)."""
-        return {"earliest": self.earliest, "latest": self.latest, "too_early": self._too_early, "too_late": self._too_late}
+        return {
+            "earliest": self.earliest,
+            "latest": self.latest,
+            "too_early": self._too_early,
+            "too_late": self._too_late,
+        }
 
     def max_offset_change(self, changes: tuple[timedelta, list[OffsetChange]]) -> timedelta:
         """The largest jump of the UTC offset in `changes`: how far apart two local times read as

@@ -106,7 +106,10 @@ def finish_attempts(
             skew = clock.max_offset_change(changes)
             utc = {column: clock.sql_to_utc(column, changes) for column in TIME_COLUMNS}
             doubtful = [LocalClock.sql_doubtful_counts(column, changes) for column in TIME_COLUMNS]
-            counts = {"ambiguous": " + ".join(a for a, _ in doubtful), "nonexistent": " + ".join(n for _, n in doubtful)}
+            counts = {
+                "ambiguous": " + ".join(a for a, _ in doubtful),
+                "nonexistent": " + ".join(n for _, n in doubtful),
+            }
             clock.count(*run_sql(con, "clock__doubtful_counts", table="attempts_staged", **counts).fetchall()[0])
 
     bad = _bad_records(con, utc, clock, skew)

@@ -27,7 +27,7 @@ from flows.ingest.sources.job_records import finish_attempts
 from flows.ingest.sources.parsable import ParsableLayout, assemble_rows, parsable_layout
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import STAGED_FIELDS, column_names
-from flows.ingest.sources.sql import create_temp_table, sql_quote
+from flows.ingest.sources.sql import create_temp_table, run_sql
 
 
 @dataclass(frozen=True)
@@ -127,14 +127,8 @@ def _required(header: tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(name for name in REQUIRED_FIELDS if name in header or name not in XDMOD_MAY_LACK)
 
 
-# [D-][HH:]MM:SS[.fff], checked whole; the numbers are then cut out by position (cheaper than captures)
-ELAPSED_FORMAT = r"(?:\d+-)?(?:\d+:)?\d+:\d+(?:\.\d+)?"
-# What sacct prints for nearly every record ([D-]HH:MM:SS): read as an INTERVAL, cheaper than a list of parts
-ELAPSED_COMMON = r"(?:\d+-)?\d+:[0-5]\d:[0-5]\d"
+# RE2 patterns of sql/sacct__lines.sql that the layout of an XDMoD dump is told by as well (`_fits_xdmod`)
 STATE_PATTERN = r"^([A-Z_]+)(?: by (\d+))?$"
-EXIT_PATTERN = r"^(\d+):(\d+)$"
-# A GPU count that is not a whole number of at most 9 digits (more would overflow, and no job has that many)
-BAD_GPU_TRES_PATTERN = r"(?:^|,)gres/gpu(?::[^=,]*)?=(?:[^,]*[^0-9,][^,]*|\d{10,})?(?:,|$)"
 # A TRES list: `name=value` pairs (`cpu=8`, `mem=64G`, `gres/gpu:h100=8`, `fs/disk=0`), comma-separated
 TRES_FORMAT = r"(?:[A-Za-z][\w./:-]*=[^,=]+(?:,[A-Za-z][\w./:-]*=[^,=]+)*)?"
 LINE_SENTINEL = "\x1e"  # never in sacct output: each line is read as one column
@@ -176,32 +170,23 @@ def read_sacct(
     stats = stats if stats is not None else SacctReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     layout = parsable_layout(path, _required(header), header)
-    typed = _typed_select(layout)
     with open_text(path) as handle:
         new_line = "\\r\\n" if handle.readline().endswith("\r\n") else "\\n"
-    lines = f"""(SELECT CAST(NULL AS BIGINT) AS line_no, string_split(line, {sql_quote(layout.delimiter)}) AS parts
-        FROM read_csv({sql_quote(str(path))}, columns = {{'line': 'VARCHAR'}}, header = false,
-                      delim = {sql_quote(LINE_SENTINEL)}, quote = '', escape = '', new_line = '{new_line}',
-                      auto_detect = false, buffer_size = {READ_BUFFER_BYTES},
-                      store_rejects = true, rejects_table = 'sacct_rejects',
-                      rejects_scan = 'sacct_reject_scans'))"""
+    row = _row_params(layout)
+    file = {"path": str(path), "line_sentinel": LINE_SENTINEL, "new_line": new_line, "buffer_size": READ_BUFFER_BYTES}
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE sacct_lines AS {typed.replace('{source}', lines)}")
+        run_sql(con, "sacct__lines", row | file, recovered=False)
     except duckdb.Error as error:  # DuckDB's message names neither the file nor the line: find them
         broken = gzip_break(path) if path.suffix == ".gz" else None
         if broken is None:
             raise InputFormatError(path, 1, "file", path.name, f"cannot be read: {error}") from None
         raise broken from None
-    rejected = [row[0] for row in con.execute("SELECT DISTINCT line FROM sacct_rejects ORDER BY line").fetchall()]
+    rejected = [line for (line,) in run_sql(con, "sacct__rejected_lines").fetchall()]
     stats.undecodable_lines = len(rejected)
     if rejected:
         _number_lines_around(con, rejected)
-    con.execute(
-        f"""CREATE OR REPLACE TEMP VIEW sacct_rows AS
-            SELECT * EXCLUDE (line_no), coalesce(line_no, rowid + 1) AS source_line FROM sacct_lines
-            WHERE coalesce(line_no, rowid + 1) >= {layout.first_row_line}"""
-    )
-    odd = con.execute("SELECT source_line, odd_text FROM sacct_rows WHERE kind = 'odd'").fetchall()
+    run_sql(con, "sacct__rows", first_row_line=layout.first_row_line)
+    odd = run_sql(con, "sacct__odd_lines").fetchall()
     wanted = [line for line in rejected if line >= layout.first_row_line]
     odd.extend(zip(wanted, _read_lines(path, wanted), strict=True))
     rows = list(assemble_rows(layout, sorted(odd), quarantine))
@@ -210,21 +195,13 @@ def read_sacct(
         schema=pa.schema([("line_no", pa.int64()), ("parts", pa.list_(pa.string()))]),
     )
     create_temp_table(con, "sacct_recovered_rows", recovered)
-    con.execute(f"INSERT INTO sacct_lines {typed.replace('{source}', 'sacct_recovered_rows')}")
+    run_sql(con, "sacct__lines", row, recovered=True)
 
-    stats.rows, stats.steps_skipped = con.execute(
-        "SELECT count_if(kind <> 'odd'), count_if(kind = 'step') FROM sacct_rows"
-    ).fetchall()[0]
-    con.execute(
-        f"""CREATE OR REPLACE TEMP VIEW attempts_staged AS
-            SELECT {", ".join(column_names(STAGED_FIELDS))} FROM sacct_rows WHERE kind = 'attempt' AND problem IS NULL"""
-    )
+    stats.rows, stats.steps_skipped = run_sql(con, "sacct__row_counts").fetchall()[0]
+    run_sql(con, "sacct__attempts_staged", columns=column_names(STAGED_FIELDS))
     problems = [
         InputFormatError(path, line, field, value, reason)
-        for line, field, value, reason in con.execute(
-            """SELECT source_line, problem.field, problem.value, problem.reason FROM sacct_rows
-               WHERE kind = 'attempt' AND problem IS NOT NULL"""
-        ).fetchall()
+        for line, field, value, reason in run_sql(con, "sacct__problems").fetchall()
     ]
     return finish_attempts(con, path, clock, quarantine, stats, problems)
 
@@ -308,15 +285,8 @@ def _number_lines_around(con: duckdb.DuckDBPyConnection, rejected: list[int]) ->
         }
     )
     create_temp_table(con, "sacct_line_shifts", shifts)
-    con.execute(
-        """CREATE OR REPLACE TEMP TABLE sacct_lines AS
-           SELECT l.* REPLACE (coalesce(l.line_no, l.n + coalesce(s.shift, 0)) AS line_no)
-           FROM (SELECT *, rowid + 1 AS n FROM sacct_lines) l
-           ASOF LEFT JOIN (SELECT kept_before, max(shift) AS shift FROM sacct_line_shifts GROUP BY ALL) s
-             ON l.n > s.kept_before
-           ORDER BY l.n"""
-    )
-    con.execute("ALTER TABLE sacct_lines DROP COLUMN n")
+    run_sql(con, "sacct__number_lines_around")
+    run_sql(con, "sacct__drop_row_numbers")
 
 
 def _read_lines(path: Path, line_numbers: list[int]) -> list[str]:
@@ -334,167 +304,13 @@ def _read_lines(path: Path, line_numbers: list[int]) -> list[str]:
     return [lines.get(number, "") for number in line_numbers]
 
 
-class _RowSql:
-    """SQL expressions over `f`, the fields of one row of `layout` (a DuckDB list, 1-based)."""
-
-    def __init__(self, layout: ParsableLayout) -> None:
-        self.index = {name: i + 1 for i, name in enumerate(layout.header)}
-        # AllocTRES and, when the dump has it, ReqTRES: their GPU counts
-        self.tres = [name for name in ("AllocTRES", "ReqTRES") if name in self.index]
-
-    def raw(self, name: str) -> str:
-        return f"f[{self.index[name]}]" if name in self.index else "''"
-
-    def optional(self, name: str) -> str:
-        """A column only newer Slurm versions print: NULL when absent or empty."""
-        return f"nullif({self.raw(name)}, '')" if name in self.index else "CAST(NULL AS VARCHAR)"
-
-    def given(self, name: str) -> str:
-        return f"{self.raw(name)} NOT IN ('', 'Unknown', 'None')"
-
-    def timestamp(self, name: str) -> str:
-        return f"TRY_CAST({self.raw(name)} AS TIMESTAMP)"  # NULL for Unknown and None too
-
-    def untyped_gpus(self) -> str:
-        """`untyped_<TRES field>`: the digits after its first `gres/gpu=` up to the next comma ('' when
-        not a whole number); cut out by position, as splitting the TRES string costs twice as much.
-        The untyped `gres/gpu=N` is authoritative; typed entries (`gres/gpu:h100=N`) repeat it and
-        are only summed (and checked) when no untyped entry exists."""
-        return ", ".join(
-            f"CASE WHEN strpos({self.raw(name)}, 'gres/gpu=') > 0 THEN regexp_extract(substr({self.raw(name)}, "
-            f"strpos({self.raw(name)}, 'gres/gpu=') + 9, 20), '^(\\d{{1,9}})(?:,|$)', 1) ELSE '' END AS untyped_{name}"
-            for name in self.tres
-        )
-
-    def gpus(self, name: str) -> str:
-        typed = f"regexp_extract_all({self.raw(name)}, 'gres/gpu:[^=,]*=(\\d{{1,9}})(?:,|$)', 1)"
-        return f"""CASE WHEN untyped_{name} <> '' THEN CAST(untyped_{name} AS BIGINT)
-                        ELSE CAST(coalesce(list_sum(list_transform({typed}, lambda x: CAST(x AS BIGINT))), 0) AS BIGINT)
-                   END"""  # list_sum gives a HUGEINT, which would land as a DOUBLE
-
-    def req_gpus(self) -> str:
-        if "ReqTRES" not in self.index:
-            return "CAST(NULL AS BIGINT)"
-        return f"CASE WHEN {self.raw('ReqTRES')} <> '' THEN {self.gpus('ReqTRES')} END"
-
-    def tres_unreadable(self, name: str) -> str:
-        """A GPU entry whose count is not a whole number."""
-        return (
-            f"untyped_{name} = '' AND contains({self.raw(name)}, 'gres/gpu') "
-            f"AND regexp_matches({self.raw(name)}, '{BAD_GPU_TRES_PATTERN}')"
-        )
-
-    def tres_garbled(self, name: str) -> str:
-        """Not a TRES list at all, so its GPU count cannot be known (checked only when no
-        `gres/gpu=N` was found: a GPU job's list has one)."""
-        return f"untyped_{name} = '' AND NOT regexp_full_match({self.raw(name)}, '{TRES_FORMAT}')"
-
-    def elapsed_seconds(self) -> str:
-        """[D-]HH:MM:SS as an INTERVAL when it is that (`common_elapsed`), else from `days` and `clock`."""
-        return f"""CASE WHEN common_elapsed
-                        THEN CAST(epoch(TRY_CAST(replace({self.raw("Elapsed")}, '-', ' days ') AS INTERVAL)) AS BIGINT)
-                        ELSE ((days * 24 + coalesce(TRY_CAST(clock[-3] AS BIGINT), 0)) * 60
-                              + TRY_CAST(clock[-2] AS BIGINT)) * 60 + TRY_CAST(clock[-1] AS BIGINT)
-                   END"""
-
-    def elapsed_parts(self) -> str:
-        """`clock` (the H:M:S parts) and `days` of an Elapsed that is not the common form."""
-        elapsed = self.raw("Elapsed")
-        return f"""CASE WHEN common_elapsed THEN NULL WHEN regexp_full_match({elapsed}, '{ELAPSED_FORMAT}')
-                        THEN string_split(split_part(split_part({elapsed}, '-', -1), '.', 1), ':') END AS clock,
-                   CASE WHEN common_elapsed THEN NULL WHEN contains({elapsed}, '-')
-                        THEN TRY_CAST(split_part({elapsed}, '-', 1) AS BIGINT) ELSE 0 END AS days"""
-
-    def problem(self) -> str:
-        """The first field of an attempt that cannot be read, as {field, value, reason}; checked in this order."""
-        checks = [
-            ("State", "state.state = ''", "expected STATE or 'CANCELLED by <uid>'"),
-            ("ExitCode", f"{self.raw('ExitCode')} <> '' AND exit_code IS NULL", "expected <code>:<signal>"),
-            ("Submit", "submit_at IS NULL", "every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS"),
-            ("JobIDRaw", "job_id_raw IS NULL", "expected a job number"),
-            ("Eligible", f"eligible_at IS NULL AND {self.given('Eligible')}", "expected YYYY-MM-DDTHH:MM:SS"),
-            ("Start", f"start_at IS NULL AND {self.given('Start')}", "expected YYYY-MM-DDTHH:MM:SS"),
-            ("End", f"end_at IS NULL AND {self.given('End')}", "expected YYYY-MM-DDTHH:MM:SS"),
-            ("Elapsed", "elapsed_seconds IS NULL", "expected [D-]HH:MM:SS"),
-            ("NNodes", "n_nodes IS NULL", "expected a whole number"),
-        ]
-        for name in self.tres:
-            checks.append((name, self.tres_garbled(name), "expected a TRES list: name=value,..."))
-            checks.append((name, self.tres_unreadable(name), "expected gres/gpu[:type]=<count>"))
-        cases = " ".join(
-            f"WHEN {condition} THEN {{'field': '{name}', 'value': {self.raw(name)}, 'reason': {sql_quote(reason)}}}"
-            for name, condition, reason in checks
-        )
-        return f"CASE WHEN kind <> 'attempt' THEN NULL {cases} END"
-
-    def read(self) -> dict[str, str]:
-        """The staged columns (less source_line) read from the row: state is still a struct of state and uid."""
-        raw = self.raw
-        return {
-            "job_id": raw("JobID"),
-            "job_id_raw": f"CAST(TRY_CAST({raw('JobIDRaw')} AS BIGINT) AS VARCHAR)",
-            "job_name": raw("JobName"),
-            "user_name": raw("User"),
-            "account": raw("Account"),
-            "partition": raw("Partition"),
-            "qos": raw("QOS"),
-            "state": f"regexp_extract({raw('State')}, '{STATE_PATTERN}', ['state', 'uid'])",
-            "exit_code": "TRY_CAST(nullif(exit.code, '') AS BIGINT)",
-            "exit_signal": "TRY_CAST(nullif(exit.signal, '') AS BIGINT)",
-            "submit_at": self.timestamp("Submit"),
-            "eligible_at": self.timestamp("Eligible"),
-            "start_at": self.timestamp("Start"),
-            "end_at": self.timestamp("End"),
-            "elapsed_seconds": self.elapsed_seconds(),
-            "n_nodes": f"TRY_CAST({raw('NNodes')} AS BIGINT)",
-            "node_list": raw("NodeList"),
-            "gpus": self.gpus("AllocTRES"),
-            "req_gpus": self.req_gpus(),
-            "reason": raw("Reason"),
-            "failed_node": self.optional("FailedNode"),
-            "restarts": f"TRY_CAST({self.optional('Restarts')} AS BIGINT)",
-            "sluid": self.optional("SLUID"),
-            "admin_comment": self.optional("AdminComment"),
-        }
-
-
-# The two staged columns taken apart from the State struct once the row is read
-FROM_STATE = {
-    "state": "nullif(state.state, '') AS state",
-    "cancelled_by_uid": "TRY_CAST(nullif(state.uid, '') AS BIGINT) AS cancelled_by_uid",
-}
-
-
-def _typed_select(layout: ParsableLayout) -> str:
-    """A SELECT over `{source}(line_no, parts)` giving each line's kind (attempt, step, or odd: the
-    wrong width, or blank), an odd line's text, and the typed staged columns (registry.STAGED_FIELDS,
-    local times) with the first field that cannot be read (`problem`, NULL when none)."""
-    row = _RowSql(layout)
-    delimiter, width = sql_quote(layout.delimiter), layout.width
-    if layout.maxsplit > 0:  # JobName last: whatever follows the other columns is the name
-        fields = (
-            f"CASE WHEN len(parts) > {width} "
-            f"THEN parts[:{width - 1}] || [array_to_string(parts[{width}:], {delimiter})] ELSE parts END"
-        )
-        regular = f"coalesce(len(parts) >= {width}, false)"
-    else:
-        fields, regular = "parts", f"coalesce(len(parts) = {width}, false)"
-    staged = [name for name in column_names(STAGED_FIELDS) if name != "source_line"]
-    read = ",\n".join(f"{expression} AS {name}" for name, expression in row.read().items())
-    untyped = ", ".join(f"untyped_{name}" for name in row.tres)
-    return f"""
-        SELECT line_no, kind, odd_text, {", ".join(FROM_STATE.get(name, name) for name in staged)},
-               {row.problem()} AS problem
-        FROM (
-            SELECT line_no, f, {untyped},
-                   CASE WHEN NOT {regular} THEN 'odd' WHEN contains({row.raw("JobID")}, '.') THEN 'step' ELSE 'attempt' END
-                     AS kind,
-                   CASE WHEN NOT {regular} THEN coalesce(array_to_string(parts, {delimiter}), '') END AS odd_text,
-                   {read}
-            FROM (SELECT *, {row.elapsed_parts()},
-                         regexp_extract({row.raw("ExitCode")}, '{EXIT_PATTERN}', ['code', 'signal']) AS exit,
-                         {row.untyped_gpus()}
-                  FROM (SELECT *, regexp_full_match({row.raw("Elapsed")}, '{ELAPSED_COMMON}') AS common_elapsed
-                        FROM (SELECT line_no, parts, {fields} AS f FROM {{source}})))
-        )
-    """
+def _row_params(layout: ParsableLayout) -> dict[str, object]:
+    """The parameters sql/sacct__lines.sql splits and types a row of `layout` by."""
+    return {
+        "header": list(layout.header),
+        "delimiter": layout.delimiter,
+        "width": layout.width,
+        "name_last": layout.maxsplit > 0,  # JobName last: whatever follows the other columns is the name
+        "state_pattern": STATE_PATTERN,
+        "tres_format": TRES_FORMAT,
+    }
