@@ -2,7 +2,7 @@
 -- false reads the file (parameter path; line_no NULL: a row's line is its rowid + 1, the table keeps
 -- the file's order), true adds the rows of sacct_recovered_rows(line_no, parts) (the lines reassembled
 -- in Python, sacct.read_sacct). Columns are found by the header (parameter header, the dump's field
--- names; a field the dump lacks reads as '').
+-- names; a field the dump lacks reads as '', one it has as it is: the optimizer folds the choice).
 -- Each line's kind (attempt, step, or odd: the wrong width, or blank), an odd line's text, the typed
 -- staged columns (registry.STAGED_FIELDS, local times; state still a struct of state and uid until
 -- the outer select) and the first field of an attempt that cannot be read (problem, NULL when none).
@@ -185,7 +185,10 @@ from (
                         ("reason", "Reason"), ("failed_node", "FailedNode"), ("restarts", "Restarts"),
                         ("sluid", "SLUID"), ("admin_comment", "AdminComment")
                     ] %}
-                    coalesce(f[list_position({{ param("header") }}, '{{ field }}')], '') as raw_{{ name }}
+                    case
+                        when list_position({{ param("header") }}, '{{ field }}') is null then ''
+                        else f[list_position({{ param("header") }}, '{{ field }}')]
+                    end as raw_{{ name }}
                     {%- if not loop.last %},{% endif %}
                     {%- endfor %}
                 from (
