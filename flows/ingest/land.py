@@ -42,7 +42,7 @@ from flows.ingest.sources.registry import (
     import_readers,
 )
 from flows.ingest.sources.slurm_live import Retry
-from flows.ingest.sources.sql import sql_quote
+from flows.ingest.sources.sql import run_sql
 from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
 
 # the tables the node-signal sources land in, each written (maybe empty) every month
@@ -213,11 +213,7 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
     Submit, Eligible, Start or End, and for an attempt still running Start + Elapsed (sacct counts a
     running job's Elapsed up to the dump). Never after `landed_at`: a record dated in the future
     must not stretch an open attempt's exposure into time that has not happened."""
-    (latest,) = jobs.execute(
-        """SELECT max(greatest(submit_at, eligible_at, start_at, end_at,
-                               CASE WHEN end_at IS NULL THEN start_at + to_seconds(elapsed_seconds) END))
-           FROM attempts"""
-    ).fetchone()
+    (latest,) = run_sql(jobs, "land__records_as_of").fetchone()
     return None if latest is None else min(latest, landed_at)
 
 
@@ -350,20 +346,9 @@ def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file:
     in dbt's staging, from the job-record reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
     host list, not once per attempt: 415k members of 34k lists instead of 1.35M attempt-node rows
     a month on a 4,000-node cluster (0.03 instead of 0.4 CPU-seconds to write)."""
-    columns = [
-        {"cluster": f"{sql_quote(cluster)} AS cluster", "source_file": f"{sql_quote(source_file)} AS source_file"}.get(
-            name, name
-        )
-        for name in column_names(TABLES["attempts"])
-    ]
-    # Rows carry their source line; without keeping the file's order DuckDB writes on every core.
-    jobs.execute("SET preserve_insertion_order = false")
-    jobs.execute(
-        f"COPY (SELECT {', '.join(columns)} FROM attempts) "
-        f"TO {sql_quote(str(out / 'attempts.parquet'))} (FORMAT parquet)"
-    )
-    jobs.execute(
-        f"COPY (SELECT list_id, node_list FROM host_lists) TO {sql_quote(str(out / 'host_lists.parquet'))} "
-        "(FORMAT parquet)"
-    )
-    jobs.execute(f"COPY host_list_members TO {sql_quote(str(out / 'host_list_members.parquet'))} (FORMAT parquet)")
+    columns = column_names(TABLES["attempts"])
+    run_sql(jobs, "land__unordered_writes")
+    where = {"cluster": cluster, "source_file": source_file, "path": str(out / "attempts.parquet")}
+    run_sql(jobs, "land__write_attempts", where, columns=columns)
+    run_sql(jobs, "land__write_host_lists", {"path": str(out / "host_lists.parquet")})
+    run_sql(jobs, "land__write_host_list_members", {"path": str(out / "host_list_members.parquet")})

@@ -22,6 +22,7 @@ from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, column_names
+from flows.ingest.sources.sql import sql_relation
 from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table
 
 CELL_WIDTH = 40  # a longer value is cut in the table (never in --json)
@@ -50,8 +51,8 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
         if source.table == "attempts":
             with duckdb.connect() as con:
                 source.read(quarantine, stats, con=con, path=path, clock=clock)
-                columns = ", ".join(column_names(STAGED_FIELDS))
-                rows = con.sql(f"SELECT {columns} FROM attempts ORDER BY source_line").to_arrow_table()
+                columns = column_names(STAGED_FIELDS)
+                rows = sql_relation(con, "parse__attempts", columns=columns).to_arrow_table()
         else:
             found = source.read(quarantine, stats, path=path, clock=clock, year=year)
             if isinstance(found, pa.Table):
