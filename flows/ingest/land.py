@@ -346,7 +346,9 @@ def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file:
     in dbt's staging, from the job-record reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
     host list, not once per attempt: 415k members of 34k lists instead of 1.35M attempt-node rows
     a month on a 4,000-node cluster (0.03 instead of 0.4 CPU-seconds to write)."""
-    columns = column_names(TABLES["attempts"])
+    columns = [
+        name for name in column_names(TABLES["attempts"]) if name not in ("cluster", "source_file", "source_line")
+    ]
     run_sql(jobs, "land__unordered_writes")
     where = {"cluster": cluster, "source_file": source_file, "path": str(out / "attempts.parquet")}
     run_sql(jobs, "land__write_attempts", where, columns=columns)

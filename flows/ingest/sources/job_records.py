@@ -24,7 +24,6 @@ from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.hostlists import expand_host_lists
 from flows.ingest.sources.node_names import NODE_NAME
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import STAGED_FIELDS, column_names
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
@@ -118,12 +117,9 @@ def finish_attempts(
     run_sql(con, "job_records__node_count_repairs")
     stats.node_counts_from_node_list = _count(con, "node_count_repairs")
     run_sql(con, "job_records__duplicates", end_utc=utc["end_at"])
-    duplicates = _count(con, "attempt_duplicates") > 0
-    if duplicates:
+    if _count(con, "attempt_duplicates"):
         _count_conflicts(con, path, utc["end_at"], stats)
-    staged = [column for column in column_names(STAGED_FIELDS) if column not in TIME_COLUMNS]
-    repairs = stats.node_counts_from_node_list > 0
-    run_sql(con, "job_records__attempts", columns=staged, utc=utc, duplicates=duplicates, repairs=repairs)
+    run_sql(con, "job_records__attempts", utc=utc, repairs=stats.node_counts_from_node_list > 0)
     stats.duplicate_records = run_sql(con, "job_records__duplicate_records").fetchall()[0][0]
     stats.attempts = _count(con, "attempts_staged") - len(bad) - stats.duplicate_records
     return con.table("attempts")

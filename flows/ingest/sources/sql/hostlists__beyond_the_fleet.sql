@@ -17,7 +17,7 @@ alone as (
         m.list_id,
         count(*) as nodes
     from host_list_members as m
-    inner join named using (node)
+    inner join named on m.node = named.node
     where named.lists = 1
     group by m.list_id
 )
@@ -28,8 +28,8 @@ select
         'names {:,} nodes that no other record names, more than the {:,} other nodes of the month''s fleet',
         alone.nodes,
         fleet.nodes - alone.nodes
-    )
+    ) as reason
 from alone
-inner join host_lists as l using (list_id)
+inner join host_lists as l on alone.list_id = l.list_id
 cross join fleet
 where alone.nodes > {{ param("uncorroborated_nodes") }} and alone.nodes > fleet.nodes - alone.nodes

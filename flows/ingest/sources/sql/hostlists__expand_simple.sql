@@ -44,5 +44,5 @@ union all
 -- zero padding follows the low bound: gpu[008-010] gives gpu008 .. gpu010
 select
     list_id,
-    prefix || lpad(number, cast(greatest(length(number), length(low)) as integer), '0')
+    prefix || lpad(number, cast(greatest(length(number), length(low)) as integer), '0') as node
 from numbers

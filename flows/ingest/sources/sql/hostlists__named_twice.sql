@@ -1,7 +1,7 @@
 -- The lists that name a node twice (ClusterShell's NodeSet, the lists that are not simple, is a set already).
 select
     l.node_list,
-    format('names node {} twice', any_value(m.node))
+    format('names node {} twice', any_value(m.node)) as reason
 from (
     select
         list_id,
@@ -10,5 +10,5 @@ from (
     group by list_id, node
     having count(*) > 1
 ) as m
-inner join host_lists as l using (list_id)
+inner join host_lists as l on m.list_id = l.list_id
 group by l.node_list

@@ -1,23 +1,21 @@
 -- Temp view attempts: the staged records landed, times in UTC (template variable utc, as in
--- job_records__problems.sql), less the quarantined ones and the duplicates not kept
--- (template variable duplicates: attempt_duplicates has rows), NNodes repaired
--- (template variable repairs: node_count_repairs has rows). Template variable columns: the
--- staged columns other than the times. A view: the landing writes it to Parquet once; a table
--- would copy millions of rows first.
+-- job_records__problems.sql), less the quarantined ones and the duplicates not kept; NNodes 0
+-- repaired from the host list (template variable repairs: node_count_repairs has rows; its size is
+-- a HUGEINT, so the column keeps its type when there is none). A view: the landing writes it to
+-- Parquet once; a table would copy millions of rows first.
 create or replace temp view attempts as
 select
-    {% for column in columns -%}
-    {% if repairs and column == "n_nodes" %}coalesce(r.size, s.n_nodes) as n_nodes{% else %}s.{{ column }}{% endif %},
-    {% endfor -%}
-    {{ utc.submit_at }} as submit_at,
-    {{ utc.eligible_at }} as eligible_at,
-    {{ utc.start_at }} as start_at,
-    {{ utc.end_at }} as end_at
+    s.* replace (
+        {% if repairs %}coalesce(r.size, s.n_nodes){% else %}s.n_nodes{% endif %} as n_nodes,
+        {{ utc.submit_at }} as submit_at,
+        {{ utc.eligible_at }} as eligible_at,
+        {{ utc.start_at }} as start_at,
+        {{ utc.end_at }} as end_at
+    )
 from attempts_staged as s
-{% if repairs %}left join node_count_repairs as r on s.source_line = r.source_line{% endif %}
+left join node_count_repairs as r on s.source_line = r.source_line
 where
     s.source_line not in (select p.source_line from attempt_problems as p)
-    {% if duplicates %}
     and not exists (
         select 1 from attempt_duplicates as d
         where
@@ -27,4 +25,3 @@ where
             and d.submit_at = s.submit_at
             and d.kept_line <> s.source_line
     )
-    {% endif %}

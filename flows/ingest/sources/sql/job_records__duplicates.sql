@@ -10,7 +10,7 @@ select
     array_index,
     submit_at,
     count(*) - 1 as dropped,
-    arg_max(source_line, {'end': coalesce(end_utc, timestamp '0001-01-01'), 'line': source_line}) as kept_line
+    arg_max(source_line, { 'end': coalesce(end_utc, timestamp '0001-01-01'), 'line': source_line }) as kept_line
 from (
     select
         job_id_raw,

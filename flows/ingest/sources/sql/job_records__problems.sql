@@ -1,14 +1,11 @@
 {#- A quarantine's {field, value, reason}: field a name, value and reason expressions. -#}
 {%- macro problem(field, value, reason) -%}
-    {'field': '{{ field }}', 'value': coalesce(cast({{ value }} as varchar), ''), 'reason': {{ reason }} }
+{ 'field': '{{ field }}', 'value': coalesce(cast({{ value }} as varchar), ''), 'reason': {{ reason }} }
 {%- endmacro -%}
 {#- Why a record cannot carry the UTC time `time` (clock.LocalClock.implausible), NULL when it can. -#}
 {%- macro implausible(time) -%}
-    case
-        when {{ time }} < {{ param("earliest") }} then {{ param("too_early") }}
-        when {{ time }} > {{ param("latest") }} then {{ param("too_late") }}
-    end
-{%- endmacro -%}
+case when {{ time }} < {{ param("earliest") }} then {{ param("too_early") }} when {{ time }} > {{ param("latest") }} then {{ param("too_late") }} end
+{%- endmacro %}
 -- Temp table attempt_problems(source_line, field, value, reason): the staged records to quarantine,
 -- the first problem of each: a host list refused (refused_host_lists_why), NNodes other than the
 -- list's size (but for NNodes 0: job_records__node_count_repairs), a FailedNode that is not a host
@@ -27,7 +24,7 @@ from (
         s.source_line,
         case
             when bad.reason is not null then {{ problem("NodeList", "s.node_list", "bad.reason") }}
-            when l.size is not null and s.n_nodes is distinct from l.size and not (s.n_nodes = 0 and l.size > 0)
+            when l.size is not null and (s.n_nodes is distinct from l.size) and not (s.n_nodes = 0 and l.size > 0)
                 then {{ problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)") }}
             when s.failed_node is not null and not regexp_full_match(s.failed_node, {{ param("node_name") }})
                 then {{ problem("FailedNode", "s.failed_node", "'not a host name'") }}
@@ -39,14 +36,16 @@ from (
             -- the states of an attempt that ran and ended (a Start and an End), and the other ended
             -- ones (an End: a job cancelled or past its deadline while pending never started); open
             -- states (RUNNING, PENDING, ...) have no End yet. Each state's outcome is dbt's (fct_attempts).
-            when s.state in ('COMPLETED', 'FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'REQUEUED')
+            when
+                s.state in ('COMPLETED', 'FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'REQUEUED')
                 and s.start_at is null
                 then {{ problem("Start", "s.start_at", "'a ' || s.state || ' attempt ran: it needs a Start'") }}
-            when s.state in (
-                'COMPLETED', 'FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'REQUEUED',
-                'CANCELLED', 'DEADLINE', 'BOOT_FAIL'
-            )
-            and s.end_at is null
+            when
+                s.state in (
+                    'COMPLETED', 'FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'REQUEUED',
+                    'CANCELLED', 'DEADLINE', 'BOOT_FAIL'
+                )
+                and s.end_at is null
                 then {{ problem("End", "s.end_at", "'a ' || s.state || ' attempt ended: it needs an End'") }}
             when s.state = 'RUNNING' and s.end_at is not null
                 then {{ problem("End", "s.end_at", "'a RUNNING attempt has no End yet'") }}

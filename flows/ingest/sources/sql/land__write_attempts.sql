@@ -1,10 +1,11 @@
--- attempts.parquet (parameter path): the landed columns of the attempts (template variable columns,
--- registry.TABLES["attempts"]), with the cluster and the source file (parameters).
+-- attempts.parquet (parameter path): the landed columns of the attempts in the registry's order
+-- (registry.TABLES["attempts"]): the cluster (a parameter), the staged columns (template variable
+-- columns), the source file (a parameter) and the line.
 copy (
     select
-        {%- for column in columns %}
-        {% if column in ("cluster", "source_file") %}{{ param(column) }} as {{ column }}{% else %}{{ column }}{% endif %}
-        {%- if not loop.last %},{% endif %}
-        {%- endfor %}
+        {{ param("cluster") }} as cluster,
+        {{ columns | join(", ") }},
+        {{ param("source_file") }} as source_file,
+        source_line
     from attempts
 ) to {{ param("path") }} (format parquet)

@@ -15,6 +15,31 @@ insert into sacct_lines
 {% else %}
 create or replace temp table sacct_lines as
 {% endif %}
+with source_rows as (
+    {% if recovered %}
+    select
+        line_no,
+        parts
+    from sacct_recovered_rows
+    {% else %}
+    select
+        cast(null as bigint) as line_no,
+        string_split(line, {{ param("delimiter") }}) as parts
+    -- each line read whole (a separator never in sacct's output), so every row keeps its line
+    -- number; rejected lines are kept in sacct_rejects
+    from
+        read_csv(
+            {{ param("path") }},
+            columns = { 'line': 'VARCHAR' }, header = false,
+            delim = {{ param("line_sentinel") }}, quote = '', escape = '',
+            new_line = {{ param("new_line") }}, auto_detect = false,
+            buffer_size = {{ param("buffer_size") }},
+            store_rejects = true, rejects_table = 'sacct_rejects',
+            rejects_scan = 'sacct_reject_scans'
+        )
+    {% endif %}
+)
+
 select
     line_no,
     kind,
@@ -47,9 +72,9 @@ select
     case
         when kind <> 'attempt' then null
         when state.state = ''
-            then {'field': 'State', 'value': raw_state, 'reason': 'expected STATE or ''CANCELLED by <uid>'''}
+            then { 'field': 'State', 'value': raw_state, 'reason': 'expected STATE or ''CANCELLED by <uid>''' }
         when raw_exit_code <> '' and exit_code is null
-            then {'field': 'ExitCode', 'value': raw_exit_code, 'reason': 'expected <code>:<signal>'}
+            then { 'field': 'ExitCode', 'value': raw_exit_code, 'reason': 'expected <code>:<signal>' }
         when submit_at is null
             then {
                 'field': 'Submit',
@@ -57,27 +82,27 @@ select
                 'reason': 'every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS'
             }
         when job_id_raw is null
-            then {'field': 'JobIDRaw', 'value': raw_job_id_raw, 'reason': 'expected a job number'}
+            then { 'field': 'JobIDRaw', 'value': raw_job_id_raw, 'reason': 'expected a job number' }
         when eligible_at is null and raw_eligible not in ('', 'Unknown', 'None')
-            then {'field': 'Eligible', 'value': raw_eligible, 'reason': 'expected YYYY-MM-DDTHH:MM:SS'}
+            then { 'field': 'Eligible', 'value': raw_eligible, 'reason': 'expected YYYY-MM-DDTHH:MM:SS' }
         when start_at is null and raw_start not in ('', 'Unknown', 'None')
-            then {'field': 'Start', 'value': raw_start, 'reason': 'expected YYYY-MM-DDTHH:MM:SS'}
+            then { 'field': 'Start', 'value': raw_start, 'reason': 'expected YYYY-MM-DDTHH:MM:SS' }
         when end_at is null and raw_end not in ('', 'Unknown', 'None')
-            then {'field': 'End', 'value': raw_end, 'reason': 'expected YYYY-MM-DDTHH:MM:SS'}
+            then { 'field': 'End', 'value': raw_end, 'reason': 'expected YYYY-MM-DDTHH:MM:SS' }
         when elapsed_seconds is null
-            then {'field': 'Elapsed', 'value': raw_elapsed, 'reason': 'expected [D-]HH:MM:SS'}
+            then { 'field': 'Elapsed', 'value': raw_elapsed, 'reason': 'expected [D-]HH:MM:SS' }
         when n_nodes is null
-            then {'field': 'NNodes', 'value': raw_n_nodes, 'reason': 'expected a whole number'}
+            then { 'field': 'NNodes', 'value': raw_n_nodes, 'reason': 'expected a whole number' }
         {%- for tres, name in [("alloc_tres", "AllocTRES"), ("req_tres", "ReqTRES")] %}
         -- not a TRES list at all, so its GPU count cannot be known (checked only when no gres/gpu=N
         -- was found: a GPU job's list has one); a GPU entry whose count is not a whole number
         -- of at most 9 digits (more would overflow, and no job has that many)
         when untyped_{{ tres }} = '' and not regexp_full_match(raw_{{ tres }}, {{ param("tres_format") }})
-            then {'field': '{{ name }}', 'value': raw_{{ tres }}, 'reason': 'expected a TRES list: name=value,...'}
+            then { 'field': '{{ name }}', 'value': raw_{{ tres }}, 'reason': 'expected a TRES list: name=value,...' }
         when
             untyped_{{ tres }} = '' and contains(raw_{{ tres }}, 'gres/gpu')
             and regexp_matches(raw_{{ tres }}, '(?:^|,)gres/gpu(?::[^=,]*)?=(?:[^,]*[^0-9,][^,]*|\d{10,})?(?:,|$)')
-            then {'field': '{{ name }}', 'value': raw_{{ tres }}, 'reason': 'expected gres/gpu[:type]=<count>'}
+            then { 'field': '{{ name }}', 'value': raw_{{ tres }}, 'reason': 'expected gres/gpu[:type]=<count>' }
         {%- endfor %}
     end as problem
 from (
@@ -107,8 +132,9 @@ from (
         case
             when common_elapsed
                 then cast(epoch(try_cast(replace(raw_elapsed, '-', ' days ') as interval)) as bigint)
-            else ((days * 24 + coalesce(try_cast(clock[-3] as bigint), 0)) * 60
-                + try_cast(clock[-2] as bigint)) * 60 + try_cast(clock[-1] as bigint)
+            else
+                ((days * 24 + coalesce(try_cast(clock[-3] as bigint), 0)) * 60 + try_cast(clock[-2] as bigint)) * 60
+                + try_cast(clock[-1] as bigint)
         end as elapsed_seconds,
         try_cast(raw_n_nodes as bigint) as n_nodes,
         raw_node_list as node_list,
@@ -198,8 +224,9 @@ from (
                         -- JobName last (name_last): whatever follows the other columns is the name
                         case
                             when {{ param("name_last") }} and len(parts) > {{ param("width") }}
-                                then parts[:{{ param("width") }} - 1]
-                                || [array_to_string(parts[{{ param("width") }}:], {{ param("delimiter") }})]
+                                then
+                                    parts[:{{ param("width") }} - 1]
+                                    || [array_to_string(parts[{{ param("width") }}:], {{ param("delimiter") }})]
                             else parts
                         end as f,
                         coalesce(
@@ -209,27 +236,7 @@ from (
                             end,
                             false
                         ) as regular
-                    from
-                        {% if recovered %}
-                        sacct_recovered_rows
-                        {% else %}
-                        (
-                            select
-                                cast(null as bigint) as line_no,
-                                string_split(line, {{ param("delimiter") }}) as parts
-                            -- each line read whole (a separator never in sacct's output), so every
-                            -- row keeps its line number; rejected lines are kept in sacct_rejects
-                            from read_csv(
-                                {{ param("path") }},
-                                columns = {'line': 'VARCHAR'}, header = false,
-                                delim = {{ param("line_sentinel") }}, quote = '', escape = '',
-                                new_line = {{ param("new_line") }}, auto_detect = false,
-                                buffer_size = {{ param("buffer_size") }},
-                                store_rejects = true, rejects_table = 'sacct_rejects',
-                                rejects_scan = 'sacct_reject_scans'
-                            )
-                        )
-                        {% endif %}
+                    from source_rows
                 )
             )
         )

@@ -6,12 +6,13 @@ select
     node,
     case
         when zone = '' then {{ to_utc }}
-        else local_ts - to_seconds(
-            if(zone = 'Z', 0, if(left(zone, 1) = '-', -1, 1)
-                * (cast(substr(zone, 2, 2) as bigint) * 3600 + cast(right(zone, 2) as bigint) * 60))
-        )
+        else local_ts - to_seconds(if(
+            zone = 'Z',
+            0,
+            if(left(zone, 1) = '-', -1, 1) * (cast(substr(zone, 2, 2) as bigint) * 3600 + cast(right(zone, 2) as bigint) * 60)
+        ))
     end as ts
-    {% for name in groups %}, m.{{ name }} as {{ name }}{% endfor %}
+    {% for name in groups %}, m['{{ name }}'] as {{ name }}{% endfor %}
     {% if message %}, rest{% endif %}
 from syslog_read
 where node is not null and local_ts is not null and node_ok

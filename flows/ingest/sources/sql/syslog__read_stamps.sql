@@ -8,7 +8,18 @@
 -- off by position (the match's text first occurs where it matched: an earlier copy would have been
 -- the leftmost match). The match is filtered after the CTE: a filter right on it would find it twice.
 create temp table syslog_read as
-with matched as (
+with message_lines as (
+    {% if message %}
+    select
+        *,
+        regexp_extract(line, {{ param("fields") }}) as whole
+    from syslog_lines
+    {% else %}
+    select * from syslog_lines
+    {% endif %}
+),
+
+matched as (
     select
         source_line,
         {% if message %}whole, m, rest,{% endif %}
@@ -26,15 +37,7 @@ with matched as (
             {% endif %}
             regexp_extract(line, {{ param("iso") }}, {{ param("iso_groups") }}) as iso,
             regexp_matches(line, {{ param("tagged") }}) as tagged
-        from
-            {% if message %}
-            (select
-                *,
-                regexp_extract(line, {{ param("fields") }}) as whole
-            from syslog_lines)
-            {% else %}
-            syslog_lines
-            {% endif %}
+        from message_lines
     )
 ),
 
@@ -56,10 +59,10 @@ stamped as (
             when remote.host <> '' then {
                 'stamp': remote.stamp, 'fraction': remote.fraction, 'zone': remote.zone, 'host': remote.host
             }
-        end,
+        end as dated,
         case
             when remote.host = '' then regexp_extract(undated_line, {{ param("bsd") }}, {{ param("bsd_groups") }})
-        end,
+        end as bsd,
         undated_line,
         tagged
     from (
