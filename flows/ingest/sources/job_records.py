@@ -117,9 +117,11 @@ def finish_attempts(
     run_sql(con, "job_records__node_count_repairs")
     stats.node_counts_from_node_list = _count(con, "node_count_repairs")
     run_sql(con, "job_records__duplicates", end_utc=utc["end_at"])
-    if _count(con, "attempt_duplicates"):
+    duplicates = _count(con, "attempt_duplicates") > 0
+    if duplicates:
         _count_conflicts(con, path, utc["end_at"], stats)
-    run_sql(con, "job_records__attempts", utc=utc, repairs=stats.node_counts_from_node_list > 0)
+    repairs = stats.node_counts_from_node_list > 0
+    run_sql(con, "job_records__attempts", utc=utc, duplicates=duplicates, repairs=repairs)
     stats.duplicate_records = run_sql(con, "job_records__duplicate_records").fetchall()[0][0]
     stats.attempts = _count(con, "attempts_staged") - len(bad) - stats.duplicate_records
     return con.table("attempts")
