@@ -1,5 +1,6 @@
 """The README is a user's guide (at most 300 lines, no line over 200 characters), its example
-config loads, and every relative link in it and in docs/ points to a file that exists."""
+config loads, and every relative link in it and in docs/ points to a file that exists, as does
+every file of the repository they name (`flows/.../x.py`, `dbt_project/.../y.sql`)."""
 
 import re
 from pathlib import Path
@@ -12,6 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # [text](target)
+TOP = "flows|simulator|dbt_project|tests|bench|templates|expectations|spark_conf|docs"
+NAMED_FILE = re.compile(rf"(?<![\w/.])((?:{TOP})/[\w./-]*\.(?:py|md|sql|csv|json|yml|yaml|j2|toml|properties))")
 
 
 def test_the_readme_is_a_short_guide():
@@ -27,6 +30,13 @@ def test_every_relative_link_points_to_a_file(page):
     relative = [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:", t) and not t.startswith("#")]
     missing = [t for t in relative if not (page.parent / t.split("#", 1)[0]).exists()]
     assert not missing, f"{page.relative_to(REPO)} links to files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_every_file_a_page_names_exists(page):
+    """A module moved or renamed is a page to correct (paths are from the repository's root)."""
+    missing = sorted({path for path in NAMED_FILE.findall(page.read_text()) if not (REPO / path).exists()})
+    assert not missing, f"{page.relative_to(REPO)} names files that do not exist: {missing}"
 
 
 def test_the_readme_links_every_docs_page():
