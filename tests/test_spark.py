@@ -1,5 +1,5 @@
 """The same dbt project on Spark ([warehouse] engine = "spark") through a Spark Connect server, the
-path a site's cluster is used by (README "When one machine is not enough"): a continuous
+path a site's cluster is used by (docs/engines.md): a continuous
 two-month history, landed once and built by both engines, gives every mart the same rows (sorted,
 and EXCEPT ALL both ways), every month the same figures in metrics.json, and passes the Great
 Expectations suites on Spark's marts too.
