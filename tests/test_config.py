@@ -318,12 +318,14 @@ def test_the_spark_engine_without_its_packages_is_refused_before_any_work(tmp_pa
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name, *a))
+    # neither package, whether this venv has them (`make test`) or not (`make test-fast` after `make setup`)
+    spark = {"pyspark", "dbt.adapters.spark"}
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in spark else real(name, *a))
     config = write(tmp_path, BASE + '[warehouse]\nengine = "spark"\n')
     write_month(tmp_path)
     argv = [command, "--config", str(config)] + (["--month", str(MONTH)] if command == "run" else [])
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f'error: {config}: [warehouse] engine = "spark" needs pyspark, which this installation')
+    assert line.startswith(f'error: {config}: [warehouse] engine = "spark" needs pyspark and dbt-spark, which this')
     assert "make setup-spark" in line and "(a bug?" not in line
     assert not (tmp_path / "data").exists()  # nothing landed
