@@ -1,1 +1,1 @@
-"""One writer per log format, mirroring the pipeline's reader of each."""
+"""One writer per log format, mirroring the readers in `flows.ingest.sources`."""
