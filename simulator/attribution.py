@@ -29,9 +29,9 @@ def rule_match(history: History, a: Attempt) -> tuple[str, int] | None:
     for n in a.nodes:
         signals = [(t, CAUSE_RANK[cause], cause) for t, cause in critical.get(n, ()) if lo <= t <= hi]
         if signals:
-            first_at, first_priority, cause = min(signals)
+            first_at, first_rank, cause = min(signals)
             distance = min(abs(t - a.end) for t, _, _ in signals)
-            incidents.append((distance, first_priority, first_at, names[n], cause, n))
+            incidents.append((distance, first_rank, first_at, names[n], cause, n))
     if not incidents:
         return None
     *_, cause, node = min(incidents)

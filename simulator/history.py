@@ -35,7 +35,7 @@ class History:
     idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
     # computed for the first month's truth and kept for the others (the whole history is simulated)
     attributed: bool = False  # attribute_failures has run
-    run_life: dict[int, tuple[int, int, int]] | None = None  # _run_life's
+    run_life: dict[int, tuple[int, int, int]] | None = None  # training_truth's _run_life
 
 
 def node_names(params: SimParams) -> list[str]:
