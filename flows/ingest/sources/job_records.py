@@ -98,7 +98,7 @@ def finish_attempts(
     utc = {column: column for column in TIME_COLUMNS}
     skew = timedelta(0)
     if local_times:
-        window = {name: value for name, value in clock.sql_window().items() if name in ("earliest", "latest")}
+        window = {"earliest": clock.earliest, "latest": clock.latest}
         values = [v for v in run_sql(con, "job_records__time_bounds", window).fetchall()[0] if v is not None]
         if values:
             changes = clock.offset_changes(min(values), max(values))

@@ -26,7 +26,7 @@ _STATEMENTS = jinja2.Environment(
 _STATEMENTS.globals["param"] = lambda name: f"${name}"
 
 
-def statement(name: str, **template: object) -> str:
+def _render(name: str, **template: object) -> str:
     """The text of statement `name` (sql/<name>.sql) with its template variables filled in."""
     return _STATEMENTS.get_template(f"{name}.sql").render(template)
 
@@ -36,7 +36,7 @@ def run_sql(
 ) -> duckdb.DuckDBPyConnection:
     """Run statement `name` on `con` with the DuckDB parameters `params` (the values) and the
     template variables `template` (names and expressions); fetch its rows from the result."""
-    return con.execute(statement(name, **template), params)
+    return con.execute(_render(name, **template), params)
 
 
 def sql_relation(
@@ -44,7 +44,7 @@ def sql_relation(
 ) -> duckdb.DuckDBPyRelation:
     """Query `name` (a SELECT) as a relation, as `run_sql` takes it: for its rows as an Arrow table
     (a DB-API result would copy them once more)."""
-    return con.sql(statement(name, **template), params=params)
+    return con.sql(_render(name, **template), params=params)
 
 
 def sql_quote(text: str) -> str:
