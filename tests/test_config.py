@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
-from flows.config import AnalysisConfig, ConfigError, load_config
-from flows.months import Month
-from flows.sources.sacct import REQUIRED_FIELDS
+from flows.core.config import AnalysisConfig, ConfigError, load_config
+from flows.core.months import Month
+from flows.ingest.sources.sacct import REQUIRED_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = 'cluster = "rsc1"\n\n[[sources]]\nkind = "sacct_psv"\npath = "logs/{month}/sacct.psv"\n\n'
@@ -279,7 +279,7 @@ def test_a_command_sources_retries_are_checked_and_default_to_four_attempts(tmp_
 def test_the_starter_and_readme_configs_show_a_command_sources_retries(tmp_path):
     """Uncommented, the live sources of `init`'s config and of the README's example load, with their retry keys."""
     starter = subprocess.run(
-        [sys.executable, "-c", "from flows.config import starter_config; print(starter_config('rsc1'))"],
+        [sys.executable, "-c", "from flows.core.config import starter_config; print(starter_config('rsc1'))"],
         capture_output=True,
         text=True,
         check=True,

@@ -15,7 +15,7 @@ from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
 from flows.backfill import month_range
-from flows.months import Month, MonthNotEndedError
+from flows.core.months import Month, MonthNotEndedError
 from flows.pipeline import monthly_report, report_month
 
 ROOT = Path(__file__).resolve().parents[1]
