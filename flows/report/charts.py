@@ -25,10 +25,10 @@ os.environ.setdefault("MPLCONFIGDIR", str(Path(tempfile.gettempdir()) / f"matplo
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.ticker import FixedLocator  # noqa: E402
 from PIL import Image  # noqa: E402
 

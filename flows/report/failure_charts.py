@@ -8,6 +8,7 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from flows.figures.summary import fmt_dec, fmt_duration, fmt_num, label
 from flows.report.charts import (
     BLUE,
     GREEN,
@@ -19,7 +20,6 @@ from flows.report.charts import (
     Period,
     Series,
     bucket_gpus,
-    chart_text,
     finish_chart,
     gpu_tick,
     legend,
@@ -29,7 +29,6 @@ from flows.report.charts import (
     new_figure,
     shown_name,
 )
-from flows.figures.summary import fmt_dec, fmt_duration, fmt_num, label
 
 MTTF_HEIGHT, TREND_HEIGHT = 460, 340  # CSS px at WIDTH_PX, before a study's legend rows
 NO_LEGEND = "_nolegend_"  # a mark the legend leaves out (matplotlib skips labels starting with "_")
@@ -53,10 +52,18 @@ def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tupl
         model = [(x, y) for x, y in model if y]
         if model:
             shown_rate = fmt_dec(rate[line]["value"])
-            name = f"{shown_name(series.name)} model, $r_f$ {line} {shown_rate}" if compared else f"model, $r_f$ {line} = {shown_rate}"
-            ax.plot(*zip(*model, strict=True), style, color=line_colour, linewidth=1.5 if compared else 1.75, label=name)
+            name = (
+                f"{shown_name(series.name)} model, $r_f$ {line} {shown_rate}"
+                if compared
+                else f"model, $r_f$ {line} = {shown_rate}"
+            )
+            ax.plot(
+                *zip(*model, strict=True), style, color=line_colour, linewidth=1.5 if compared else 1.75, label=name
+            )
             drawn = True
-    shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"] if p[f"mttf_hours_{definition}"]]
+    shown = [
+        (p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"] if p[f"mttf_hours_{definition}"]
+    ]
     if shown:
         ax.plot(*zip(*shown, strict=True), "s", color=colour, markerfacecolor="white", markersize=7,
                 label=NO_LEGEND if compared else "projection")  # fmt: skip
@@ -87,15 +94,22 @@ def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tupl
         alt = (
             f"{series.name}: observed MTTF for {len(observed)} sizes"
             + (f", lower bounds for {len(bounds)} without failures" if bounds else "")
-            + (f"; its model (r_f {definition} {fmt_dec(rate[definition]['value'])}) projects " + projects if shown
-               else "; no model without a failure rate")  # fmt: skip
+            + (
+                f"; its model (r_f {definition} {fmt_dec(rate[definition]['value'])}) projects " + projects
+                if shown
+                else "; no model without a failure rate"
+            )  # fmt: skip
         )
     else:
         alt = (
             f"Observed MTTF with 95% intervals for {len(observed)} size{'s' if len(observed) != 1 else ''} with failures"
             + (", lower bounds for " + f"{len(bounds)} without" if bounds else "")
             + "."
-            + (f" The model line for r_f {definition} = {fmt_dec(rate[definition]['value'])} projects {projects}." if shown else "")
+            + (
+                f" The model line for r_f {definition} = {fmt_dec(rate[definition]['value'])} projects {projects}."
+                if shown
+                else ""
+            )
         )
     # the month charts whenever a GPU job ran; the study a cluster with a model or an observation
     return (drawn if compared else bool(buckets)), alt
@@ -155,7 +169,9 @@ def trend_chart(period: Period) -> Chart | None:
     spread = 0.12 if period.compared else 0.16  # lines side by side at each month
     for i, (rows, definition, colour, name) in enumerate(lines):
         offset = spread * (i - (len(lines) - 1) / 2)
-        points = [(months.index(r["month"]) + offset, r[definition]) for r in rows if r[definition]["value"] is not None]
+        points = [
+            (months.index(r["month"]) + offset, r[definition]) for r in rows if r[definition]["value"] is not None
+        ]
         if not points:
             continue
         ax.errorbar(
@@ -232,7 +248,11 @@ def causes_chart(period: Period) -> Chart | None:
     ax.set_yticks(range(len(causes)))
     ax.set_yticklabels([shown_name(label(c)) for c in causes[::-1]])
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel("failures per 1000 node-days, 95% interval" if period.compared else "failures per 1000 node-days (count on the bar)")
+    ax.set_xlabel(
+        "failures per 1000 node-days, 95% interval"
+        if period.compared
+        else "failures per 1000 node-days (count on the bar)"
+    )
     ax.set_title("Infrastructure failures by cause")
     legend(fig, 3 if period.compared else 2)
     return finish_chart("causes", fig, _causes_alt(period), height)
@@ -249,7 +269,9 @@ def _month_cause_marks(ax: Axes, metrics: dict) -> None:
     if not window or window["months_available"] < 2:
         return
     previous = {c["category"]: c for c in window["by_cause"]}
-    marked = [(y, previous[c["category"]]["value"]) for y, c in zip(ys, causes, strict=True) if c["category"] in previous]
+    marked = [
+        (y, previous[c["category"]]["value"]) for y, c in zip(ys, causes, strict=True) if c["category"] in previous
+    ]
     if marked:
         ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
                 label=f"last {window['months_available']} months")  # fmt: skip
@@ -263,9 +285,97 @@ def _causes_alt(period: Period) -> str:
             for c in causes[:6]
         )
         return alt + (f"; and {len(causes) - 6} more." if len(causes) > 6 else ".")
-    return "Grouped bar chart of each cause's failure rate per 1000 node-days, one bar per cluster: " + "; ".join(
-        f"{s.name}: "
-        + ", ".join(f"{label(c['cause_category'])} {fmt_dec(c['rate_value'])}" for c in s.figures["failures_by_cause"][:4])
-        + (f" and {len(s.figures['failures_by_cause']) - 4} more" if len(s.figures["failures_by_cause"]) > 4 else "")
-        for s in period.series
-    ) + "."
+    return (
+        "Grouped bar chart of each cause's failure rate per 1000 node-days, one bar per cluster: "
+        + "; ".join(
+            f"{s.name}: "
+            + ", ".join(
+                f"{label(c['cause_category'])} {fmt_dec(c['rate_value'])}" for c in s.figures["failures_by_cause"][:4]
+            )
+            + (
+                f" and {len(s.figures['failures_by_cause']) - 4} more"
+                if len(s.figures["failures_by_cause"]) > 4
+                else ""
+            )
+            for s in period.series
+        )
+        + "."
+    )
+
+
+def _measure(measure: str) -> str:
+    """A rate ratio's measure on a chart: r_f set as in the report, a cause's name as a label."""
+    return "$r_f$" + shown_name(measure[3:]) if measure.startswith("r_f") else shown_name(label(measure))
+
+
+def causes_by_month_chart(period: Period) -> Chart | None:
+    """The paper's Fig. 5: each cause's failure rate month by month, one panel per cluster (stacked bars)."""
+    causes = period.figures["causes"]
+    clusters = [s for s in period.series if s.figures["monthly"]]
+    if not causes or not clusters:
+        return None
+    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(causes)}
+    height = 70 + 190 * len(clusters) + legend_rows(len(causes), 2)
+    fig = new_figure(height)
+    axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
+    months = [row["month"] for row in clusters[0].figures["monthly"]]
+    for ax, series in zip(axes, clusters, strict=True):
+        for row in series.figures["monthly"]:
+            bottom = 0.0
+            for cause in causes:  # the same order in every month: a cause keeps its place in the stack
+                if cause in row["by_cause"]:
+                    value = row["by_cause"][cause]["per_1000_node_days"] or 0
+                    ax.bar(months.index(row["month"]), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
+                    bottom += value
+        ax.set_title(shown_name(series.name), loc="left")
+        ax.grid(axis="x", visible=False)
+        ax.set_ylabel("per 1000 node-days")
+    for cause in causes:
+        axes[0].bar([0], [0], color=colour[cause], label=shown_name(label(cause)))
+    month_axis(axes[-1], months)
+    fig.suptitle("Failure rate by cause, month by month")
+    legend(fig, 2)
+    alt = (
+        f"Stacked bars of each cause's failures per 1000 node-days in each month, {months[0]} to {months[-1]}, one "
+        "panel per cluster. Causes: " + ", ".join(label(c) for c in causes) + "."
+    )
+    return finish_chart("causes_by_month", fig, alt, height)
+
+
+def rate_ratio_chart(period: Period) -> Chart | None:
+    """Whether the clusters differ: each pair's rate ratios (r_f and each cause) with their
+    intervals on a log scale, those that differ after Holm's correction in vermillion."""
+    pairs = [(p, [r for r in p["ratios"] if None not in (r["ratio"], r["lower"], r["upper"]) and r["ratio"] > 0])
+             for p in period.figures["comparison"]]  # fmt: skip
+    pairs = [(p, rows) for p, rows in pairs if rows]
+    if not pairs:
+        return None
+    height = 90 + sum(60 + 26 * len(rows) for _, rows in pairs) + legend_rows(2, 2)
+    fig = new_figure(height)
+    axes = fig.subplots(len(pairs), 1, squeeze=False, height_ratios=[len(r) + 2 for _, r in pairs]).ravel()
+    for ax, (pair, rows) in zip(axes, pairs, strict=True):
+        ys = list(range(len(rows)))[::-1]
+        for y, r in zip(ys, rows, strict=True):
+            colour = VERMILLION if r["flagged"] else PALETTE[0]
+            ax.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - max(r["lower"], 1e-3)], [min(r["upper"], 1e3) - r["ratio"]]],
+                        fmt="o", color=colour, markersize=6, capsize=3, elinewidth=1.25)  # fmt: skip
+        ax.axvline(1, color=GREY, linewidth=1.25)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_yticks(ys)
+        ax.set_yticklabels([_measure(r["measure"]) for r in rows])
+        ax.grid(axis="y", visible=False)
+        ax.set_title(f"{shown_name(pair['a'])} / {shown_name(pair['b'])}", loc="left")
+    axes[0].plot([], [], "o", color=VERMILLION, label="differ (Holm)")
+    axes[0].plot([], [], "o", color=PALETTE[0], label="within chance")
+    axes[-1].set_xlabel("rate ratio, 95% interval")
+    legend(fig, 2)
+    alt = "Rate ratios between the clusters with 95% intervals on a log scale: " + "; ".join(
+        f"{p['a']} / {p['b']} "
+        + ", ".join(f"{r['measure']} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5])
+        + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+        for p, rows in pairs
+    )
+    return finish_chart("rate_ratios", fig, alt + ".", height)

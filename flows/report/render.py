@@ -45,7 +45,9 @@ from flows.figures.summary import (
     month_spans,
     summarise,
 )
-from flows.report.charts import Chart, render_charts
+from flows.report.charts import Chart, draw_charts, month_period
+from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
+from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
 
@@ -97,6 +99,15 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         timestamp=lambda value: str(value)[:16].replace("T", " "),
     )
     return env
+
+
+# the month's charts, in the order the report shows them
+MONTH_CHARTS = (job_mix_chart, mttf_chart, trend_chart, causes_chart, expected_ettr_chart, lemon_signals_chart)
+
+
+def render_charts(metrics: dict) -> dict[str, Chart]:
+    """The month's charts: one cluster over one month."""
+    return draw_charts(MONTH_CHARTS, month_period(metrics))
 
 
 @dataclass(frozen=True)
