@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # matplotlib builds a font cache in MPLCONFIGDIR; HOME may be read-only (CI, services).
 os.environ.setdefault("MPLCONFIGDIR", str(Path(tempfile.gettempdir()) / f"matplotlib-{os.getuid()}"))
@@ -170,8 +171,7 @@ def finish_chart(name: str, fig: Figure, alt: str, height: int) -> Chart:
     return Chart(name=name, png=png, alt=alt, width=WIDTH_PX, height=height, min_text_px=_smallest_text_px(fig))
 
 
-@dataclass(frozen=True)
-class Series:
+class Series(NamedTuple):
     """One cluster's figures over the period, in the colour the period gives it."""
 
     name: str

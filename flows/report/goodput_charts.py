@@ -30,11 +30,6 @@ JOB_MIX_HEIGHT, ETTR_HEIGHT = 300, 460  # CSS px at WIDTH_PX
 LINE_STYLES = ("-", "--", ":")  # the restart overheads u0, 2 u0, 4 u0 of the E[ETTR] grid
 
 
-def _clusters(period: Period) -> list[tuple[str, dict, str]]:
-    """(name, figures, colour) of each cluster, in the period's order."""
-    return [(s.name, s.figures, s.colour) for s in period.series]
-
-
 def job_mix_chart(period: Period) -> Chart | None:
     mix = period.figures["job_mix"]
     if not mix or not period.figures["totals"]["attempts"]:
@@ -63,7 +58,7 @@ def job_mix_chart(period: Period) -> Chart | None:
 def job_mix_by_size_chart(period: Period) -> Chart | None:
     """The paper's Fig. 3: per size bucket, each cluster's share of the range's attempts and of its
     GPU-hours, stacked by outcome (one segment per row of the job mix)."""
-    clusters = [(n, f, c) for n, f, c in _clusters(period) if f["job_mix"]]
+    clusters = [s for s in period.series if s.figures["job_mix"]]
     if not clusters:
         return None
     buckets = sorted({(r["bucket_order"], r["size_bucket"]) for _, f, _ in clusters for r in f["job_mix"]})
@@ -166,7 +161,7 @@ def expected_ettr_chart(period: Period) -> Chart | None:
 def measured_ettr_chart(period: Period) -> Chart | None:
     """The paper's Fig. 9: the highest-priority runs' measured mean ETTR by size (95% interval)
     against E[ETTR] at the runs' mean size, each cluster a colour."""
-    clusters = [(n, f, c) for n, f, c in _clusters(period) if f["ettr_vs_expected"]["priority"]]
+    clusters = [s for s in period.series if s.figures["ettr_vs_expected"]["priority"]]
     if not clusters:
         return None
     height = 400 + legend_rows(2 * len(clusters), 2)
@@ -208,13 +203,11 @@ def measured_ettr_chart(period: Period) -> Chart | None:
 def expected_ettr_grid_chart(period: Period) -> Chart | None:
     """The paper's Fig. 10: E[ETTR] of the projection sizes against the checkpoint interval at each
     restart overhead, one panel per cluster (colour: size; line: overhead)."""
-    clusters = [
-        (n, f, c) for n, f, c in _clusters(period) if any(c["points"] for c in f["expected_ettr_grid"]["curves"])
-    ]
+    clusters = [s for s in period.series if any(c["points"] for c in s.figures["expected_ettr_grid"]["curves"])]
     if not clusters:
         return None
     sizes = sorted({c["gpus"] for _, f, _ in clusters for c in f["expected_ettr_grid"]["curves"]})
-    overheads = clusters[0][1]["expected_ettr_grid"]["restart_overheads_minutes"]
+    overheads = clusters[0].figures["expected_ettr_grid"]["restart_overheads_minutes"]
     height = 70 + 240 * len(clusters) + legend_rows(len(sizes) + len(overheads), 3)
     fig = new_figure(height)
     axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
@@ -261,7 +254,7 @@ def expected_ettr_grid_chart(period: Period) -> Chart | None:
 def lost_goodput_chart(period: Period) -> Chart | None:
     """Lost goodput by job size, each cluster a bar: first-order (the failed jobs' work) solid,
     second-order (jobs preempted for their restarts) hatched on top."""
-    clusters = _clusters(period)
+    clusters = period.series
     buckets = sorted(
         {
             (b["bucket_order"], b["size_bucket"])
@@ -348,7 +341,7 @@ def lemon_signals_chart(period: Period) -> Chart | None:
 def lemon_signal_comparison_chart(period: Period) -> Chart | None:
     """The paper's Fig. 11 compared: the distribution (CDF) over each cluster's fleet of one lemon
     signal, each cluster a line (a month draws all its signals: lemon_signals_chart)."""
-    clusters = [(n, f, c) for n, f, c in _clusters(period) if f["lemon_nodes"]["signal_distribution"].get(LEMON_SIGNAL)]
+    clusters = [s for s in period.series if s.figures["lemon_nodes"]["signal_distribution"].get(LEMON_SIGNAL)]
     if not clusters:
         return None
     height = 340 + legend_rows(len(clusters), 2)
@@ -363,7 +356,7 @@ def lemon_signal_comparison_chart(period: Period) -> Chart | None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
     ax.set_xlabel(f"{label(LEMON_SIGNAL)} per node")
     ax.set_ylabel("nodes at or below")
-    window = clusters[0][1]["lemon_nodes"]
+    window = clusters[0].figures["lemon_nodes"]
     ax.set_title(f"Lemon signal over {window['window_days']} days to {window['window_end'][:10]}")
     legend(fig, 2)
     alt = f"Cumulative distribution over each cluster's fleet of {label(LEMON_SIGNAL)} per node: " + "; ".join(
