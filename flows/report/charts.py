@@ -171,6 +171,17 @@ def finish_chart(name: str, fig: Figure, alt: str, height: int) -> Chart:
     return Chart(name=name, png=png, alt=alt, width=WIDTH_PX, height=height, min_text_px=_smallest_text_px(fig))
 
 
+@dataclass(frozen=True)
+class Marks:
+    """The sizes of a figure's marks: a month's one cluster is marked larger than the study's
+    several side by side (errorbar's markersize, capsize and elinewidth; the line width)."""
+
+    markersize: float
+    capsize: float
+    elinewidth: float
+    linewidth: float = 1.75
+
+
 class Series(NamedTuple):
     """One cluster's figures over the period, in the colour the period gives it."""
 

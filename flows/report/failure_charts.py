@@ -1,7 +1,7 @@
-"""The charts of failures, each drawn once for a period (flows/charts.py): MTTF by job size, the
-failure rate month by month, failures by cause (overall and month by month), the clusters' rate
-ratios and the lemon signals. A month draws one cluster, its kinds of marks each a colour; the
-study draws each cluster a colour. Nothing is summed here: a chart draws the figures as they are."""
+"""The charts of failures, each drawn once for a period (flows/report/charts.py): MTTF by job size,
+the failure rate month by month, failures by cause (overall and month by month) and the clusters'
+rate ratios. A month draws one cluster, its kinds of marks each a colour and larger; the study
+each cluster a colour. Nothing is summed here: a chart draws the figures as they are."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from flows.report.charts import (
     PALETTE,
     VERMILLION,
     Chart,
+    Marks,
     Period,
     Series,
     bucket_gpus,
@@ -34,44 +35,54 @@ MTTF_HEIGHT, TREND_HEIGHT = 460, 340  # CSS px at WIDTH_PX, before a study's leg
 NO_LEGEND = "_nolegend_"  # a mark the legend leaves out (matplotlib skips labels starting with "_")
 
 
-def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tuple[bool, str]:
-    """One cluster's model line(s), projections, observed MTTF with 95% intervals and lower bounds;
-    whether it drew a model or an observation, and its alt text. A month draws both r_f
-    definitions' model lines and its projections annotated; the study one model line per cluster."""
-    figures, colour = series.figures, series.colour
-    definition = model_definition(figures)
-    rate = figures["node_failure_rate"]
-    sized = [b for b in figures["mttf_by_size"] if bucket_gpus(b) > 0]
+# by `compared`: a month's marks, the study's
+MTTF_MARKS = {False: Marks(7, 3.5, 1.5), True: Marks(6, 3, 1.25, linewidth=1.5)}
+TREND_MARKS = {False: Marks(6, 3.5, 1.25), True: Marks(5, 3, 1.1)}
+CAUSE_MARKS = {False: Marks(0, 3.5, 1.25), True: Marks(0, 2.5, 1.0)}  # error bars on bars: no marker
+
+
+def _model_lines(ax: Axes, series: Series, compared: bool) -> bool:
+    """The model MTTF through the bucket and projection sizes: a month's for both r_f definitions,
+    each a colour; the study's for the cluster's definition in its colour. Whether it drew one."""
+    figures = series.figures
+    lines = (
+        ((model_definition(figures), series.colour, "--"),) if compared else (("paper", BLUE, "-"), ("all", GREY, "--"))
+    )
     drawn = False
-    lines = ((definition, colour, "--"),) if compared else (("paper", BLUE, "-"), ("all", GREY, "--"))
-    for line, line_colour, style in lines:
+    for definition, colour, style in lines:
         model = sorted(
-            [(bucket_gpus(b), b["model_mttf_hours"][line]) for b in sized]
-            + [(p["gpus"], p[f"mttf_hours_{line}"]) for p in figures["projections"]]
+            [(bucket_gpus(b), b["model_mttf_hours"][definition]) for b in figures["mttf_by_size"] if bucket_gpus(b) > 0]
+            + [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"]]
         )
         model = [(x, y) for x, y in model if y]
         if model:
-            shown_rate = fmt_dec(rate[line]["value"])
-            name = (
-                f"{shown_name(series.name)} model, $r_f$ {line} {shown_rate}"
-                if compared
-                else f"model, $r_f$ {line} = {shown_rate}"
-            )
+            rate = fmt_dec(figures["node_failure_rate"][definition]["value"])
+            name = f"{shown_name(series.name)} model, $r_f$ {definition} {rate}" if compared else f"model, $r_f$ {definition} = {rate}"  # fmt: skip
             ax.plot(
-                *zip(*model, strict=True), style, color=line_colour, linewidth=1.5 if compared else 1.75, label=name
+                *zip(*model, strict=True), style, color=colour, linewidth=MTTF_MARKS[compared].linewidth, label=name
             )
             drawn = True
-    shown = [
-        (p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"] if p[f"mttf_hours_{definition}"]
-    ]
+    return drawn
+
+
+def _projections(ax: Axes, series: Series, compared: bool) -> list[tuple[int, float]]:
+    """The model's MTTF at the projection sizes, as squares (a month's labelled and annotated)."""
+    definition = model_definition(series.figures)
+    shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in series.figures["projections"] if p[f"mttf_hours_{definition}"]]  # fmt: skip
     if shown:
-        ax.plot(*zip(*shown, strict=True), "s", color=colour, markerfacecolor="white", markersize=7,
+        ax.plot(*zip(*shown, strict=True), "s", color=series.colour, markerfacecolor="white", markersize=7,
                 label=NO_LEGEND if compared else "projection")  # fmt: skip
-        for x, y in [] if compared else shown:
-            ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=colour)
-    buckets = [b for b in sized if b["runtime_hours"] > 0]
+    for x, y in [] if compared else shown:
+        ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=series.colour)
+    return shown
+
+
+def _observations(ax: Axes, buckets: list[dict], series: Series, compared: bool, shift: float) -> tuple[list, list]:
+    """The observed MTTF with its 95% interval, and the lower bound where a size had no failure:
+    a month's in their own colours, the study's in the cluster's. The buckets observed and bounded."""
     observed = [b for b in buckets if b["mttf_hours"] is not None]
     bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
+    marks = MTTF_MARKS[compared]
     if observed:
         ax.errorbar(
             [bucket_gpus(b) * shift for b in observed],
@@ -80,39 +91,50 @@ def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tupl
                 [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
                 [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
             ],
-            fmt="o", color=colour if compared else VERMILLION, markersize=6 if compared else 7,
-            capsize=3 if compared else 3.5, elinewidth=1.25 if compared else 1.5,
+            fmt="o", color=series.colour if compared else VERMILLION, markersize=marks.markersize,
+            capsize=marks.capsize, elinewidth=marks.elinewidth,
             label=f"{shown_name(series.name)} observed, 95%" if compared else "observed, 95% interval",
         )  # fmt: skip
-        drawn = True
     if bounds:
         ax.plot([bucket_gpus(b) * shift for b in bounds], [b["mttf_lower_hours"] for b in bounds], "^",
-                color=colour if compared else GREEN, markerfacecolor="white", markersize=7 if compared else 8,
+                color=series.colour if compared else GREEN, markerfacecolor="white", markersize=marks.markersize + 1,
                 label=NO_LEGEND if compared else "no failure: MTTF above")  # fmt: skip
+    return observed, bounds
+
+
+def _mttf_alt(series: Series, compared: bool, observed: list, bounds: list, shown: list) -> str:
+    definition = model_definition(series.figures)
+    rate = fmt_dec(series.figures["node_failure_rate"][definition]["value"])
     projects = ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
     if compared:
-        alt = (
+        return (
             f"{series.name}: observed MTTF for {len(observed)} sizes"
             + (f", lower bounds for {len(bounds)} without failures" if bounds else "")
             + (
-                f"; its model (r_f {definition} {fmt_dec(rate[definition]['value'])}) projects " + projects
+                f"; its model (r_f {definition} {rate}) projects {projects}"
                 if shown
                 else "; no model without a failure rate"
-            )  # fmt: skip
-        )
-    else:
-        alt = (
-            f"Observed MTTF with 95% intervals for {len(observed)} size{'s' if len(observed) != 1 else ''} with failures"
-            + (", lower bounds for " + f"{len(bounds)} without" if bounds else "")
-            + "."
-            + (
-                f" The model line for r_f {definition} = {fmt_dec(rate[definition]['value'])} projects {projects}."
-                if shown
-                else ""
             )
         )
+    return (
+        f"Observed MTTF with 95% intervals for {len(observed)} size{'s' if len(observed) != 1 else ''} with failures"
+        + (f", lower bounds for {len(bounds)} without" if bounds else "")
+        + "."
+        + (f" The model line for r_f {definition} = {rate} projects {projects}." if shown else "")
+    )
+
+
+def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tuple[bool, str]:
+    """One cluster's model line(s), projections, observed MTTF and lower bounds; whether the chart
+    has something to show for it, and its alt text."""
+    modelled = _model_lines(ax, series, compared)
+    shown = _projections(ax, series, compared)
+    buckets = [b for b in series.figures["mttf_by_size"] if bucket_gpus(b) > 0 and b["runtime_hours"] > 0]
+    observed, bounds = _observations(ax, buckets, series, compared, shift)
     # the month charts whenever a GPU job ran; the study a cluster with a model or an observation
-    return (drawn if compared else bool(buckets)), alt
+    return (modelled or bool(observed)) if compared else bool(buckets), _mttf_alt(
+        series, compared, observed, bounds, shown
+    )
 
 
 def mttf_chart(period: Period) -> Chart | None:
@@ -167,6 +189,7 @@ def trend_chart(period: Period) -> Chart | None:
     ax = fig.add_subplot()
     months = [row["month"] for row in lines[0][0]]
     spread = 0.12 if period.compared else 0.16  # lines side by side at each month
+    marks = TREND_MARKS[period.compared]
     for i, (rows, definition, colour, name) in enumerate(lines):
         offset = spread * (i - (len(lines) - 1) / 2)
         points = [
@@ -178,8 +201,8 @@ def trend_chart(period: Period) -> Chart | None:
             [x for x, _ in points],
             [r["value"] for _, r in points],
             yerr=[[r["value"] - r["lower"] for _, r in points], [r["upper"] - r["value"] for _, r in points]],
-            fmt="-o", color=colour, markersize=5 if period.compared else 6, linewidth=1.75,
-            capsize=3 if period.compared else 3.5, elinewidth=1.1 if period.compared else 1.25, label=name,
+            fmt="-o", color=colour, markersize=marks.markersize, linewidth=marks.linewidth, capsize=marks.capsize,
+            elinewidth=marks.elinewidth, label=name,
         )  # fmt: skip
     month_axis(ax, months)
     ax.set_ylim(bottom=0)
@@ -225,6 +248,7 @@ def causes_chart(period: Period) -> Chart | None:
     fig = new_figure(height)
     ax = fig.add_subplot()
     width = 0.8 / n
+    marks = CAUSE_MARKS[period.compared]
     for i, series in enumerate(period.series):
         rows = series.figures["failures_by_cause"]
         top = [len(causes) - 1 - causes.index(r[key]) for r in rows]
@@ -239,8 +263,7 @@ def causes_chart(period: Period) -> Chart | None:
             ],
             color=series.colour,
             height=width * 0.9 if period.compared else 0.6,
-            error_kw={"elinewidth": 1.0, "capsize": 2.5, "ecolor": "#52606d"} if period.compared
-            else {"elinewidth": 1.25, "capsize": 3.5, "ecolor": "#52606d"},
+            error_kw={"elinewidth": marks.elinewidth, "capsize": marks.capsize, "ecolor": "#52606d"},
             label=shown_name(series.name) if period.compared else "this month, 95% interval",
         )  # fmt: skip
     if not period.compared:
@@ -248,11 +271,7 @@ def causes_chart(period: Period) -> Chart | None:
     ax.set_yticks(range(len(causes)))
     ax.set_yticklabels([shown_name(label(c)) for c in causes[::-1]])
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel(
-        "failures per 1000 node-days, 95% interval"
-        if period.compared
-        else "failures per 1000 node-days (count on the bar)"
-    )
+    ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if period.compared else " (count on the bar)"))
     ax.set_title("Infrastructure failures by cause")
     legend(fig, 3 if period.compared else 2)
     return finish_chart("causes", fig, _causes_alt(period), height)
