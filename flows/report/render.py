@@ -10,7 +10,9 @@ The directory (a contract: delivery builds the email from it, see flows/report/m
   `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/report/exports.py).
 
 Templates only format (autoescaped HTML; the text template neutralises control characters); every
-figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from flows/report/charts.py.
+figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from
+flows/report/failure_charts.py and goodput_charts.py. The sections (templates/partials/) are the
+study's too: report.html.j2 sets the period they show (`compared`, `within`) as study.html.j2 does.
 """
 
 from __future__ import annotations
