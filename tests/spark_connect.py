@@ -1,4 +1,4 @@
-"""A Spark Connect server for the tests, started the way README ("When one machine is not enough")
+"""A Spark Connect server for the tests, started the way docs/engines.md ("Against a cluster")
 tells a site to start one for a trial: pyspark's own sbin/start-connect-server.sh (Spark 4 ships
 the Connect server's jar in pyspark/jars), a Hive-compatible metastore (Derby) and its warehouse in
 a directory of its own, listening on 127.0.0.1 only. `--wait` keeps it in the foreground, in a
@@ -15,13 +15,19 @@ import subprocess
 import time
 from pathlib import Path
 
-import pyspark
-
 from flows import RUNTIME_ROOT
 
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
+
+def spark_home() -> Path:
+    """pyspark's own files (imported here, not at the top: the quick tier collects test_spark.py in
+    a venv without the Spark extras)."""
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "spark-connect"
-# the settings README says the server side needs (the client sets what Spark lets a session set)
+# the settings docs/engines.md says the server side needs (the client sets what Spark lets a session set)
 SERVER_SETTINGS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.timestampType": "TIMESTAMP_NTZ",
@@ -64,7 +70,7 @@ class ConnectServer:
             **SERVER_SETTINGS,
             **settings,
         }
-        self.command = [str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--wait", "--master", master]
+        self.command = [str(spark_home() / "sbin" / "start-connect-server.sh"), "--wait", "--master", master]
         for key, value in conf.items():
             self.command += ["--conf", f"{key}={value}"]
 
@@ -72,7 +78,7 @@ class ConnectServer:
         self.home.mkdir(parents=True, exist_ok=True)
         env = {
             **os.environ,
-            "SPARK_HOME": str(SPARK_HOME),
+            "SPARK_HOME": str(spark_home()),
             "SPARK_LOG_DIR": str(self.home),  # spark-daemon.sh's files: here, not in the installed package
             "SPARK_PID_DIR": str(self.home),
             "SPARK_LOCAL_IP": "127.0.0.1",
