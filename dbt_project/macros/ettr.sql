@@ -1,3 +1,23 @@
+{% macro ettr_run_sets(runs) -%}
+    select
+        'all' as run_set,
+        {{ runs }}.*
+    from {{ runs }}
+    union all
+    select
+        'priority' as run_set,
+        {{ runs }}.*
+    from {{ runs }}
+    where {{ runs }}.is_priority_run
+{%- endmacro %}
+
+{% macro ettr_stddev_from_means() -%}
+    case
+        when runs > 1
+            then sqrt(greatest(runs / (runs - 1e0) * (mean_ettr_squared - mean_ettr * mean_ettr), 0))
+    end
+{%- endmacro %}
+
 {% macro ettr_by_size(runs) -%}
     select
         run_set,
@@ -40,4 +60,8 @@
 
 {% macro job_run_order(relation) -%}
     {{ dbt.concat([relation ~ '.month', "'|'", relation ~ '.job_run_id']) }}
+{%- endmacro %}
+
+{% macro ettr(productive_seconds, runtime_seconds, queue_seconds) -%}
+    {{ share(productive_seconds, runtime_seconds ~ ' + ' ~ queue_seconds) }}
 {%- endmacro %}
