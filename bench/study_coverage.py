@@ -16,8 +16,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from flows.analysis import failure_rate
-from flows.months import Month
+from flows.core.months import Month
+from flows.figures.analysis import failure_rate
 from flows.study import rate_ratio
 from simulator import SimParams, simulate
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import duckdb
 
-from flows.analysis import job_runs
-from flows.config import load_config
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.months import Month
+from flows.figures.analysis import job_runs
 
 
 def rows(sim_dir: Path, config_path: Path, month: Month) -> list[tuple[str, str, str]]:

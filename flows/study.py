@@ -4,7 +4,7 @@ Each cluster's months are built first (a backfill that skips the months already 
 nothing), then its study models (dbt_project/models/study, the range's sums of the monthly marts);
 this module reads them, adds what SQL should not do (exact intervals, the paper's models, the
 rate ratios between clusters with Holm-corrected tests) and writes the study's directory in the
-report directory's layout (flows/report.py), so that it is delivered like a month's report.
+report directory's layout (flows/report/render.py), so that it is delivered like a month's report.
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from scipy.stats import binomtest
 
-from flows.analysis import (
+from flows.backfill import backfill, month_range
+from flows.core.atomic import staged_replacement
+from flows.core.config import AnalysisConfig, ClusterConfig, ConfigError, check_can_run, load_config
+from flows.core.months import Month
+from flows.core.runlock import run_lock
+from flows.delivery.deliver import PartialDeliveryError, deliver_report
+from flows.figures.analysis import (
     CONFIDENCE,
     failure_rate,
     flag_family,
@@ -29,20 +35,14 @@ from flows.analysis import (
     mttf_interval,
     projections,
 )
-from flows.atomic import staged_replacement
-from flows.backfill import backfill, month_range
-from flows.config import AnalysisConfig, ClusterConfig, ConfigError, check_can_run, load_config
-from flows.delivery import PartialDeliveryError, deliver_report
-from flows.engines import MartReader, open_marts, spark_missing
-from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
-from flows.land import LandedMonthError
-from flows.lemons import lemon_candidates
-from flows.months import Month
+from flows.figures.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
+from flows.figures.lemons import lemon_candidates
+from flows.figures.summary import label
+from flows.ingest.land import LandedMonthError
 from flows.publish.archive import refresh_archive
-from flows.runlock import run_lock
-from flows.study_report import write_study
-from flows.summary import label
-from flows.warehouse import build_study, landed_months, warehouse_problem
+from flows.report.study_report import write_study
+from flows.warehouse.build import build_study, landed_months, warehouse_problem
+from flows.warehouse.engines import MartReader, open_marts, spark_missing
 
 SCHEMA_VERSION = 1
 # E[ETTR] of large hypothetical jobs (the paper's Fig. 10) at these multiples of the configured u0
@@ -334,7 +334,7 @@ def shared_rows(clusters: dict[str, dict]) -> dict:
 
 def study_summary(study: dict) -> dict:
     """The study's summary: one plain-language text and the headline figures of each cluster (the
-    delivery's headline; flows/summary.py's format)."""
+    delivery's headline; flows/figures/summary.py's format)."""
     sentences, headline = [], []
     for name, figures in study["clusters"].items():
         r_f = figures["node_failure_rate"]["all"]

@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from flows.analysis import (
+from flows.core.months import Month
+from flows.figures.analysis import (
     failure_rate,
     flag_family,
     holm,
@@ -14,7 +15,6 @@ from flows.analysis import (
     poisson_interval,
     rate_change,
 )
-from flows.months import Month
 
 
 def test_poisson_interval_exact_values():
