@@ -28,26 +28,23 @@
                 as second_order_gpu_hours
         from (
             select
-                month,
                 size_bucket,
                 runtime_seconds,
                 gpus,
                 true as is_first_order
             from {{ ref('fct_attempts') }}
-            where is_infra_failure
+            where ({{ where }}) and is_infra_failure
             union all
             -- a preemption's row has no bucket: its attempt's row of the same month has
             select
-                preemptions.month,
                 attempts.size_bucket,
                 preemptions.runtime_seconds,
                 preemptions.gpus,
                 false as is_first_order
-            from {{ ref('fct_second_order_preemptions') }} as preemptions
-            left join {{ ref('fct_attempts') }} as attempts
+            from (select * from {{ ref('fct_second_order_preemptions') }} where {{ where }}) as preemptions
+            left join (select * from {{ ref('fct_attempts') }} where {{ where }}) as attempts
                 on attempts.attempt_id = preemptions.attempt_id and attempts.month = preemptions.month
         ) as lost_work
-        where {{ where }}
         {%- if by %}
         group by {% for column in by %}lost_work.{{ column }}{{ ', ' if not loop.last }}{% endfor %}
         {%- endif %}
