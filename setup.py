@@ -20,6 +20,7 @@ RUNTIME_FILES = {
         "models/**/*.sql",
         "models/**/*.yml",
         "macros/**/*.sql",
+        "macros/**/*.yml",
         "seeds/*.csv",
         "seeds/*.yml",
         "tests/**/*.sql",

@@ -21,8 +21,7 @@ from flows.core.months import Month
 from flows.figures.analysis import CONFIDENCE, failure_rate, fleet_rate, model_mttf_hours, mttf_interval, projections
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
 from flows.report.render import NOTICE_PLACEHOLDER, Report
-from flows.report.study_charts import render_study_charts
-from flows.report.study_report import render_study
+from flows.report.study_report import render_study, render_study_charts
 from flows.study import assemble_study, expected_ettr_grid
 
 # --- the synthetic study --------------------------------------------------------------------

@@ -1,9 +1,3 @@
-{#- The lemon-node windows of the month being built (docs/methodology.md "Lemon nodes"), one row
-    each: `month`, lemon_window_days ending at the month's end, and `trailing`, lemon_trailing_days
-    ending there (none when 0). A window starts no earlier than the run of consecutive months built
-    that ends at this month (fct_node_failure_rate_monthly has one row per month built): over the
-    months built, if fewer. window_end is excluded. Columns: month, cluster, lemon_window,
-    window_start, window_end. The one rule of which days a lemon window holds. -#}
 {% macro lemon_window() -%}
     select
         parameters.month,

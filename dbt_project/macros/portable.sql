@@ -1,9 +1,8 @@
 {#- Engine-specific SQL, one adapter-dispatched macro each: DuckDB's form is the default; another
     engine adds its `<engine>__<name>` beside it (e.g. Spark's max_by, rlike, sequence, collect_set,
     arrays_overlap). Dates and differences use dbt's cross-database macros (dbt.dateadd,
-    dbt.datediff, dbt.date_trunc) directly in the models. -#}
+    dbt.datediff, dbt.date_trunc) directly in the models. Each macro's description: _macros.yml. -#}
 
-{#- The value of `value` on the row with the largest `order_by`. -#}
 {% macro value_at_max(value, order_by) -%}
     {{ return(adapter.dispatch('value_at_max', 'cluster_reliability')(value, order_by)) }}
 {%- endmacro %}
@@ -12,7 +11,6 @@
     arg_max({{ value }}, {{ order_by }})
 {%- endmacro %}
 
-{#- Whether `text` contains a match of the regular expression `pattern`. -#}
 {% macro regex_contains(text, pattern) -%}
     {{ return(adapter.dispatch('regex_contains', 'cluster_reliability')(text, pattern)) }}
 {%- endmacro %}
@@ -21,7 +19,6 @@
     regexp_matches({{ text }}, {{ pattern }})
 {%- endmacro %}
 
-{#- A relation `alias(day_start)`: one row per day from `first_day` up to, not including, `end`. -#}
 {% macro day_spine(first_day, end, alias) -%}
     {{ return(adapter.dispatch('day_spine', 'cluster_reliability')(first_day, end, alias)) }}
 {%- endmacro %}
@@ -30,7 +27,6 @@
     generate_series({{ first_day }}, {{ dbt.dateadd('day', -1, end) }}, interval 1 day) as {{ alias }} (day_start)
 {%- endmacro %}
 
-{#- The nodes of each attempt as one value, and whether two such values share a node. -#}
 {% macro node_set(node) -%}
     {{ return(adapter.dispatch('node_set', 'cluster_reliability')(node)) }}
 {%- endmacro %}
@@ -47,7 +43,6 @@
     list_has_any({{ left }}, {{ right }})
 {%- endmacro %}
 
-{#- The median of `value` (interpolated between the two middle values of an even count). -#}
 {% macro median(value) -%}
     {{ return(adapter.dispatch('median', 'cluster_reliability')(value)) }}
 {%- endmacro %}
@@ -56,8 +51,6 @@
     quantile_cont({{ value }}, 0.5)
 {%- endmacro %}
 
-{#- The mean of `value`, adding in the order of `order_by`: floating-point sums depend on their
-    order, and a month's figures must not depend on where its rows lie in the table. -#}
 {% macro ordered_mean(value, order_by) -%}
     {{ return(adapter.dispatch('ordered_mean', 'cluster_reliability')(value, order_by)) }}
 {%- endmacro %}
@@ -66,7 +59,6 @@
     avg({{ value }} order by {{ order_by }})
 {%- endmacro %}
 
-{#- A sorted, `delimiter`-separated list of the group's values of `value`. -#}
 {% macro sorted_text_list(value, delimiter) -%}
     {{ return(adapter.dispatch('sorted_text_list', 'cluster_reliability')(value, delimiter)) }}
 {%- endmacro %}
@@ -75,7 +67,6 @@
     {{ dbt.listagg(value, delimiter, "order by " ~ value) }}
 {%- endmacro %}
 
-{#- The last non-null value of `value` in a window frame (`... over (...)` follows). -#}
 {% macro last_value_ignoring_nulls(value) -%}
     {{ return(adapter.dispatch('last_value_ignoring_nulls', 'cluster_reliability')(value)) }}
 {%- endmacro %}
@@ -84,7 +75,6 @@
     last_value({{ value }} ignore nulls)
 {%- endmacro %}
 
-{#- A CTE's hint to compute it once (DuckDB would otherwise inline it in each reader). -#}
 {% macro materialized_cte() -%}
     {{ return(adapter.dispatch('materialized_cte', 'cluster_reliability')()) }}
 {%- endmacro %}

@@ -1,12 +1,12 @@
 -- The month's infrastructure failures, lost GPU-hours, GPU-hours and ETTR by account and by
 -- partition (docs/metrics.md `breakdowns`): one row per account and per partition with
--- attempts in the month, ranked by lost GPU-hours. Lost GPU-hours are the paper's estimate as in
--- fct_lost_goodput_monthly: each infrastructure failure's (first order) plus each attempt
--- preempted for a restart after a failure (second order, fct_second_order_preemptions), the
--- latter charged to the preempted attempt's own account and partition, whose work was lost. So
--- each dimension's rows add up to the month's figures. ETTR is over the long job runs that ended
--- in the month (fct_job_run_histories.is_ettr_run), under the run's account and the partition of
--- its last attempt.
+-- attempts in the month, ranked by lost GPU-hours (macro breakdowns). Lost GPU-hours are the
+-- paper's estimate as in fct_lost_goodput_monthly: each infrastructure failure's (first order)
+-- plus each attempt preempted for a restart after a failure (second order,
+-- fct_second_order_preemptions), the latter charged to the preempted attempt's own account and
+-- partition, whose work was lost. So each dimension's rows add up to the month's figures. ETTR is
+-- over the long job runs that ended in the month (fct_job_run_histories.is_ettr_run), under the
+-- run's account and the partition of its last attempt.
 
 with preempted as (
 
@@ -19,9 +19,8 @@ with preempted as (
 attempts as (
 
     select
-        attempts.month,
-        {{ breakdown_key('attempts.account') }} as account_key,
-        {{ breakdown_key('attempts.partition') }} as partition_key,
+        attempts.account,
+        attempts.partition,
         attempts.is_infra_failure,
         -- the attempts whose work counts as lost: the failures and the second-order preemptions
         attempts.is_infra_failure or preempted.attempt_id is not null as is_lost_work,
@@ -36,24 +35,13 @@ attempts as (
 
 keyed_attempts as (
 
-    select
-        'account' as dimension,
-        attempts.account_key as key,
-        attempts.*
-    from attempts
-    union all
-    select
-        'partition' as dimension,
-        attempts.partition_key as key,
-        attempts.*
-    from attempts
+    {{ by_breakdown_key('attempts', ['is_infra_failure', 'is_lost_work', 'runtime_seconds', 'gpus', 'gpu_seconds']) }}
 
 ),
 
 attempt_figures as (
 
     select
-        month,
         dimension,
         key,
         cast(sum(case when is_infra_failure then 1 else 0 end) as bigint) as infra_failures,
@@ -61,67 +49,24 @@ attempt_figures as (
         {{ lost_work_gpu_hours(gpus='case when is_lost_work then gpus else 0 end') }} as lost_gpu_hours,
         cast(coalesce(sum(gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours
     from keyed_attempts
-    group by month, dimension, key
+    group by dimension, key
 
 ),
 
 runs as (
 
-    select
-        job_run_id,
-        ettr,
-        {{ breakdown_key('account') }} as account_key,
-        {{ breakdown_key('partition') }} as partition_key
-    from {{ ref('fct_job_run_histories') }}
+    select * from {{ ref('fct_job_run_histories') }}
     where month = {{ run_parameter('month') }} and is_ettr_run
 
 ),
 
-keyed_runs as (
+breakdowns as (
 
-    select
-        'account' as dimension,
-        account_key as key,
-        job_run_id,
-        ettr
-    from runs
-    union all
-    select
-        'partition' as dimension,
-        partition_key as key,
-        job_run_id,
-        ettr
-    from runs
-
-),
-
-run_figures as (
-
-    select
-        dimension,
-        key,
-        count(*) as ettr_runs,
-        {{ ordered_mean('ettr', 'job_run_id') }} as mean_ettr
-    from keyed_runs
-    group by dimension, key
+    {{ breakdowns('attempt_figures', 'runs') }}
 
 )
 
 select
-    attempt_figures.month,
-    attempt_figures.dimension,
-    attempt_figures.key,
-    row_number() over (
-        partition by attempt_figures.dimension
-        order by attempt_figures.lost_gpu_hours desc, attempt_figures.infra_failures desc, attempt_figures.key asc
-    ) as rank,
-    attempt_figures.infra_failures,
-    attempt_figures.lost_gpu_hours,
-    attempt_figures.gpu_hours,
-    cast(coalesce(run_figures.ettr_runs, 0) as bigint) as ettr_runs,
-    run_figures.mean_ettr
-from attempt_figures
-left join run_figures
-    on
-        run_figures.dimension = attempt_figures.dimension
-        and run_figures.key = attempt_figures.key
+    {{ run_parameter('month') }} as month,
+    breakdowns.*
+from breakdowns

@@ -50,12 +50,9 @@ select
     by_cause.node_fail,
     by_cause.failed,
     by_cause.requeued,
-    by_cause.failures * 1e0 / sum(by_cause.failures) over () as share_of_failures,
+    {{ share('by_cause.failures', 'sum(by_cause.failures) over ()') }} as share_of_failures,
     exposure.all_node_days as node_days,
-    case when exposure.all_node_days > 0 then by_cause.failures * 1000 / exposure.all_node_days end
-        as per_1000_node_days,
-    case when exposure.gpu_hours > 0 then by_cause.failures * 1e6 / exposure.gpu_hours end
-        as per_million_gpu_hours
+    {{ failure_rates('by_cause.failures', 'exposure.all_node_days', 'exposure.gpu_hours') }}
 from by_cause
 inner join categories on categories.category = by_cause.cause_category
 inner join exposure on exposure.month = by_cause.month

@@ -1,10 +1,10 @@
--- Each cause's infrastructure failures over each trailing window ending at the month, split into
--- this month and the window's earlier months, with the window's GPU node-days (from
--- fct_node_failure_rate_trailing, the "all" definition) to make them rates.
+-- Each cause's infrastructure failures over each trailing window ending at the month (macro
+-- trailing_window_rows), split into this month and the window's earlier months, with the window's
+-- GPU node-days (from fct_node_failure_rate_trailing, the "all" definition) to make them rates.
 
-with by_cause as (
+with in_window as (
 
-    select * from {{ ref('fct_failures_by_cause_monthly') }}
+    {{ trailing_window_rows('fct_failures_by_cause_monthly', ['cause_category', 'failures']) }}
 
 ),
 
@@ -12,25 +12,6 @@ window_totals as (
 
     select * from {{ ref('fct_node_failure_rate_trailing') }}
     where month = {{ run_parameter('month') }}
-
-),
-
-window_months as (
-
-    {{ trailing_window_months() }}
-
-),
-
-in_window as (
-
-    select
-        window_months.month,
-        window_months.window_months,
-        by_cause.cause_category,
-        window_months.is_this_month,
-        by_cause.failures
-    from window_months
-    inner join by_cause on by_cause.month = window_months.window_month
 
 ),
 

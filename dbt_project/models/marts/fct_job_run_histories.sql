@@ -201,10 +201,7 @@ select
     whole.interruptions,
     whole.lost_seconds,
     whole.productive_seconds,
-    case
-        when whole.runtime_seconds + whole.queue_seconds > 0
-            then whole.productive_seconds / (whole.runtime_seconds + whole.queue_seconds)
-    end as ettr,
+    {{ ettr('whole.productive_seconds', 'whole.runtime_seconds', 'whole.queue_seconds') }} as ettr,
     -- the runs the ETTR tables take: long enough over their whole history, with time to measure
     whole.runtime_seconds >= parameters.ettr_min_run_hours * 3600
     and whole.runtime_seconds + whole.queue_seconds > 0 as is_ettr_run,

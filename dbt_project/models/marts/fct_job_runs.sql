@@ -84,10 +84,7 @@ productive as (
 select
     productive.*,
     productive.runtime_seconds / 3600e0 as runtime_hours,
-    case
-        when productive.runtime_seconds + productive.queue_seconds > 0
-            then productive.productive_seconds / (productive.runtime_seconds + productive.queue_seconds)
-    end as ettr,
+    {{ ettr('productive.productive_seconds', 'productive.runtime_seconds', 'productive.queue_seconds') }} as ettr,
     -- the runs the ETTR summary takes: long enough, and with time to measure
     productive.runtime_seconds >= {{ run_parameter('ettr_min_run_hours') }} * 3600
     and productive.runtime_seconds + productive.queue_seconds > 0 as is_ettr_run,

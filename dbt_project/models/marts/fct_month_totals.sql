@@ -47,10 +47,7 @@ select
     attempt_totals.unknown_states,
     event_totals.health_events,
     event_totals.unclassified_health_events,
-    case
-        when event_totals.health_events > 0
-            then event_totals.unclassified_health_events * 1e0 / event_totals.health_events
-    end as unclassified_share
+    {{ share('event_totals.unclassified_health_events', 'event_totals.health_events') }} as unclassified_share
 from {{ source('run', 'parameters') }} as parameters
 cross join attempt_totals
 cross join event_totals

@@ -43,9 +43,6 @@ select
     aggregated.gpu_hours,
     aggregated.gpu_node_days,
     aggregated.infra_failures,
-    case
-        when aggregated.infra_failures > 0
-            then aggregated.runtime_seconds / 3600e0 / aggregated.infra_failures
-    end as mttf_hours
+    {{ mttf_hours('aggregated.runtime_seconds', 'aggregated.infra_failures') }} as mttf_hours
 from aggregated
 inner join buckets on buckets.size_bucket = aggregated.size_bucket

@@ -1,30 +1,10 @@
 -- Observed MTTF per size bucket over each trailing window ending at the month: the buckets'
 -- in-month runtime (integer seconds, exact in any order) and infrastructure failures summed over
--- the window's months built so far.
+-- the window's months built so far (macro trailing_window_rows), their ratio by macro mttf_hours.
 
-with by_size as (
+with in_window as (
 
-    select * from {{ ref('fct_mttf_by_size_monthly') }}
-
-),
-
-window_months as (
-
-    {{ trailing_window_months() }}
-
-),
-
-in_window as (
-
-    select
-        window_months.month,
-        window_months.window_months,
-        by_size.size_bucket,
-        by_size.bucket_order,
-        by_size.runtime_seconds,
-        by_size.infra_failures
-    from window_months
-    inner join by_size on by_size.month = window_months.window_month
+    {{ trailing_window_rows('fct_mttf_by_size_monthly', ['size_bucket', 'bucket_order', 'runtime_seconds', 'infra_failures']) }}
 
 ),
 
@@ -35,7 +15,7 @@ summed as (
         window_months,
         size_bucket,
         bucket_order,
-        cast(sum(runtime_seconds) as bigint) / 3600e0 as runtime_hours,
+        cast(sum(runtime_seconds) as bigint) as runtime_seconds,
         cast(sum(infra_failures) as bigint) as infra_failures
     from in_window
     group by month, window_months, size_bucket, bucket_order
@@ -43,6 +23,11 @@ summed as (
 )
 
 select
-    summed.*,
-    case when summed.infra_failures > 0 then summed.runtime_hours / summed.infra_failures end as mttf_hours
+    month,
+    window_months,
+    size_bucket,
+    bucket_order,
+    runtime_seconds / 3600e0 as runtime_hours,
+    infra_failures,
+    {{ mttf_hours('runtime_seconds', 'infra_failures') }} as mttf_hours
 from summed

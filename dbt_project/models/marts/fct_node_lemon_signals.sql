@@ -4,7 +4,7 @@
 -- the infrastructure failures that named the node as the cause, grouped into incidents, and the
 -- most incidents within lemon_repeat_days (the repeat-offender signal). One row per window and node
 -- with a health event or such a failure in the window. The rules that make a node a candidate are
--- flows/lemons.py's: they are fitted to the fleet.
+-- flows/figures/lemons.py's: they are fitted to the fleet.
 
 with parameters as (
 

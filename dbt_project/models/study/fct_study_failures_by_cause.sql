@@ -20,9 +20,6 @@ select
     by_cause.failure_domain,
     by_cause.failures,
     totals.all_node_days as node_days,
-    case when totals.all_node_days > 0 then by_cause.failures * 1000 / totals.all_node_days end
-        as per_1000_node_days,
-    case when totals.gpu_hours > 0 then by_cause.failures * 1e6 / totals.gpu_hours end
-        as per_million_gpu_hours
+    {{ failure_rates('by_cause.failures', 'totals.all_node_days', 'totals.gpu_hours') }}
 from by_cause
 cross join {{ ref('fct_study_totals') }} as totals

@@ -28,7 +28,6 @@ select
     coalesce(summed.gpu_hours, 0) as gpu_hours,
     coalesce(summed.gpu_node_days, 0) as gpu_node_days,
     coalesce(summed.infra_failures, 0) as infra_failures,
-    case when summed.infra_failures > 0 then summed.runtime_seconds / 3600e0 / summed.infra_failures end
-        as mttf_hours
+    {{ mttf_hours('summed.runtime_seconds', 'summed.infra_failures') }} as mttf_hours
 from {{ ref('job_size_buckets') }} as buckets
 left join summed on summed.size_bucket = buckets.size_bucket

@@ -17,10 +17,7 @@ with totals as (
 rates as (
 
     select
-        cast(coalesce(sum(paper_failures), 0) as bigint) as paper_failures,
-        cast(coalesce(sum(paper_node_seconds), 0) as bigint) / 86400e0 as paper_node_days,
-        cast(coalesce(sum(all_failures), 0) as bigint) as all_failures,
-        cast(coalesce(sum(all_node_seconds), 0) as bigint) / 86400e0 as all_node_days,
+        {{ node_failure_rate_sums() }},
         cast(coalesce(sum(fleet_faults), 0) as bigint) as fleet_faults,
         cast(coalesce(max(fleet_nodes), 0) as bigint) as fleet_nodes,
         cast(coalesce(sum(fleet_node_seconds), 0) as bigint) / 86400e0 as fleet_node_days
@@ -59,7 +56,7 @@ select
     lost.first_order_gpu_hours,
     lost.second_order_gpu_hours,
     lost.second_order_preemptions,
-    case when totals.gpu_hours > 0 then lost.lost_gpu_hours / totals.gpu_hours end as lost_share_of_gpu_hours
+    {{ share('lost.lost_gpu_hours', 'totals.gpu_hours') }} as lost_share_of_gpu_hours
 from totals
 cross join rates
 cross join lost

@@ -1,0 +1,3 @@
+{% macro share(part, whole) -%}
+    case when ({{ whole }}) > 0 then ({{ part }}) * 1e0 / ({{ whole }}) end
+{%- endmacro %}
