@@ -16,9 +16,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from flows.analysis import failure_rate
+from flows.figures.rates import failure_rate, rate_ratio
 from flows.months import Month
-from flows.study import rate_ratio
 from simulator import SimParams, simulate
 
 FIRST, LAST = Month.parse("2025-11"), Month.parse("2026-10")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from flows.analysis import job_runs
 from flows.config import load_config
+from flows.figures.month_metrics import job_runs
 from flows.months import Month
 
 

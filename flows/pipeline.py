@@ -20,7 +20,6 @@ from prefect.exceptions import ParameterTypeError
 from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
-from flows.analysis import MonthFigures, month_figures
 from flows.artifact import publish_month_artifact
 from flows.atomic import clear_leftovers, staged_replacement
 from flows.config import ClusterConfig, ConfigError, check_can_run, load_config
@@ -28,6 +27,7 @@ from flows.delivery import DeliveryOutcome, Figures, PartialDeliveryError, deliv
 from flows.engines import open_marts
 from flows.errors import is_input_error
 from flows.escape import escaped_logger, printable_lines
+from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.land import LandedMonthError, land_month, read_manifest
 from flows.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
 from flows.publish.archive import refresh_archive

@@ -4,12 +4,12 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from flows.analysis import (
+from flows.figures.models import model_mttf_hours
+from flows.figures.rates import (
     failure_rate,
     flag_family,
     holm,
     mean_interval,
-    model_mttf_hours,
     mttf_interval,
     poisson_interval,
     rate_change,

@@ -13,10 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.analysis import month_figures
 from flows.cli import write_demo_config
 from flows.config import load_config
 from flows.engines import open_marts
+from flows.figures.month_metrics import month_figures
 from flows.land import land_month
 from flows.months import Month
 from flows.pipeline import render

@@ -14,9 +14,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.analysis import history_months, job_runs
 from flows.cli import main, write_demo_config
 from flows.config import load_config
+from flows.figures.compare import history_months
+from flows.figures.month_metrics import job_runs
 from flows.months import Month
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS

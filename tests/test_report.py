@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import session_directory
 
-from flows.analysis import expected_ettr_curves
 from flows.charts import render_charts
 from flows.cli import write_demo_config
 from flows.config import AnalysisConfig
+from flows.figures.models import expected_ettr_curves
 from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.publish.archive import without_nav

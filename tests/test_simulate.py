@@ -11,7 +11,7 @@ import pytest
 from ClusterShell.NodeSet import NodeSet
 from job_records import sacct_attempts
 
-from flows.analysis import poisson_interval
+from flows.figures.rates import poisson_interval
 from flows.months import Month
 from flows.sources.sacct import SacctReadStats
 from flows.sources.sacctmgr_events import read_sacctmgr_events

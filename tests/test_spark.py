@@ -27,10 +27,10 @@ import pyarrow as pa
 import pytest
 from spark_connect import ConnectServer
 
-from flows.analysis import month_figures
 from flows.cli import main, write_demo_config
 from flows.config import load_config
 from flows.engines import open_marts
+from flows.figures.month_metrics import month_figures
 from flows.months import Month
 from flows.quality import validate_month
 from flows.warehouse import dbt_command

@@ -15,13 +15,15 @@ import pytest
 from test_report import CID, Page
 from test_report_browser import email_as_shown, leave_nothing
 
-from flows.analysis import CONFIDENCE, failure_rate, fleet_rate, model_mttf_hours, mttf_interval, projections
 from flows.backfill import month_range
 from flows.charts import NARROWEST_PX, WIDTH_PX
 from flows.config import AnalysisConfig
+from flows.figures.models import expected_ettr_grid, model_mttf_hours, projections
+from flows.figures.period import fleet_rate
+from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
+from flows.figures.study_metrics import assemble_study
 from flows.months import Month
 from flows.report import NOTICE_PLACEHOLDER, Report
-from flows.study import assemble_study, expected_ettr_grid
 from flows.study_charts import render_study_charts
 from flows.study_report import render_study
 
