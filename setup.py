@@ -26,7 +26,7 @@ RUNTIME_FILES = {
     ],
     "templates": ["**/*.j2"],
     "expectations": ["*.json"],
-    "spark_conf": ["log4j2.properties"],  # a local Spark session's JVM logging (flows/engines.py)
+    "spark_conf": ["log4j2.properties"],  # a local Spark session's JVM logging (flows/warehouse/engines.py)
 }
 
 

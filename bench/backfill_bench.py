@@ -30,8 +30,8 @@ from pathlib import Path
 
 from flows.backfill import month_range
 from flows.cli import months_before, write_demo_config
-from flows.config import ClusterConfig, load_config
-from flows.months import Month
+from flows.core.config import ClusterConfig, load_config
+from flows.core.months import Month
 from simulator import SimParams, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -31,12 +31,12 @@ from month_bench import BUFFERED_READ  # bench/ is this script's directory, so o
 from month_bench import floor as month_floor
 
 from flows.cli import write_demo_config
-from flows.config import load_config
-from flows.land import land_month, write_job_tables
-from flows.months import Month
-from flows.sources.clock import LocalClock
-from flows.sources.quarantine import Quarantine
-from flows.sources.sacct import read_sacct
+from flows.core.config import load_config
+from flows.core.months import Month
+from flows.ingest.land import land_month, write_job_tables
+from flows.ingest.sources.clock import LocalClock
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.sacct import read_sacct
 from simulator import SimParams, simulate
 
 

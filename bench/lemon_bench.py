@@ -29,7 +29,7 @@ from lemon_history import (  # noqa: E402
     repeat_offender_trace,
 )
 
-from flows.months import Month  # noqa: E402
+from flows.core.months import Month  # noqa: E402
 
 SETTINGS = (
     Setting(6.5, 0.005),

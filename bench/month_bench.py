@@ -40,11 +40,11 @@ from pathlib import Path
 import duckdb
 
 from flows.cli import write_demo_config
-from flows.config import load_config
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.months import Month
+from flows.ingest.sources.sacct import READ_BUFFER_BYTES
 from flows.pipeline import analyse, build_warehouse, check_quality, pull_and_land, render
-from flows.sources.sacct import READ_BUFFER_BYTES
-from flows.warehouse import dbt_command
+from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"

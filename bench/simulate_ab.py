@@ -48,7 +48,7 @@ def child(name: str) -> None:
     import tempfile
     import time
 
-    from flows.months import Month
+    from flows.core.months import Month
     from simulator import SimParams, simulate
 
     kwargs = dict(CONFIGS[name])

@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.months import Month
+from flows.core.months import Month
 from simulator import SimParams, simulate
 
 

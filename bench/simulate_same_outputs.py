@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from flows.months import Month
+from flows.core.months import Month
 from simulator import SimParams, simulate
 
 # tests/test_simulate.py's trace, then faults across a month end, a zero-length one and one after the month

@@ -16,8 +16,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from flows.core.months import Month
 from flows.figures.rates import failure_rate, rate_ratio
-from flows.months import Month
 from simulator import SimParams, simulate
 
 FIRST, LAST = Month.parse("2025-11"), Month.parse("2026-10")

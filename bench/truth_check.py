@@ -15,9 +15,9 @@ from pathlib import Path
 
 import duckdb
 
-from flows.config import load_config
+from flows.core.config import load_config
+from flows.core.months import Month
 from flows.figures.month_metrics import job_runs
-from flows.months import Month
 
 
 def rows(sim_dir: Path, config_path: Path, month: Month) -> list[tuple[str, str, str]]:

@@ -25,11 +25,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.artifact import publish_backfill_artifact
-from flows.config import ClusterConfig
-from flows.delivery import channels, delivery_status
-from flows.errors import EXIT_FAILED, EXIT_INPUT, exit_code
-from flows.months import Month
+from flows.core.config import ClusterConfig
+from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code
+from flows.core.months import Month
+from flows.delivery.deliver import channels, delivery_status
 from flows.pipeline import (
     config_path,
     failure,
@@ -41,12 +40,13 @@ from flows.pipeline import (
     run_config,
     send_failure_alert,
 )
+from flows.report.artifact import publish_backfill_artifact
 
 EmailChoice = Literal["none", "latest", "all"]
 
 
 class BackfillError(RuntimeError):
-    """Some months failed; exit 2 when each of them failed on its inputs (flows/errors.py), else 1.
+    """Some months failed; exit 2 when each of them failed on its inputs (flows/core/errors.py), else 1.
     `stages` names each failed month's stage (`2026-09 land, 2026-10 dbt`), for the alert."""
 
     def __init__(self, message: str, *, inputs_only: bool, stages: str = "") -> None:

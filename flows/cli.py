@@ -14,7 +14,7 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-from flows.config import (
+from flows.core.config import (
     ClusterConfig,
     ConfigError,
     check_can_run,
@@ -23,11 +23,11 @@ from flows.config import (
     source_problems,
     starter_config,
 )
-from flows.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, UsageError, exit_code
-from flows.escape import printable_lines
-from flows.land import missing_inputs
-from flows.months import Month, parse_as_of, reportable
-from flows.prefect_api import start_api, wait_for_api
+from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, UsageError, exit_code
+from flows.core.escape import printable_lines
+from flows.core.months import Month, parse_as_of, reportable
+from flows.core.prefect_api import start_api, wait_for_api
+from flows.ingest.land import missing_inputs
 from flows.publish.history import add_export_parser
 
 # pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
@@ -72,12 +72,12 @@ def show_progress() -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
     for name in (
         "flows.progress",
-        "flows.delivery",
-        "flows.mailer",
-        "flows.runlock",
-        "flows.warehouse",
-        "flows.sent_log",
-        "flows.sources.slurm_live",
+        "flows.delivery.deliver",
+        "flows.delivery.mailer",
+        "flows.core.runlock",
+        "flows.warehouse.build",
+        "flows.delivery.sent_log",
+        "flows.ingest.sources.slurm_live",
     ):
         logger = logging.getLogger(name)
         logger.handlers = [handler]  # once, to the current stdout, however often main() runs in a process
@@ -337,7 +337,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     """Run one format's reader on one file: its typed rows and its quarantine, in about a second."""
-    from flows.parse import format_parsed, parse_source
+    from flows.ingest.parse import format_parsed, parse_source
 
     parsed = parse_source(args.kind, Path(args.file), args.timezone, args.year)
     for line in format_parsed(parsed, args.limit, args.json):
@@ -586,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--out", default=None, help="where to write it (default: <cluster>.toml); never overwritten")
     init.set_defaults(func=cmd_init)
 
-    from flows.sources.registry import FILE_KINDS
+    from flows.ingest.sources.registry import FILE_KINDS
 
     parse = sub.add_parser(
         "parse", parents=[common], help="run one format's reader on one file: its typed rows and quarantined lines"
@@ -602,7 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command; every failure becomes one `error:` line and an exit code (flows/errors.py)."""
+    """Run a command; every failure becomes one `error:` line and an exit code (flows/core/errors.py)."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -20,21 +20,28 @@ from prefect.exceptions import ParameterTypeError
 from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
-from flows.artifact import publish_month_artifact
-from flows.atomic import clear_leftovers, staged_replacement
-from flows.config import ClusterConfig, ConfigError, check_can_run, load_config
-from flows.delivery import DeliveryOutcome, Figures, PartialDeliveryError, deliver_report, send_alert, sent_before
-from flows.engines import open_marts
-from flows.errors import is_input_error
-from flows.escape import escaped_logger, printable_lines
+from flows.core.atomic import clear_leftovers, staged_replacement
+from flows.core.config import ClusterConfig, ConfigError, check_can_run, load_config
+from flows.core.errors import is_input_error
+from flows.core.escape import escaped_logger, printable_lines
+from flows.core.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
+from flows.core.runlock import run_lock
+from flows.delivery.deliver import (
+    DeliveryOutcome,
+    Figures,
+    PartialDeliveryError,
+    deliver_report,
+    send_alert,
+    sent_before,
+)
 from flows.figures.month_metrics import MonthFigures, month_figures
-from flows.land import LandedMonthError, land_month, read_manifest
-from flows.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
+from flows.ingest.land import LandedMonthError, land_month, read_manifest
 from flows.publish.archive import refresh_archive
-from flows.quality import SuiteResult, validate_month
-from flows.report import reproduce, write_report
-from flows.runlock import run_lock
-from flows.warehouse import build_month
+from flows.quality.suites import SuiteResult, validate_month
+from flows.report.artifact import publish_month_artifact
+from flows.report.render import reproduce, write_report
+from flows.warehouse.build import build_month
+from flows.warehouse.engines import open_marts
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
 progress = escaped_logger("flows.progress")

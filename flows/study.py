@@ -3,8 +3,8 @@
 Each cluster's months are built first (a backfill that skips the months already built and sends
 nothing), then its study models (dbt_project/models/study, the range's sums of the monthly marts);
 the study's figures are read from them (flows/figures/study_metrics.py) and the study's directory
-is written in the report directory's layout (flows/report.py), so that it is delivered like a
-month's report.
+is written in the report directory's layout (flows/report/render.py), so that it is delivered like
+a month's report.
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ import pyarrow as pa
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.atomic import staged_replacement
 from flows.backfill import backfill, month_range
-from flows.config import ClusterConfig, ConfigError, check_can_run, load_config
-from flows.delivery import PartialDeliveryError, deliver_report
-from flows.engines import open_marts, spark_missing
+from flows.core.atomic import staged_replacement
+from flows.core.config import ClusterConfig, ConfigError, check_can_run, load_config
+from flows.core.months import Month
+from flows.core.runlock import run_lock
+from flows.delivery.deliver import PartialDeliveryError, deliver_report
 from flows.figures.period import Period, totals
 from flows.figures.study_metrics import assemble_study, cluster_figures
-from flows.land import LandedMonthError
-from flows.months import Month
+from flows.ingest.land import LandedMonthError
 from flows.publish.archive import refresh_archive
-from flows.runlock import run_lock
-from flows.study_report import write_study
-from flows.warehouse import build_study, landed_months, warehouse_problem
+from flows.report.study_report import write_study
+from flows.warehouse.build import build_study, landed_months, warehouse_problem
+from flows.warehouse.engines import open_marts, spark_missing
 
 
 class StudyError(RuntimeError):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flows.config import AnalysisConfig
+from flows.core.config import AnalysisConfig
 from simulator.failures import draw_faults, emit_noise, read_fault_trace
 from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow, SimParams

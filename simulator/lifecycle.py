@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flows.config import AnalysisConfig
+from flows.core.config import AnalysisConfig
 from simulator.catalog import CAUSES, USERS
 from simulator.failures import NodeFaults, SignalLog, emit_fault_signals
 from simulator.params import SimParams

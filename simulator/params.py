@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flows.months import Month
+from flows.core.months import Month
 
 
 @dataclass

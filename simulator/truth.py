@@ -16,7 +16,7 @@ from operator import attrgetter
 import numpy as np
 
 from flows import DBT_PROJECT_DIR
-from flows.config import AnalysisConfig
+from flows.core.config import AnalysisConfig
 from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow
 from simulator.records import HIGH_QOS_MIN_GPUS, NEVER, Attempt

@@ -199,7 +199,7 @@ def fresh_warehouse(tmp_path_factory) -> Callable[..., Path]:
         warehouse = root / "warehouse.duckdb"
         root.mkdir(parents=True, exist_ok=True)
         for path in root.iterdir():
-            if path.name != "dbt":  # dbt's target/ and logs/ for this path (flows.warehouse.dbt_work_dir)
+            if path.name != "dbt":  # dbt's target/ and logs/ for this path (flows.warehouse.build.dbt_work_dir)
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
         text, found = re.subn(r'^warehouse = ".*"$', f'warehouse = "{warehouse}"', config.read_text(), flags=re.M)
         assert found == 1, f"{config}: no warehouse path to point elsewhere"

@@ -8,10 +8,10 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
-from flows.sources.clock import LocalClock
-from flows.sources.quarantine import Quarantine
-from flows.sources.sacct import SacctReadStats, read_sacct, read_sacct_xdmod
-from flows.sources.sacct_json import SacctJsonReadStats, read_sacct_json
+from flows.ingest.sources.clock import LocalClock
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.sacct import SacctReadStats, read_sacct, read_sacct_xdmod
+from flows.ingest.sources.sacct_json import SacctJsonReadStats, read_sacct_json
 
 
 def _objects(con: duckdb.DuckDBPyConnection) -> list[SimpleNamespace]:

@@ -1,7 +1,7 @@
 """Lemon candidates of continuous simulated histories, scored against the simulator's truth.
 
 A history of consecutive months is simulated with known lemons, each month landed and built with
-dbt (the models the lemon candidates read, and their parents), and flows/lemons.py's candidates of
+dbt (the models the lemon candidates read, and their parents), and flows/figures/lemons.py's candidates of
 each month, over its own window and the trailing one, compared with truth.json's `lemon_nodes`.
 Used by tests/test_lemons.py and bench/lemon_bench.py.
 
@@ -24,11 +24,11 @@ import numpy as np
 from scipy.stats import nbinom, poisson
 
 from flows.cli import write_demo_config
-from flows.config import ClusterConfig, load_config
-from flows.land import land_month
-from flows.lemons import lemon_candidates
-from flows.months import Month
-from flows.warehouse import dbt_command
+from flows.core.config import ClusterConfig, load_config
+from flows.core.months import Month
+from flows.figures.lemons import lemon_candidates
+from flows.ingest.land import land_month
+from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate
 from simulator.catalog import CAUSE_NAMES, CAUSE_SHARES
 from simulator.failures import TRACE_HEADER
@@ -122,7 +122,7 @@ class LemonHistory:
     months: list[Month]
 
     def lemon_nodes(self, month: Month, **analysis) -> dict:
-        """flows/lemons.py's lemon_nodes of `month` (its own window, and `trailing`), with any of the
+        """flows/figures/lemons.py's lemon_nodes of `month` (its own window, and `trailing`), with any of the
         [analysis] keys that act after the build (the p-values, the rules' thresholds) replaced."""
         params = dataclasses.replace(self.config.analysis, **analysis)
         with duckdb.connect(str(self.config.warehouse_path), read_only=True) as con:

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import session_directory
 
 from flows.cli import main, write_demo_config
-from flows.months import Month
+from flows.core.months import Month
 from simulator import SimParams, simulate
 
 CLUSTER = "pub"

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from flows.core.months import Month
 from flows.figures.models import model_mttf_hours
 from flows.figures.rates import (
     failure_rate,
@@ -14,7 +15,6 @@ from flows.figures.rates import (
     poisson_interval,
     rate_change,
 )
-from flows.months import Month
 
 
 def test_poisson_interval_exact_values():

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.artifact import artifact_key, backfill_markdown, month_markdown
+from flows.report.artifact import artifact_key, backfill_markdown, month_markdown
 
 METRICS = {
     "cluster": "rsc1",

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.atomic import replace_dir_atomically, staged_replacement
+from flows.core.atomic import replace_dir_atomically, staged_replacement
 
 
 def write(text: str):

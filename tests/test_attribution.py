@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from job_records import json_attempts, sacct_attempts
 
-from flows.months import Month
+from flows.core.months import Month
 from simulator import SimParams
 from simulator.history import run_history
 from simulator.records import Attempt

@@ -13,8 +13,8 @@ from conftest import email_section
 from hostile import Outcome, hostile
 
 from flows.cli import main, write_demo_config
-from flows.config import load_config
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.months import Month
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

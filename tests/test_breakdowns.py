@@ -14,13 +14,13 @@ import duckdb
 import pytest
 
 from flows.cli import write_demo_config
-from flows.config import load_config
-from flows.engines import open_marts
+from flows.core.config import load_config
+from flows.core.months import Month
 from flows.figures.month_metrics import month_figures
-from flows.land import land_month
-from flows.months import Month
+from flows.ingest.land import land_month
 from flows.pipeline import render
-from flows.warehouse import build_month, build_study, landed_months
+from flows.warehouse.build import build_month, build_study, landed_months
+from flows.warehouse.engines import open_marts
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

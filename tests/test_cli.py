@@ -11,10 +11,10 @@ import pytest
 
 import flows.cli
 from flows.cli import main
-from flows.errors import EXIT_FAILED, EXIT_INPUT, exit_code
-from flows.months import Month
-from flows.prefect_api import wait_for_api
-from flows.sources.sacct import REQUIRED_FIELDS
+from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code
+from flows.core.months import Month
+from flows.core.prefect_api import wait_for_api
+from flows.ingest.sources.sacct import REQUIRED_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]
 MONTH = Month.parse("2026-10")

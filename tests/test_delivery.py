@@ -17,13 +17,13 @@ import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from conftest import free_port, smtp_controller
 
-from flows import mailer, webhook
 from flows.cli import write_demo_config
-from flows.config import ConfigError, EmailConfig, WebhookConfig, load_config
-from flows.delivery import PartialDeliveryError, deliver_report, delivery_status
-from flows.months import Month
+from flows.core.config import ConfigError, EmailConfig, WebhookConfig, load_config
+from flows.core.months import Month
+from flows.delivery import mailer, webhook
+from flows.delivery.deliver import PartialDeliveryError, deliver_report, delivery_status
+from flows.delivery.sent_log import SENDING, SENT, SentLog, SentRecord
 from flows.pipeline import monthly_report
-from flows.sent_log import SENDING, SENT, SentLog, SentRecord
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

@@ -2,7 +2,7 @@
 
 import pytest
 
-from flows.ettr import expected_ettr, formula_is_valid, monte_carlo_ettr, optimal_checkpoint_minutes
+from flows.figures.ettr import expected_ettr, formula_is_valid, monte_carlo_ettr, optimal_checkpoint_minutes
 
 RSC1 = 6.50  # failures per 1000 node-days
 

@@ -1,4 +1,4 @@
-"""Fact tables exported as Parquet and CSV with a Croissant description (flows/exports.py)."""
+"""Fact tables exported as Parquet and CSV with a Croissant description (flows/report/exports.py)."""
 
 import csv
 import hashlib
@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from flows.exports import CROISSANT_FILE, neutralise_formulas, write_exports
+from flows.report.exports import CROISSANT_FILE, neutralise_formulas, write_exports
 
 PUBLISHED = date(2026, 11, 1)
 

@@ -17,16 +17,16 @@ import pytest
 from conftest import BIN, email_section
 from prefect.exceptions import ParameterTypeError
 
-from flows import runlock
 from flows.cli import write_demo_config
-from flows.months import Month
+from flows.core import runlock
+from flows.core.months import Month
+from flows.delivery.sent_log import SENDING, SentLog
 from flows.pipeline import config_path, monthly_report
-from flows.sent_log import SENDING, SentLog
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 
-HOLD = "from flows.runlock import cluster_lock; import sys, time\nwith cluster_lock(__import__('pathlib').Path(sys.argv[1]), 'c'):\n    print('held', flush=True); time.sleep(120)\n"
+HOLD = "from flows.core.runlock import cluster_lock; import sys, time\nwith cluster_lock(__import__('pathlib').Path(sys.argv[1]), 'c'):\n    print('held', flush=True); time.sleep(120)\n"
 
 
 def hold_lock(data_dir: Path) -> subprocess.Popen:

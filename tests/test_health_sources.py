@@ -6,11 +6,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from flows.months import Month
-from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
-from flows.sources.errors import InputFormatError
-from flows.sources.nhc_log import read_nhc_log
-from flows.sources.syslog import SyslogReadStats
+from flows.core.months import Month
+from flows.ingest.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.nhc_log import read_nhc_log
+from flows.ingest.sources.syslog import SyslogReadStats
 from simulator import SimParams, simulate
 from simulator.writers.dcgm_health import dcgm_health_json
 
@@ -105,8 +105,8 @@ def write_capture(root: Path, node: str, name: str, text: str) -> Path:
 
 
 def test_dmesg_time_formats_all_read(tmp_path: Path):
-    from flows.sources.clock import LocalClock
-    from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
+    from flows.ingest.sources.clock import LocalClock
+    from flows.ingest.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
 
     xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
     write_capture(
@@ -138,8 +138,8 @@ def test_dmesg_time_formats_all_read(tmp_path: Path):
 
 
 def test_dmesg_seconds_since_boot_without_a_boot_time_are_quarantined(tmp_path: Path):
-    from flows.sources.quarantine import Quarantine
-    from flows.sources.xid_dmesg import read_xid_dmesg_dir
+    from flows.ingest.sources.quarantine import Quarantine
+    from flows.ingest.sources.xid_dmesg import read_xid_dmesg_dir
 
     write_capture(tmp_path, "gpu2", "dmesg.txt", "[ 1843.308145] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off\n")
     quarantine = Quarantine(strict=False)
@@ -150,8 +150,8 @@ def test_dmesg_seconds_since_boot_without_a_boot_time_are_quarantined(tmp_path: 
 
 
 def test_a_journal_line_with_an_impossible_date_is_quarantined_naming_its_capture(tmp_path: Path):
-    from flows.sources.quarantine import Quarantine
-    from flows.sources.xid_dmesg import read_xid_dmesg_dir
+    from flows.ingest.sources.quarantine import Quarantine
+    from flows.ingest.sources.xid_dmesg import read_xid_dmesg_dir
 
     xid = "kernel: NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus."
     write_capture(tmp_path, "gpu1", "journal.txt", f"Nov 22 03:22:07 gpu1 {xid}\n")
@@ -167,7 +167,7 @@ def test_a_journal_line_with_an_impossible_date_is_quarantined_naming_its_captur
 
 
 def test_overlapping_captures_of_a_node_count_an_xid_once(tmp_path: Path):
-    from flows.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
+    from flows.ingest.sources.xid_dmesg import DmesgReadStats, read_xid_dmesg_dir
 
     line = "2026-11-22T03:22:04,123456+00:00 NVRM: Xid (PCI:0000:3b:00): 48, DBE (double bit error)\n"
     write_capture(tmp_path, "gpu3", "a.log", line)
@@ -180,7 +180,7 @@ def test_real_dmesg_lines_from_issue_reports(health_fixtures: Path, tmp_path: Pa
     """Every Xid line of the real fixtures that carries a dmesg time prefix is read with its Xid."""
     import csv
 
-    from flows.sources.xid_dmesg import read_xid_dmesg_dir
+    from flows.ingest.sources.xid_dmesg import read_xid_dmesg_dir
 
     with open(health_fixtures / "xid_lines.tsv", newline="") as handle:
         rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["xid"] and r["raw_line"].startswith("[")]
@@ -196,7 +196,7 @@ def test_real_dmesg_lines_from_issue_reports(health_fixtures: Path, tmp_path: Pa
 
 
 def test_gcm_stdout_and_file_sink_records(tmp_path: Path):
-    from flows.sources.gcm_health import GcmReadStats, read_gcm_health_dir
+    from flows.ingest.sources.gcm_health import GcmReadStats, read_gcm_health_dir
 
     stdout_sink = [
         {
@@ -252,8 +252,8 @@ def test_gcm_stdout_and_file_sink_records(tmp_path: Path):
     ],
 )
 def test_bad_gcm_record_is_quarantined_naming_the_field(tmp_path: Path, line: str, field: str):
-    from flows.sources.gcm_health import read_gcm_health_dir
-    from flows.sources.quarantine import Quarantine
+    from flows.ingest.sources.gcm_health import read_gcm_health_dir
+    from flows.ingest.sources.quarantine import Quarantine
 
     (tmp_path / "health.log").write_text('[{"node": "n", "health_check": "x", "result": 0, "end_time": 1}]\n' + line)
     quarantine = Quarantine(strict=False)
@@ -266,8 +266,8 @@ def test_bad_gcm_record_is_quarantined_naming_the_field(tmp_path: Path, line: st
 
 
 def test_repair_tickets(tmp_path: Path):
-    from flows.sources.quarantine import Quarantine
-    from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
+    from flows.ingest.sources.quarantine import Quarantine
+    from flows.ingest.sources.repair_tickets import TicketReadStats, read_repair_tickets
 
     csv_path = tmp_path / "tickets.csv"
     csv_path.write_text(
@@ -289,7 +289,7 @@ def test_repair_tickets(tmp_path: Path):
 
 
 def test_ticket_csv_without_its_columns_fails_naming_them(tmp_path: Path):
-    from flows.sources.repair_tickets import read_repair_tickets
+    from flows.ingest.sources.repair_tickets import read_repair_tickets
 
     csv_path = tmp_path / "tickets.csv"
     csv_path.write_text("id,host,when\n1,gpu1,2026-11-02\n")
@@ -301,7 +301,7 @@ def test_ticket_csv_without_its_columns_fails_naming_them(tmp_path: Path):
 
 
 def test_scontrol_snapshots_from_the_real_cluster(slurm_fixtures: Path):
-    from flows.sources.scontrol_nodes import ScontrolReadStats, read_scontrol_nodes
+    from flows.ingest.sources.scontrol_nodes import ScontrolReadStats, read_scontrol_nodes
 
     down = list(read_scontrol_nodes(slurm_fixtures / "scontrol_show_node.down.txt", UTC))
     assert [(e.node, e.state, e.reason, e.user, e.started_at.isoformat()) for e in down] == [
@@ -334,7 +334,7 @@ def test_scontrol_snapshots_from_the_real_cluster(slurm_fixtures: Path):
     ],
 )
 def test_node_state_to_event_state(state: str, expected: str | None):
-    from flows.sources.scontrol_nodes import event_state
+    from flows.ingest.sources.scontrol_nodes import event_state
 
     assert event_state(state) == expected
 

@@ -8,8 +8,8 @@ import pytest
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.config import ConfigError, check_can_run, load_config
-from flows.errors import EXIT_INPUT, exit_code
+from flows.core.config import ConfigError, check_can_run, load_config
+from flows.core.errors import EXIT_INPUT, exit_code
 
 SOURCE = '[[sources]]\nkind = "sacct_psv"\npath = "logs/{month}/sacct.psv"\n'
 BASE = f'cluster = "rsc1"\n\n{SOURCE}\n'

@@ -17,11 +17,11 @@ import pytest
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.config import load_config
-from flows.errors import EXIT_INPUT, TooManyBadRowsError
-from flows.escape import printable
-from flows.land import land_month
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.errors import EXIT_INPUT, TooManyBadRowsError
+from flows.core.escape import printable
+from flows.core.months import Month
+from flows.ingest.land import land_month
 
 # ESC (a colour; `(` rather than `[` keeps it out of Slurm's host-list brackets), BEL, and the bidi
 # overrides and isolates that reorder what a reader sees (a CR or LF ends a line of a dump or stderr)
@@ -110,9 +110,9 @@ def test_a_live_pulls_stderr_is_escaped_in_the_retry_warning_and_the_error(capsy
         tmp_path, '[[sources]]\nkind = "sacct_command"\ncommand = ["sacct"]\nattempts = 2\nretry_wait_seconds = 0.01\n'
     )
     monkeypatch.setattr("flows.cli.cmd_parse", lambda args: land_month(load_config(config), MONTH))
-    with caplog.at_level(logging.WARNING, logger="flows.sources.slurm_live"):
+    with caplog.at_level(logging.WARNING, logger="flows.ingest.sources.slurm_live"):
         assert main(["parse", "--kind", "sacct_psv", "x"]) == 1
-    (warning,) = [r.getMessage() for r in caplog.records if r.name == "flows.sources.slurm_live"]
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "flows.ingest.sources.slurm_live"]
     assert not RAW.search(warning) and f"Connection refused {SHOWN} / second line" in warning
     lines = capsys.readouterr().err.splitlines()
     assert lines == [f"error: sacct -V exited 1 (gave up after 2 attempts): Connection refused {SHOWN}", "second line"]

@@ -18,19 +18,19 @@ import duckdb
 import pytest
 from hostile import Outcome, hostile
 
-import flows.land
-import flows.warehouse
-from flows.atomic import replace_dir_atomically
+import flows.ingest.land
+import flows.warehouse.build
 from flows.cli import main, write_demo_config
-from flows.config import ClusterConfig, load_config
-from flows.delivery import deliver_report, delivery_status
-from flows.errors import EXIT_FAILED, EXIT_INPUT, DiskFullError, MissingInputError, exit_code
-from flows.land import LandedMonthError, land_month, read_manifest
-from flows.months import Month
+from flows.core.atomic import replace_dir_atomically
+from flows.core.config import ClusterConfig, load_config
+from flows.core.errors import EXIT_FAILED, EXIT_INPUT, DiskFullError, MissingInputError, exit_code
+from flows.core.months import Month
+from flows.core.runlock import ClusterBusyError, run_lock
+from flows.delivery.deliver import deliver_report, delivery_status
+from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
+from flows.ingest.land import LandedMonthError, land_month, read_manifest
 from flows.pipeline import clear_killed_runs
-from flows.runlock import ClusterBusyError, run_lock
-from flows.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
-from flows.warehouse import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
+from flows.warehouse.build import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
 from simulator import SimParams, simulate
 
 MONTH = Month.parse("2026-10")
@@ -46,7 +46,7 @@ def snapshot(directory: Path) -> dict[str, bytes | None]:
 @pytest.fixture(autouse=True)
 def _warnings_reach_caplog(monkeypatch) -> None:
     """The CLI prints these loggers itself (flows.cli.show_progress) and stops their propagation."""
-    for name in ("flows.warehouse", "flows.sent_log", "flows.runlock"):
+    for name in ("flows.warehouse.build", "flows.delivery.sent_log", "flows.core.runlock"):
         monkeypatch.setattr(logging.getLogger(name), "propagate", True)
 
 
@@ -177,7 +177,7 @@ def land_fake(config: ClusterConfig, month: str, *, without: str | None = None) 
     landed.mkdir(parents=True)
     manifest = {"sources": {}, "as_of": {"time": f"{month}-28T00:00:00"}, "quarantine_sample": []}
     (landed / "manifest.json").write_text(json.dumps(manifest))
-    for table in landed_tables(flows.warehouse.DBT_PROJECT_DIR):
+    for table in landed_tables(flows.warehouse.build.DBT_PROJECT_DIR):
         if table != without:
             pq.write_table(pa.table({"x": pa.array([], pa.int64())}), landed / f"{table}.parquet")
     return landed
@@ -195,7 +195,7 @@ def builds(monkeypatch) -> list[str]:
         built.append(str(month))
         return {"success": 1}
 
-    monkeypatch.setattr(flows.warehouse, "_build", build)
+    monkeypatch.setattr(flows.warehouse.build, "_build", build)
     return built
 
 
@@ -255,7 +255,7 @@ def test_a_damaged_landed_month_is_named_with_its_file(cluster, damage: dict, ex
         (landed / name).unlink() if content is None else (landed / name).write_bytes(content)
     before = snapshot(cluster.data_dir)
     with pytest.raises(LandedMonthError, match=f"^{landed}/{expected}.*run the month again"):
-        check_landed(landed, landed_tables(flows.warehouse.DBT_PROJECT_DIR))
+        check_landed(landed, landed_tables(flows.warehouse.build.DBT_PROJECT_DIR))
     assert snapshot(cluster.data_dir) == before
 
 
@@ -370,7 +370,7 @@ def test_a_full_disk_during_the_raw_copy_is_one_error_and_changes_nothing(cluste
             return FullDisk(path, mode)
         return real_open(path, mode, *args, **kwargs)
 
-    monkeypatch.setattr(flows.land, "open", opening, raising=False)
+    monkeypatch.setattr(flows.ingest.land, "open", opening, raising=False)
     with pytest.raises(DiskFullError) as raised:
         land_month(cluster, MONTH)
     message = str(raised.value)

@@ -19,17 +19,17 @@ import pyarrow.parquet as pq
 import pytest
 from hostile import Outcome, hostile
 
-from flows.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
-from flows.sources.errors import InputFormatError
-from flows.sources.gcm_health import GcmReadStats, read_gcm_health_dir
-from flows.sources.ipmi_sel import SelReadStats, read_ipmi_sel_dir
-from flows.sources.link_syslog import LinkReadStats, read_link_syslog
-from flows.sources.nhc_log import read_nhc_log
-from flows.sources.quarantine import Quarantine
-from flows.sources.repair_tickets import TicketReadStats, read_repair_tickets
-from flows.sources.syslog import SyslogReadStats
-from flows.sources.xid_dmesg import read_xid_dmesg_dir
-from flows.sources.xid_syslog import read_xid_syslog
+from flows.ingest.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
+from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.gcm_health import GcmReadStats, read_gcm_health_dir
+from flows.ingest.sources.ipmi_sel import SelReadStats, read_ipmi_sel_dir
+from flows.ingest.sources.link_syslog import LinkReadStats, read_link_syslog
+from flows.ingest.sources.nhc_log import read_nhc_log
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.repair_tickets import TicketReadStats, read_repair_tickets
+from flows.ingest.sources.syslog import SyslogReadStats
+from flows.ingest.sources.xid_dmesg import read_xid_dmesg_dir
+from flows.ingest.sources.xid_syslog import read_xid_syslog
 
 UTC = ZoneInfo("UTC")
 XID = "kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -651,9 +651,9 @@ def test_a_sel_entry_in_two_captures_is_read_once(tmp_path: Path):
 
 @hostile(Outcome.QUARANTINE)
 def test_bad_health_files_are_quarantined_and_counted_by_the_landing(slurm_fixtures: Path, tmp_path: Path):
-    from flows.config import load_config
-    from flows.land import land_month
-    from flows.months import Month
+    from flows.core.config import load_config
+    from flows.core.months import Month
+    from flows.ingest.land import land_month
 
     write(
         tmp_path / "dcgm" / "node3" / "20261122T032200Z.json",

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 from hostile import Outcome, hostile
 
 from flows import EXPECTATIONS_DIR
-from flows.config import load_config
-from flows.engines import DuckDBMarts
-from flows.land import land_month
-from flows.months import Month
-from flows.quality import validate_month
+from flows.core.config import load_config
+from flows.core.months import Month
+from flows.ingest.land import land_month
+from flows.quality.suites import validate_month
+from flows.warehouse.engines import DuckDBMarts
 
 MONTH = Month.parse("2026-11")
 XID = "kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."

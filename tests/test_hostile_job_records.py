@@ -21,13 +21,13 @@ import pytest
 from hostile import Outcome, hostile
 from job_records import json_attempts, sacct_attempts, xdmod_attempts
 
-from flows.sources.clock import LocalClock
-from flows.sources.errors import InputFormatError
-from flows.sources.quarantine import Quarantine
-from flows.sources.sacct import XDMOD_FIELDS, SacctReadStats
-from flows.sources.sacct_json import SacctJsonReadStats
-from flows.sources.sacctmgr_events import read_sacctmgr_events
-from flows.sources.scontrol_nodes import read_scontrol_nodes
+from flows.ingest.sources.clock import LocalClock
+from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.sacct import XDMOD_FIELDS, SacctReadStats
+from flows.ingest.sources.sacct_json import SacctJsonReadStats
+from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
+from flows.ingest.sources.scontrol_nodes import read_scontrol_nodes
 
 UTC = ZoneInfo("UTC")
 AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC_TZ)  # the fixtures were dumped at about 03:23:30 UTC
@@ -710,7 +710,7 @@ def test_a_truncated_gzip_snapshot_is_refused(slurm_fixtures: Path, tmp_path: Pa
 
 @hostile(Outcome.ERROR)
 def test_an_earliest_record_that_is_not_a_date_is_refused_naming_the_key(tmp_path: Path):
-    from flows.config import ConfigError, load_config
+    from flows.core.config import ConfigError, load_config
 
     config = tmp_path / "c.toml"
     config.write_text(
@@ -724,9 +724,9 @@ def test_an_earliest_record_that_is_not_a_date_is_refused_naming_the_key(tmp_pat
 @hostile(Outcome.QUARANTINE)
 def test_the_landing_quarantines_a_record_before_the_configured_earliest_date(real, baseline, tmp_path: Path):
     """`[ingest] earliest_record` reaches the reader through the landing; the record is counted."""
-    from flows.config import load_config
-    from flows.land import land_month
-    from flows.months import Month
+    from flows.core.config import load_config
+    from flows.core.months import Month
+    from flows.ingest.land import land_month
 
     columns, rows = real
     fields = {"Submit": "2026-11-21T23:59:59", "Eligible": "2026-11-21T23:59:59"}

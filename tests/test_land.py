@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from flows.config import ConfigError, load_config
-from flows.errors import TooManyBadRowsError
-from flows.land import land_month
-from flows.months import Month
-from flows.sources.sacct import XDMOD_FIELDS
+from flows.core.config import ConfigError, load_config
+from flows.core.errors import TooManyBadRowsError
+from flows.core.months import Month
+from flows.ingest.land import land_month
+from flows.ingest.sources.sacct import XDMOD_FIELDS
 
 
 def write_config(tmp_path: Path, sources: str) -> Path:
@@ -54,8 +54,8 @@ def test_array_records_with_compressed_ids_pass_the_landed_checks(tmp_path: Path
     import duckdb
 
     from flows import EXPECTATIONS_DIR
-    from flows.engines import DuckDBMarts
-    from flows.quality import validate_month
+    from flows.quality.suites import validate_month
+    from flows.warehouse.engines import DuckDBMarts
 
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
@@ -94,8 +94,8 @@ def test_a_month_of_array_records_with_compressed_ids_builds(tmp_path: Path):
 
     import duckdb
 
-    from flows.quality import validate_month
-    from flows.warehouse import build_month
+    from flows.quality.suites import validate_month
+    from flows.warehouse.build import build_month
 
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
@@ -180,8 +180,8 @@ def test_conflicting_records_are_counted_with_both_lines(slurm_fixtures: Path, t
 
 
 def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fixtures: Path, tmp_path: Path):
-    from flows.report import environment
-    from flows.summary import data_quality
+    from flows.figures.summary import data_quality
+    from flows.report.render import environment
 
     conflicting_dump(slurm_fixtures, tmp_path)
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
@@ -314,12 +314,12 @@ def test_a_drain_missing_from_accounting_lands_from_the_snapshot(slurm_fixtures:
     ]
 
 
-def test_the_readme_config_example_loads(tmp_path: Path):
-    """The config shown in the README is valid: every source kind and key in it is known."""
+def test_the_documented_config_example_loads(tmp_path: Path):
+    """The full config of docs/configuration.md is valid: every source kind and key in it is known."""
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    (tmp_path / "c.toml").write_text(re.search(r"```toml\n(.*?)```", readme, re.S).group(1))
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    (tmp_path / "c.toml").write_text(re.search(r"```toml\n(.*?)```", guide, re.S).group(1))
     config = load_config(tmp_path / "c.toml")
     assert len(config.sources) >= 9 and config.analysis.run_link_gap_minutes == 120
 
@@ -365,7 +365,7 @@ def retry_log():
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append
-    logger = logging.getLogger("flows.sources.slurm_live")
+    logger = logging.getLogger("flows.ingest.sources.slurm_live")
     logger.addHandler(handler)
     yield records
     logger.removeHandler(handler)
@@ -388,7 +388,7 @@ def test_a_pull_over_ssh_is_retried_with_back_off_until_it_answers(
 def test_a_pull_that_keeps_failing_gives_up_naming_the_command_status_and_stderr(
     slurm_fixtures: Path, tmp_path: Path, monkeypatch
 ):
-    from flows.sources.slurm_live import SlurmCommandError
+    from flows.ingest.sources.slurm_live import SlurmCommandError
 
     calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=99)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
@@ -401,7 +401,7 @@ def test_a_pull_that_keeps_failing_gives_up_naming_the_command_status_and_stderr
 
 
 def test_a_usage_error_is_not_retried(slurm_fixtures: Path, tmp_path: Path, monkeypatch, retry_log):
-    from flows.sources.slurm_live import SlurmCommandError
+    from flows.ingest.sources.slurm_live import SlurmCommandError
 
     calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=0, sacct_exit=1)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
@@ -411,7 +411,7 @@ def test_a_usage_error_is_not_retried(slurm_fixtures: Path, tmp_path: Path, monk
 
 
 def test_a_command_that_does_not_answer_in_time_is_retried(slurm_fixtures: Path, tmp_path: Path, monkeypatch):
-    from flows.sources import slurm_live
+    from flows.ingest.sources import slurm_live
 
     calls = fake_ssh_and_sacct(tmp_path, slurm_fixtures, failures=0)
     ssh = tmp_path / "bin" / "ssh"  # the first call hangs (a dead connection) until the timeout
@@ -438,6 +438,6 @@ def test_a_command_that_does_not_answer_in_time_is_retried(slurm_fixtures: Path,
     ],
 )
 def test_which_command_failures_are_retried(status, stderr, transient):
-    from flows.sources.slurm_live import is_transient
+    from flows.ingest.sources.slurm_live import is_transient
 
     assert is_transient(status, stderr) is transient

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ClusterShell.NodeSet import NodeSet
 
-from flows.lemon_export import drain_script, lemon_hostlist, write_lemon_exports
+from flows.report.lemon_export import drain_script, lemon_hostlist, write_lemon_exports
 
 
 def candidate(node: str, rules: list[str], failures: int = 2) -> dict:

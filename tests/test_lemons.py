@@ -19,10 +19,10 @@ from lemon_history import (
     repeat_offender_trace,
 )
 
-from flows.config import AnalysisConfig
-from flows.lemon_export import lemon_hostlist
-from flows.lemons import FleetFit, Rules, bulk_fit, fleet_fit, listed_candidates
-from flows.months import Month
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
+from flows.figures.lemons import FleetFit, Rules, bulk_fit, fleet_fit, listed_candidates
+from flows.report.lemon_export import lemon_hostlist
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 

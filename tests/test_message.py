@@ -1,4 +1,4 @@
-"""The report as an email: the MIME tree flows/message.py builds from a real report directory."""
+"""The report as an email: the MIME tree flows/report/message.py builds from a real report directory."""
 
 import json
 import shutil
@@ -7,8 +7,8 @@ from email import message_from_bytes, policy
 import pytest
 from test_report import CHARTS, CID, OCTOBER, Page, built_months, headline_strings
 
-from flows.message import build_message
-from flows.report import NOTICE_PLACEHOLDER
+from flows.report.message import build_message
+from flows.report.render import NOTICE_PLACEHOLDER
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import yaml
 
 from flows import DBT_PROJECT_DIR
 from flows.cli import write_demo_config
-from flows.config import load_config
-from flows.land import land_month
-from flows.months import Month
-from flows.warehouse import dbt_command
+from flows.core.config import load_config
+from flows.core.months import Month
+from flows.ingest.land import land_month
+from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate
 
 MONTH = Month.parse("2026-10")

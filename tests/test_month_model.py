@@ -13,8 +13,8 @@ import duckdb
 import pytest
 
 from flows.cli import main
-from flows.config import load_config
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.months import Month
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 

@@ -11,8 +11,8 @@ import pytest
 from job_records import sacct_with_bad_elapsed
 
 from flows.cli import main
-from flows.errors import EXIT_INPUT
-from flows.sources.registry import FORMATS, STAGED_FIELDS, TABLES, _resolve, column_names
+from flows.core.errors import EXIT_INPUT
+from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, TABLES, _resolve, column_names
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -190,7 +190,7 @@ def test_the_registry_names_only_what_exists():
 
 
 def test_each_staged_attempt_column_is_read_from_one_sacct_field():
-    from flows.sources.sacct import SACCT_FIELDS
+    from flows.ingest.sources.sacct import SACCT_FIELDS
 
     given = [column for field in SACCT_FIELDS for column in field.gives]
     assert sorted(given) == sorted(name for name in column_names(STAGED_FIELDS) if name != "source_line")
@@ -213,7 +213,7 @@ def test_the_landed_schema_is_checked_from_the_registry_and_not_restated():
     """Each landed column's presence and type, and each required field's values, are checked by a
     suite made from the registry; the JSON suites in expectations/ do not restate them."""
     from flows import EXPECTATIONS_DIR
-    from flows.quality import suite_specs
+    from flows.quality.suites import suite_specs
 
     specs = {spec["name"]: spec for _, spec in suite_specs(EXPECTATIONS_DIR, landed=True)}
     schema = specs["landed_schema"]["expectations"][0]["kwargs"]["value_set"]

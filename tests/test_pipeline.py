@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from flows.cli import write_demo_config
-from flows.config import load_config
-from flows.errors import TooManyBadRowsError
-from flows.land import land_month
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.errors import TooManyBadRowsError
+from flows.core.months import Month
+from flows.ingest.land import land_month
 from flows.pipeline import monthly_report
-from flows.quality import DataQualityError, validate_month
-from flows.warehouse import build_month
+from flows.quality.suites import DataQualityError, validate_month
+from flows.warehouse.build import build_month
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

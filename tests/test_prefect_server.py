@@ -22,7 +22,7 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRun
 from prefect.client.schemas.sorting import ArtifactSort
 
 from flows.cli import write_demo_config
-from flows.months import Month
+from flows.core.months import Month
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from flows.config import ConfigError, load_config, starter_config
-from flows.errors import UsageError
-from flows.mailer import DeliveryError
-from flows.publish import archive, openmetrics, pushgateway
+from flows.core.config import ConfigError, load_config, starter_config
+from flows.core.errors import UsageError
+from flows.delivery import pushgateway
+from flows.delivery.mailer import DeliveryError
+from flows.delivery.sent_log import SENT, SentLog, SentRecord
+from flows.publish import archive
 from flows.publish.history import export_history
-from flows.sent_log import SENT, SentLog, SentRecord
+from flows.report import openmetrics
 
 DATA = Path(__file__).resolve().parent / "data" / "publish"
 HOSTILE = 'rack"7\\b\n<script>alert(1)</script>'
@@ -237,7 +239,7 @@ def test_each_report_links_to_the_index_and_its_neighbours_and_a_rerun_is_identi
 def test_export_needs_a_built_month_and_writes_each_month_once(tmp_path, september):
     config = load_config(write_config(tmp_path))
     with pytest.raises(UsageError, match="no month built in 2026-01..2026-02"):
-        from flows.months import Month
+        from flows.core.months import Month
 
         export_history(config, None, Month.parse("2026-01"), Month.parse("2026-02"))
     built_reports(tmp_path, september)

@@ -23,11 +23,11 @@ from conftest import free_port
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
 from flows.cli import main
-from flows.config import load_config
-from flows.delivery import deliver_report
-from flows.mailer import DeliveryError
-from flows.publish.openmetrics import SERIES, epoch_seconds
-from flows.sent_log import SentLog
+from flows.core.config import load_config
+from flows.delivery.deliver import deliver_report
+from flows.delivery.mailer import DeliveryError
+from flows.delivery.sent_log import SentLog
+from flows.report.openmetrics import SERIES, epoch_seconds
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 

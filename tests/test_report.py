@@ -1,4 +1,4 @@
-"""The monthly report as people get it: the report directory (the contract flows/message.py and
+"""The monthly report as people get it: the report directory (the contract flows/report/message.py and
 delivery build on), its three renderings, the charts, untrusted strings, and odd months.
 
 Two simulated months are built once per session by `built_months` (September: the first month;
@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from conftest import session_directory
 
-from flows.charts import render_charts
 from flows.cli import write_demo_config
-from flows.config import AnalysisConfig
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
 from flows.figures.models import expected_ettr_curves
-from flows.months import Month
 from flows.pipeline import monthly_report
 from flows.publish.archive import without_nav
-from flows.report import NOTICE_PLACEHOLDER, build_report, write_report
+from flows.report.charts import render_charts
+from flows.report.render import NOTICE_PLACEHOLDER, build_report, write_report
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

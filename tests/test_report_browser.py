@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_report import CHARTS, CID, OCTOBER, built_months, headline_strings
 
-from flows.report import Report, build_report
+from flows.report.render import Report, build_report
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 

@@ -11,11 +11,11 @@ import pytest
 from ClusterShell.NodeSet import NodeSet
 from job_records import sacct_attempts
 
+from flows.core.months import Month
 from flows.figures.rates import poisson_interval
-from flows.months import Month
-from flows.sources.sacct import SacctReadStats
-from flows.sources.sacctmgr_events import read_sacctmgr_events
-from flows.sources.xid_syslog import read_xid_syslog
+from flows.ingest.sources.sacct import SacctReadStats
+from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
+from flows.ingest.sources.xid_syslog import read_xid_syslog
 from simulator import SimParams, simulate
 from simulator.hostlist import fold_hostlist
 from simulator.params import Clock

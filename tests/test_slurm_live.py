@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from flows.months import Month
+from flows.core.months import Month
 from flows.pipeline import monthly_report
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

@@ -7,13 +7,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from job_records import json_attempts, sacct_attempts, sacct_with_bad_elapsed
 
-from flows.months import Month
-from flows.sources.errors import InputFormatError
-from flows.sources.quarantine import Quarantine
-from flows.sources.sacct import SacctReadStats
-from flows.sources.sacctmgr_events import read_sacctmgr_events
-from flows.sources.syslog import SyslogReadStats
-from flows.sources.xid_syslog import read_xid_syslog
+from flows.core.months import Month
+from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.sacct import SacctReadStats
+from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
+from flows.ingest.sources.syslog import SyslogReadStats
+from flows.ingest.sources.xid_syslog import read_xid_syslog
 from simulator import SimParams, simulate
 
 UTC = ZoneInfo("UTC")
@@ -175,7 +175,7 @@ def test_gpus_from_tres(slurm_fixtures: Path, tmp_path: Path, tres: str, gpus: i
     ],
 )
 def test_bad_field_is_quarantined_with_its_name(slurm_fixtures: Path, tmp_path: Path, fields: dict, bad_field: str):
-    from flows.sources.quarantine import Quarantine
+    from flows.ingest.sources.quarantine import Quarantine
 
     quarantine = Quarantine(strict=False)
     assert sacct_attempts(one_row_dump(slurm_fixtures, tmp_path, **fields), UTC, quarantine=quarantine) == []
@@ -203,7 +203,7 @@ def test_sql_host_lists_agree_with_clustershell(tmp_path: Path):
     import duckdb
     from ClusterShell.NodeSet import NodeSet
 
-    from flows.sources.hostlists import expand_host_lists
+    from flows.ingest.sources.hostlists import expand_host_lists
 
     simulate(SimParams("sim", Month.parse("2026-10"), nodes=300, seed=5), tmp_path)
     with duckdb.connect() as con:
@@ -225,7 +225,7 @@ def test_sql_local_times_agree_with_the_python_clock(slurm_fixtures: Path, tmp_p
     """The DuckDB conversion of local times resolves and counts DST doubts like LocalClock.to_utc."""
     from datetime import datetime
 
-    from flows.sources.clock import LocalClock
+    from flows.ingest.sources.clock import LocalClock
 
     dump = one_row_dump(
         slurm_fixtures,
@@ -357,7 +357,7 @@ def test_multi_line_job_name_is_rejoined(slurm_fixtures: Path, tmp_path: Path):
 
 
 def test_truncated_last_row_is_quarantined(slurm_fixtures: Path, tmp_path: Path):
-    from flows.sources.quarantine import Quarantine
+    from flows.ingest.sources.quarantine import Quarantine
 
     text = (slurm_fixtures / "sacct_fields_allocations.psv").read_text()
     dump = tmp_path / "sacct.psv"
@@ -392,7 +392,7 @@ def test_het_jobs_pending_arrays_and_unknown_states(slurm_fixtures: Path, tmp_pa
 def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_path: Path):
     from zoneinfo import ZoneInfo
 
-    from flows.sources.clock import LocalClock
+    from flows.ingest.sources.clock import LocalClock
 
     berlin = LocalClock(ZoneInfo("Europe/Berlin"))
     log = tmp_path / "xid.log"
@@ -413,7 +413,7 @@ def test_dst_ambiguous_and_nonexistent_local_times_are_resolved_and_counted(tmp_
 def test_the_doubtful_time_counts_are_one_row_with_or_without_an_offset_change(zone: str):
     import duckdb
 
-    from flows.sources.clock import LocalClock
+    from flows.ingest.sources.clock import LocalClock
 
     clock = LocalClock(ZoneInfo(zone))
     changes = clock.offset_changes(datetime(2026, 10, 1), datetime(2026, 10, 31, 23))
@@ -428,7 +428,7 @@ def test_the_doubtful_time_counts_are_one_row_with_or_without_an_offset_change(z
 
 
 def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
-    from flows.sources.sacct import XDMOD_FIELDS
+    from flows.ingest.sources.sacct import XDMOD_FIELDS
 
     with open(slurm_fixtures / "sacct_fields_allocations.psv", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="|"))
@@ -454,7 +454,7 @@ def test_open_xdmod_headerless_dump(slurm_fixtures: Path, tmp_path: Path):
 
 
 def test_sacct_json_reads_like_the_text_dump(slurm_fixtures: Path):
-    from flows.sources.sacct_json import SacctJsonReadStats
+    from flows.ingest.sources.sacct_json import SacctJsonReadStats
 
     stats = SacctJsonReadStats()
     from_json = {(a.job_id, a.submit_at): a for a in json_attempts(slurm_fixtures / "sacct.json", stats)}

@@ -1,6 +1,6 @@
 """The same dbt project on Spark ([warehouse] engine = "spark") through a Spark Connect server, the
-path a site's cluster is used by (README "When one machine is not enough"): a continuous
-three-month history, landed once and built by both engines, gives every mart the same rows (sorted,
+path a site's cluster is used by (docs/engines.md): a continuous
+two-month history, landed once and built by both engines, gives every mart the same rows (sorted,
 and EXCEPT ALL both ways), every month the same figures in metrics.json, and passes the Great
 Expectations suites on Spark's marts too.
 
@@ -8,7 +8,7 @@ The server is started from pyspark's own files on 127.0.0.1, with a Hive-compati
 metastore, while DuckDB runs the whole pipeline (`reliability-report backfill`); Spark then builds
 the same landed months through it (dbt-spark's session method on a Spark Connect session; dbt's
 data tests left to the DuckDB build: on Spark each is a query of about a second of CPU) and the
-analysis reads its marts through the same interface (flows/engines.py). A local session inside the
+analysis reads its marts through the same interface (flows/warehouse/engines.py). A local session inside the
 tool's process is tested for its console only (test_a_local_session_prints_only_errors)."""
 
 from __future__ import annotations
@@ -28,16 +28,16 @@ import pytest
 from spark_connect import ConnectServer
 
 from flows.cli import main, write_demo_config
-from flows.config import load_config
-from flows.engines import open_marts
+from flows.core.config import load_config
+from flows.core.months import Month
 from flows.figures.month_metrics import month_figures
-from flows.months import Month
-from flows.quality import validate_month
-from flows.warehouse import dbt_command
+from flows.quality.suites import validate_month
+from flows.warehouse.build import dbt_command
+from flows.warehouse.engines import open_marts
 from simulator import SimParams, simulate
 
-FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-07")
-MONTHS = [FIRST, FIRST.next(), LAST]
+FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-06")  # two months: one ends inside the other's trailing windows
+MONTHS = [FIRST, LAST]
 CLUSTER = "sparky"
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 # Spark for small months: two cores, one shuffle partition, no generated Java (compiling it costs
@@ -209,7 +209,7 @@ def test_quality_suites_give_the_same_results_on_spark(engines) -> None:
 
 
 def test_marts_are_month_partitioned_on_spark(engines) -> None:
-    """insert_overwrite replaces one month's partition: three months built, each mart keeps three."""
+    """insert_overwrite replaces one month's partition: two months built, each mart keeps both."""
     with open_marts(engines["spark"]) as marts:
         partitions = marts.execute("show partitions fct_month_totals").fetchall()
     assert sorted(p for (p,) in partitions) == [f"month={m}" for m in MONTHS]
@@ -221,8 +221,8 @@ def test_marts_are_month_partitioned_on_spark(engines) -> None:
 # PARTITION BY, a TIMESTAMP_NTZ table). An error still reaches the console.
 QUIET_SCRIPT = """
 import sys
-from flows.config import load_config
-from flows.engines import spark_session
+from flows.core.config import load_config
+from flows.warehouse.engines import spark_session
 
 config = load_config(sys.argv[1])
 spark = spark_session(config)

@@ -19,13 +19,13 @@ from test_study_report import assert_reads_well, shown_pages
 
 from flows.backfill import month_range
 from flows.cli import main, write_demo_config
-from flows.config import load_config
-from flows.land import land_month
-from flows.months import Month
+from flows.core.config import load_config
+from flows.core.months import Month
+from flows.ingest.land import land_month
 from flows.publish.archive import without_nav
+from flows.report.study_report import render_study
 from flows.study import study_dir
-from flows.study_report import render_study
-from flows.warehouse import dbt_command
+from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

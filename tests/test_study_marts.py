@@ -15,10 +15,10 @@ import pytest
 
 from flows import DBT_PROJECT_DIR
 from flows.cli import write_demo_config
-from flows.config import ClusterConfig, load_config
-from flows.land import land_month
-from flows.months import Month
-from flows.warehouse import build_month, build_study, landed_months
+from flows.core.config import ClusterConfig, load_config
+from flows.core.months import Month
+from flows.ingest.land import land_month
+from flows.warehouse.build import build_month, build_study, landed_months
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 from simulator.truth import BUCKET_OF

@@ -1,4 +1,4 @@
-"""The study as people get it (flows/study_report.py): its HTML page, the email's HTML, the plain
+"""The study as people get it (flows/report/study_report.py): its HTML page, the email's HTML, the plain
 text and the charts, from a synthetic but consistent study built below in flows/study.py's structure
 (two clusters over 12 months, every figure derived from its counts as flows/study.py derives it);
 and the pages in a real browser (Debian's headless chromium via playwright, as
@@ -16,16 +16,16 @@ from test_report import CID, Page
 from test_report_browser import email_as_shown, leave_nothing
 
 from flows.backfill import month_range
-from flows.charts import NARROWEST_PX, WIDTH_PX
-from flows.config import AnalysisConfig
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
 from flows.figures.models import expected_ettr_grid, model_mttf_hours, projections
 from flows.figures.period import fleet_rate
 from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
 from flows.figures.study_metrics import assemble_study
-from flows.months import Month
-from flows.report import NOTICE_PLACEHOLDER, Report
-from flows.study_charts import render_study_charts
-from flows.study_report import render_study
+from flows.report.charts import NARROWEST_PX, WIDTH_PX
+from flows.report.render import NOTICE_PLACEHOLDER, Report
+from flows.report.study_charts import render_study_charts
+from flows.report.study_report import render_study
 
 # --- the synthetic study --------------------------------------------------------------------
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import flows.warehouse
+import flows.warehouse.build
 from flows.cli import write_demo_config
-from flows.config import ClusterConfig, load_config
-from flows.land import land_month
-from flows.months import Month
-from flows.warehouse import build_month, dbt_work_dir
+from flows.core.config import ClusterConfig, load_config
+from flows.core.months import Month
+from flows.ingest.land import land_month
+from flows.warehouse.build import build_month, dbt_work_dir
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -38,7 +38,7 @@ def saved_parse(config: ClusterConfig) -> bytes:
     """dbt's partial_parse.msgpack for the warehouse. dbt writes it after every parse that read
     files (a full parse, or a partial one that found changes) and it records when and by which
     invocation: while it stays the same, dbt parsed nothing."""
-    work_dir = dbt_work_dir(config.warehouse_path, flows.warehouse.DBT_PROJECT_DIR)
+    work_dir = dbt_work_dir(config.warehouse_path, flows.warehouse.build.DBT_PROJECT_DIR)
     return (work_dir / "target" / "partial_parse.msgpack").read_bytes()
 
 
@@ -70,9 +70,11 @@ def test_a_build_from_a_removed_checkout_does_not_break_this_ones(landed, tmp_pa
     config = replace(config, warehouse_path=tmp_path / "warehouse" / "east.duckdb", data_dir=tmp_path / "data")
     month = MONTHS[0]
     other_checkout = tmp_path / "other-checkout" / "dbt_project"
-    shutil.copytree(flows.warehouse.DBT_PROJECT_DIR, other_checkout, ignore=shutil.ignore_patterns("target", "logs"))
+    shutil.copytree(
+        flows.warehouse.build.DBT_PROJECT_DIR, other_checkout, ignore=shutil.ignore_patterns("target", "logs")
+    )
     with monkeypatch.context() as patch:
-        patch.setattr(flows.warehouse, "DBT_PROJECT_DIR", other_checkout)
+        patch.setattr(flows.warehouse.build, "DBT_PROJECT_DIR", other_checkout)
         build_month(config, month, months[month])
     shutil.rmtree(other_checkout)
 

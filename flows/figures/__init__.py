@@ -1,1 +1,1 @@
-"""The figures of a period of one or more clusters, read from the marts: the month's report and the study."""
+"""Stage 4, figures: read a period's marts into the figures of metrics.json (MTTF, r_f, ETTR, lemons, the summary)."""

@@ -4,11 +4,11 @@ rate ratios between clusters; each family of tests Holm-corrected (flows/figures
 
 from __future__ import annotations
 
-from flows.config import AnalysisConfig
-from flows.engines import MartReader
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
 from flows.figures.period import Period, failures_by_cause, mart_rows
 from flows.figures.rates import CONFIDENCE, failure_rate, flag_family, mttf_interval, rate_change, rate_ratio
-from flows.months import Month
+from flows.warehouse.engines import MartReader
 
 # --- months -----------------------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 """The paper's models under a period's node failure rate r_f: MTTF(N) of a job of N GPUs and its
-expected ETTR against the checkpoint interval (flows/ettr.py), for the report's sizes."""
+expected ETTR against the checkpoint interval (flows/figures/ettr.py), for the report's sizes."""
 
 from __future__ import annotations
 
-from flows.config import AnalysisConfig
-from flows.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
+from flows.core.config import AnalysisConfig
+from flows.figures.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
 
 # E[ETTR] of large hypothetical jobs in a study (the paper's Fig. 10) at these multiples of the configured u0
 RESTART_OVERHEAD_FACTORS = (1, 2, 4)

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from flows.config import AnalysisConfig
-from flows.engines import MartReader
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
 from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Period, mart_rows, period_figures
-from flows.months import Month
+from flows.warehouse.engines import MartReader
 
 SCHEMA_VERSION = 2  # docs/metrics.md
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from flows.config import AnalysisConfig
-from flows.engines import MartReader
-from flows.ettr import formula_is_valid
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
+from flows.figures.ettr import formula_is_valid
+from flows.figures.lemons import lemon_candidates
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
 from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
-from flows.lemons import lemon_candidates
-from flows.months import Month
+from flows.warehouse.engines import MartReader
 
 
 @dataclass(frozen=True)

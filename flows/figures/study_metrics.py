@@ -5,13 +5,13 @@ summary."""
 
 from __future__ import annotations
 
-from flows.config import AnalysisConfig
-from flows.engines import MartReader
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
 from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Period, mart_rows, period_figures
-from flows.months import Month
-from flows.summary import label
+from flows.figures.summary import label
+from flows.warehouse.engines import MartReader
 
 SCHEMA_VERSION = 1
 
@@ -64,7 +64,7 @@ def shared_rows(clusters: dict[str, dict]) -> dict:
 
 def study_summary(study: dict) -> dict:
     """The study's summary: one plain-language text and the headline figures of each cluster (the
-    delivery's headline; flows/summary.py's format)."""
+    delivery's headline; flows/figures/summary.py's format)."""
     sentences, headline = [], []
     for name, figures in study["clusters"].items():
         r_f = figures["node_failure_rate"]["all"]

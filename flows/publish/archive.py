@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from flows.atomic import replace_file_atomically
-from flows.months import MONTH_RE
+from flows.core.atomic import replace_file_atomically
+from flows.core.months import MONTH_RE
 
 log = logging.getLogger("flows.progress")
 INDEX = "index.html"
@@ -192,7 +192,7 @@ def trend(months: list[MonthEntry]) -> Trend | None:
 def nav(older: MonthEntry | None = None, newer: MonthEntry | None = None) -> str:
     """A report's links, between the markers: the index, and the reports of the months before and
     after it that are built (a study: the index only). Both sit two levels below the index."""
-    from flows.report import environment
+    from flows.report.render import environment
 
     html = environment().get_template("partials/archive_nav.html.j2").render(older=older, newer=newer, href=href)
     return NAV_START + html.strip() + NAV_END
@@ -223,7 +223,7 @@ def without_nav(html: str) -> str:
 
 
 def render_index(archive: Archive) -> str:
-    from flows.report import environment
+    from flows.report.render import environment
 
     return environment().get_template("archive_index.html.j2").render(archive=archive, href=href)
 

@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.atomic import replace_file_atomically
-from flows.config import ClusterConfig, load_config
-from flows.errors import EXIT_DONE, UsageError
-from flows.months import MONTH_RE, Month
-from flows.publish.openmetrics import history_exposition
+from flows.core.atomic import replace_file_atomically
+from flows.core.config import ClusterConfig, load_config
+from flows.core.errors import EXIT_DONE, UsageError
+from flows.core.months import MONTH_RE, Month
+from flows.report.openmetrics import history_exposition
 
 HISTORY_FILE = "metrics-history.om"  # beside the cluster's month directories, by default
 

@@ -1,1 +1,1 @@
-"""One writer per log format, mirroring the readers in `flows.sources`."""
+"""One writer per log format, mirroring the readers in `flows.ingest.sources`."""

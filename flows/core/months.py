@@ -1,0 +1,116 @@
+"""Report months: `YYYY-MM` strings and their UTC windows [first day 00:00, next month 00:00)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_core import core_schema
+
+from flows.core.errors import UsageError
+
+MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True, order=True)
+class Month:
+    year: int
+    month: int
+
+    @classmethod
+    def parse(cls, text: str) -> Month:
+        match = MONTH_RE.match(text.strip())
+        if not match:
+            raise ValueError(f"month must be YYYY-MM, got {text!r}")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    @classmethod
+    def last_full(cls, now: datetime | None = None) -> Month:
+        """The month before the one `now` (default: the current UTC time) falls in."""
+        now = now or datetime.now(UTC)
+        return cls(now.year, now.month).previous()
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        """As a flow parameter: YYYY-MM text (a deployment's run: the server checks the pattern) or a
+        Month, given to the flow as a Month and recorded as its text."""
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.no_info_after_validator_function(
+                cls.parse, core_schema.str_schema(pattern=MONTH_RE.pattern)
+            ),
+            python_schema=core_schema.no_info_plain_validator_function(cls._coerce),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
+
+    @classmethod
+    def _coerce(cls, value: object) -> Month:
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        raise ValueError(f"month must be YYYY-MM, got {value!r}")
+
+    @property
+    def start(self) -> datetime:
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
+
+    @property
+    def end(self) -> datetime:
+        return self.next().start
+
+    def next(self) -> Month:
+        return Month(self.year + self.month // 12, self.month % 12 + 1)
+
+    def previous(self) -> Month:
+        return Month(self.year - (self.month == 1), (self.month - 2) % 12 + 1)
+
+    @property
+    def days(self) -> float:
+        return (self.end - self.start).total_seconds() / 86400
+
+
+def observed_end(month: Month, as_of: datetime) -> datetime:
+    """Where a month's observed time ends, given records dumped at `as_of` (both naive UTC or both
+    aware): the month's end, or the dump if it came first. Exposure and queue time are clipped
+    there, so a report never counts time that had not happened when the records were taken."""
+    start, end = (
+        (month.start, month.end) if as_of.tzinfo else (month.start.replace(tzinfo=None), month.end.replace(tzinfo=None))
+    )
+    return min(max(as_of, start), end)
+
+
+class MonthNotEndedError(UsageError):
+    """The month asked for has not ended and a partial report was not asked for."""
+
+
+def reportable(month: Month, now: datetime | None = None, partial: bool = False) -> Month:
+    """`month` if it can be reported: not in the future, and ended unless `partial` (a partial
+    report covers the month only up to when its records were taken)."""
+    now = now or datetime.now(UTC)
+    if month.start > now:
+        raise UsageError(f"month {month} is in the future")
+    if month.end > now and not partial:
+        raise MonthNotEndedError(
+            f"month {month} has not ended (it ends {month.end:%Y-%m-%d %H:%M} UTC): "
+            "pass --partial for a report up to the time its records were taken"
+        )
+    return month
+
+
+def parse_as_of(text: str | None, now: datetime | None = None) -> datetime | None:
+    """`--as-of`: when the records were dumped, ISO 8601 (UTC unless it has an offset), not in the future."""
+    if not text:
+        return None
+    try:
+        as_of = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--as-of must be an ISO 8601 time such as 2026-11-02T06:00:00Z, got {text!r}") from None
+    as_of = as_of if as_of.tzinfo else as_of.replace(tzinfo=UTC)
+    if as_of > (now or datetime.now(UTC)):
+        raise UsageError(f"--as-of {text} is in the future")
+    return as_of

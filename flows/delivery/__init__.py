@@ -1,0 +1,1 @@
+"""Stage 7, delivery: email, chat webhook and Pushgateway channels, each report sent once (the sent log)."""

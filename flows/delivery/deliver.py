@@ -1,0 +1,377 @@
+"""Delivery of a finished report, once per set of figures, by email, to a chat webhook and to a Prometheus
+Pushgateway; failure alerts.
+
+A month's figures are identified by their fingerprint: a digest of what the report shows as
+figures (metrics.json without the parameters in force, the rebuild command with its config path and
+tool version, and where the inputs were read from). A rerun with the same figures sends nothing
+(unless `resend`); changed figures (late accounting records, an edited taxonomy) send a correction
+that names what changed and refers to the earlier message. Each channel keeps its own sent-log
+records. A delivery that reaches nobody leaves the sent-log as it was and raises DeliveryError;
+the pipeline then keeps the previous report directory (flows/pipeline.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.policy import SMTP
+from email.utils import formatdate, make_msgid, parseaddr
+from pathlib import Path
+
+from flows.core.config import ClusterConfig
+from flows.core.escape import escaped_logger
+from flows.delivery import mailer, pushgateway, webhook
+from flows.delivery.mailer import DeliveryError
+from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
+from flows.figures.summary import headline_lines
+from flows.report.message import build_message
+
+log = escaped_logger(__name__)
+SUBJECT = "Cluster reliability report: {cluster}, {month}"
+EMAIL, WEBHOOK, PUSHGATEWAY = "email", "webhook", pushgateway.CHANNEL
+
+# metrics.json keys that say how the figures were made, not what they are: a change here alone sends nothing.
+NOT_FIGURES = (
+    "parameters",  # the parameters in force: one that changes no figure changes nothing shown as a figure
+    "reproduce",  # the rebuild command: the config's path, the tool's version
+    "quarantine_sample",  # examples of quarantined lines with their file paths (the counts are in `inputs`)
+)
+# per input: where it was read, its checksum and examples naming its path (its counts stay)
+INPUT_PROVENANCE = ("file", "sha256", "conflicts")
+SECTION_NAMES = {  # what a correction calls a changed part of the report
+    "totals": "totals",
+    "job_mix": "job mix",
+    "mttf_by_size": "MTTF by job size",
+    "node_failure_rate": "node failure rate",
+    "month_over_month": "month-over-month change",
+    "history": "trend",
+    "change_flags": "changes flagged",
+    "ettr_vs_expected": "ETTR against expected",
+    "breakdowns": "breakdowns",
+    "projections": "projections to large jobs",
+    "failures_by_cause": "failures by cause",
+    "health_events": "health events",
+    "run_ettr": "ETTR of job runs",
+    "expected_ettr": "expected ETTR",
+    "lost_goodput": "lost goodput",
+    "lemon_nodes": "lemon-node candidates",
+    "data_quality": "data quality",
+    "inputs": "input record counts",
+    "period": "period covered",
+}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a report directory shows as figures: its fingerprint, a digest per part, the headline."""
+
+    fingerprint: str
+    sections: dict[str, str]  # metrics.json key -> digest of its figures
+    headline: dict[str, object]  # label -> value, for a correction's notice
+    lines: list[str]  # the summary sentence, then the headline figures, for a chat message
+
+    @classmethod
+    def of(cls, report_dir: Path) -> Figures:
+        metrics = json.loads((report_dir / "metrics.json").read_text())
+        sections = {
+            key: _digest(_without_provenance(key, value))
+            for key, value in sorted(metrics.items())
+            if key not in NOT_FIGURES and key != "summary"  # the summary is made from the others
+        }
+        return cls(
+            fingerprint=_digest(sections),
+            sections=sections,
+            headline={h["label"]: h["value"] for h in metrics["summary"]["headline"]},
+            lines=[metrics["summary"]["text"], *headline_lines(metrics)],
+        )
+
+    def changed_parts(self, previous: dict[str, str]) -> list[str]:
+        """The parts of the report (as a correction names them) whose figures differ from `previous`'s."""
+        if not previous:  # a sent-log record from before per-part digests
+            return []
+        keys = sorted(set(self.sections) | set(previous))
+        changed = [key for key in keys if self.sections.get(key) != previous.get(key)]
+        return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
+
+
+def _without_provenance(key: str, value):
+    if key == "inputs" and isinstance(value, dict):
+        return {
+            source: {k: v for k, v in stats.items() if k not in INPUT_PROVENANCE} if isinstance(stats, dict) else stats
+            for source, stats in value.items()
+        }
+    return value
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def correction_notice(previous: SentRecord, figures: Figures) -> str:
+    def show(value) -> str:
+        return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else "–"
+
+    changes = [
+        f"{label} {show(previous.figures.get(label))} → {show(value)}"
+        for label, value in figures.headline.items()
+        if label in previous.figures and previous.figures.get(label) != value
+    ]
+    parts = figures.changed_parts(previous.sections)
+    what = "; ".join(filter(None, ["; ".join(changes), f"changed: {', '.join(parts)}" if parts else ""]))
+    return (
+        f"Correction: this report replaces the one sent on {previous.time[:10]}; its figures changed"
+        + (f" ({what})." if what else ".")
+        + " Late accounting records or an edited failure taxonomy change a month's figures."
+    )
+
+
+@dataclass
+class DeliveryOutcome:
+    """What delivery did with one report, per channel."""
+
+    done: list[str] = field(default_factory=list)  # one line per channel: what was done
+    errors: list[str] = field(default_factory=list)  # what failed
+    delivered: bool = False  # some channel handed these figures to somebody
+
+    @property
+    def reached_nobody(self) -> bool:
+        """Every channel due failed: the report directory and the sent-log stay as they were."""
+        return bool(self.errors) and not self.delivered
+
+    def __str__(self) -> str:
+        return "; ".join(self.done + [f"FAILED {error}" for error in self.errors])
+
+
+class PartialDeliveryError(DeliveryError):
+    """Delivery reached somebody but a channel or recipient failed: the report is in place and
+    its figures count as sent where they went; the run fails so that the failure is seen."""
+
+
+def channels(config: ClusterConfig) -> list[str]:
+    pushes = config.prometheus is not None and bool(config.prometheus.pushgateway_url)
+    return (
+        ([EMAIL] if config.email is not None and config.email.to else [])
+        + ([WEBHOOK] if config.webhook else [])
+        + ([PUSHGATEWAY] if pushes else [])
+    )
+
+
+def sent_before(config: ClusterConfig, month: str) -> bool:
+    """Whether some channel has handed figures of the month to somebody (or may have)."""
+    sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
+    return any(sent_log.last_sent(month, channel) is not None for channel in channels(config))
+
+
+def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tuple[bool, str]:
+    """(delivered, in words): whether the month's report exists and every channel has its figures."""
+    if not (report_dir / "metrics.json").is_file():
+        return False, "no report"
+    due = channels(config)
+    if not due:
+        return True, "report built already (archived; no recipients configured)"
+    sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
+    fingerprint = Figures.of(report_dir).fingerprint
+    last = {channel: sent_log.last_sent(month, channel) for channel in due}
+    if damaged := next((r for r in last.values() if r is not None and r.status == DAMAGED), None):
+        return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
+    if all(record is not None and record.figures_hash == fingerprint for record in last.values()):
+        when = max(record.time for record in last.values())[:10]
+        return True, f"report built and {' and '.join(_past(c) for c in due)} already ({when})"
+    return False, "report built already (archived, not sent)"
+
+
+def deliver_report(
+    config: ClusterConfig, month: str, report_dir: Path, *, resend: bool = False, held: str | None = None
+) -> DeliveryOutcome:
+    """Send the report in `report_dir` by email and to the webhook (whichever are configured) unless
+    these figures went out already; `held` (a reason) archives it without sending. Raises
+    DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
+    due = channels(config)
+    if not due:
+        return DeliveryOutcome(done=["archived only (no email recipients or webhook configured)"])
+    if held:
+        return DeliveryOutcome(done=[f"archived, not sent ({held})"])
+    figures = Figures.of(report_dir)
+    sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
+    outcome = DeliveryOutcome()
+    for channel in due:
+        send = {EMAIL: _send_email, WEBHOOK: _post_webhook, PUSHGATEWAY: _push_to_gateway}[channel]
+        try:
+            line, sent, refused = send(config, month, report_dir, figures, sent_log, resend)
+        except DeliveryError as exc:
+            outcome.errors.append(f"{channel}: {exc}")
+            continue
+        outcome.done.append(line)
+        outcome.delivered |= sent
+        if refused:
+            outcome.errors.append(f"{channel}: {refused}")
+    if outcome.reached_nobody:
+        raise DeliveryError("; ".join(outcome.errors))
+    return outcome
+
+
+def _kind(last: SentRecord | None, figures: Figures) -> str:
+    if last is None:
+        return "report"
+    return "correction" if last.figures_hash != figures.fingerprint and last.status != DAMAGED else "resend"
+
+
+def _unchanged(last: SentRecord | None, figures: Figures, channel: str, resend: bool) -> str | None:
+    if last and last.status == DAMAGED and not resend:  # it may have gone out: never a second one unasked
+        return f"not {_past(channel)} again: {last.error}, so it may have gone out (--resend to send)"
+    if last and last.figures_hash == figures.fingerprint and not resend:
+        to = f"{len(last.recipients)} recipients" if channel == EMAIL else f"the {channel}"
+        return f"not {_past(channel)} again: these figures went to {to} on {last.time} (--resend to send)"
+    return None
+
+
+def _past(channel: str) -> str:
+    return {EMAIL: "emailed", WEBHOOK: "posted", PUSHGATEWAY: "pushed"}[channel]
+
+
+def _send_email(
+    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+) -> tuple[str, bool, str]:
+    """(what was done, whether it was sent, the recipients the server refused)."""
+    email = config.email
+    last = sent_log.last_sent(month, EMAIL)
+    if unchanged := _unchanged(last, figures, EMAIL, resend):
+        return unchanged, False, ""
+    kind = _kind(last, figures)
+    subject = SUBJECT.format(cluster=config.cluster, month=month)
+    notice = None
+    if kind == "correction":
+        subject, notice = f"Correction: {subject}", correction_notice(last, figures)
+    message = build_message(report_dir, sender=email.sender, recipients=email.to, subject=subject, notice=notice)
+    interrupted = sent_log.interrupted(month, figures.fingerprint, EMAIL)
+    if interrupted:
+        log.warning("an earlier send of %s %s was interrupted; sending it again", config.cluster, month)
+    message_id = interrupted.message_id if interrupted else make_msgid(domain=_domain(email.sender))
+    message["Message-ID"] = message_id
+    message["Date"] = formatdate(usegmt=True)
+    if kind == "correction":
+        message["In-Reply-To"] = message["References"] = last.message_id
+
+    record = _record(config, month, figures, kind, message_id, email.to, subject, EMAIL)
+    sent_log.append(record)
+    try:
+        refused = mailer.send(message, email, email.to)
+    except DeliveryError:
+        sent_log.withdraw(record)  # nobody got it: the log is as it was
+        raise
+    refusals = "; ".join(f"{rcpt}: {reply}" for rcpt, reply in refused.items())
+    sent_log.append(replace(record, status=SENT, error=refusals, time=_now()))
+    # the others have it, so it counts as sent; the refused addresses need fixing and --resend
+    refused_note = f"{kind} {message_id} refused for {refusals}" if refused else ""
+    return f"{kind} emailed to {', '.join(email.to)} ({message_id})", True, refused_note
+
+
+def webhook_text(config: ClusterConfig, month: str, figures: Figures, notice: str | None) -> str:
+    hook = config.webhook
+    where = (
+        hook.report_url.replace("{cluster}", config.cluster).replace("{month}", month)
+        if hook.report_url
+        else str(config.reports_dir / config.cluster / month / "report.html")
+    )
+    title = SUBJECT.format(cluster=config.cluster, month=month)
+    lines = [f"*{title}*", *([notice] if notice else []), figures.lines[0]]
+    lines += [f"• {line}" for line in figures.lines[1:]]
+    return "\n".join([*lines, f"Report: {where}"])
+
+
+def _post_webhook(
+    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+) -> tuple[str, bool, str]:
+    last = sent_log.last_sent(month, WEBHOOK)
+    if unchanged := _unchanged(last, figures, WEBHOOK, resend):
+        return unchanged, False, ""
+    kind = _kind(last, figures)
+    notice = correction_notice(last, figures) if kind == "correction" else None
+    record = _record(config, month, figures, kind, "", (), SUBJECT.format(cluster=config.cluster, month=month), WEBHOOK)
+    sent_log.append(record)
+    try:
+        webhook.post(webhook_text(config, month, figures, notice), config.webhook)
+    except DeliveryError:
+        sent_log.withdraw(record)
+        raise
+    sent_log.append(replace(record, status=SENT, time=_now()))
+    return f"{kind} posted to the webhook", True, ""
+
+
+def _push_to_gateway(
+    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+) -> tuple[str, bool, str]:
+    if not pushgateway.is_month(month):  # a study: the cluster's group holds its latest month
+        return "not pushed (the Pushgateway gets months, not studies)", False, ""
+    last = sent_log.last_sent(month, PUSHGATEWAY)
+    if unchanged := _unchanged(last, figures, PUSHGATEWAY, resend):
+        return unchanged, False, ""
+    if later := pushgateway.later_month_pushed(sent_log, month):
+        return f"not pushed: the Pushgateway holds the figures of {later}, a later month", False, ""
+    kind = _kind(last, figures)
+    record = _record(config, month, figures, kind, "", (), "", PUSHGATEWAY)
+    sent_log.append(record)
+    try:
+        pushgateway.push(report_dir, config.prometheus)
+    except DeliveryError:
+        sent_log.withdraw(record)
+        raise
+    sent_log.append(replace(record, status=SENT, time=_now()))
+    return f"{kind} pushed to the Pushgateway", True, ""
+
+
+def _record(
+    config: ClusterConfig,
+    month: str,
+    figures: Figures,
+    kind: str,
+    message_id: str,
+    recipients: tuple[str, ...],
+    subject: str,
+    channel: str,
+) -> SentRecord:
+    return SentRecord(
+        cluster=config.cluster,
+        month=month,
+        status=SENDING,
+        figures_hash=figures.fingerprint,
+        message_id=message_id,
+        recipients=recipients,
+        subject=subject,
+        kind=kind,
+        figures=figures.headline,
+        sections=figures.sections,
+        channel=channel,
+    )
+
+
+def send_alert(config: ClusterConfig, what: str, stage: str, error: str, rerun: str) -> str:
+    """A short plain-text email: which run failed, at which stage, with what error, how to rerun it."""
+    email = config.email
+    if email is None or not email.alert_recipients:
+        return "no alert recipients configured"
+    message = EmailMessage(policy=SMTP)
+    message["Subject"] = f"FAILED: reliability report {config.cluster} {what}, stage {stage}"
+    message["From"] = email.sender
+    message["To"] = ", ".join(email.alert_recipients)
+    message["Date"] = formatdate(usegmt=True)
+    message["Message-ID"] = make_msgid(domain=_domain(email.sender))
+    message.set_content(
+        f"The reliability report of cluster {config.cluster} for {what} failed.\n\n"
+        f"stage: {stage}\nerror: {error}\n\n"
+        "No report was sent for it and the previous outputs are unchanged. Fix the cause, then run it again:\n"
+        f"  {rerun}\n"
+    )
+    mailer.send(message, email, email.alert_recipients)
+    return f"alert sent to {', '.join(email.alert_recipients)}"
+
+
+def _domain(address: str) -> str:
+    return parseaddr(address)[1].rpartition("@")[2]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,288 @@
+"""What the report says first: the headline figures with their month-over-month change, a
+plain-language sentence on what changed, and whether the data can be trusted. Computed here, from
+metrics.json alone, so the templates only format; also the number formats the report uses."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from flows.core.months import Month
+from flows.figures.lemons import listed_candidates
+
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+               "October", "November", "December")  # fmt: skip
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value)))
+
+
+def fmt_num(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "–" if _missing(value) else f"{value:,.0f}"
+
+
+def fmt_dec(value, digits: int = 2) -> str:
+    return "–" if _missing(value) else f"{value:,.{digits}f}"
+
+
+def fmt_pct(value, digits: int = 1) -> str:
+    return "–" if _missing(value) else f"{100 * value:.{digits}f}%"
+
+
+def fmt_duration(hours) -> str:
+    if _missing(hours):
+        return "–"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:,.1f} d"
+
+
+def fmt_change(change) -> str:
+    """A relative change as a signed percentage, e.g. "+22%"."""
+    return "–" if _missing(change) else f"{100 * change:+.0f}%"
+
+
+FORMATS = {"num": fmt_num, "dec": fmt_dec, "duration": fmt_duration, "pct": fmt_pct}  # a headline figure's `format`
+
+
+def label(name: str) -> str:
+    """A taxonomy or rule name for people: "gpu_memory" -> "gpu memory"."""
+    return str(name).replace("_", " ")
+
+
+def month_name(month: str) -> str:
+    parsed = Month.parse(month)
+    return f"{MONTH_NAMES[parsed.start.month - 1]} {parsed.start.year}"
+
+
+def month_spans(months: Sequence[str]) -> str:
+    """Months as their runs of consecutive months: ["2026-01", "2026-02", "2026-03", "2026-05"] ->
+    "2026-01 to 2026-03, 2026-05"."""
+    spans: list[tuple[Month, Month]] = []
+    for month in sorted(map(Month.parse, months)):
+        if spans and spans[-1][1].next() == month:
+            spans[-1] = (spans[-1][0], month)
+        else:
+            spans.append((month, month))
+    return ", ".join(str(first) if first == last else f"{first} to {last}" for first, last in spans)
+
+
+def _names(items: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
+
+
+def data_quality(metrics: dict) -> dict:
+    """`failed` when a critical expectation failed (the figures are not to be trusted), `warning`
+    when something should be checked before relying on them, else `ok`; with the reasons."""
+    failed, warnings = [], []
+    for suite in metrics.get("data_quality", []):
+        for status, items in (("failed", suite["failures"]), ("warning", suite["warnings"])):
+            for f in items:
+                text = f"{suite['suite']}: {label(f['expectation'])}" + (
+                    f" on {f['column']}" if f.get("column") else ""
+                )
+                if f.get("unexpected_count"):
+                    text += f" ({fmt_num(f['unexpected_count'])} unexpected)"
+                elif f.get("observed") is not None:
+                    text += f" (observed {f['observed']})"
+                (failed if status == "failed" else warnings).append(text)
+    quarantined = sum(s.get("quarantined") or 0 for s in metrics.get("inputs", {}).values())
+    if quarantined:
+        warnings.append(f"{fmt_num(quarantined)} input rows could not be read and were left out (quarantined)")
+    conflicting = sum(s.get("conflicting_attempts") or 0 for s in metrics.get("inputs", {}).values())
+    if conflicting:
+        warnings.append(
+            f"{fmt_num(conflicting)} attempts were recorded twice with a different outcome or times "
+            "(the later End, else the later line, landed)"
+        )
+    if not metrics["node_failure_rate"]["all"]["node_days"]:
+        warnings.append("no GPU exposure this month: no GPU job ran, so it has no failure rate, MTTF or ETTR")
+    if metrics["totals"].get("unknown_states"):
+        warnings.append(f"{fmt_num(metrics['totals']['unknown_states'])} attempts have a Slurm state not recognised")
+    for name, source in metrics.get("inputs", {}).items():
+        if source.get("exit_codes_unreliable"):
+            warnings.append(f"{name}: this Slurm version's JSON loses non-zero exit codes")
+    status = "failed" if failed else "warning" if warnings else "ok"
+    return {"status": status, "reasons": failed + warnings}
+
+
+def _previous(metrics: dict, definition: str) -> float | None:
+    before = str(Month.parse(metrics["month"]).previous())
+    row = next((r for r in metrics["history"]["monthly"] if r["month"] == before), None)
+    return row[definition]["value"] if row else None
+
+
+def headline_figure(item: dict) -> str:
+    """A headline figure in plain text as the report shows it: value and unit, and the change against last month."""
+    show = FORMATS[item["format"]]
+    text = f"{show(item['value'])} {item['unit']}"
+    if item.get("change") is not None:
+        text += f" ({fmt_change(item['change'])} vs {show(item['previous'])})"
+    return text
+
+
+def headline_lines(metrics: dict) -> list[str]:
+    """The headline figures as plain lines ("label: figure"), for a chat message."""
+    return [f"{h['label']}: {headline_figure(h)}" for h in metrics["summary"]["headline"]]
+
+
+def headline(metrics: dict) -> list[dict]:
+    """The figures at the top, each with `format` (num, dec, duration, pct) and, where the previous
+    month is known, `previous` and the relative `change` (r_f all also with its Poisson test)."""
+    rf = metrics["node_failure_rate"]
+    mom = metrics["month_over_month"]
+    params = metrics["parameters"]
+    paper_previous = _previous(metrics, "paper")
+    paper_change = (
+        (rf["paper"]["value"] - paper_previous) / paper_previous
+        if paper_previous and rf["paper"]["value"] is not None
+        else None
+    )
+    items = [
+        {
+            "key": "r_f_paper",
+            "label": f"Node failure rate, jobs > {params['paper_min_gpus']} GPUs (paper)",
+            "value": rf["paper"]["value"],
+            "lower": rf["paper"]["lower"],
+            "upper": rf["paper"]["upper"],
+            "unit": "per 1000 node-days",
+            "format": "dec",
+            "previous": paper_previous,
+            "change": paper_change,
+            "trend": "same",  # untested: the month-over-month test is on the all-jobs rate
+        },
+        {
+            "key": "r_f_all",
+            "label": "Node failure rate, all GPU jobs",
+            "value": rf["all"]["value"],
+            "lower": rf["all"]["lower"],
+            "upper": rf["all"]["upper"],
+            "unit": "per 1000 node-days",
+            "format": "dec",
+            "previous": mom["previous"],
+            "change": mom["change"],
+            "p_value": mom["p_value"],
+            "significant": mom["significant"],
+            # coloured only when the Poisson test says the change is more than chance
+            "trend": ("worse" if mom["change"] > 0 else "better") if mom["significant"] and mom["change"] else "same",
+        },
+        {
+            "key": "infra_failures",
+            "label": "Infrastructure failures",
+            "value": metrics["totals"]["infra_failures"],
+            "unit": f"of {fmt_num(metrics['totals']['attempts'])} attempts",
+            "format": "num",
+        },
+    ]
+    if metrics["projections"]:
+        first = metrics["projections"][0]
+        definition = metrics["expected_ettr"]["r_f_definition"]
+        items.append(
+            {
+                "key": "projected_mttf",
+                "label": f"Model MTTF of a {fmt_num(first['gpus'])}-GPU job",
+                "value": first[f"mttf_hours_{definition}"],
+                "unit": f"at this month's failure rate ({definition})",
+                "format": "duration",
+            }
+        )
+    lost = metrics["lost_goodput"]
+    items += [
+        {
+            "key": "lost_goodput",
+            "label": "Lost goodput",
+            "value": lost["lost_gpu_hours"],
+            "unit": f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
+            "format": "num",
+        },
+        {
+            "key": "lemon_candidates",
+            "label": "Lemon-node candidates",
+            "value": len(listed_candidates(metrics["lemon_nodes"])),
+            "unit": f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
+            "format": "num",
+        },
+    ]
+    return items
+
+
+def _rate_sentence(metrics: dict) -> tuple[str, str]:
+    """(trend, sentence) on the node failure rate over all GPU jobs against the previous month."""
+    rf = metrics["node_failure_rate"]["all"]
+    mom = metrics["month_over_month"]
+    unit = "per 1000 node-days"
+    if rf["value"] is None:
+        return "none", "No GPU node-days this month, so there is no node failure rate."
+    if rf["failures"] == 0:
+        now = (
+            f"No infrastructure failures this month: the node failure rate is below {fmt_dec(rf['upper'])} {unit} (95%)"
+        )
+    else:
+        now = (
+            f"The node failure rate over all GPU jobs is {fmt_dec(rf['value'])} {unit}"
+            f" ({fmt_num(rf['failures'])} infrastructure failures)"
+        )
+    if mom["previous"] is None:
+        return "none", f"{now}; there is no previous month to compare with."
+    before = month_name(str(Month.parse(metrics["month"]).previous()))
+    if mom["p_value"] is None:
+        return "unchanged", f"{now}, as in {before}."
+    if mom["change"] is None or mom["change"] == 0:
+        direction = f"the same as in {before}"
+    else:
+        verb = "up" if mom["change"] > 0 else "down"
+        direction = f"{verb} {fmt_change(abs(mom['change'])).lstrip('+')} from {fmt_dec(mom['previous'])} in {before}"
+    if mom["significant"]:
+        trend = "worse" if mom["change"] and mom["change"] > 0 else "better"
+        return trend, f"{now}, {direction}: more than chance explains (p = {fmt_dec(mom['p_value'], 3)})."
+    return "unchanged", f"{now}, {direction}: within what chance explains (p = {fmt_dec(mom['p_value'], 2)})."
+
+
+def summarise(metrics: dict) -> dict:
+    """The summary block of metrics.json: `text` (one plain-language line), `trend` (worse, better,
+    unchanged or none), `data_quality` ({status, reasons}), the `headline` figures and
+    `earlier_months` (what months before this one that are not built leave out, or none)."""
+    trend, text = _rate_sentence(metrics)
+    causes = metrics["failures_by_cause"]
+    if causes:
+        total = sum(c["failures"] for c in causes)
+        top = causes[0]
+        text += f" Most common cause: {label(top['category'])} ({fmt_num(top['failures'])} of {fmt_num(total)})."
+    lemons = [
+        c["node"] + (f" (over {c['window_days']} days)" if "window_days" in c else "")
+        for c in listed_candidates(metrics["lemon_nodes"])
+    ]
+    if lemons:
+        text += f" Lemon-node candidate{'s' if len(lemons) > 1 else ''}: {_names(lemons)}."
+    quality = data_quality(metrics)
+    if quality["status"] == "failed":
+        text = "Data-quality checks failed: do not trust these figures. " + text
+    return {
+        "text": text,
+        "trend": trend,
+        "data_quality": quality,
+        "headline": headline(metrics),
+        "earlier_months": earlier_months_note(metrics),
+    }
+
+
+def earlier_months_note(metrics: dict) -> str | None:
+    """What the report leaves out when months before it are not built (none when all are)."""
+    missing = metrics["history"]["earlier_months_missing"]
+    if not missing:
+        return None
+    reach = len(missing) + sum(m["month"] < metrics["month"] for m in metrics["history"]["monthly"])
+    return (
+        f"Not built: {month_spans(missing)} ({len(missing)} of the {reach} months before this one that the "
+        "trailing windows reach back to). Month-over-month change, the trailing windows, the trend and the "
+        "job runs that began before this month count only the months built; building those months "
+        "refreshes this report."
+    )

@@ -1,0 +1,369 @@
+"""Pull a month's inputs and land them: raw copies kept as pulled, normalised Parquet beside them.
+
+Layout under the configured data directory:
+  raw/<cluster>/<month>/<file>           the inputs exactly as pulled
+  landed/<cluster>/<month>/<table>.parquet plus manifest.json (row counts, skips, file hashes)
+A month is written to a temporary directory and swapped in with renames, so a crash leaves the
+previous good landing in place. All timestamps are naive UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from flows.core.atomic import replace_dir_atomically
+from flows.core.config import ClusterConfig, input_problem
+from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
+from flows.core.months import Month
+from flows.ingest.sources.clock import LocalClock
+from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.registry import (
+    DIRECTORY_KINDS,
+    FORMATS,
+    JOB_RECORD_KINDS,
+    TABLES,
+    column_names,
+    import_readers,
+)
+from flows.ingest.sources.slurm_live import Retry
+from flows.ingest.sources.sql import sql_quote
+from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
+
+# the tables the node-signal sources land in, each written (maybe empty) every month
+SIGNAL_TABLES = tuple(dict.fromkeys(f.table for f in FORMATS.values() if f.table != "attempts"))
+QUARANTINE_SAMPLE = 10
+import_readers()  # here, not in the threads that read the sources side by side
+
+
+def _check_quarantines(
+    config: ClusterConfig, sources: dict[str, Path], quarantines: dict[str, Quarantine], manifest: dict
+) -> list[InputFormatError]:
+    """Count each source's quarantined rows into the manifest; fail when one has too many, or when
+    the job records have more attempts with conflicting records (job_records) than the same limit."""
+    everything = []
+    for kind, quarantine in quarantines.items():
+        entry = manifest["sources"][kind]
+        bad = len(quarantine.errors)
+        entry["quarantined"] = bad
+        limit = config.ingest.bad_row_limit(entry["records"] + bad)
+        if bad > limit:
+            raise TooManyBadRowsError(
+                f"{sources[kind]}: {bad} of {entry['records'] + bad} rows could not be read (limit {limit:g}, "
+                f"see [ingest] in {config.config_path.name}); first: {quarantine.errors[0]}"
+            )
+        conflicts, limit = entry.get("conflicting_attempts", 0), config.ingest.bad_row_limit(entry["records"])
+        if conflicts > limit:
+            raise TooManyBadRowsError(
+                f"{sources[kind]}: {conflicts} of {entry['records']} attempts have conflicting records (limit "
+                f"{limit:g}, see [ingest] in {config.config_path.name}; within it the record with the later End, "
+                f"else the later line, is kept); first: {entry['conflicts'][0]}"
+            )
+        everything.extend(quarantine.errors)
+    return everything
+
+
+def _not_in_accounting(snapshot: Iterable[dict], accounted: list[dict]) -> Iterator[dict]:
+    """The snapshot's node events that sacctmgr did not record. A drain is accounted when the node
+    becomes DRAINED, which can be well after the reason was set (seen on Slurm 22.05: tests/data/), so
+    an accounting event with the same node and reason that starts at or after the reason's time
+    (less a minute of clock skew) is the same outage."""
+    starts: dict[tuple[str, str], list[datetime]] = {}
+    for row in accounted:
+        starts.setdefault((row["node"], row["reason"]), []).append(row["started_at"])
+    for row in snapshot:
+        earliest = row["started_at"] - timedelta(minutes=1)
+        if not any(start >= earliest for start in starts.get((row["node"], row["reason"]), ())):
+            yield row
+
+
+def _read_health_sources(
+    config: ClusterConfig,
+    sources: dict[str, Path],
+    clocks: dict[str, LocalClock],
+    month: Month,
+    quarantines: dict[str, Quarantine],
+) -> tuple[dict[str, pa.Buffer], dict[str, dict]]:
+    """The node-signal sources' rows as the landed tables' Parquet (written here, beside the job
+    records, rather than after them), and each source's manifest entry."""
+    _yield_to_the_job_records()
+    pieces: dict[str, list[pa.Table]] = {name: [] for name in SIGNAL_TABLES}
+    manifest: dict[str, dict] = {}
+    for kind, source in FORMATS.items():
+        if kind not in sources or source.table == "attempts":
+            continue
+        path, stats = sources[kind], source.new_stats()
+        found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
+        if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
+            found = landed_table(source.table, config.cluster, found)
+        else:
+            rows = landed_rows(source.table, config.cluster, path, found)
+            if kind == "scontrol_nodes":
+                accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
+                rows = _not_in_accounting(rows, accounted)
+            found = pa.Table.from_pylist(list(rows), schema=SCHEMAS[source.table])
+        pieces[source.table].append(found)
+        manifest[kind] = {"file": str(path), "records": found.num_rows, **(asdict(stats) if stats else {})}
+    parquet = {}
+    for name, tables in pieces.items():
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table(), sink)
+        parquet[name] = sink.getvalue()
+    return parquet, manifest
+
+
+def _yield_to_the_job_records() -> None:
+    """Lower this thread's priority (Linux: niceness is per thread, and the DuckDB workers a thread
+    starts inherit it). The job records are the landing's critical path; the node signals, read
+    beside them, then use the cores the job records leave idle instead of slowing them."""
+    if sys.platform == "linux":
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+def _copy_and_hash(source: Path, target: Path) -> str:
+    """Copy a file, or a directory's tree, to `target`, reading it once, and return its SHA-256 as
+    `sha256sum` prints it. A directory's is the SHA-256 of `sha256sum`'s lines for its files in path
+    order (`find -type f -printf '%P\\n' | LC_ALL=C sort | xargs -d '\\n' sha256sum | sha256sum`
+    in it): each file's own hash stays checkable."""
+    if not source.is_dir():
+        return _copy_file(source, target)
+    shutil.copytree(source, target, copy_function=lambda *_: None)  # the folders only
+    listing = hashlib.sha256()
+    for relative, file in sorted((f.relative_to(source).as_posix(), f) for f in source.rglob("*") if not f.is_dir()):
+        listing.update(f"{_copy_file(file, target / relative)}  {relative}\n".encode())
+    return listing.hexdigest()
+
+
+def _copy_file(source: Path, target: Path) -> str:
+    """Copy one file (content and times) and return its SHA-256. A full disk is a DiskFullError
+    naming both files; an unreadable one a MissingInputError."""
+    digest = hashlib.sha256()
+    try:
+        with open(source, "rb") as reading, open(target, "wb") as writing:
+            while chunk := reading.read(1 << 20):
+                digest.update(chunk)
+                writing.write(chunk)
+        shutil.copystat(source, target)
+    except PermissionError:
+        raise MissingInputError(f"{source} cannot be read: permission denied") from None
+    except OSError as error:
+        if full := disk_full(error, f"the raw copy {target} of {source}"):
+            raise full from error
+        raise
+    return digest.hexdigest()
+
+
+class LandedMonthError(RuntimeError):
+    """A landed month on disk that cannot be used: its manifest or a table is missing or unreadable."""
+
+
+def read_manifest(landed_dir: Path) -> dict:
+    """A landed month's manifest.json, with the fields its readers use (sources, as_of.time,
+    quarantine_sample); a LandedMonthError naming the file, line and field if it is damaged."""
+    path = landed_dir / "manifest.json"
+    again = "run the month again to land it again"
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise LandedMonthError(f"{path} does not exist: the month's landing is incomplete; {again}") from None
+    except json.JSONDecodeError as error:
+        raise LandedMonthError(
+            f"{path}:{error.lineno}: not JSON ({error.msg} at column {error.colno}); {again}"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise LandedMonthError(f"{path}: cannot be read ({error}); {again}") from None
+    if not isinstance(manifest, dict):
+        raise LandedMonthError(f"{path}: not a JSON object; {again}")
+    as_of = manifest.get("as_of")
+    fields = {"sources": "sources" in manifest, "as_of.time": isinstance(as_of, dict) and "time" in as_of}
+    fields["quarantine_sample"] = "quarantine_sample" in manifest
+    if missing := [name for name, present in fields.items() if not present]:
+        raise LandedMonthError(f"{path}: field {missing[0]} is missing; {again}")
+    return manifest
+
+
+def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None) -> Path:
+    """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir.
+
+    `as_of` (aware) is when the records were dumped, if the caller knows it (`--as-of`); otherwise
+    it is the pull time of a live pull, or read from the records (`records_as_of`)."""
+    # in memory: millions of job records are read and typed in SQL (spilling beside the warehouse)
+    config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(config=config.warehouse.duckdb_settings(config.warehouse_path)) as jobs:
+        return _land_month(config, month, jobs, as_of)
+
+
+def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datetime | None:
+    """When a dump of job records was taken, as far as the records tell (naive UTC): the latest
+    Submit, Eligible, Start or End, and for an attempt still running Start + Elapsed (sacct counts a
+    running job's Elapsed up to the dump). Never after `landed_at`: a record dated in the future
+    must not stretch an open attempt's exposure into time that has not happened."""
+    (latest,) = jobs.execute(
+        """SELECT max(greatest(submit_at, eligible_at, start_at, end_at,
+                               CASE WHEN end_at IS NULL THEN start_at + to_seconds(elapsed_seconds) END))
+           FROM attempts"""
+    ).fetchone()
+    return None if latest is None else min(latest, landed_at)
+
+
+def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
+    """Stop before any work when an input is not there or cannot be read as configured
+    (flows/config.input_problem): the job records first (without them there is no month), then
+    every other source with a problem, all in one error."""
+    problems = [
+        (kind, problem) for kind, path in sources.items() if (problem := input_problem(path, kind in DIRECTORY_KINDS))
+    ]
+    if not problems:
+        return
+    problems.sort(key=lambda item: item[0] not in JOB_RECORD_KINDS)
+    lines = [f"source {kind}: {problem}" for kind, problem in problems]
+    if problems[0][0] in JOB_RECORD_KINDS:
+        lines[0] = f"no job records for {month}: {problems[0][1]}"
+    raise MissingInputError("; ".join(lines))
+
+
+def _pull_live_sources(
+    config: ClusterConfig, month: Month, sources: dict[str, Path], as_of: datetime | None
+) -> tuple[datetime | None, str]:
+    """Run the command sources (sacct, sacctmgr, scontrol) now; each output goes into `sources` as
+    the input it gives, to land like a file. Returns `as_of` and its basis: given, the time of a
+    live sacct pull (every record it returned is older), or else to be read from the records."""
+    as_of_basis = "given" if as_of is not None else "records"
+    pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
+    for live in config.command_sources():
+        pulled_dir.mkdir(parents=True, exist_ok=True)
+        command = FORMATS[live.kind]
+        retry = Retry(live.attempts, live.retry_wait_seconds)
+        sources[command.input] = command.pull_to(list(live.command), month, pulled_dir, retry)
+        if live.kind == "sacct_command" and as_of is None:
+            as_of, as_of_basis = datetime.now(UTC), "pull"
+    return as_of, as_of_basis
+
+
+def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datetime | None) -> dict[str, LocalClock]:
+    """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC; a record's
+    times lie between the configured earliest date and the dump's time (`as_of`, else now)."""
+    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
+    return {
+        kind: LocalClock(
+            ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone), config.ingest.earliest_record, as_of
+        )
+        for kind in sources
+    }
+
+
+def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
+    sources = config.source_paths(month)
+    as_of, as_of_basis = _pull_live_sources(config, month, sources, as_of)
+    # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
+    sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
+    sources["sacct_psv"] = sources.pop(sacct_format)
+    clocks = _source_clocks(config, sources, as_of)
+    missing_inputs(month, sources)
+
+    manifest: dict = {"cluster": config.cluster, "month": str(month), "sources": {}}
+    quarantines = {kind: Quarantine(strict=False) for kind in sources}
+    raw_dir, landed_dir = config.raw_dir(month), config.landed_dir(month)
+    sacct_path = sources["sacct_psv"]
+    hashes: Future[dict[str, str]] = Future()
+    landed: Future[None] = Future()
+
+    def write_raw(tmp: Path) -> None:
+        """Copy (and hash) the inputs as pulled; swapped in only once the landing has succeeded.
+        At full priority, beside DuckDB's reading (bench/README.md has why not niced)."""
+        try:
+            hashes.set_result({kind: _copy_and_hash(path, tmp / path.name) for kind, path in sources.items()})
+        except BaseException as error:
+            hashes.set_exception(error)
+            raise
+        landed.result()
+
+    def write_landed(tmp: Path) -> None:
+        write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
+        tables, health_manifest = health.result()
+        for name, parquet in tables.items():
+            (tmp / f"{name}.parquet").write_bytes(parquet)
+        manifest["sources"].update(health_manifest)
+        for kind, digest in hashes.result().items():
+            manifest["sources"][kind]["sha256"] = digest
+        for kind, clock in clocks.items():
+            manifest["sources"][kind]["dst_ambiguous_times"] = clock.ambiguous
+            manifest["sources"][kind]["dst_nonexistent_times"] = clock.nonexistent
+        quarantined = _check_quarantines(config, sources, quarantines, manifest)
+        manifest["quarantine_sample"] = [str(e) for e in quarantined[:QUARANTINE_SAMPLE]]
+        manifest["landed_at"] = landed_at.isoformat(timespec="seconds")
+        manifest["as_of"] = {"time": dumped_at.isoformat(timespec="seconds"), "basis": as_of_basis}
+        with open(tmp / "quarantine.jsonl", "w") as out:
+            for e in quarantined:
+                fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
+                out.write(json.dumps(fields) + "\n")
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
+    # path), while two threads parse the node signals (at a lower priority) and copy the raw inputs.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
+        raw = pool.submit(replace_dir_atomically, raw_dir, write_raw, remove_old_in_background=True)
+        try:
+            job_records = FORMATS[sacct_format]
+            stats = job_records.new_stats()
+            job_records.read(quarantines["sacct_psv"], stats, con=jobs, path=sacct_path, clock=clocks["sacct_psv"])
+            manifest["sources"]["sacct_psv"] = {
+                "file": str(sacct_path),
+                "format": sacct_format,
+                "records": stats.attempts,
+                **asdict(stats),
+            }
+            landed_at = datetime.now(UTC).replace(microsecond=0)
+            if as_of is not None:
+                dumped_at = naive_utc(as_of)
+            else:  # an empty dump tells nothing: the month is taken as dumped when it was landed
+                dumped_at = records_as_of(jobs, landed_at.replace(tzinfo=None)) or landed_at.replace(tzinfo=None)
+            replace_dir_atomically(landed_dir, write_landed)
+        except BaseException as error:
+            landed.set_exception(error)  # the raw copies are not swapped in either
+            raise
+        finally:
+            if not landed.done():
+                landed.set_result(None)
+        raw.result()
+    return landed_dir
+
+
+def write_job_tables(jobs: duckdb.DuckDBPyConnection, cluster: str, source_file: str, out: Path) -> None:
+    """attempts.parquet, host_lists.parquet and host_list_members.parquet (list_id, node), joined again
+    in dbt's staging, from the job-record reader's tables (`attempts`, and its expanded host lists). The nodes land once per distinct
+    host list, not once per attempt: 415k members of 34k lists instead of 1.35M attempt-node rows
+    a month on a 4,000-node cluster (0.03 instead of 0.4 CPU-seconds to write)."""
+    columns = [
+        {"cluster": f"{sql_quote(cluster)} AS cluster", "source_file": f"{sql_quote(source_file)} AS source_file"}.get(
+            name, name
+        )
+        for name in column_names(TABLES["attempts"])
+    ]
+    # Rows carry their source line; without keeping the file's order DuckDB writes on every core.
+    jobs.execute("SET preserve_insertion_order = false")
+    jobs.execute(
+        f"COPY (SELECT {', '.join(columns)} FROM attempts) "
+        f"TO {sql_quote(str(out / 'attempts.parquet'))} (FORMAT parquet)"
+    )
+    jobs.execute(
+        f"COPY (SELECT list_id, node_list FROM host_lists) TO {sql_quote(str(out / 'host_lists.parquet'))} "
+        "(FORMAT parquet)"
+    )
+    jobs.execute(f"COPY host_list_members TO {sql_quote(str(out / 'host_list_members.parquet'))} (FORMAT parquet)")

@@ -1,0 +1,122 @@
+"""`reliability-report parse --kind K FILE`: one reader on one file, its typed rows and its quarantine.
+
+The way to debug a site's odd log: no config, Prefect, dbt or GX, just the format's reader from
+the registry (flows/ingest/sources/registry.py) with a quarantine that keeps every bad line and why.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import duckdb
+import pyarrow as pa
+
+from flows.core.config import input_problem
+from flows.core.errors import MissingInputError, UsageError
+from flows.core.escape import printable
+from flows.ingest.sources.clock import LocalClock
+from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, column_names
+from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table
+
+CELL_WIDTH = 40  # a longer value is cut in the table (never in --json)
+
+
+@dataclass
+class Parsed:
+    kind: str
+    path: Path
+    rows: pa.Table  # the landed table's columns, less cluster
+    quarantined: list[InputFormatError]
+    stats: dict
+    dst_ambiguous: int
+    dst_nonexistent: int
+
+
+def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None = None) -> Parsed:
+    """Run `kind`'s reader on `path` as the landing would, keeping every unreadable line."""
+    source = FORMATS[kind]
+    if problem := input_problem(path, directory=source.reads == "directory"):  # as the landing checks it
+        raise MissingInputError(f"{kind}: {problem}")
+    quarantine, stats = Quarantine(strict=False), source.new_stats()
+    clock = LocalClock(ZoneInfo(timezone))
+    year = year or datetime.now(UTC).year
+    try:
+        if source.table == "attempts":
+            with duckdb.connect() as con:
+                source.read(quarantine, stats, con=con, path=path, clock=clock)
+                columns = ", ".join(column_names(STAGED_FIELDS))
+                rows = con.sql(f"SELECT {columns} FROM attempts ORDER BY source_line").to_arrow_table()
+        else:
+            found = source.read(quarantine, stats, path=path, clock=clock, year=year)
+            if isinstance(found, pa.Table):
+                rows = landed_table(source.table, "", found)
+            else:
+                rows = pa.Table.from_pylist(list(landed_rows(source.table, "", path, found)), SCHEMAS[source.table])
+            rows = rows.drop_columns(["cluster"])
+    except (OSError, EOFError) as exc:  # unreadable, a directory given for a file, a broken .gz
+        raise UsageError(f"{kind}: cannot read {path}: {exc}") from None
+    return Parsed(
+        kind=kind,
+        path=path,
+        rows=rows,
+        quarantined=sorted(quarantine.errors, key=lambda e: (e.path, e.line)),
+        stats=asdict(stats) if is_dataclass(stats) else {},
+        dst_ambiguous=clock.ambiguous,
+        dst_nonexistent=clock.nonexistent,
+    )
+
+
+def _jsonable(value: object) -> object:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _cell(value: object) -> str:
+    text = "null" if value is None else printable(str(value))
+    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 3] + "..."
+
+
+def format_parsed(parsed: Parsed, limit: int | None = None, as_json: bool = False) -> list[str]:
+    """The rows (all, or the first `limit`), then the quarantine and the reader's statistics:
+    an aligned table, or JSON lines (each row an object, then `{"quarantined": ...}` per bad line
+    and one `{"summary": ...}`)."""
+    rows = parsed.rows.slice(0, limit).to_pylist() if limit is not None else parsed.rows.to_pylist()
+    summary = {
+        "kind": parsed.kind,
+        "file": str(parsed.path),
+        "rows": parsed.rows.num_rows,
+        "quarantined": len(parsed.quarantined),
+        "dst_ambiguous_times": parsed.dst_ambiguous,
+        "dst_nonexistent_times": parsed.dst_nonexistent,
+        "reader": parsed.stats,
+    }
+    if as_json:
+        lines = [json.dumps({k: _jsonable(v) for k, v in row.items()}) for row in rows]
+        for e in parsed.quarantined:
+            bad = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
+            lines.append(json.dumps({"quarantined": bad}))
+        return [*lines, json.dumps({"summary": summary})]
+    names = parsed.rows.column_names
+    cells = [[_cell(row[name]) for name in names] for row in rows]
+    widths = [max([len(name)] + [len(line[i]) for line in cells]) for i, name in enumerate(names)]
+    lines = ["  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True)).rstrip()
+             for line in [names, ["-" * w for w in widths], *cells]]  # fmt: skip
+    shown = f" (first {len(rows)} shown)" if len(rows) < parsed.rows.num_rows else ""
+    lines.append(f"{parsed.rows.num_rows} rows{shown} from {parsed.path} ({parsed.kind})")
+    counts = {key: value for key, value in summary.items() if key not in ("kind", "file", "rows", "reader")}
+    examples = {key: value for key, value in parsed.stats.items() if isinstance(value, list)}  # conflicts
+    details = ", ".join(f"{key} {value}" for key, value in {**parsed.stats, **counts}.items() if key not in examples)
+    lines.append(f"reader: {details}")
+    for key, items in examples.items():
+        if items:
+            lines.append(f"{key} (the first {len(items)}):")
+            lines += [f"  {item}" for item in items]
+    if parsed.quarantined:
+        lines.append(f"quarantined ({len(parsed.quarantined)}):")
+        lines += [f"  {error}" for error in parsed.quarantined]
+    return lines

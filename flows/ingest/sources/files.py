@@ -1,0 +1,88 @@
+"""Opening an input file: gzip or plain text, never failing on bad bytes, and a broken gzip named."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from flows.ingest.sources.errors import InputFormatError
+
+# What reading a gzip stream that is cut off (a copy stopped early) or corrupt raises
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+class BrokenGzipError(InputFormatError):
+    """A gzip file that cannot be read past a line (a health reader keeps the lines before it)."""
+
+
+def broken_gzip(path: Path, line: int, error: Exception) -> BrokenGzipError:
+    """The error of a gzip file that cannot be read past `line` (the line where it breaks)."""
+    return BrokenGzipError(path, line, "file", path.name, f"the gzip stream is cut off or corrupt: {error}")
+
+
+class TextFile:
+    """A text input file, gzip-compressed when it ends in .gz; undecodable bytes become U+FFFD,
+    never an error. A gzip stream that ends early or is corrupt raises `broken_gzip` at the line
+    where it breaks, not a bare EOFError."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines_read = 0
+        if path.suffix == ".gz":
+            self._handle: IO[str] = gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        else:
+            self._handle = open(path, encoding="utf-8", errors="replace", newline="")
+
+    def __enter__(self) -> TextFile:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._handle.close()
+
+    @contextmanager
+    def _named(self) -> Iterator[None]:
+        try:
+            yield
+        except GZIP_ERRORS as error:
+            raise broken_gzip(self.path, self.lines_read + 1, error) from None
+
+    def __iter__(self) -> Iterator[str]:
+        with self._named():
+            for line in self._handle:
+                self.lines_read += 1
+                yield line
+
+    def readline(self) -> str:
+        with self._named():
+            line = self._handle.readline()
+        self.lines_read += line.endswith("\n")
+        return line
+
+    def read(self, size: int = -1) -> str:
+        with self._named():
+            text = self._handle.read(size)
+        self.lines_read += text.count("\n")
+        return text
+
+
+def open_text(path: Path) -> TextFile:
+    """The file `path` for reading as text (see `TextFile`)."""
+    return TextFile(path)
+
+
+def gzip_break(path: Path) -> InputFormatError | None:
+    """Where a gzip file cannot be read to its end, as the error to raise; None when it can."""
+    with TextFile(path) as handle:
+        try:
+            for _ in handle:
+                pass
+        except InputFormatError as error:
+            return error
+    return None

@@ -1,0 +1,37 @@
+"""LBNL Node Health Check (NHC) results from syslog.
+
+NHC logs `ERROR:  nhc:  Health check failed:  check_fs_mount:  /home not mounted` (two spaces after
+each colon) through syslog, so each line carries the syslog timestamp and host. Passed checks
+and other lines are counted and skipped; a failed-check line without a readable prefix is an error
+naming the file and line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flows.ingest.sources.clock import TimeZone
+from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
+
+FAILED_CHECK_FIELDS = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\s*"  # the message follows
+
+
+def read_nhc_log(
+    path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
+) -> pa.Table:
+    """One row per failed check, as the health-check table has them: node, ts (naive UTC), source,
+    check_name, status, message, source_file, source_line."""
+    found = read_syslog_messages(
+        path, "Health check failed", FAILED_CHECK_FIELDS, ["status", "check_name"], tz, year, stats, quarantine
+    )
+    checks = {
+        "source": pa.array(["nhc"] * found.num_rows, pa.string()),
+        "check_name": found["check_name"],
+        "status": found["status"],
+        "message": pc.utf8_trim_whitespace(found["rest"]),
+    }
+    return landed_rows(found, path, checks)

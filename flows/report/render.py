@@ -1,0 +1,182 @@
+"""Render the monthly report from metrics.json and write the report directory atomically.
+
+The directory (a contract: delivery builds the email from it, see flows/report/message.py):
+- `report.html`: self-contained archive copy, charts as data: URIs;
+- `email.html`: the same report with CSS inlined and charts as `cid:<name>.png@reliability-report`,
+  a `<!-- notice -->` placeholder at the top of the body for a correction banner;
+- `report.txt`: the plain-text alternative with the same headline figures;
+- `charts/<name>.png`, `metrics.json` (with the `summary` block), `metrics.prom` (its figures as
+  OpenMetrics, flows/report/openmetrics.py), and the month's fact tables as
+  `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/report/exports.py).
+
+Templates only format (autoescaped HTML; the text template neutralises control characters); every
+figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from flows/report/charts.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from importlib.metadata import version
+from pathlib import Path
+
+import css_inline
+import pyarrow as pa
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
+
+from flows import TEMPLATES_DIR
+from flows.core.escape import printable
+from flows.figures.summary import (
+    FORMATS,
+    fmt_change,
+    fmt_dec,
+    fmt_duration,
+    fmt_num,
+    fmt_pct,
+    label,
+    month_name,
+    month_spans,
+    summarise,
+)
+from flows.report.charts import Chart, render_charts
+from flows.report.lemon_export import write_lemon_exports
+from flows.report.openmetrics import month_exposition
+
+CHARTS_DIR = "charts"
+CID_DOMAIN = "reliability-report"
+NOTICE_PLACEHOLDER = "<!-- notice -->"
+
+
+def content_id(chart: str) -> str:
+    """The Content-ID of a chart's MIME part, with angle brackets; email.html refers to it as cid:."""
+    return f"<{chart}.png@{CID_DOMAIN}>"
+
+
+def _unbroken(text: str, names: Iterable[str]) -> Markup:
+    """`text` for HTML with each occurrence of `names` in a `<span class="unbroken">`, which a line
+    break never falls inside (the longest name first where one contains another)."""
+    names = sorted({n for n in names if n}, key=len, reverse=True)
+    if not names:
+        return escape(printable(text))
+    pieces = re.split("(" + "|".join(map(re.escape, names)) + ")", text)
+    return Markup("").join(
+        Markup('<span class="unbroken">{}</span>').format(printable(p)) if i % 2 else escape(printable(p))
+        for i, p in enumerate(pieces)
+    )
+
+
+@functools.cache  # one per process: its templates compile once (it reloads one whose file changed)
+def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(templates_dir),
+        autoescape=lambda name: not (name or "").endswith(".txt.j2"),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=printable,
+    )
+    env.filters.update(
+        num=fmt_num,
+        dec=fmt_dec,
+        pct=fmt_pct,
+        duration=fmt_duration,
+        change=fmt_change,
+        unbroken=_unbroken,
+        label=label,
+        month_name=month_name,
+        month_spans=month_spans,
+        fmt=lambda value, kind: FORMATS[kind](value),
+        timestamp=lambda value: str(value)[:16].replace("T", " "),
+    )
+    return env
+
+
+@dataclass(frozen=True)
+class Report:
+    html: str  # report.html
+    email_html: str
+    text: str
+    charts: dict[str, Chart]
+    metrics: dict  # with `summary`
+
+
+def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
+    return {name: {"src": src(c), "alt": c.alt, "width": c.width, "height": c.height} for name, c in charts.items()}
+
+
+def render_pages(template: str, text_template: str, charts: dict[str, Chart], **context) -> tuple[str, str, str]:
+    """A report's pages from its templates: the archived HTML (charts as data: URIs), the email's
+    HTML (CSS inlined, charts as cid: references) and the plain text."""
+    env = environment()
+    page = env.get_template(template)
+    html = page.render(
+        **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+    )
+    email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
+        page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
+    )
+    return html, email_html, env.get_template(text_template).render(**context, charts=charts)
+
+
+def build_report(metrics: dict) -> Report:
+    """Everything the report directory holds besides the tables, from the month's full metrics."""
+    # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
+    # file is byte-identical to the first.
+    metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
+    metrics["summary"] = summarise(metrics)
+    charts = render_charts(metrics)
+    html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, metrics=metrics)
+    return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=metrics)
+
+
+def reproduce(config_path: Path, month: str) -> dict:
+    """How to rebuild the month: the command and the tool's version (the `reproduce` block)."""
+    command = shlex.join(["reliability-report", "run", "--month", month, "--config", str(config_path)])
+    return {"command": command, "tool_version": version("cluster-reliability-report")}
+
+
+def notice_html(notice: str) -> str:
+    """The banner that replaces NOTICE_PLACEHOLDER in email.html (styles inline: it goes in after inlining)."""
+    return environment().get_template("partials/notice.html.j2").render(notice=notice)
+
+
+def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None) -> dict[str, Path]:
+    """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
+    the month's only once delivery is decided: flows/atomic.staged_replacement). Returns their paths."""
+    report = build_report(metrics)
+    (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
+    (report_dir / "report.html").write_text(report.html)
+    (report_dir / "email.html").write_text(report.email_html)
+    (report_dir / "report.txt").write_text(report.text)
+    for chart in report.charts.values():
+        (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
+    (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
+    (report_dir / "metrics.prom").write_bytes(month_exposition(report.metrics))  # flows/report/openmetrics.py
+    if tables:
+        from flows.report.exports import write_exports  # mlcroissant takes seconds to import: only when writing
+
+        write_exports(
+            tables,
+            report_dir,
+            name=f"{metrics['cluster']} {metrics['month']} reliability facts",
+            description=f"The month's figures row by row for cluster {metrics['cluster']}, {metrics['month']}: "
+            "each infrastructure failure with its cause, each node-day, each long job run with its ETTR.",
+            published=date.fromisoformat(metrics["period"]["end"][:10]),
+        )
+    if "lemon_nodes" in report.metrics:
+        write_lemon_exports(report_dir, report.metrics)
+    return {
+        "dir": report_dir,
+        "report": report_dir / "report.html",
+        "email": report_dir / "email.html",
+        "text": report_dir / "report.txt",
+        "metrics": report_dir / "metrics.json",
+    }

@@ -1,0 +1,48 @@
+"""Write a study's directory in the report directory's layout (flows/report/render.py), so that delivery
+sends it like a month's report: `report.html` (charts as data: URIs), `email.html` (CSS inlined,
+charts as cid:), `report.txt`, `charts/<name>.png`, `metrics.json` (the study's figures with their
+`summary`), and the clusters' fact tables over the range as Parquet and CSV with `croissant.json`."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pyarrow as pa
+
+from flows.report.exports import write_exports
+from flows.report.render import CHARTS_DIR, Report, render_pages
+from flows.report.study_charts import render_study_charts
+
+
+def render_study(study: dict) -> Report:
+    """The study's pages, plain text and charts (`metrics`: the study as metrics.json stores it)."""
+    # as metrics.json stores it: a study rendered again from the saved file is byte-identical
+    study = json.loads(json.dumps(study, sort_keys=True, default=str))
+    charts = render_study_charts(study)
+    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, study=study)
+    return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=study)
+
+
+def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: date) -> dict[str, Path]:
+    """Write the study into `out` (a staged directory); returns the paths of its main files."""
+    report = render_study(study)
+    study, charts = report.metrics, report.charts
+    (out / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
+    (out / "report.html").write_text(report.html)
+    (out / "email.html").write_text(report.email_html)
+    (out / "report.txt").write_text(report.text)
+    for chart in charts.values():
+        (out / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
+    (out / "metrics.json").write_text(json.dumps(study, indent=1, sort_keys=True) + "\n")
+    clusters = " and ".join(study["clusters"])
+    write_exports(
+        tables,
+        out / "exports",
+        name=f"{clusters} reliability facts {study['from_month']} to {study['to_month']}",
+        description=f"Each infrastructure failure with its cause, each node-day and each job run with its ETTR, "
+        f"of {clusters}, {study['from_month']} to {study['to_month']}.",
+        published=published,
+    )
+    return {"dir": out, "report": out / "report.html", "metrics": out / "metrics.json"}

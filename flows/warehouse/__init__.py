@@ -1,0 +1,1 @@
+"""Stage 2, warehouse: build the dbt models (staging -> intermediate -> marts) on DuckDB or Spark."""

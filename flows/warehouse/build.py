@@ -1,0 +1,341 @@
+"""Build the month in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
+
+The warehouse is a cache of the landed months on disk: one that is missing or cannot be opened
+(corrupt) is rebuilt from them, every landed month in order, the damaged file kept aside.
+
+The run's parameters and its landed Parquet files reach dbt as data in the warehouse (table
+run.parameters, views landed.*), not as dbt vars: the parsed project is then the same for every
+month and cluster, and dbt re-uses its parse (partial parsing) instead of parsing it all again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import yaml
+
+from flows import DBT_PROJECT_DIR
+from flows.core.config import ClusterConfig
+from flows.core.escape import escaped_logger
+from flows.core.months import MONTH_RE, Month, observed_end
+from flows.ingest.land import LandedMonthError, read_manifest
+from flows.ingest.sources.sql import sql_quote
+from flows.warehouse.engines import input_schemas, spark_missing, write_spark_profile, write_spark_run_inputs
+
+# The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
+PARAMETER_COLUMNS = {
+    "cluster": "VARCHAR",
+    "month": "VARCHAR",
+    "study_from": "VARCHAR",
+    "study_to": "VARCHAR",
+    "month_start": "TIMESTAMP",
+    "month_end": "TIMESTAMP",
+    "as_of": "TIMESTAMP",
+    "period_end": "TIMESTAMP",
+    "gpus_per_node": "INTEGER",
+    "attr_before_minutes": "INTEGER",
+    "attr_after_minutes": "INTEGER",
+    "run_link_gap_minutes": "INTEGER",
+    "paper_min_gpus": "INTEGER",
+    "restart_overhead_minutes": "DOUBLE",
+    "ckpt_interval_minutes": "DOUBLE",
+    "ckpt_write_minutes": "DOUBLE",
+    "ettr_min_run_hours": "DOUBLE",
+    "ettr_priority_qos": "VARCHAR",
+    "ettr_priority_partition": "VARCHAR",
+    "lost_work_cap_minutes": "DOUBLE",
+    "lemon_window_days": "INTEGER",
+    "lemon_trailing_days": "INTEGER",
+    "lemon_repeat_days": "INTEGER",
+    "lemon_repeat_failures": "INTEGER",
+}
+
+
+log = escaped_logger(__name__)
+
+
+class WarehouseBuildError(RuntimeError):
+    pass
+
+
+class WarehouseBusyError(RuntimeError):
+    """Another process (not a run of this tool, which would hold the run lock) has the warehouse open."""
+
+
+def landed_as_of(landed_dir: Path) -> datetime:
+    """When the landed records were dumped (naive UTC), as the landing recorded it."""
+    return datetime.fromisoformat(read_manifest(landed_dir)["as_of"]["time"])
+
+
+def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_from: Month | None = None) -> dict:
+    """What the dbt models read from run.parameters for this cluster and month. `period_end` is
+    where the month's observed time ends: its end, or the dump time `as_of` if that came first
+    (exposure and queue time are clipped there, so nothing is counted that had not happened).
+    `study_from`..`month` is the range of a study's build (models/study); a month's own build
+    has the month alone."""
+    a = config.analysis
+    month_start, month_end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
+    return {
+        "cluster": config.cluster,
+        "month": str(month),
+        "study_from": str(study_from or month),
+        "study_to": str(month),
+        "month_start": month_start,  # naive UTC, like every landed timestamp
+        "month_end": month_end,
+        "as_of": as_of,
+        "period_end": observed_end(month, as_of),
+        "gpus_per_node": a.gpus_per_node,
+        "attr_before_minutes": a.attr_before_minutes,
+        "attr_after_minutes": a.attr_after_minutes,
+        "run_link_gap_minutes": a.run_link_gap_minutes,
+        "paper_min_gpus": a.paper_min_gpus,
+        "restart_overhead_minutes": a.restart_overhead_minutes,
+        "ckpt_interval_minutes": a.ckpt_interval_minutes,
+        "ckpt_write_minutes": a.ckpt_write_minutes,
+        "ettr_min_run_hours": a.ettr_min_run_hours,
+        "ettr_priority_qos": a.ettr_priority_qos,
+        "ettr_priority_partition": a.ettr_priority_partition,
+        "lost_work_cap_minutes": a.lost_work_cap_minutes,
+        "lemon_window_days": a.lemon_window_days,
+        "lemon_trailing_days": a.lemon_trailing_days,
+        "lemon_repeat_days": a.lemon_repeat_days,
+        "lemon_repeat_failures": a.lemon_repeat_failures,
+    }
+
+
+def landed_tables(project_dir: Path) -> list[str]:
+    """The tables of dbt's `landed` source, one Parquet file each in a landed month."""
+    sources = yaml.safe_load((project_dir / "models" / "staging" / "_slurm__sources.yml").read_text())["sources"]
+    (landed,) = (source for source in sources if source["name"] == "landed")
+    return [table["name"] for table in landed["tables"]]
+
+
+def write_run_inputs(
+    warehouse: Path, parameters: dict, trailing_months: tuple[int, ...], landed_dir: Path, tables: list[str]
+) -> None:
+    """run.parameters holds `parameters`, run.trailing_windows one row per trailing window's length
+    in months; landed.<table> is a view over landed_dir/<table>.parquet."""
+    columns = ", ".join(f"{name} {PARAMETER_COLUMNS[name]} NOT NULL" for name in parameters)
+    with duckdb.connect(str(warehouse)) as con:
+        con.begin()
+        con.execute("CREATE SCHEMA IF NOT EXISTS run")
+        con.execute(f"CREATE OR REPLACE TABLE run.parameters ({columns})")
+        placeholders = ", ".join(["?"] * len(parameters))
+        con.execute(f"INSERT INTO run.parameters VALUES ({placeholders})", list(parameters.values()))
+        con.execute("CREATE OR REPLACE TABLE run.trailing_windows (window_months INTEGER NOT NULL PRIMARY KEY)")
+        con.executemany("INSERT INTO run.trailing_windows VALUES (?)", [[m] for m in sorted(set(trailing_months))])
+        con.execute("CREATE SCHEMA IF NOT EXISTS landed")
+        for table in tables:
+            parquet = sql_quote(str(landed_dir.absolute() / f"{table}.parquet"))
+            con.execute(f"CREATE OR REPLACE VIEW landed.{table} AS SELECT * FROM read_parquet({parquet})")
+        con.commit()
+
+
+def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
+    """dbt's target and log directories for one warehouse and one checkout of the project.
+
+    partial_parse.msgpack keeps the absolute paths of the project that wrote it (a build from
+    another checkout would read its seeds from there) and the profile, whose path is the warehouse
+    (another warehouse would force a full parse), so neither may be shared."""
+    checkout = hashlib.sha256(str(project_dir.resolve()).encode()).hexdigest()[:12]
+    return warehouse.parent / "dbt" / f"{warehouse.stem}-{checkout}"
+
+
+def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
+    """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
+
+    A missing or corrupt warehouse is rebuilt instead, from every landed month of the cluster
+    (rebuild). The models' unit tests check the SQL, not the month's data: they run in the test
+    suite (a `dbt_command(..., "build")`, which includes them), not in every monthly build.
+    """
+    if problem := (
+        ("missing" if spark_missing(config) else None)
+        if config.warehouse.engine == "spark"
+        else warehouse_problem(config.warehouse_path)
+    ):
+        return rebuild(config, month, landed_dir, problem)
+    return _build(config, month, landed_dir)
+
+
+def _build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
+    result = dbt_command(
+        config, month, landed_dir, "build", "--exclude-resource-type", "unit_test", "--exclude", "tag:study"
+    )
+    return _statuses(result)
+
+
+def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Path) -> dict[str, int]:
+    """`dbt build` of the study models (models/study, tag `study`) over the built months `first`
+    to `last`: tables of the range's figures, summed from the monthly marts. `landed_dir` is
+    `last`'s landed month (its run parameters are the study's). Returns counts of nodes by status."""
+    result = dbt_command(
+        config,
+        last,
+        landed_dir,
+        "build",
+        "--select",
+        "tag:study",
+        "--exclude-resource-type",
+        "unit_test",
+        study_from=first,
+    )
+    return _statuses(result)
+
+
+def _statuses(result) -> dict[str, int]:
+    """Counts of a dbt build's nodes by status; raises WarehouseBuildError naming every failed node."""
+    statuses: dict[str, int] = {}
+    failed = []
+    for node_result in result.result.results:
+        status = str(node_result.status)
+        statuses[status] = statuses.get(status, 0) + 1
+        if status not in ("success", "pass"):
+            failed.append(f"{node_result.node.unique_id} [{status}]: {node_result.message}")
+    if not result.success:
+        raise WarehouseBuildError("dbt build failed:\n  " + "\n  ".join(failed))
+    return statuses
+
+
+def warehouse_problem(warehouse: Path) -> str | None:
+    """Why the warehouse must be rebuilt ("missing", or DuckDB's error opening it), or None.
+    Raises WarehouseBusyError if another process holds DuckDB's lock on it."""
+    if not warehouse.exists():
+        return "missing"
+    try:
+        with duckdb.connect(str(warehouse)) as con:  # read-write: any other process's lock conflicts
+            con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()  # reads the catalog
+    except duckdb.Error as error:
+        if "Could not set lock" in str(error):
+            raise WarehouseBusyError(
+                f"warehouse {warehouse} is open in another process; close it and run again ({error})"
+            ) from None
+        return str(error).splitlines()[0]
+    return None
+
+
+def landed_months(config: ClusterConfig) -> dict[Month, Path]:
+    """The cluster's landed months on disk, oldest first (a killed run's temporary copies excluded)."""
+    root = config.data_dir / "landed" / config.cluster
+    found = [p for p in root.iterdir() if p.is_dir() and MONTH_RE.fullmatch(p.name)] if root.is_dir() else []
+    return {Month.parse(p.name): p for p in sorted(found, key=lambda p: p.name)}
+
+
+def check_landed(landed_dir: Path, tables: list[str]) -> None:
+    """Raise LandedMonthError naming the file if the landed month's manifest or a table's Parquet is
+    missing or unreadable."""
+    read_manifest(landed_dir)
+    for table in tables:
+        path = landed_dir / f"{table}.parquet"
+        try:
+            pq.read_metadata(path)
+        except FileNotFoundError:
+            raise LandedMonthError(f"{path} does not exist; run the month again to land it again") from None
+        except (OSError, ValueError) as error:  # pyarrow: "Parquet magic bytes not found", ...
+            raise LandedMonthError(
+                f"{path}: not a Parquet file ({error}); run the month again to land it again"
+            ) from None
+
+
+def rebuild(config: ClusterConfig, month: Month, landed_dir: Path, problem: str) -> dict[str, int]:
+    """Build every landed month of the cluster, `month` among them, into a new warehouse, oldest
+    first (a month's trend reads the months before it); returns `month`'s build_month counts. A
+    corrupt warehouse is kept aside as `<name>.corrupt-<time>`; a landed month that cannot be used
+    is named and left out."""
+    warehouse = config.warehouse_path
+    months = {**landed_months(config), month: landed_dir}
+    if problem != "missing":
+        aside = warehouse.with_name(f"{warehouse.name}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+        warehouse.rename(aside)
+        wal = warehouse.with_name(warehouse.name + ".wal")
+        if wal.exists():
+            wal.rename(aside.with_name(aside.name + ".wal"))
+        log.warning(
+            "warehouse %s cannot be opened (%s): kept aside as %s; rebuilding it from the %d landed months",
+            warehouse,
+            problem,
+            aside.name,
+            len(months),
+        )
+    elif len(months) > 1:
+        log.warning("warehouse %s is missing: rebuilding it from the %d landed months", warehouse, len(months))
+    tables = landed_tables(DBT_PROJECT_DIR)
+    statuses: dict[str, int] = {}
+    for built, built_dir in sorted(months.items()):
+        if built == month:
+            statuses = _build(config, month, landed_dir)
+            continue
+        try:
+            check_landed(built_dir, tables)
+        except LandedMonthError as error:
+            log.warning("%s %s left out of the rebuilt warehouse: %s", config.cluster, built, error)
+            continue
+        log.warning("rebuilding %s %s into the warehouse", config.cluster, built)
+        _build(config, built, built_dir)
+    return statuses
+
+
+def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command: str, study_from: Month | None = None):
+    """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data (with
+    `study_from`, for the study of the months from it to `month`); returns dbt's result, raising
+    only when dbt could not run at all."""
+    from dbt.cli.main import dbtRunner
+
+    parameters = run_parameters(config, month, landed_as_of(landed_dir), study_from)
+    work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
+    tables = landed_tables(DBT_PROJECT_DIR)
+    for source, schema in input_schemas(config).items():
+        os.environ[f"DBT_{source.upper()}_SCHEMA"] = schema
+    if config.warehouse.engine == "spark":
+        write_spark_run_inputs(
+            config, PARAMETER_COLUMNS, parameters, config.analysis.trailing_months, landed_dir, tables
+        )
+        profiles_dir = work_dir / "profile"
+        write_spark_profile(config, profiles_dir)
+    else:
+        config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+        # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
+        write_run_inputs(config.warehouse_path, parameters, config.analysis.trailing_months, landed_dir, tables)
+        os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
+        os.environ["DBT_DUCKDB_MEMORY_LIMIT"] = config.warehouse.duckdb_settings(config.warehouse_path)["memory_limit"]
+        profiles_dir = DBT_PROJECT_DIR
+    args = [
+        *command,
+        "--project-dir",
+        str(DBT_PROJECT_DIR),
+        "--profiles-dir",
+        str(profiles_dir),
+        "--target-path",
+        str(work_dir / "target"),
+        "--log-path",
+        str(work_dir / "logs"),
+        "--quiet",
+        # dbt.log keeps warnings and errors only: its debug lines cost ~8% of a small month's build
+        "--log-level-file",
+        "warn",
+        # no manifest.json, run_results.json or graph.gpickle (a few MB, written twice per build):
+        # nothing reads them; the saved parse (partial_parse.msgpack) is written all the same
+        "--no-write-json",
+    ]
+    try:
+        result = dbtRunner().invoke(args)
+    finally:
+        if config.warehouse.engine != "spark":
+            release_duckdb()
+    if result.exception is not None:
+        raise WarehouseBuildError(f"dbt could not run: {result.exception}")
+    return result
+
+
+def release_duckdb() -> None:
+    """Close dbt-duckdb's connections: it keeps the DuckDB file open and locked for the life of the process."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    if DuckDBConnectionManager._ENV is not None:
+        DuckDBConnectionManager._ENV.close()
+        DuckDBConnectionManager._ENV = None
+    DuckDBConnectionManager.close_all_connections()
