@@ -24,6 +24,18 @@ from flows.warehouse.engines import MartReader
 
 
 @dataclass(frozen=True)
+class Mart:
+    """A figure's mart for a month (its rows `where month = ?`) and for a study (dbt builds it for
+    the study's range alone), the columns both carry and those only one of them does."""
+
+    monthly: str
+    study: str
+    columns: tuple[str, ...]
+    monthly_only: tuple[str, ...] = ()
+    study_only: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Period:
     """The months first..last of a cluster's figures and the marts they are read from: a month's
     report reads the monthly marts' rows of its month (first == last); a study reads the marts dbt
@@ -43,32 +55,20 @@ class Period:
         return cls(first, last, monthly=False)
 
     def rows(self, con: MartReader, mart: Mart, order: str = "", where: str = "", args: tuple = ()) -> list[dict]:
-        """The period's rows of `mart` (those `where` keeps, in `order`), with the columns of its kind of mart."""
+        """The period's rows of `mart` that `where` keeps, in `order`, with the columns of its kind of mart."""
         if self.monthly:
-            table, columns, scope = mart.monthly, mart.columns + mart.monthly_only, ["month = ?"]
+            table, columns, conditions = mart.monthly, mart.columns + mart.monthly_only, ["month = ?"]
             args = (str(self.last), *args)
         else:
-            table, columns, scope = mart.study, mart.columns + mart.study_only, []
-        conditions = " and ".join(scope + [where] * bool(where))
-        return mart_rows(
-            con,
-            f"select {', '.join(columns)} from {table}"
-            + (f" where {conditions}" if conditions else "")
-            + (f" order by {order}" if order else ""),
-            list(args),
-        )
-
-
-@dataclass(frozen=True)
-class Mart:
-    """A figure's mart for a month (its rows `where month = ?`) and for a study (dbt builds it for
-    the study's range alone), the columns both carry and those only one of them does."""
-
-    monthly: str
-    study: str
-    columns: tuple[str, ...]
-    monthly_only: tuple[str, ...] = ()
-    study_only: tuple[str, ...] = ()
+            table, columns, conditions = mart.study, mart.columns + mart.study_only, []
+        if where:
+            conditions.append(where)
+        query = f"select {', '.join(columns)} from {table}"
+        if conditions:
+            query += " where " + " and ".join(conditions)
+        if order:
+            query += f" order by {order}"
+        return mart_rows(con, query, list(args))
 
 
 _RATES = ("paper_failures", "paper_node_days", "all_failures", "all_node_days")
