@@ -21,8 +21,7 @@ from flows.core.months import Month
 from flows.figures.models import expected_ettr_curves
 from flows.pipeline import monthly_report
 from flows.publish.archive import without_nav
-from flows.report.charts import render_charts
-from flows.report.render import NOTICE_PLACEHOLDER, build_report, write_report
+from flows.report.render import NOTICE_PLACEHOLDER, build_report, render_charts, write_report
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

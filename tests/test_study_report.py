@@ -24,8 +24,7 @@ from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
 from flows.figures.study_metrics import assemble_study
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
 from flows.report.render import NOTICE_PLACEHOLDER, Report
-from flows.report.study_charts import render_study_charts
-from flows.report.study_report import render_study
+from flows.report.study_report import render_study, render_study_charts
 
 # --- the synthetic study --------------------------------------------------------------------
 

@@ -10,7 +10,9 @@ The directory (a contract: delivery builds the email from it, see flows/report/m
   `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/report/exports.py).
 
 Templates only format (autoescaped HTML; the text template neutralises control characters); every
-figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from flows/report/charts.py.
+figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from
+flows/report/failure_charts.py and goodput_charts.py. The sections (templates/partials/) are the
+study's too: report.html.j2 sets the period they show (`compared`, `within`) as study.html.j2 does.
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ from flows.figures.summary import (
     month_spans,
     summarise,
 )
-from flows.report.charts import Chart, render_charts
+from flows.report.charts import Chart, draw_charts, month_period
+from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
+from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
 
@@ -97,6 +101,15 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         timestamp=lambda value: str(value)[:16].replace("T", " "),
     )
     return env
+
+
+# the month's charts, in the order the report shows them
+MONTH_CHARTS = (job_mix_chart, mttf_chart, trend_chart, causes_chart, expected_ettr_chart, lemon_signals_chart)
+
+
+def render_charts(metrics: dict) -> dict[str, Chart]:
+    """The month's charts: one cluster over one month."""
+    return draw_charts(MONTH_CHARTS, month_period(metrics))
 
 
 @dataclass(frozen=True)

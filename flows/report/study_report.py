@@ -11,9 +11,36 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from flows.report.charts import Chart, draw_charts, study_period
 from flows.report.exports import write_exports
+from flows.report.failure_charts import causes_by_month_chart, causes_chart, mttf_chart, rate_ratio_chart, trend_chart
+from flows.report.goodput_charts import (
+    expected_ettr_grid_chart,
+    job_mix_by_size_chart,
+    lemon_signal_comparison_chart,
+    lost_goodput_chart,
+    measured_ettr_chart,
+)
 from flows.report.render import CHARTS_DIR, Report, render_pages
-from flows.report.study_charts import render_study_charts
+
+# the study's charts, in the order it shows them: the same figures as a month's where it has them
+STUDY_CHARTS = (
+    rate_ratio_chart,
+    job_mix_by_size_chart,
+    causes_chart,
+    trend_chart,
+    causes_by_month_chart,
+    mttf_chart,
+    measured_ettr_chart,
+    expected_ettr_grid_chart,
+    lemon_signal_comparison_chart,
+    lost_goodput_chart,
+)
+
+
+def render_study_charts(study: dict) -> dict[str, Chart]:
+    """The study's charts: its clusters over its range of months."""
+    return draw_charts(STUDY_CHARTS, study_period(study))
 
 
 def render_study(study: dict) -> Report:

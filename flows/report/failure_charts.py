@@ -1,0 +1,400 @@
+"""The charts of failures, each drawn once for a period (flows/report/charts.py): MTTF by job size,
+the failure rate month by month, failures by cause (overall and month by month) and the clusters'
+rate ratios. A month draws one cluster, its kinds of marks each a colour and larger; the study
+each cluster a colour. Nothing is summed here: a chart draws the figures as they are."""
+
+from __future__ import annotations
+
+from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+from flows.figures.summary import fmt_dec, fmt_duration, fmt_num, label
+from flows.report.charts import (
+    BLUE,
+    GREEN,
+    GREY,
+    ORANGE,
+    PALETTE,
+    VERMILLION,
+    Chart,
+    Marks,
+    Period,
+    Series,
+    bucket_gpus,
+    finish_chart,
+    gpu_tick,
+    legend,
+    legend_rows,
+    model_definition,
+    month_axis,
+    new_figure,
+    shown_name,
+)
+
+MTTF_HEIGHT, TREND_HEIGHT = 460, 340  # CSS px at WIDTH_PX, before a study's legend rows
+NO_LEGEND = "_nolegend_"  # a mark the legend leaves out (matplotlib skips labels starting with "_")
+
+
+# by `compared`: a month's marks, the study's
+MTTF_MARKS = {False: Marks(7, 3.5, 1.5), True: Marks(6, 3, 1.25, linewidth=1.5)}
+TREND_MARKS = {False: Marks(6, 3.5, 1.25), True: Marks(5, 3, 1.1)}
+CAUSE_MARKS = {False: Marks(0, 3.5, 1.25), True: Marks(0, 2.5, 1.0)}  # error bars on bars: no marker
+
+
+def _model_lines(ax: Axes, series: Series, compared: bool) -> bool:
+    """The model MTTF through the bucket and projection sizes: a month's for both r_f definitions,
+    each a colour; the study's for the cluster's definition in its colour. Whether it drew one."""
+    figures = series.figures
+    lines = (
+        ((model_definition(figures), series.colour, "--"),) if compared else (("paper", BLUE, "-"), ("all", GREY, "--"))
+    )
+    drawn = False
+    for definition, colour, style in lines:
+        model = sorted(
+            [(bucket_gpus(b), b["model_mttf_hours"][definition]) for b in figures["mttf_by_size"] if bucket_gpus(b) > 0]
+            + [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"]]
+        )
+        model = [(x, y) for x, y in model if y]
+        if model:
+            rate = fmt_dec(figures["node_failure_rate"][definition]["value"])
+            name = f"{shown_name(series.name)} model, $r_f$ {definition} {rate}" if compared else f"model, $r_f$ {definition} = {rate}"  # fmt: skip
+            ax.plot(
+                *zip(*model, strict=True), style, color=colour, linewidth=MTTF_MARKS[compared].linewidth, label=name
+            )
+            drawn = True
+    return drawn
+
+
+def _projections(ax: Axes, series: Series, compared: bool) -> list[tuple[int, float]]:
+    """The model's MTTF at the projection sizes, as squares (a month's labelled and annotated)."""
+    definition = model_definition(series.figures)
+    shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in series.figures["projections"] if p[f"mttf_hours_{definition}"]]  # fmt: skip
+    if shown:
+        ax.plot(*zip(*shown, strict=True), "s", color=series.colour, markerfacecolor="white", markersize=7,
+                label=NO_LEGEND if compared else "projection")  # fmt: skip
+    for x, y in [] if compared else shown:
+        ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=series.colour)
+    return shown
+
+
+def _observations(ax: Axes, buckets: list[dict], series: Series, compared: bool, shift: float) -> tuple[list, list]:
+    """The observed MTTF with its 95% interval, and the lower bound where a size had no failure:
+    a month's in their own colours, the study's in the cluster's. The buckets observed and bounded."""
+    observed = [b for b in buckets if b["mttf_hours"] is not None]
+    bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
+    marks = MTTF_MARKS[compared]
+    if observed:
+        ax.errorbar(
+            [bucket_gpus(b) * shift for b in observed],
+            [b["mttf_hours"] for b in observed],
+            yerr=[
+                [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
+                [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
+            ],
+            fmt="o", color=series.colour if compared else VERMILLION, markersize=marks.markersize,
+            capsize=marks.capsize, elinewidth=marks.elinewidth,
+            label=f"{shown_name(series.name)} observed, 95%" if compared else "observed, 95% interval",
+        )  # fmt: skip
+    if bounds:
+        ax.plot([bucket_gpus(b) * shift for b in bounds], [b["mttf_lower_hours"] for b in bounds], "^",
+                color=series.colour if compared else GREEN, markerfacecolor="white", markersize=marks.markersize + 1,
+                label=NO_LEGEND if compared else "no failure: MTTF above")  # fmt: skip
+    return observed, bounds
+
+
+def _mttf_alt(series: Series, compared: bool, observed: list, bounds: list, shown: list) -> str:
+    definition = model_definition(series.figures)
+    rate = fmt_dec(series.figures["node_failure_rate"][definition]["value"])
+    projects = ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
+    if compared:
+        return (
+            f"{series.name}: observed MTTF for {len(observed)} sizes"
+            + (f", lower bounds for {len(bounds)} without failures" if bounds else "")
+            + (
+                f"; its model (r_f {definition} {rate}) projects {projects}"
+                if shown
+                else "; no model without a failure rate"
+            )
+        )
+    return (
+        f"Observed MTTF with 95% intervals for {len(observed)} size{'s' if len(observed) != 1 else ''} with failures"
+        + (f", lower bounds for {len(bounds)} without" if bounds else "")
+        + "."
+        + (f" The model line for r_f {definition} = {rate} projects {projects}." if shown else "")
+    )
+
+
+def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tuple[bool, str]:
+    """One cluster's model line(s), projections, observed MTTF and lower bounds; whether the chart
+    has something to show for it, and its alt text."""
+    modelled = _model_lines(ax, series, compared)
+    shown = _projections(ax, series, compared)
+    buckets = [b for b in series.figures["mttf_by_size"] if bucket_gpus(b) > 0 and b["runtime_hours"] > 0]
+    observed, bounds = _observations(ax, buckets, series, compared, shift)
+    # the month charts whenever a GPU job ran; the study a cluster with a model or an observation
+    return (modelled or bool(observed)) if compared else bool(buckets), _mttf_alt(
+        series, compared, observed, bounds, shown
+    )
+
+
+def mttf_chart(period: Period) -> Chart | None:
+    """The paper's Fig. 7: observed MTTF by job size with its interval, and the model line through
+    the projection sizes, log-log; the study's clusters side by side at each size."""
+    n = len(period.series)
+    height = MTTF_HEIGHT + (legend_rows(2 * n + 2, 2) if period.compared else 0)
+    fig = new_figure(height)
+    ax = fig.add_subplot()
+    drawn = [
+        _mttf_series(ax, series, period.compared, 2 ** (0.12 * (i - (n - 1) / 2)) if period.compared else 1)
+        for i, series in enumerate(period.series)
+    ]
+    if not any(shown for shown, _ in drawn):
+        return None
+    if period.compared:
+        ax.plot([], [], "s", color=GREY, markerfacecolor="white", markersize=7, label="projection")
+        ax.plot([], [], "^", color=GREY, markerfacecolor="white", markersize=7, label="no failure: MTTF above")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("GPUs in the job")
+    ax.set_ylabel("MTTF (hours)")
+    ax.set_title("Mean time to failure by job size")
+    legend(fig, 2)
+    alt = "Log-log chart of mean time to failure against job size"
+    if period.compared:
+        alt += ", each cluster a colour. " + ". ".join(a for _, a in drawn) + "."
+    else:
+        alt += ". " + drawn[0][1]
+    return finish_chart("mttf", fig, alt, height)
+
+
+def trend_chart(period: Period) -> Chart | None:
+    """r_f month by month with 95% intervals: a month's both definitions over its history, or each
+    cluster's r_f over all GPU jobs over the study's range."""
+    if period.compared:
+        lines = [(s.figures["monthly"], "all", s.colour, shown_name(s.name)) for s in period.series if len(s.figures["monthly"]) > 1]  # fmt: skip
+        title = "$r_f$ (all GPU jobs) by month, 95% intervals"
+    else:
+        monthly = period.figures["history"]["monthly"]
+        paper = f"jobs > {period.figures['parameters']['paper_min_gpus']} GPUs (paper)"
+        lines = [(monthly, "paper", BLUE, paper), (monthly, "all", ORANGE, "all GPU jobs")] if len(monthly) > 1 else []
+        title = "Node failure rate $r_f$ by month, 95% intervals"
+    if not lines:
+        return None
+    height = TREND_HEIGHT + (legend_rows(len(lines), 3) if period.compared else 0)
+    fig = new_figure(height)
+    ax = fig.add_subplot()
+    months = [row["month"] for row in lines[0][0]]
+    spread = 0.12 if period.compared else 0.16  # lines side by side at each month
+    marks = TREND_MARKS[period.compared]
+    for i, (rows, definition, colour, name) in enumerate(lines):
+        offset = spread * (i - (len(lines) - 1) / 2)
+        points = [
+            (months.index(r["month"]) + offset, r[definition]) for r in rows if r[definition]["value"] is not None
+        ]
+        if not points:
+            continue
+        ax.errorbar(
+            [x for x, _ in points],
+            [r["value"] for _, r in points],
+            yerr=[[r["value"] - r["lower"] for _, r in points], [r["upper"] - r["value"] for _, r in points]],
+            fmt="-o", color=colour, markersize=marks.markersize, linewidth=marks.linewidth, capsize=marks.capsize,
+            elinewidth=marks.elinewidth, label=name,
+        )  # fmt: skip
+    month_axis(ax, months)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("failures per 1000 node-days")
+    ax.set_title(title)
+    legend(fig, 3 if period.compared else 2)
+    return finish_chart("failure_rate_trend", fig, _trend_alt(period, lines, months), height)
+
+
+def _trend_alt(period: Period, lines: list, months: list[str]) -> str:
+    if not period.compared:
+        first, last = lines[0][0][0], lines[0][0][-1]
+        return (
+            f"Line chart of the node failure rate per month from {first['month']} to {last['month']}, both definitions "
+            f"with 95% intervals: all GPU jobs {fmt_dec(first['all']['value'])} then {fmt_dec(last['all']['value'])}, "
+            f"paper definition {fmt_dec(first['paper']['value'])} then {fmt_dec(last['paper']['value'])} "
+            "failures per 1000 node-days."
+        )
+    return (
+        f"Line chart of the node failure rate over all GPU jobs per month, {months[0]} to {months[-1]}, one line per "
+        "cluster with 95% intervals: "
+        + "; ".join(
+            f"{s.name} {fmt_dec(s.figures['monthly'][0]['all']['value'])} in {s.figures['monthly'][0]['month']}, "
+            f"{fmt_dec(s.figures['monthly'][-1]['all']['value'])} in {s.figures['monthly'][-1]['month']}"
+            for s in period.series
+            if len(s.figures["monthly"]) > 1
+        )
+        + " failures per 1000 node-days."
+    )
+
+
+def causes_chart(period: Period) -> Chart | None:
+    """The paper's Fig. 4: each cause's failure rate with its 95% interval, one bar per cluster (a
+    month's bars carry their counts, beside the rate over its longest trailing window)."""
+    if period.compared:
+        causes, key = period.figures["causes"], "cause_category"
+    else:
+        causes, key = [c["category"] for c in period.figures["failures_by_cause"]], "category"
+    if not causes:
+        return None
+    n = len(period.series)
+    height = 130 + (12 + 16 * n) * len(causes) + legend_rows(n, 3) if period.compared else 150 + 30 * len(causes)
+    fig = new_figure(height)
+    ax = fig.add_subplot()
+    width = 0.8 / n
+    marks = CAUSE_MARKS[period.compared]
+    for i, series in enumerate(period.series):
+        rows = series.figures["failures_by_cause"]
+        top = [len(causes) - 1 - causes.index(r[key]) for r in rows]
+        ys = [y + 0.4 - width * (i + 0.5) for y in top] if period.compared else top
+        values = [r["rate_value"] or 0 for r in rows]
+        ax.barh(
+            ys,
+            values,
+            xerr=[
+                [v - (r["rate_lower"] or 0) for v, r in zip(values, rows, strict=True)],
+                [(r["rate_upper"] or 0) - v for v, r in zip(values, rows, strict=True)],
+            ],
+            color=series.colour,
+            height=width * 0.9 if period.compared else 0.6,
+            error_kw={"elinewidth": marks.elinewidth, "capsize": marks.capsize, "ecolor": "#52606d"},
+            label=shown_name(series.name) if period.compared else "this month, 95% interval",
+        )  # fmt: skip
+    if not period.compared:
+        _month_cause_marks(ax, period.figures)
+    ax.set_yticks(range(len(causes)))
+    ax.set_yticklabels([shown_name(label(c)) for c in causes[::-1]])
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if period.compared else " (count on the bar)"))
+    ax.set_title("Infrastructure failures by cause")
+    legend(fig, 3 if period.compared else 2)
+    return finish_chart("causes", fig, _causes_alt(period), height)
+
+
+def _month_cause_marks(ax: Axes, metrics: dict) -> None:
+    """A month's failure count on each bar, and each cause's rate over the longest trailing window."""
+    causes = metrics["failures_by_cause"]
+    ys = list(range(len(causes)))[::-1]
+    for y, c in zip(ys, causes, strict=True):
+        ax.annotate(fmt_num(c["failures"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
+                    color="white")  # fmt: skip
+    window = max(metrics["history"]["trailing"], key=lambda w: w["months"], default=None)
+    if not window or window["months_available"] < 2:
+        return
+    previous = {c["category"]: c for c in window["by_cause"]}
+    marked = [
+        (y, previous[c["category"]]["value"]) for y, c in zip(ys, causes, strict=True) if c["category"] in previous
+    ]
+    if marked:
+        ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
+                label=f"last {window['months_available']} months")  # fmt: skip
+
+
+def _causes_alt(period: Period) -> str:
+    if not period.compared:
+        causes = period.figures["failures_by_cause"]
+        alt = "Bar chart of this month's failure rate by cause: " + "; ".join(
+            f"{label(c['category'])} {fmt_dec(c['rate_value'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
+            for c in causes[:6]
+        )
+        return alt + (f"; and {len(causes) - 6} more." if len(causes) > 6 else ".")
+    return (
+        "Grouped bar chart of each cause's failure rate per 1000 node-days, one bar per cluster: "
+        + "; ".join(
+            f"{s.name}: "
+            + ", ".join(
+                f"{label(c['cause_category'])} {fmt_dec(c['rate_value'])}" for c in s.figures["failures_by_cause"][:4]
+            )
+            + (
+                f" and {len(s.figures['failures_by_cause']) - 4} more"
+                if len(s.figures["failures_by_cause"]) > 4
+                else ""
+            )
+            for s in period.series
+        )
+        + "."
+    )
+
+
+def _measure(measure: str) -> str:
+    """A rate ratio's measure on a chart: r_f set as in the report, a cause's name as a label."""
+    return "$r_f$" + shown_name(measure[3:]) if measure.startswith("r_f") else shown_name(label(measure))
+
+
+def causes_by_month_chart(period: Period) -> Chart | None:
+    """The paper's Fig. 5: each cause's failure rate month by month, one panel per cluster (stacked bars)."""
+    causes = period.figures["causes"]
+    clusters = [s for s in period.series if s.figures["monthly"]]
+    if not causes or not clusters:
+        return None
+    colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(causes)}
+    height = 70 + 190 * len(clusters) + legend_rows(len(causes), 2)
+    fig = new_figure(height)
+    axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
+    months = [row["month"] for row in clusters[0].figures["monthly"]]
+    for ax, series in zip(axes, clusters, strict=True):
+        for row in series.figures["monthly"]:
+            bottom = 0.0
+            for cause in causes:  # the same order in every month: a cause keeps its place in the stack
+                if cause in row["by_cause"]:
+                    value = row["by_cause"][cause]["per_1000_node_days"] or 0
+                    ax.bar(months.index(row["month"]), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
+                    bottom += value
+        ax.set_title(shown_name(series.name), loc="left")
+        ax.grid(axis="x", visible=False)
+        ax.set_ylabel("per 1000 node-days")
+    for cause in causes:
+        axes[0].bar([0], [0], color=colour[cause], label=shown_name(label(cause)))
+    month_axis(axes[-1], months)
+    fig.suptitle("Failure rate by cause, month by month")
+    legend(fig, 2)
+    alt = (
+        f"Stacked bars of each cause's failures per 1000 node-days in each month, {months[0]} to {months[-1]}, one "
+        "panel per cluster. Causes: " + ", ".join(label(c) for c in causes) + "."
+    )
+    return finish_chart("causes_by_month", fig, alt, height)
+
+
+def rate_ratio_chart(period: Period) -> Chart | None:
+    """Whether the clusters differ: each pair's rate ratios (r_f and each cause) with their
+    intervals on a log scale, those that differ after Holm's correction in vermillion."""
+    pairs = [(p, [r for r in p["ratios"] if None not in (r["ratio"], r["lower"], r["upper"]) and r["ratio"] > 0])
+             for p in period.figures["comparison"]]  # fmt: skip
+    pairs = [(p, rows) for p, rows in pairs if rows]
+    if not pairs:
+        return None
+    height = 90 + sum(60 + 26 * len(rows) for _, rows in pairs) + legend_rows(2, 2)
+    fig = new_figure(height)
+    axes = fig.subplots(len(pairs), 1, squeeze=False, height_ratios=[len(r) + 2 for _, r in pairs]).ravel()
+    for ax, (pair, rows) in zip(axes, pairs, strict=True):
+        ys = list(range(len(rows)))[::-1]
+        for y, r in zip(ys, rows, strict=True):
+            colour = VERMILLION if r["flagged"] else PALETTE[0]
+            ax.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - max(r["lower"], 1e-3)], [min(r["upper"], 1e3) - r["ratio"]]],
+                        fmt="o", color=colour, markersize=6, capsize=3, elinewidth=1.25)  # fmt: skip
+        ax.axvline(1, color=GREY, linewidth=1.25)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_yticks(ys)
+        ax.set_yticklabels([_measure(r["measure"]) for r in rows])
+        ax.grid(axis="y", visible=False)
+        ax.set_title(f"{shown_name(pair['a'])} / {shown_name(pair['b'])}", loc="left")
+    axes[0].plot([], [], "o", color=VERMILLION, label="differ (Holm)")
+    axes[0].plot([], [], "o", color=PALETTE[0], label="within chance")
+    axes[-1].set_xlabel("rate ratio, 95% interval")
+    legend(fig, 2)
+    alt = "Rate ratios between the clusters with 95% intervals on a log scale: " + "; ".join(
+        f"{p['a']} / {p['b']} "
+        + ", ".join(f"{r['measure']} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5])
+        + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+        for p, rows in pairs
+    )
+    return finish_chart("rate_ratios", fig, alt + ".", height)
