@@ -17,8 +17,7 @@ import tempfile
 from pathlib import Path
 
 from flows.core.months import Month
-from flows.figures.analysis import failure_rate
-from flows.study import rate_ratio
+from flows.figures.rates import failure_rate, rate_ratio
 from simulator import SimParams, simulate
 
 FIRST, LAST = Month.parse("2025-11"), Month.parse("2026-10")

@@ -17,7 +17,7 @@ import duckdb
 
 from flows.core.config import load_config
 from flows.core.months import Month
-from flows.figures.analysis import job_runs
+from flows.figures.month_metrics import job_runs
 
 
 def rows(sim_dir: Path, config_path: Path, month: Month) -> list[tuple[str, str, str]]:

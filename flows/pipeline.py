@@ -34,7 +34,7 @@ from flows.delivery.deliver import (
     send_alert,
     sent_before,
 )
-from flows.figures.analysis import MonthFigures, month_figures
+from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.ingest.land import LandedMonthError, land_month, read_manifest
 from flows.publish.archive import refresh_archive
 from flows.quality.suites import SuiteResult, validate_month

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 from flows.core.months import Month
-from flows.figures.analysis import (
+from flows.figures.models import model_mttf_hours
+from flows.figures.rates import (
     failure_rate,
     flag_family,
     holm,
     mean_interval,
-    model_mttf_hours,
     mttf_interval,
     poisson_interval,
     rate_change,

@@ -16,7 +16,7 @@ import pytest
 from flows.cli import write_demo_config
 from flows.core.config import load_config
 from flows.core.months import Month
-from flows.figures.analysis import month_figures
+from flows.figures.month_metrics import month_figures
 from flows.ingest.land import land_month
 from flows.pipeline import render
 from flows.warehouse.build import build_month, build_study, landed_months

@@ -17,7 +17,8 @@ import pytest
 from flows.cli import main, write_demo_config
 from flows.core.config import load_config
 from flows.core.months import Month
-from flows.figures.analysis import history_months, job_runs
+from flows.figures.compare import history_months
+from flows.figures.month_metrics import job_runs
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 

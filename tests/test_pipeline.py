@@ -463,7 +463,7 @@ def test_job_run_ettr_recovers_the_simulated_runs(month_run):
     0.02 of the simulator's realised ETTR, for every run whose whole history is in the month."""
     import duckdb
 
-    from flows.figures.analysis import job_runs
+    from flows.figures.month_metrics import job_runs
 
     config = load_config(month_run["config"])
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
@@ -480,7 +480,7 @@ def test_job_run_ettr_recovers_the_simulated_runs(month_run):
 
 
 def test_month_over_month_change_is_a_poisson_test():
-    from flows.figures.analysis import rate_change
+    from flows.figures.rates import rate_change
 
     same = rate_change(10, 1000.0, 12, 1000.0)
     assert not same["significant"] and same["p_value"] > 0.5

@@ -12,7 +12,7 @@ from ClusterShell.NodeSet import NodeSet
 from job_records import sacct_attempts
 
 from flows.core.months import Month
-from flows.figures.analysis import poisson_interval
+from flows.figures.rates import poisson_interval
 from flows.ingest.sources.sacct import SacctReadStats
 from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
 from flows.ingest.sources.xid_syslog import read_xid_syslog

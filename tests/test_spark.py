@@ -30,7 +30,7 @@ from spark_connect import ConnectServer
 from flows.cli import main, write_demo_config
 from flows.core.config import load_config
 from flows.core.months import Month
-from flows.figures.analysis import month_figures
+from flows.figures.month_metrics import month_figures
 from flows.quality.suites import validate_month
 from flows.warehouse.build import dbt_command
 from flows.warehouse.engines import open_marts

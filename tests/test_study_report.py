@@ -18,11 +18,13 @@ from test_report_browser import email_as_shown, leave_nothing
 from flows.backfill import month_range
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
-from flows.figures.analysis import CONFIDENCE, failure_rate, fleet_rate, model_mttf_hours, mttf_interval, projections
+from flows.figures.models import expected_ettr_grid, model_mttf_hours, projections
+from flows.figures.period import fleet_rate
+from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
+from flows.figures.study_metrics import assemble_study
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
 from flows.report.render import NOTICE_PLACEHOLDER, Report
 from flows.report.study_report import render_study, render_study_charts
-from flows.study import assemble_study, expected_ettr_grid
 
 # --- the synthetic study --------------------------------------------------------------------
 

@@ -1,0 +1,214 @@
+"""What compares months or clusters: a month's r_f and each cause's rate against the previous
+month and against its trailing windows (fct_*_trailing), the r_f of each month of a range, and the
+rate ratios between clusters; each family of tests Holm-corrected (flows/figures/rates.py)."""
+
+from __future__ import annotations
+
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
+from flows.figures.period import Period, failures_by_cause, mart_rows
+from flows.figures.rates import CONFIDENCE, failure_rate, flag_family, mttf_interval, rate_change, rate_ratio
+from flows.warehouse.engines import MartReader
+
+# --- months -----------------------------------------------------------------------------------
+
+
+def rates_by_month(con: MartReader, first: Month, last: Month) -> dict[str, dict]:
+    """fct_node_failure_rate_monthly's rows of the months first..last that are built, by month, oldest first."""
+    rows = mart_rows(
+        con,
+        "select month, paper_failures, paper_node_days, all_failures, all_node_days "
+        "from fct_node_failure_rate_monthly where month between ? and ? order by month",
+        [str(first), str(last)],
+    )
+    return {row["month"]: row for row in rows}
+
+
+def monthly_rates(con: MartReader, first: Month, last: Month) -> list[dict]:
+    """r_f under both definitions of each built month of first..last, oldest first (the trend)."""
+    return [
+        {"month": month, **{d: failure_rate(row[f"{d}_failures"], row[f"{d}_node_days"]) for d in ("paper", "all")}}
+        for month, row in rates_by_month(con, first, last).items()
+    ]
+
+
+def monthly_causes(con: MartReader, first: Month, last: Month) -> dict[str, dict[str, dict]]:
+    """Each cause's failures and rate in each month of first..last (the paper's Fig. 5), by month."""
+    by_month: dict[str, dict[str, dict]] = {}
+    for row in mart_rows(
+        con,
+        "select month, cause_category, failures, per_1000_node_days from fct_failures_by_cause_monthly "
+        "where month between ? and ? order by month, failures desc, cause_category",
+        [str(first), str(last)],
+    ):
+        by_month.setdefault(row["month"], {})[row["cause_category"]] = {
+            "failures": row["failures"],
+            "per_1000_node_days": row["per_1000_node_days"],
+        }
+    return by_month
+
+
+def month_over_month(con: MartReader, month: Month) -> dict:
+    """This month's r_f ("all") tested against the previous month's (none when it was not built)."""
+    rates = rates_by_month(con, month.previous(), month)
+    now = rates[str(month)]
+    before = rates.get(str(month.previous()), {"all_failures": 0, "all_node_days": 0.0})
+    return rate_change(now["all_failures"], now["all_node_days"], before["all_failures"], before["all_node_days"])
+
+
+def causes_month_over_month(con: MartReader, month: Month, causes: list[dict]) -> list[dict]:
+    """The month's causes (period.failures_by_cause), each tested against the previous month's."""
+    previous = month.previous()
+    before = {c["category"]: c["failures"] for c in failures_by_cause(con, Period.of_month(previous))}
+    previous_node_days = rates_by_month(con, previous, previous).get(str(previous), {}).get("all_node_days")
+    return [
+        {
+            **cause,
+            "month_over_month": rate_change(
+                cause["failures"], cause["rate_node_days"], before.get(cause["category"], 0), previous_node_days or 0.0
+            ),
+        }
+        for cause in causes
+    ]
+
+
+def history_months(month: Month, params: AnalysisConfig) -> list[Month]:
+    """The months of the longest trailing window, oldest first, ending at `month`."""
+    months = [month]
+    for _ in range(max(params.trailing_months, default=1) - 1):
+        months.insert(0, months[0].previous())
+    return months
+
+
+def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
+    """r_f of each of the last months built (the trend chart), and over each trailing window ending
+    at this month: r_f, failures by cause and MTTF by size over the window, and this month against
+    the window's earlier months (a Poisson test); and the months of the longest window before this
+    one that are not built (the report says what they leave out)."""
+    months = history_months(month, params)
+    series = monthly_rates(con, months[0], month)
+    windows = {
+        row["window_months"]: row
+        for row in mart_rows(con, "select * from fct_node_failure_rate_trailing where month = ?", [str(month)])
+    }
+    causes = mart_rows(
+        con,
+        "select * from fct_failures_by_cause_trailing where month = ? order by failures desc, cause_category",
+        [str(month)],
+    )
+    sizes = mart_rows(
+        con,
+        "select * from fct_mttf_by_size_trailing where month = ? order by bucket_order, size_bucket",
+        [str(month)],
+    )
+    trailing = [
+        _trailing_window(
+            windows[size],
+            [c for c in causes if c["window_months"] == size],
+            [s for s in sizes if s["window_months"] == size],
+        )
+        for size in params.trailing_months
+    ]
+    built = {m["month"] for m in series}
+    earlier_missing = [str(m) for m in months[:-1] if str(m) not in built]
+    return {"monthly": series, "trailing": trailing, "earlier_months_missing": earlier_missing}
+
+
+def _trailing_window(window: dict, causes: list[dict], sizes: list[dict]) -> dict:
+    """One trailing window's figures with their intervals and tests of this month against the earlier months."""
+    return {
+        "months": window["window_months"],
+        "months_available": window["months_available"],
+        "paper": failure_rate(window["paper_failures"], window["paper_node_days"]),
+        "all": failure_rate(window["all_failures"], window["all_node_days"]),
+        "this_month_vs_window": rate_change(
+            window["this_month_failures"],
+            window["this_month_node_days"],
+            window["earlier_failures"],
+            window["earlier_node_days"],
+        ),
+        "by_cause": [
+            {
+                "category": c["cause_category"],
+                **failure_rate(c["failures"], c["node_days"]),
+                "this_month_vs_window": rate_change(
+                    c["this_month_failures"], c["this_month_node_days"], c["earlier_failures"], c["earlier_node_days"]
+                ),
+            }
+            for c in causes
+        ],
+        "mttf_by_size": [
+            {
+                "size_bucket": s["size_bucket"],
+                "runtime_hours": s["runtime_hours"],
+                "infra_failures": s["infra_failures"],
+                "mttf_hours": s["mttf_hours"],
+                **mttf_interval(s["runtime_hours"], s["infra_failures"]),
+            }
+            for s in sizes
+        ],
+    }
+
+
+def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
+    """The report's flags of change, each family corrected for its number of tests (Holm): the
+    month-over-month test of r_f, of each cause, and this month against each trailing window (r_f
+    over the windows; each window's causes)."""
+    families = {
+        "month_over_month": flag_family({"r_f": change}, "r_f (all GPU jobs) against the previous month"),
+        "month_over_month_by_cause": flag_family(
+            {c["category"]: c["month_over_month"] for c in causes}, "each cause's rate against the previous month"
+        ),
+        "trend": flag_family(
+            {f"{w['months']} months": w["this_month_vs_window"] for w in trend["trailing"]},
+            "r_f (all GPU jobs) this month against each trailing window's earlier months",
+        ),
+    }
+    for w in trend["trailing"]:
+        families[f"trend_by_cause_{w['months']}_months"] = flag_family(
+            {c["category"]: c["this_month_vs_window"] for c in w["by_cause"]},
+            f"each cause's rate this month against the earlier months of the {w['months']}-month window",
+        )
+    return {"method": "Holm", "family_wise_error_rate": 1 - CONFIDENCE, "families": families}
+
+
+# --- clusters ---------------------------------------------------------------------------------
+
+
+def compare_clusters(clusters: dict[str, dict]) -> list[dict]:
+    """Each pair of clusters (their study figures): the ratio of their r_f (both definitions) and of
+    each cause's rate, with intervals; a family of tests per pair, Holm-corrected, says whether they
+    differ."""
+    names = sorted(clusters)
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            fa, fb = clusters[a], clusters[b]
+            ratios = {
+                f"r_f ({d})": rate_ratio(
+                    fa["node_failure_rate"][d]["failures"],
+                    fa["node_failure_rate"][d]["node_days"],
+                    fb["node_failure_rate"][d]["failures"],
+                    fb["node_failure_rate"][d]["node_days"],
+                )
+                for d in ("paper", "all")
+            }
+            causes_a = {c["cause_category"]: c for c in fa["failures_by_cause"]}
+            causes_b = {c["cause_category"]: c for c in fb["failures_by_cause"]}
+            for cause in sorted(set(causes_a) | set(causes_b)):
+                ratios[cause] = rate_ratio(
+                    causes_a.get(cause, {}).get("failures", 0),
+                    fa["node_failure_rate"]["all"]["node_days"],
+                    causes_b.get(cause, {}).get("failures", 0),
+                    fb["node_failure_rate"]["all"]["node_days"],
+                )
+            family = flag_family(ratios, f"{a} against {b}: r_f and each cause's rate")
+            pairs.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "ratios": [{"measure": name, **ratio, **family["tests"][name]} for name, ratio in ratios.items()],
+                    "differ": any(t["flagged"] for t in family["tests"].values()),
+                }
+            )
+    return pairs

@@ -1,0 +1,139 @@
+"""metrics.json of a month (docs/metrics.md): the month's period figures (flows/figures/period.py),
+its comparison with the months before it (flows/figures/compare.py) and what only a month's report
+shows, and the detail tables written beside it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
+from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
+from flows.figures.models import expected_ettr_curves
+from flows.figures.period import Period, mart_rows, period_figures
+from flows.warehouse.engines import MartReader
+
+SCHEMA_VERSION = 2  # docs/metrics.md
+
+
+@dataclass
+class MonthFigures:
+    """What the report shows of a month: metrics.json and the detail tables written beside it."""
+
+    metrics: dict
+    tables: dict[str, pa.Table]
+
+
+def month_figures(marts: MartReader, month: Month, params: AnalysisConfig) -> MonthFigures:
+    """Read the month's figures from the marts, once: the report is rendered from them alone."""
+    return MonthFigures(compute_metrics(marts, month, params), detail_tables(marts, month))
+
+
+def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
+    """metrics.json of the month, section by section."""
+    figures = period_figures(con, Period.of_month(month), params)
+    causes = causes_month_over_month(con, month, figures["failures_by_cause"])
+    change, trend = month_over_month(con, month), history(con, month, params)
+    return {
+        **figures,
+        "schema_version": SCHEMA_VERSION,
+        "month": str(month),
+        "job_mix": job_mix(con, month),
+        "failures_by_cause": causes,
+        "month_over_month": change,
+        "history": trend,
+        "change_flags": change_flags(change, causes, trend),
+        "run_ettr": run_ettr(con, month),
+        "expected_ettr": expected_ettr_curves(figures["node_failure_rate"], params),
+        "lost_goodput": lost_goodput(con, month, params),
+        "health_events": health_events(con, month),
+    }
+
+
+def job_mix(con: MartReader, month: Month) -> list[dict]:
+    """The month's attempts and GPU-hours by outcome, the most attempts first."""
+    return mart_rows(
+        con,
+        "select outcome, attempts, gpu_hours, attempt_share, gpu_hours_share from fct_outcomes_monthly "
+        "where month = ? order by attempts desc, outcome",
+        [str(month)],
+    )
+
+
+def run_ettr(con: MartReader, month: Month) -> list[dict]:
+    """The ETTR of the month's long job runs, by size bucket."""
+    return mart_rows(
+        con,
+        "select size_bucket, runs, mean_ettr, median_ettr, min_ettr from fct_ettr_by_size_monthly "
+        "where month = ? order by bucket_order, size_bucket",
+        [str(month)],
+    )
+
+
+def lost_goodput(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
+    """The GPU-hours the month's infrastructure failures cost, with how they are estimated."""
+    (row,) = mart_rows(
+        con,
+        """
+        select lost_gpu_hours, first_order_gpu_hours, second_order_gpu_hours, infra_failures,
+               second_order_preemptions, share_of_gpu_hours
+        from fct_lost_goodput_monthly where month = ?""",
+        [str(month)],
+    )
+    return {
+        **row,
+        "estimator": (
+            f"an estimate (the paper's): min(runtime, {params.lost_work_cap_minutes:g} min) x GPUs per infrastructure"
+            " failure, plus the same for each attempt preempted within 5 min before a restart after a failure"
+            " on a shared node (Slurm does not record who preempted whom)"
+        ),
+    }
+
+
+def health_events(con: MartReader, month: Month) -> dict:
+    """The month's node health events by category, and how many no rule classified."""
+    (totals_row,) = mart_rows(
+        con,
+        "select health_events, unclassified_health_events, unclassified_share from fct_month_totals where month = ?",
+        [str(month)],
+    )
+    return {
+        "total": totals_row["health_events"],
+        "unclassified": totals_row["unclassified_health_events"],
+        "unclassified_share": totals_row["unclassified_share"],
+        "by_category": mart_rows(
+            con,
+            "select category, severity, source, events from fct_health_events_by_category_monthly where month = ? "
+            "order by events desc, category, severity, source",
+            [str(month)],
+        ),
+    }
+
+
+def job_runs(con: MartReader, month: Month, every_run: bool = False) -> list[dict]:
+    """The month's job runs with their ETTR: the long ones of the ETTR summary, or with `every_run`
+    each run with a wall time above 0."""
+    return mart_rows(
+        con,
+        f"""
+        select job_run_id, first_job_id_raw, user_name, account, job_name, gpus, size_bucket, bucket_order,
+               first_start_at, last_end_at, final_outcome, runtime_seconds, queue_seconds, interruptions,
+               lost_seconds, productive_seconds, ettr
+        from fct_job_runs where month = ? and {"ettr is not null" if every_run else "is_ettr_run"}
+        order by job_run_id""",
+        [str(month)],
+    )
+
+
+def detail_tables(con: MartReader, month: Month) -> dict[str, pa.Table]:
+    """The month's figures row by row, for the Parquet files beside the report: each long job run
+    with its ETTR, each infrastructure failure with its cause, each node-day."""
+    return {
+        "job_runs_ettr": pa.Table.from_pylist(job_runs(con, month)),
+        "failures": con.arrow(
+            "select * from fct_failures where month = ? order by failed_at, attempt_id", [str(month)]
+        ),
+        "node_days": con.arrow("select * from fct_node_days where month = ? order by node, day", [str(month)]),
+    }

@@ -1,0 +1,108 @@
+"""metrics.json of a study: each cluster's period figures over the range (flows/figures/period.py)
+with what only a study shows (each month's r_f and causes, the job mix and lost goodput by size,
+E[ETTR] at several restart overheads), the clusters compared (flows/figures/compare.py) and the
+summary."""
+
+from __future__ import annotations
+
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
+from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
+from flows.figures.models import expected_ettr_grid
+from flows.figures.period import Period, mart_rows, period_figures
+from flows.figures.summary import label
+from flows.warehouse.engines import MartReader
+
+SCHEMA_VERSION = 1
+
+
+def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
+    """One cluster's study figures, read from its study models and monthly marts."""
+    figures = period_figures(con, period, params)
+    causes = monthly_causes(con, period.first, period.last)
+    return {
+        **figures,
+        "job_mix": mart_rows(con, "select * from fct_study_job_mix order by bucket_order, outcome", []),
+        "monthly": [
+            {**month, "by_cause": causes.get(month["month"], {})}
+            for month in monthly_rates(con, period.first, period.last)
+        ],
+        "expected_ettr_grid": expected_ettr_grid(figures["node_failure_rate"], params),
+        "lost_goodput_by_size": mart_rows(
+            con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []
+        ),
+    }
+
+
+def assemble_study(clusters: dict[str, dict], months: list[Month], command: str) -> dict:
+    """The study (its metrics.json): each cluster's figures over `months`, the rows their tables
+    share, the comparison of the clusters and the summary."""
+    study = {
+        "schema_version": SCHEMA_VERSION,
+        "from_month": str(months[0]),
+        "to_month": str(months[-1]),
+        "months": len(months),
+        "clusters": clusters,
+        "reproduce": {"command": command},
+        **shared_rows(clusters),
+        "comparison": compare_clusters(clusters),
+    }
+    study["summary"] = study_summary(study)
+    return study
+
+
+def shared_rows(clusters: dict[str, dict]) -> dict:
+    """The rows the clusters' side-by-side tables share: every cause any cluster had (the first
+    cluster's order, then the others'), every size bucket with a measured ETTR (by size)."""
+    causes: list[str] = []
+    buckets: dict[str, int] = {}
+    for figures in clusters.values():
+        causes += [c["cause_category"] for c in figures["failures_by_cause"] if c["cause_category"] not in causes]
+        buckets |= {r["size_bucket"]: r["bucket_order"] for r in figures["ettr_vs_expected"]["priority"]}
+    return {"causes": causes, "ettr_buckets": sorted(buckets, key=buckets.__getitem__)}
+
+
+def study_summary(study: dict) -> dict:
+    """The study's summary: one plain-language text and the headline figures of each cluster (the
+    delivery's headline; flows/figures/summary.py's format)."""
+    sentences, headline = [], []
+    for name, figures in study["clusters"].items():
+        r_f = figures["node_failure_rate"]["all"]
+        sentences.append(
+            f"{name}: r_f {r_f['value']:.2f} per 1000 node-days (95% interval {r_f['lower']:.2f}-{r_f['upper']:.2f})"
+            f" from {r_f['failures']:,} infrastructure failures over {study['months']} months"
+            if r_f["value"] is not None
+            else f"{name}: no GPU node-days in the range"
+        )
+        headline += [
+            {
+                "label": f"{name} r_f (all)",
+                "value": r_f["value"],
+                "lower": r_f["lower"],
+                "upper": r_f["upper"],
+                "unit": "per 1000 node-days",
+                "format": "dec",
+            },
+            {
+                "label": f"{name} lost goodput",
+                "value": figures["totals"]["lost_gpu_hours"],
+                "unit": "GPU-hours",
+                "format": "num",
+            },
+        ]
+    for pair in study["comparison"]:
+        # (a cause's name for people; "r_f (all)" as it is)
+        flagged = [
+            r["measure"] if r["measure"].startswith("r_f") else label(r["measure"])
+            for r in pair["ratios"]
+            if r["flagged"]
+        ]
+        ratio = next(r for r in pair["ratios"] if r["measure"] == "r_f (all)")
+        if flagged:
+            sentences.append(
+                f"{pair['a']} and {pair['b']} differ in {', '.join(flagged)}"
+                + (f" (r_f ratio {ratio['ratio']:.2f})" if ratio["ratio"] is not None else "")
+            )
+        else:
+            sentences.append(f"{pair['a']} and {pair['b']} do not differ beyond chance")
+    return {"text": ". ".join(sentences) + ".", "headline": headline}
