@@ -30,7 +30,8 @@ from pathlib import Path
 
 from flows.backfill import month_range
 from flows.cli import months_before, write_demo_config
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from simulator import SimParams, simulate
 

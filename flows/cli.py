@@ -14,20 +14,13 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-from flows.core.config import (
-    ClusterConfig,
-    ConfigError,
-    check_can_run,
-    config_summary,
-    load_config,
-    source_problems,
-    starter_config,
-)
-from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, UsageError, exit_code
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config, starter_config
+from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError, exit_code
 from flows.core.escape import printable_lines
 from flows.core.months import Month, parse_as_of, reportable
 from flows.core.prefect_api import start_api, wait_for_api
-from flows.ingest.land import missing_inputs
+from flows.ingest.probe import check_can_run, missing_inputs, source_problems
 from flows.publish.history import add_export_parser
 
 # pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
@@ -307,6 +300,16 @@ def cmd_study(args: argparse.Namespace) -> int:
     print(f"delivery: {result['delivery']}")
     print(f"study:    {result['study']}")
     return EXIT_DONE
+
+
+def config_summary(config: ClusterConfig) -> str:
+    """A one-line summary of a config, for `check`."""
+    kinds = ", ".join(s.kind for s in config.sources)
+    email = config.email
+    mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
+    hook = "; a webhook" if config.webhook else ""
+    push = "; a Pushgateway" if config.prometheus and config.prometheus.pushgateway_url else ""
+    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}{push}"
 
 
 def cmd_check(args: argparse.Namespace) -> int:

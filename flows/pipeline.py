@@ -21,8 +21,9 @@ from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
 from flows.core.atomic import clear_leftovers, staged_replacement
-from flows.core.config import ClusterConfig, ConfigError, check_can_run, load_config
-from flows.core.errors import is_input_error
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
+from flows.core.errors import ConfigError, is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
 from flows.core.runlock import run_lock
@@ -36,6 +37,7 @@ from flows.delivery.deliver import (
 )
 from flows.figures.analysis import MonthFigures, month_figures
 from flows.ingest.land import LandedMonthError, land_month, read_manifest
+from flows.ingest.probe import check_can_run
 from flows.publish.archive import refresh_archive
 from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact

@@ -20,7 +20,9 @@ from scipy.stats import binomtest
 
 from flows.backfill import backfill, month_range
 from flows.core.atomic import staged_replacement
-from flows.core.config import AnalysisConfig, ClusterConfig, ConfigError, check_can_run, load_config
+from flows.core.config import AnalysisConfig, ClusterConfig
+from flows.core.config_file import load_config
+from flows.core.errors import ConfigError
 from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report
@@ -39,6 +41,7 @@ from flows.figures.ettr import expected_ettr, formula_is_valid, optimal_checkpoi
 from flows.figures.lemons import lemon_candidates
 from flows.figures.summary import label
 from flows.ingest.land import LandedMonthError
+from flows.ingest.probe import check_can_run
 from flows.publish.archive import refresh_archive
 from flows.report.study_report import write_study
 from flows.warehouse.build import build_study, landed_months, warehouse_problem

@@ -24,7 +24,8 @@ import numpy as np
 from scipy.stats import nbinom, poisson
 
 from flows.cli import write_demo_config
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.lemons import lemon_candidates
 from flows.ingest.land import land_month

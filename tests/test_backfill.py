@@ -13,7 +13,7 @@ from conftest import email_section
 from hostile import Outcome, hostile
 
 from flows.cli import main, write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from simulator import SimParams, simulate
 

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.analysis import month_figures
 from flows.ingest.land import land_month

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from flows.cli import main, write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.analysis import history_months, job_runs
 from simulator import SimParams, simulate

@@ -22,7 +22,8 @@ import flows.ingest.land
 import flows.warehouse.build
 from flows.cli import main, write_demo_config
 from flows.core.atomic import replace_dir_atomically
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, DiskFullError, MissingInputError, exit_code
 from flows.core.months import Month
 from flows.core.runlock import ClusterBusyError, run_lock

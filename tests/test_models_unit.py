@@ -8,7 +8,7 @@ import yaml
 
 from flows import DBT_PROJECT_DIR
 from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.ingest.land import land_month
 from flows.warehouse.build import dbt_command

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.errors import TooManyBadRowsError
 from flows.core.months import Month
 from flows.ingest.land import land_month
