@@ -18,9 +18,10 @@ from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config, starter_config
 from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError, exit_code
 from flows.core.escape import printable_lines
-from flows.core.months import Month, parse_as_of, reportable
+from flows.core.months import Month
 from flows.core.prefect_api import start_api, wait_for_api
-from flows.ingest.probe import check_can_run, missing_inputs, source_problems
+from flows.edge import checked_month, checked_range, checked_study
+from flows.ingest.probe import check_can_run, source_problems
 from flows.publish.history import add_export_parser
 
 # pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
@@ -150,21 +151,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_DONE
 
 
-def checked_months(*months: Month, partial: bool = False, as_of: str | None = None) -> None:
-    """Refuse, before any work, a month in the future, one that has not ended (without --partial)
-    and an --as-of that is not a time or lies in the future: UsageError, exit 2."""
-    for month in months:
-        reportable(month, partial=partial)
-    dumped_at = parse_as_of(as_of)
-    if dumped_at is not None and dumped_at <= min(months).start:
-        raise UsageError(f"--as-of {as_of} is not after the start of {min(months)}: nothing of the month was recorded")
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    checked_months(args.month, partial=args.partial, as_of=args.as_of)
-    check_can_run(config)  # at once, not after the start-up
-    missing_inputs(args.month, config.source_paths(args.month))
+    dumped_at = checked_month(config, args.month, partial=args.partial, as_of=args.as_of)
     show_progress()
     say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
     start_api()
@@ -172,12 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     overlap_start_up(args.debug)
     summary = monthly_report(
-        month=str(args.month),
-        cluster=config.cluster,
-        config=config,
-        resend=args.resend,
-        partial=args.partial,
-        as_of=args.as_of,
+        cluster=config.cluster, config=config, month=args.month, resend=args.resend, as_of=dumped_at
     )
     print(
         f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
@@ -218,11 +202,7 @@ def loaded_clusters(paths: list[str]) -> list[ClusterConfig]:
 
 def cmd_backfill(args: argparse.Namespace) -> int:
     configs = loaded_clusters(args.config)
-    if args.to_month < args.from_month:
-        raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
-    checked_months(args.from_month, args.to_month, partial=args.partial)
-    for config in configs:
-        check_can_run(config)
+    checked_range(configs, args.from_month, args.to_month, partial=args.partial)
     if len(configs) > 1:
         return backfill_in_parallel(args, configs)
     (config,) = configs
@@ -235,8 +215,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     outcomes = backfill(
         cluster=config.cluster,
         config=config,
-        from_month=str(args.from_month),
-        to_month=str(args.to_month),
+        from_month=args.from_month,
+        to_month=args.to_month,
         force=args.force,
         resend=args.resend,
         partial=args.partial,
@@ -262,8 +242,8 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
     wait_for_api()
     backfill_clusters(
         configs={c.cluster: str(c.config_path) for c in configs},
-        from_month=str(args.from_month),
-        to_month=str(args.to_month),
+        from_month=args.from_month,
+        to_month=args.to_month,
         parallel=parallel,
         force=args.force,
         resend=args.resend,
@@ -277,11 +257,7 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
 
 def cmd_study(args: argparse.Namespace) -> int:
     configs = [load_config(path) for path in args.config]
-    if args.to_month < args.from_month:
-        raise UsageError(f"--from {args.from_month} is after --to {args.to_month}")
-    checked_months(args.from_month, args.to_month)
-    for config in configs:
-        check_can_run(config)
+    checked_study(configs, args.from_month, args.to_month)
     names = ", ".join(c.cluster for c in configs)
     show_progress()
     say(f"study of {names}, {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
@@ -291,8 +267,8 @@ def cmd_study(args: argparse.Namespace) -> int:
     overlap_start_up(args.debug)
     result = study(
         configs=configs,
-        from_month=str(args.from_month),
-        to_month=str(args.to_month),
+        from_month=args.from_month,
+        to_month=args.to_month,
         notify=args.send,
         resend=args.resend,
     )

@@ -22,10 +22,10 @@ from flows.backfill import backfill, month_range
 from flows.core.atomic import staged_replacement
 from flows.core.config import AnalysisConfig, ClusterConfig
 from flows.core.config_file import load_config
-from flows.core.errors import ConfigError
 from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report
+from flows.edge import checked_study
 from flows.figures.analysis import (
     CONFIDENCE,
     failure_rate,
@@ -41,7 +41,6 @@ from flows.figures.ettr import expected_ettr, formula_is_valid, optimal_checkpoi
 from flows.figures.lemons import lemon_candidates
 from flows.figures.summary import label
 from flows.ingest.land import LandedMonthError
-from flows.ingest.probe import check_can_run
 from flows.publish.archive import refresh_archive
 from flows.report.study_report import write_study
 from flows.warehouse.build import build_study, landed_months, warehouse_problem
@@ -434,29 +433,25 @@ def reproduce(configs: list[ClusterConfig], first: Month, last: Month) -> str:
     return shlex.join(args)
 
 
-def check_clusters(configs: list[ClusterConfig]) -> None:
-    names = [c.cluster for c in configs]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"a study names each cluster once; got {', '.join(names)}")
-
-
 @flow(name="study")
 def study(
-    configs: list[ClusterConfig | str],
+    configs: list[ClusterConfig] | list[str],
     from_month: Month,
     to_month: Month,
     notify: bool = False,
     resend: bool = False,
 ) -> dict:
-    """The study of the clusters of `configs` (each a ClusterConfig or a config file's path) over
-    `from_month`..`to_month` (YYYY-MM, full months). Months not built yet are built first (archived,
-    not sent). The study goes to the first config's reports directory, `studies/<name>/`, and with
-    `notify` to its email and webhook, once per set of figures (`resend`: again)."""
-
-    loaded = [c if isinstance(c, ClusterConfig) else load_config(c) for c in configs]
-    for config in loaded:
-        check_can_run(config)
-    check_clusters(loaded)
+    """The study of the clusters of `configs` over `from_month`..`to_month` (YYYY-MM, full months).
+    Months not built yet are built first (archived, not sent). The study goes to the first config's
+    reports directory, `studies/<name>/`, and with `notify` to its email and webhook, once per set
+    of figures (`resend`: again). A deployment's run gives the config files' paths: they and the
+    range pass the edge here (flows/edge.py), as a command's do in the CLI, which gives the
+    ClusterConfigs it checked."""
+    if all(isinstance(c, str) for c in configs):
+        loaded = [load_config(path) for path in configs]
+        checked_study(loaded, from_month, to_month)
+    else:
+        loaded = configs
     months = month_range(from_month, to_month)
     first, last = months[0], months[-1]
     figures = {}
