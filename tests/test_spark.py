@@ -27,9 +27,10 @@ import pyarrow as pa
 import pytest
 from spark_connect import ConnectServer
 
-from flows.cli import main, write_demo_config
+from flows.cli import main
 from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.figures.analysis import month_figures
 from flows.quality.suites import validate_month
 from flows.warehouse.build import dbt_command

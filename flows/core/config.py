@@ -75,7 +75,7 @@ class SourceConfig:
         path = base / fill_placeholders(self.path, month=str(month), cluster=cluster)
         try:
             return path.resolve()
-        except RuntimeError:  # a symlink loop: input_problem names it
+        except RuntimeError:  # a symlink loop: flows/ingest/probe.py input_problem names it
             return path
 
 
