@@ -38,7 +38,7 @@ demo: setup
 demo-study: setup
 	$(BIN)/reliability-report demo-study
 
-# The optional Spark engine ([warehouse] engine = "spark", README "When one machine is not enough"):
+# The optional Spark engine ([warehouse] engine = "spark", docs/engines.md):
 # dbt-spark and pyspark at the versions of requirements-spark.lock.txt (the base lock plus these),
 # and a Java runtime for local Spark. Not part of `make demo`: pyspark alone is ~450 MB.
 SPARK_STAMP := $(VENV)/.spark-$(shell cat requirements-spark.lock.txt | cksum | cut -d' ' -f1)

@@ -1,5 +1,5 @@
 """Benchmark: the month of bench/month_bench.py (~1.5M attempts) on a local Spark, stage by stage,
-beside DuckDB's (README "When one machine is not enough").
+beside DuckDB's (docs/engines.md).
 
     .venv/bin/python bench/spark_bench.py [--cores 2] [--repeat 1] [--attempts 1500000]
 

@@ -1,4 +1,4 @@
-"""A Spark Connect server for the tests, started the way README ("When one machine is not enough")
+"""A Spark Connect server for the tests, started the way docs/engines.md ("Against a cluster")
 tells a site to start one for a trial: pyspark's own sbin/start-connect-server.sh (Spark 4 ships
 the Connect server's jar in pyspark/jars), a Hive-compatible metastore (Derby) and its warehouse in
 a directory of its own, listening on 127.0.0.1 only. `--wait` keeps it in the foreground, in a
@@ -21,7 +21,7 @@ from flows import RUNTIME_ROOT
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "spark-connect"
-# the settings README says the server side needs (the client sets what Spark lets a session set)
+# the settings docs/engines.md says the server side needs (the client sets what Spark lets a session set)
 SERVER_SETTINGS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.timestampType": "TIMESTAMP_NTZ",

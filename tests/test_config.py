@@ -181,9 +181,10 @@ def test_the_interface_the_rest_of_the_code_uses_is_kept(tmp_path):
     assert dataclasses.replace(config, warehouse_path=tmp_path / "w.duckdb").warehouse_path == tmp_path / "w.duckdb"
 
 
-def test_the_readme_example_config_loads(tmp_path):
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Point it at your own cluster", 1)[1].split("\n## ", 1)[0]
+def test_the_documented_example_config_loads(tmp_path):
+    """docs/configuration.md's full example (README's short one: tests/test_docs.py)."""
+    guide = (REPO / "docs" / "configuration.md").read_text()
+    section = guide.split("## The keys, by example", 1)[1].split("\n## ", 1)[0]
     example = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
     config = load_config(write(tmp_path, example))
     assert config.cluster == "rsc1" and len(config.sources) == 9 and config.email is not None
@@ -278,16 +279,16 @@ def test_a_command_sources_retries_are_checked_and_default_to_four_attempts(tmp_
     ]
 
 
-def test_the_starter_and_readme_configs_show_a_command_sources_retries(tmp_path):
-    """Uncommented, the live sources of `init`'s config and of the README's example load, with their retry keys."""
+def test_the_starter_and_documented_configs_show_a_command_sources_retries(tmp_path):
+    """Uncommented, the live sources of `init`'s config and of docs/configuration.md's example load, with their retry keys."""
     starter = subprocess.run(
         [sys.executable, "-c", "from flows.core.config_file import starter_config; print(starter_config('rsc1'))"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    readme = (REPO / "README.md").read_text().split("## Point it at your own cluster", 1)[1]
-    for text in (starter, re.search(r"```toml\n(.*?)```", readme, re.S).group(1)):
+    guide = (REPO / "docs" / "configuration.md").read_text().split("## The keys, by example", 1)[1]
+    for text in (starter, re.search(r"```toml\n(.*?)```", guide, re.S).group(1)):
         block = re.search(r'# \[\[sources\]\][^\n]*\n# kind = "sacct_command".*?(?=\n#? ?\[|\n\n)', text, re.S)
         assert block, "no sacct_command example"
         live = "\n".join(line.removeprefix("# ") for line in block.group(0).splitlines())
@@ -319,12 +320,14 @@ def test_the_spark_engine_without_its_packages_is_refused_before_any_work(tmp_pa
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else real(name, *a))
+    # neither package, whether this venv has them (`make test`) or not (`make test-fast` after `make setup`)
+    spark = {"pyspark", "dbt.adapters.spark"}
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in spark else real(name, *a))
     config = write(tmp_path, BASE + '[warehouse]\nengine = "spark"\n')
     write_month(tmp_path)
     argv = [command, "--config", str(config)] + (["--month", str(MONTH)] if command == "run" else [])
     assert main(argv) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f'error: {config}: [warehouse] engine = "spark" needs pyspark, which this installation')
+    assert line.startswith(f'error: {config}: [warehouse] engine = "spark" needs pyspark and dbt-spark, which this')
     assert "make setup-spark" in line and "(a bug?" not in line
     assert not (tmp_path / "data").exists()  # nothing landed

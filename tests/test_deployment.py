@@ -1,6 +1,6 @@
 """prefect.yaml is valid offline: schema, cron, entrypoint import, parameters known to the flow; every
 cluster has a monthly deployment (the demo's schedule inactive) and a backfill deployment; the
-README's `prefect deployment run` commands name deployments that exist; flow parameters are checked."""
+`prefect deployment run` commands of the README and docs/ name deployments that exist; flow parameters are checked."""
 
 import asyncio
 import re
@@ -72,8 +72,9 @@ def test_the_readme_runs_deployments_that_exist(deployments, monkeypatch):
     monkeypatch.chdir(ROOT)
     names = {f"{load_flow_from_entrypoint(d.entrypoint).name}/{d.name}" for d in deployments.values()}
     readme = (ROOT / "README.md").read_text()
-    run = re.findall(r"prefect deployment run (\S+)", readme)
-    assert run, "the README shows no `prefect deployment run` command"
+    assert re.findall(r"prefect deployment run (\S+)", readme), "the README shows no `prefect deployment run` command"
+    guides = [readme] + [page.read_text() for page in sorted((ROOT / "docs").glob("*.md"))]
+    run = re.findall(r"prefect deployment run (\S+)", "\n".join(guides))
     assert set(run) <= names, f"not in prefect.yaml: {sorted(set(run) - names)}"
 
 

@@ -274,7 +274,7 @@ def xdmod_layout(path: Path) -> tuple[str, ...]:
             "layout",
             sample[0][1],
             f"the records are in the layout of {name}, which has no AllocTRES and so no GPU counts: "
-            "dump the months again with the --format of Open XDMoD 10 (README, kind sacct_xdmod), or as sacct_psv",
+            "dump the months again with the --format of Open XDMoD 10 (docs/sources.md, kind sacct_xdmod), or as sacct_psv",
         )
     return XDMOD_LAYOUTS[name]
 
