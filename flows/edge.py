@@ -27,37 +27,36 @@ def deployment_config(path: str, cluster: str) -> ClusterConfig:
 
 
 def checked_month(
-    config: ClusterConfig, month: Month, partial: bool = False, as_of: str | None = None, now: datetime | None = None
+    config: ClusterConfig, month: Month, partial: bool = False, as_of: str | None = None
 ) -> datetime | None:
     """Refuse, before any work, a month in the future or not ended (without `partial`), an `as_of`
     that is not a time, lies in the future or before the month, [paths] that cannot be written and
     inputs that are not there: UsageError, ConfigError or MissingInputError, exit 2. Returns when
     the records were dumped (`as_of`), if given."""
-    reportable(month, now, partial)
-    dumped_at = parse_as_of(as_of, now)
+    reportable(month, partial=partial)
+    dumped_at = parse_as_of(as_of)
     if dumped_at is not None and dumped_at <= month.start:
         raise UsageError(f"--as-of {as_of} is not after the start of {month}: nothing of the month was recorded")
-    check_can_run(config)  # at once, not after the start-up
+    check_can_run(config)
+    # the landing checks its inputs again as it reads them: a backfill's months pass only their range's checks
     missing_inputs(month, config.source_paths(month))
     return dumped_at
 
 
-def checked_range(
-    configs: list[ClusterConfig], first: Month, last: Month, partial: bool = False, now: datetime | None = None
-) -> None:
+def checked_range(configs: list[ClusterConfig], first: Month, last: Month, partial: bool = False) -> None:
     """Refuse, before any work, a range backwards, a month in it in the future or not ended (the
     last, unless `partial`), and a config whose [paths] cannot be written."""
     if last < first:
         raise UsageError(f"--from {first} is after --to {last}")
     for month in (first, last):
-        reportable(month, now, partial)
+        reportable(month, partial=partial)
     for config in configs:
         check_can_run(config)
 
 
-def checked_study(configs: list[ClusterConfig], first: Month, last: Month, now: datetime | None = None) -> None:
+def checked_study(configs: list[ClusterConfig], first: Month, last: Month) -> None:
     """A study's `checked_range` of full months, of clusters named once each."""
-    checked_range(configs, first, last, now=now)
+    checked_range(configs, first, last)
     names = [c.cluster for c in configs]
     if len(set(names)) != len(names):
         raise ConfigError(f"a study names each cluster once; got {', '.join(names)}")

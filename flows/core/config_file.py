@@ -40,6 +40,8 @@ CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "us
 
 
 def load_config(path: str | Path) -> ClusterConfig:
+    """The config file at `path`, every key checked, its paths resolved against its directory; a
+    ConfigError naming the file and each problem, one line each."""
     shown = str(path)  # as the user gave it, in every message
     path = Path(path).resolve()
     try:
