@@ -1,33 +1,41 @@
-"""One continuous simulated history: the cluster's pools, the workload, the schedulers, and each month's files."""
+"""One continuous simulated history: the cluster's pools, the workload, the schedulers and the record they leave."""
 
 from __future__ import annotations
 
 import gc
-import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 
-from flows.core.config import AnalysisConfig
 from simulator.failures import draw_faults, emit_noise, read_fault_trace
+from simulator.gpu_partition import GpuPartition
 from simulator.lifecycle import SimContext
 from simulator.params import Clock, MonthWindow, SimParams
 from simulator.records import Job
-from simulator.scheduler import GpuPartition, run_shared_pool
-from simulator.truth import AttemptColumns, History, history_truth, month_truth
+from simulator.shared_partition import run_shared_pool
 from simulator.workload import draw_workload
-from simulator.writers.dcgm_health import write_dcgm_checks
-from simulator.writers.nhc_log import write_nhc_log
-from simulator.writers.sacct import write_sacct
-from simulator.writers.sacctmgr_events import write_events
-from simulator.writers.xid_syslog import write_xid_log
 
 SHARED_POOL_HEADROOM = 1.5  # the shared pool's nodes over its share of the offered GPU-hours
-HEALTH_LOG_LEAD = 3600  # a month's health logs start this long before it, for attempts ending at its start
+
+
+@dataclass
+class History:
+    """The simulation's record and what the truth needs to read it."""
+
+    ctx: SimContext
+    clock: Clock
+    windows: list[MonthWindow]
+    node_names: list[str]
+    gpu_pool_nodes: int
+    idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
+    # computed for the first month's truth and kept for the others (the whole history is simulated)
+    attributed: bool = False  # attribute_failures has run
+    run_life: dict[int, tuple[int, int, int]] | None = None  # training_truth's _run_life
 
 
 def node_names(params: SimParams) -> list[str]:
@@ -86,7 +94,7 @@ def _run_history(params: SimParams) -> History:
     gpn = params.gpus_per_node
     workload = draw_workload(params, rng, horizon, params.nodes * gpn, params.nodes * gpn)
     shared, gpu = split_pools(params, rng, workload.jobs, horizon)
-    ctx = SimContext(params, AnalysisConfig(), rng, faults, horizon, workload.next_raw_id, workload.runs)
+    ctx = SimContext(params, rng, faults, horizon, workload.next_raw_id, workload.runs)
     for job in workload.jobs:
         job.seq = ctx.next_seq()
     run_shared_pool(ctx, [j for j in workload.jobs if j.gpus < gpn], shared)
@@ -94,45 +102,3 @@ def _run_history(params: SimParams) -> History:
     partition.run([j for j in workload.jobs if j.gpus >= gpn])
     emit_noise(ctx.signals, rng, params, faults, ctx.consumed, horizon)
     return History(ctx, clock, windows, names, len(gpu), partition.idle_fit)
-
-
-def write_month(history: History, w: MonthWindow, columns: AttemptColumns, out_dir: Path) -> dict:
-    """Write the month's logs as the site has them at its dump time, and its truth.json; return the truth."""
-    ctx, clock, names = history.ctx, history.clock, history.node_names
-    out_dir.mkdir(parents=True, exist_ok=True)
-    shown = [ctx.attempts[i] for i in np.flatnonzero(columns.in_dump(w)).tolist()]
-    write_sacct(out_dir / "sacct.psv", shown, ctx.params, names, clock, w.as_of)
-    lo = w.start - HEALTH_LOG_LEAD
-    write_events(out_dir / "events.psv", ctx.signals.events, ctx.params, names, clock, lo, w.as_of)
-    write_xid_log(out_dir / "xid.log", ctx.signals.xids, names, clock, lo, w.as_of)
-    write_nhc_log(out_dir / "nhc.log", ctx.signals.nhc, names, clock, lo, w.as_of)
-    write_dcgm_checks(out_dir, ctx.signals.dcgm, names, clock, lo, w.as_of)
-    truth = month_truth(history, w, columns)
-    _write_json(out_dir / "truth.json", truth)
-    return truth
-
-
-def _write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
-
-
-def simulate(params: SimParams, out_dir: Path) -> dict:
-    """Simulate `params.month` .. `params.last_month` as one history and write each month's logs.
-
-    One month: its files and truth.json directly in `out_dir`; returns its truth. Several: one
-    directory `out_dir/YYYY-MM` per month, plus `out_dir/truth.json` for the whole history (which
-    it returns, with every month's truth under "months").
-    """
-    with without_gc():  # the history is gone when the collector is back on: it has only the truth to look at
-        return _simulate(params, Path(out_dir))
-
-
-def _simulate(params: SimParams, out_dir: Path) -> dict:
-    history = run_history(params)
-    columns = AttemptColumns(history.ctx.attempts)
-    if len(history.windows) == 1:
-        return write_month(history, history.windows[0], columns, out_dir)
-    per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month)) for w in history.windows}
-    whole = history_truth(history, per_month, columns)
-    _write_json(out_dir / "truth.json", whole)
-    return whole

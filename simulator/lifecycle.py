@@ -7,11 +7,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flows.core.config import AnalysisConfig
 from simulator.catalog import CAUSES, USERS
 from simulator.failures import NodeFaults, SignalLog, emit_fault_signals
 from simulator.params import SimParams
 from simulator.records import NEVER, Attempt, Job
+from simulator.rules import (
+    ATTRIBUTION_AFTER_MINUTES,
+    ATTRIBUTION_BEFORE_MINUTES,
+    CKPT_INTERVAL_MINUTES,
+    RESTART_OVERHEAD_MINUTES,
+)
 from simulator.workload import MAX_TIME_LIMIT, USER_EXIT_CODES, TrainingRun
 
 # How a job on a failing node ends, and the cumulative shares `Generator.choice(kinds, p=shares)`
@@ -19,6 +24,9 @@ from simulator.workload import MAX_TIME_LIMIT, USER_EXIT_CODES, TrainingRun
 FAULT_KINDS = ("NODE_FAIL", "FAILED", "REQUEUED")
 FAULT_KIND_CDF = np.cumsum([0.4, 0.45, 0.15])
 FAULT_KIND_CDF = (FAULT_KIND_CDF / FAULT_KIND_CDF[-1]).tolist()
+# Training runs checkpoint and restart as the pipeline's ETTR estimator assumes (simulator/rules.py), in seconds
+CKPT_INTERVAL = int(CKPT_INTERVAL_MINUTES * 60)
+RESTART_OVERHEAD = int(RESTART_OVERHEAD_MINUTES * 60)
 
 
 @dataclass
@@ -26,7 +34,6 @@ class SimContext:
     """Everything the schedulers share: parameters, randomness, faults, and the record being written."""
 
     params: SimParams
-    analysis: AnalysisConfig
     rng: np.random.Generator
     faults: NodeFaults
     horizon: int  # the last dump time: nothing after it is simulated
@@ -45,14 +52,6 @@ class SimContext:
 
     def __post_init__(self) -> None:
         self.requeue_rng = np.random.default_rng([self.params.seed, 22])
-
-    @property
-    def ckpt_interval(self) -> int:
-        return int(self.analysis.ckpt_interval_minutes * 60)
-
-    @property
-    def restart_overhead(self) -> int:
-        return int(self.analysis.restart_overhead_minutes * 60)
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -137,16 +136,16 @@ def fault_ending(ctx: SimContext, attempt: Attempt, t_fail: int, node: int, inde
     end = t_fail + (int(rng.uniform(30, 90)) if kind == "NODE_FAIL" else int(rng.uniform(12, 300)))
     outside = kind == "FAILED" and rng.random() < p.outside_window_share
     if outside:  # the application hung before dying: the evidence is older than the window
-        before = ctx.analysis.attr_before_minutes
+        before = ATTRIBUTION_BEFORE_MINUTES
         end = t_fail + int(rng.uniform(before + 3, before + 20) * 60)
     emit_fault_signals(ctx.signals, rng, ctx.faults, node, index, kind)
     ctx.consumed.add((node, index))
     return Ending(end, (t_fail, node, index), kind, outside)
 
 
-def saved_work(ctx: SimContext, progress: int) -> int:
+def saved_work(progress: int) -> int:
     """Work kept by checkpoints after `progress` seconds of training."""
-    return progress // ctx.ckpt_interval * ctx.ckpt_interval
+    return progress // CKPT_INTERVAL * CKPT_INTERVAL
 
 
 def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job | None:
@@ -158,7 +157,7 @@ def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job |
     if job.run_id:
         if job.work + job.overhead > MAX_TIME_LIMIT:  # the time limit: continue from the last checkpoint
             attempt.state = "TIMEOUT"
-            attempt.kept = saved_work(ctx, MAX_TIME_LIMIT - job.overhead)
+            attempt.kept = saved_work(MAX_TIME_LIMIT - job.overhead)
             return resubmit(ctx, job, ending.at, job.work - attempt.kept, after_failure=False)
         attempt.state, attempt.kept = "COMPLETED", job.work
         return None
@@ -203,7 +202,7 @@ def manual_requeue(ctx: SimContext, attempt: Attempt) -> None:
     drained = bool(rng.random() < p.requeue_drain_share)
     if drained:
         node = attempt.nodes[int(rng.integers(len(attempt.nodes)))]
-        at = attempt.end + int(rng.integers(0, ctx.analysis.attr_after_minutes * 60 + 1))
+        at = attempt.end + int(rng.integers(0, ATTRIBUTION_AFTER_MINUTES * 60 + 1))
         cause, _, _, reason, _ = CAUSES[UNRELATED_DRAIN_CAUSES[int(rng.integers(len(UNRELATED_DRAIN_CAUSES)))]]
         back = at + int(rng.uniform(0.5, 4) * 3600)
         ctx.signals.events.append((at, back, node, "DRAIN", reason.format(gpu=int(rng.integers(8)))))
@@ -235,7 +234,7 @@ def _finish_by_fault(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending
         }
     )
     if job.run_id:
-        attempt.kept = saved_work(ctx, max(ending.at - attempt.start - job.overhead, 0))
+        attempt.kept = saved_work(max(ending.at - attempt.start - job.overhead, 0))
         remaining = job.work - attempt.kept
         if kind == "FAILED" or (kind == "NODE_FAIL" and rng.random() < 0.5):
             return resubmit(ctx, job, ending.at, remaining, after_failure=True)
@@ -249,7 +248,7 @@ def preempt(ctx: SimContext, job: Job, attempt: Attempt, at: int) -> Job:
     """End `attempt` PREEMPTED at `at`; Slurm requeues its job (PreemptMode=REQUEUE)."""
     attempt.end, attempt.state = at, "PREEMPTED"
     if job.run_id:
-        attempt.kept = saved_work(ctx, max(at - attempt.start - job.overhead, 0))
+        attempt.kept = saved_work(max(at - attempt.start - job.overhead, 0))
         return requeue(ctx, job, at, job.work - attempt.kept, after_failure=False)
     return requeue(ctx, job, at, job.work, after_failure=False)
 
@@ -269,7 +268,7 @@ def requeue(ctx: SimContext, job: Job, at: int, remaining: int, after_failure: b
         outcome="COMPLETED" if job.run_id or job.outcome == "REQUEUED" else job.outcome,
         run_id=job.run_id,
         restarts=job.restarts + 1,
-        overhead=ctx.restart_overhead if job.run_id else 0,
+        overhead=RESTART_OVERHEAD if job.run_id else 0,
         after_failure=after_failure,
         seq=ctx.next_seq(),
     )
@@ -290,7 +289,7 @@ def resubmit(ctx: SimContext, job: Job, at: int, remaining: int, after_failure: 
         work=remaining,
         limit=job.limit,
         run_id=job.run_id,
-        overhead=ctx.restart_overhead,
+        overhead=RESTART_OVERHEAD,
         after_failure=after_failure,
         seq=ctx.next_seq(),
     )

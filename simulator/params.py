@@ -1,20 +1,57 @@
-"""The simulator's parameters and the simulated clock (whole seconds since the warm-up starts)."""
+"""The simulator's parameters, its calendar months and the simulated clock (whole seconds since the
+warm-up starts)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from flows.core.months import Month
+
+class YearMonth(Protocol):
+    """What the simulator needs of a month its caller names: any value with these two (the
+    pipeline's Month is one), so that the simulator depends on no caller's type."""
+
+    @property
+    def year(self) -> int: ...
+
+    @property
+    def month(self) -> int: ...
+
+
+@dataclass(frozen=True, order=True)
+class CalendarMonth:
+    """A calendar month, its window [first day 00:00 UTC, next month's first day 00:00 UTC)."""
+
+    year: int
+    month: int
+
+    @classmethod
+    def of(cls, value: YearMonth) -> CalendarMonth:
+        return cls(value.year, value.month)
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+    @property
+    def start(self) -> datetime:
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
+
+    @property
+    def end(self) -> datetime:
+        return self.next().start
+
+    def next(self) -> CalendarMonth:
+        return CalendarMonth(self.year + self.month // 12, self.month % 12 + 1)
 
 
 @dataclass
 class SimParams:
     cluster: str
-    month: Month
+    month: YearMonth
     nodes: int
     seed: int
     gpus_per_node: int = 8
@@ -38,14 +75,21 @@ class SimParams:
     duration_scale: float = 1.0  # scales every runtime; more, shorter jobs at the same utilization
     array_share: float = 0.02  # share of 1-GPU submissions that start an array of 2-10 tasks
     watch_xids_per_node: float = 0.25  # watch-only Xid 63/92 lines (warnings) per node and 30 days
-    last_month: Month | None = None  # the history runs from `month` to this one (default: `month`)
+    last_month: YearMonth | None = None  # the history runs from `month` to this one (default: `month`)
     dump_delay_hours: float = 30.0  # a month's logs are taken this long after its end (06:00 on the 2nd)
     fault_trace: Path | None = None  # CSV of node faults to replay instead of drawing them
 
     @property
-    def months(self) -> list[Month]:
-        last = self.last_month or self.month
-        months = [self.month]
+    def first(self) -> CalendarMonth:
+        return CalendarMonth.of(self.month)
+
+    @property
+    def last(self) -> CalendarMonth:
+        return CalendarMonth.of(self.last_month or self.month)
+
+    @property
+    def months(self) -> list[CalendarMonth]:
+        months, last = [self.first], self.last
         while months[-1] < last:
             months.append(months[-1].next())
         return months
@@ -55,15 +99,15 @@ class SimParams:
             raise ValueError("a cluster needs at least one node")
         if self.slurm_version not in ("22.05", "24.11"):
             raise ValueError(f"slurm_version must be 22.05 or 24.11, got {self.slurm_version!r}")
-        if self.last_month is not None and self.last_month < self.month:
-            raise ValueError(f"last_month {self.last_month} is before month {self.month}")
+        if self.last < self.first:
+            raise ValueError(f"last_month {self.last} is before month {self.first}")
         if not 0 < self.utilization <= 1.5:
             raise ValueError(f"utilization must be in (0, 1.5], got {self.utilization}")
 
     def as_dict(self) -> dict:
         params = asdict(self)
-        params["month"] = str(self.month)
-        params["last_month"] = str(self.last_month or self.month)
+        params["month"] = str(self.first)
+        params["last_month"] = str(self.last)
         params["fault_trace"] = str(self.fault_trace) if self.fault_trace else None
         return params
 
@@ -95,12 +139,12 @@ class Clock:
 class MonthWindow:
     """One month of the history in simulated seconds, and the dump time of its logs."""
 
-    month: Month
+    month: CalendarMonth
     start: int
     end: int
     as_of: int
 
     @classmethod
-    def of(cls, month: Month, clock: Clock, dump_delay_hours: float) -> MonthWindow:
+    def of(cls, month: CalendarMonth, clock: Clock, dump_delay_hours: float) -> MonthWindow:
         end = clock.seconds(month.end)
         return cls(month, clock.seconds(month.start), end, end + int(dump_delay_hours * 3600))

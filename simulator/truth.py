@@ -7,44 +7,22 @@ falls in. All times are the whole seconds the writers print.
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
-from dataclasses import dataclass
-from functools import cache
 from operator import attrgetter
 
 import numpy as np
 
-from flows import DBT_PROJECT_DIR
-from flows.core.config import AnalysisConfig
-from simulator.lifecycle import SimContext
+from simulator.attribution import attribute_failures, marked_manual_requeues, rule_match
+from simulator.history import History
 from simulator.params import Clock, MonthWindow
 from simulator.records import HIGH_QOS_MIN_GPUS, NEVER, Attempt
+from simulator.rules import ETTR_MIN_RUN_HOURS, PAPER_MIN_GPUS, SIZE_BUCKETS
+from simulator.training_truth import month_training_runs, whole_training_runs
 from simulator.workload import SIZE_CHOICES, TRAINING_MIN_GPUS
 
-SIZE_BUCKETS = (
-    ((0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 4, "4"), (5, 8, "8"))
-    + tuple((2 ** (k - 1) + 1, 2**k, str(2**k)) for k in range(4, 14))
-    + ((8193, 2**31 - 1, ">8192"),)
-)
 BUCKET_OF = {int(g): label for g in SIZE_CHOICES for lo, hi, label in SIZE_BUCKETS if lo <= g <= hi}
 WEEK = 7 * 86400
-LONG_RUN_SECONDS = 24 * 3600  # training runs this long in a month enter the ETTR figure
-
-
-@dataclass
-class History:
-    """The simulation's record and what the truth needs to read it."""
-
-    ctx: SimContext
-    clock: Clock
-    windows: list[MonthWindow]
-    node_names: list[str]
-    gpu_pool_nodes: int
-    idle_fit: list[tuple[int, int]]  # (time, idle gpu-pool nodes while a pending job would fit in them)
-    # computed for the first month's truth and kept for the others (the whole history is simulated)
-    attributed: bool = False  # attribute_failures has run
-    run_life: dict[int, tuple[int, int, int]] | None = None  # _run_life's
+LONG_RUN_SECONDS = int(ETTR_MIN_RUN_HOURS * 3600)  # training runs this long in a month enter the ETTR figure
 
 
 class AttemptColumns:
@@ -72,59 +50,13 @@ class AttemptColumns:
         return np.clip(np.minimum(self.start, w.end) - np.maximum(self.eligible, w.start), 0, None)
 
 
-@cache
-def cause_priority() -> dict[str, int]:
-    """The pipeline's order of causes when several critical events match (its seed, one definition)."""
-    with open(DBT_PROJECT_DIR / "seeds" / "failure_categories.csv", newline="") as handle:
-        return {row["category"]: int(row["cause_priority"]) for row in csv.DictReader(handle)}
-
-
-def rule_match(history: History, a: Attempt) -> tuple[str, int] | None:
-    """What the attribution rule finds for an attempt that ended, as (cause, node), or None. The
-    critical signals on its nodes inside [End - attr_before, End + attr_after] form one incident per
-    node: its distance is its signal nearest End, its cause its first signal's (the first signal in a
-    second, the cause first in the pipeline's priority). The incident nearest End wins; at equal
-    distance the cause first in the priority, then the earlier incident, then the node's name.
-    Another fault's signal counts too."""
-    analysis, critical = history.ctx.analysis, history.ctx.signals.critical
-    lo, hi = a.end - analysis.attr_before_minutes * 60, a.end + analysis.attr_after_minutes * 60
-    priority, names = cause_priority(), history.node_names
-    incidents = []
-    for n in a.nodes:
-        signals = [(t, priority[cause], cause) for t, cause in critical.get(n, ()) if lo <= t <= hi]
-        if signals:
-            first_at, first_priority, cause = min(signals)
-            distance = min(abs(t - a.end) for t, _, _ in signals)
-            incidents.append((distance, first_priority, first_at, names[n], cause, n))
-    if not incidents:
-        return None
-    *_, cause, node = min(incidents)
-    return cause, node
-
-
-def marked_manual_requeues(history: History) -> set[int]:
-    """The attempts a user or an admin requeued and the site marked so: never infrastructure failures."""
-    return {id(r["attempt"]) for r in history.ctx.manual_requeues if r["marked"]}
-
-
-def attribute_failures(history: History) -> None:
-    """Set each injected failure's `expected_attributed` and `expected_cause` to what the pipeline's
-    attribution rule must find on the logs written (NODE_FAIL always; the rule's cause, else
-    unattributed_node_failure); `cause` stays the fault's true cause."""
-    for f in history.ctx.failures:
-        a = f["attempt"]
-        found = rule_match(history, a) if a.end < NEVER else None
-        f["expected_attributed"] = a.state == "NODE_FAIL" or found is not None
-        f["expected_cause"] = found[0] if found else ("unattributed_node_failure" if a.state == "NODE_FAIL" else None)
-
-
 def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
     """The truth of one month (its files are in the month's directory)."""
     ctx, clock = history.ctx, history.clock
     if not history.attributed:
         attribute_failures(history)
         history.attributed = True
-    p, analysis = ctx.params, ctx.analysis
+    p = ctx.params
     shown = columns.in_dump(w)
     runtime = np.where(shown, columns.runtime_in(w), 0)
     queue = np.where(shown, columns.queue_in(w), 0)
@@ -133,21 +65,21 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
     ended_in_month = shown & (columns.end >= w.start) & (columns.end < w.end)
     false_positives = _window_false_positives(history, w, ended_in_month, {id(f["attempt"]) for f in ctx.failures})
     buckets = _size_buckets(columns, shown, runtime, node_seconds, failures)
-    paper = columns.gpus > analysis.paper_min_gpus
+    paper = columns.gpus > PAPER_MIN_GPUS
     node_days = {"paper": float(node_seconds[paper].sum()) / 86400, "all": float(node_seconds.sum()) / 86400}
     counted = {
         "all": sum(f["expected_attributed"] for f in failures),
-        "paper": sum(f["expected_attributed"] for f in failures if f["attempt"].gpus > analysis.paper_min_gpus),
+        "paper": sum(f["expected_attributed"] for f in failures if f["attempt"].gpus > PAPER_MIN_GPUS),
     }
     extra = {
         "all": len(false_positives),
-        "paper": sum(1 for f in false_positives if f["gpus"] > analysis.paper_min_gpus),
+        "paper": sum(1 for f in false_positives if f["gpus"] > PAPER_MIN_GPUS),
     }
     days = (w.end - w.start) / 86400
     faults = ctx.faults
     in_month_faults = sum(1 for times in faults.times for t in times if w.start <= t < w.end)
     expected = float(in_month_faults) if faults.replayed else float(faults.factor.sum()) * p.r_f / 1000 * days
-    runs = _training_runs(history, w, shown & (columns.run_id != 0), runtime, queue, false_positives)
+    runs = month_training_runs(history, w, shown & (columns.run_id != 0), runtime, queue, false_positives)
     return {
         "cluster": p.cluster,
         "month": str(w.month),
@@ -192,7 +124,7 @@ def history_truth(history: History, per_month: dict[str, dict], columns: Attempt
         "parameters": ctx.params.as_dict(),
         "lemon_nodes": [history.node_names[n] for n in ctx.faults.lemons],
         "node_rate_factor": {history.node_names[n]: round(float(f), 4) for n, f in enumerate(ctx.faults.factor)},
-        "training_runs": _whole_runs(history),
+        "training_runs": whole_training_runs(history),
         "scheduler": _scheduler_figures(history, columns, first.start, last.end, None),
     }
 
@@ -317,133 +249,6 @@ def _preemption_row(clock: Clock, x: dict) -> dict:
         "by_gpus": by.gpus,
         "by_restart_after_failure": x["by_restart_after_failure"],
     }
-
-
-def kept_interval(a: Attempt, horizon: int) -> tuple[int, int]:
-    """When the attempt did the training work it kept: from its start plus the restart overhead, for
-    the work its checkpoints saved (all progress for one still running at the horizon)."""
-    begin = a.start + a.overhead
-    if a.start >= NEVER or a.no_alloc:
-        return begin, begin
-    if a.end >= NEVER:
-        return begin, max(begin, horizon)
-    return begin, begin + a.kept
-
-
-def is_interruption(a: Attempt, attributed: bool) -> bool:
-    """An attempt the pipeline counts as an interruption of its job run."""
-    return a.state in ("NODE_FAIL", "PREEMPTED", "REQUEUED") or (a.state == "FAILED" and attributed)
-
-
-def _training_runs(
-    history: History,
-    w: MonthWindow,
-    training: np.ndarray,  # shown attempts of training runs
-    runtime: np.ndarray,
-    queue: np.ndarray,
-    false_positives: list[dict],
-) -> list[dict]:
-    ctx = history.ctx
-    analysis: AnalysisConfig = ctx.analysis
-    lost_cap = int((analysis.restart_overhead_minutes + analysis.ckpt_interval_minutes / 2) * 60)
-    attributed = {id(f["attempt"]) for f in ctx.failures if f["expected_attributed"]}
-    attributed |= {(f["job_id_raw"], f["submit"]) for f in false_positives}
-    by_run: dict[int, list[int]] = defaultdict(list)
-    for i in np.flatnonzero(training).tolist():
-        if ctx.attempts[i].run_id:
-            by_run[ctx.attempts[i].run_id].append(i)
-    if history.run_life is None:
-        history.run_life = _run_life(ctx)
-    life = history.run_life
-    result = []
-    for run_id in sorted(by_run):
-        rows = sorted(by_run[run_id], key=lambda i: (ctx.attempts[i].submit, ctx.attempts[i].job_id_raw))
-        run = ctx.runs[run_id]
-        job_ids: list[str] = []
-        lost = productive = interruptions = 0
-        for i in rows:
-            a = ctx.attempts[i]
-            if a.job_id not in job_ids:
-                job_ids.append(a.job_id)
-            key = (str(a.job_id_raw), history.clock.text(a.submit))
-            if w.start <= a.end < w.end and is_interruption(a, id(a) in attributed or key in attributed):
-                interruptions += 1
-                lost += min(int(runtime[i]), lost_cap)
-            begin, end = kept_interval(a, ctx.horizon)
-            productive += max(0, min(end, w.end) - max(begin, w.start))
-        run_seconds = int(runtime[rows].sum())
-        queue_seconds = int(queue[rows].sum())
-        wall = run_seconds + queue_seconds
-        first_eligible, last_end, completed_at = life[run_id]
-        result.append(
-            {
-                "run_id": run_id,
-                "name": run.name,
-                "user": run.user,
-                "gpus": run.gpus,
-                "job_ids": job_ids,
-                "first_job_id_raw": str(ctx.attempts[rows[0]].job_id_raw),
-                "attempts": len(rows),
-                "runtime_seconds": run_seconds,
-                "queue_seconds": queue_seconds,
-                "interruptions": interruptions,
-                "lost_seconds": lost,
-                "ettr": (run_seconds - lost) / wall if wall else None,
-                "productive_seconds": productive,
-                "realised_ettr": productive / wall if wall else None,
-                "completed": completed_at < w.end,
-                "crosses_month_start": first_eligible < w.start,
-                "crosses_month_end": last_end >= w.end,
-            }
-        )
-    return result
-
-
-def _run_life(ctx: SimContext) -> dict[int, tuple[int, int, int]]:
-    """Per training run: its first eligible time, its last end (NEVER if still going) and when it completed."""
-    life: dict[int, list[int]] = {}
-    for a in ctx.attempts:
-        if a.run_id:
-            first, last, done = life.setdefault(a.run_id, [NEVER, 0, NEVER])
-            end = a.end if a.start < NEVER else NEVER
-            life[a.run_id] = [min(first, a.eligible), max(last, end), a.end if a.state == "COMPLETED" else done]
-    return {k: (v[0], v[1], v[2]) for k, v in life.items()}
-
-
-def _whole_runs(history: History) -> list[dict]:
-    ctx = history.ctx
-    per_run: dict[int, list[Attempt]] = defaultdict(list)
-    for a in ctx.attempts:
-        if a.run_id:
-            per_run[a.run_id].append(a)
-    result = []
-    for run_id in sorted(per_run):
-        attempts = sorted(per_run[run_id], key=lambda a: (a.submit, a.job_id_raw))
-        run = ctx.runs[run_id]
-        job_ids: list[str] = []
-        for a in attempts:
-            if a.job_id not in job_ids:
-                job_ids.append(a.job_id)
-        started = [a for a in attempts if a.start < NEVER and not a.no_alloc]
-        runtime = sum(min(a.end, ctx.horizon) - a.start for a in started)
-        queue = sum(min(a.start, ctx.horizon) - a.eligible for a in attempts)
-        productive = sum(max(0, e - b) for b, e in (kept_interval(a, ctx.horizon) for a in started))
-        result.append(
-            {
-                "run_id": run_id,
-                "name": run.name,
-                "user": run.user,
-                "gpus": run.gpus,
-                "work_hours": run.work_seconds / 3600,
-                "job_ids": job_ids,
-                "attempts": len(attempts),
-                "runtime_seconds": runtime,
-                "queue_seconds": queue,
-                "productive_seconds": productive,
-                "completed": any(a.state == "COMPLETED" for a in attempts),
-            }
-        )
-    return result
 
 
 def _scheduler_figures(

@@ -15,11 +15,17 @@ import subprocess
 import time
 from pathlib import Path
 
-import pyspark
-
 from flows import RUNTIME_ROOT
 
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
+
+def spark_home() -> Path:
+    """pyspark's own files (imported here, not at the top: the quick tier collects test_spark.py in
+    a venv without the Spark extras)."""
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "spark-connect"
 # the settings docs/engines.md says the server side needs (the client sets what Spark lets a session set)
 SERVER_SETTINGS = {
@@ -64,7 +70,7 @@ class ConnectServer:
             **SERVER_SETTINGS,
             **settings,
         }
-        self.command = [str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--wait", "--master", master]
+        self.command = [str(spark_home() / "sbin" / "start-connect-server.sh"), "--wait", "--master", master]
         for key, value in conf.items():
             self.command += ["--conf", f"{key}={value}"]
 
@@ -72,7 +78,7 @@ class ConnectServer:
         self.home.mkdir(parents=True, exist_ok=True)
         env = {
             **os.environ,
-            "SPARK_HOME": str(SPARK_HOME),
+            "SPARK_HOME": str(spark_home()),
             "SPARK_LOG_DIR": str(self.home),  # spark-daemon.sh's files: here, not in the installed package
             "SPARK_PID_DIR": str(self.home),
             "SPARK_LOCAL_IP": "127.0.0.1",

@@ -15,9 +15,9 @@ from job_records import json_attempts, sacct_attempts
 
 from flows.core.months import Month
 from simulator import SimParams
+from simulator.attribution import attribute_failures, rule_match
 from simulator.history import run_history
 from simulator.records import Attempt
-from simulator.truth import attribute_failures, rule_match
 
 UTC = ZoneInfo("UTC")
 SEEDS = (1, 2, 3, 4, 5)
@@ -27,9 +27,8 @@ MANUAL_REQUEUES = {"marked_requeue_share": 0.5, "requeue_drain_share": 0.02}
 
 
 def history_of(critical: dict[int, list[tuple[int, str]]]) -> SimpleNamespace:
-    """What `rule_match` reads of a history: the window and the critical signals per node."""
-    analysis = SimpleNamespace(attr_before_minutes=10, attr_after_minutes=5)
-    ctx = SimpleNamespace(analysis=analysis, signals=SimpleNamespace(critical=critical))
+    """What `rule_match` reads of a history: the critical signals per node and the nodes' names."""
+    ctx = SimpleNamespace(signals=SimpleNamespace(critical=critical))
     return SimpleNamespace(ctx=ctx, node_names=[f"gpu{i:03d}" for i in range(8)])
 
 

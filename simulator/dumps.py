@@ -1,0 +1,62 @@
+"""Each month of a simulated history written as the site has it on its report day: the Slurm and
+node-health logs at the month's dump time, and its truth.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from simulator.history import History, run_history, without_gc
+from simulator.params import MonthWindow, SimParams
+from simulator.truth import AttemptColumns, history_truth, month_truth
+from simulator.writers.dcgm_health import write_dcgm_checks
+from simulator.writers.nhc_log import write_nhc_log
+from simulator.writers.sacct import write_sacct
+from simulator.writers.sacctmgr_events import write_events
+from simulator.writers.xid_syslog import write_xid_log
+
+HEALTH_LOG_LEAD = 3600  # a month's health logs start this long before it, for attempts ending at its start
+
+
+def write_month(history: History, w: MonthWindow, columns: AttemptColumns, out_dir: Path) -> dict:
+    """Write the month's logs as the site has them at its dump time, and its truth.json; return the truth."""
+    ctx, clock, names = history.ctx, history.clock, history.node_names
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shown = [ctx.attempts[i] for i in np.flatnonzero(columns.in_dump(w)).tolist()]
+    write_sacct(out_dir / "sacct.psv", shown, ctx.params, names, clock, w.as_of)
+    lo = w.start - HEALTH_LOG_LEAD
+    write_events(out_dir / "events.psv", ctx.signals.events, ctx.params, names, clock, lo, w.as_of)
+    write_xid_log(out_dir / "xid.log", ctx.signals.xids, names, clock, lo, w.as_of)
+    write_nhc_log(out_dir / "nhc.log", ctx.signals.nhc, names, clock, lo, w.as_of)
+    write_dcgm_checks(out_dir, ctx.signals.dcgm, names, clock, lo, w.as_of)
+    truth = month_truth(history, w, columns)
+    _write_json(out_dir / "truth.json", truth)
+    return truth
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+
+
+def simulate(params: SimParams, out_dir: Path) -> dict:
+    """Simulate `params.month` .. `params.last_month` as one history and write each month's logs.
+
+    One month: its files and truth.json directly in `out_dir`; returns its truth. Several: one
+    directory `out_dir/YYYY-MM` per month, plus `out_dir/truth.json` for the whole history (which
+    it returns, with every month's truth under "months").
+    """
+    with without_gc():  # the history is gone when the collector is back on: it has only the truth to look at
+        return _simulate(params, Path(out_dir))
+
+
+def _simulate(params: SimParams, out_dir: Path) -> dict:
+    history = run_history(params)
+    columns = AttemptColumns(history.ctx.attempts)
+    if len(history.windows) == 1:
+        return write_month(history, history.windows[0], columns, out_dir)
+    per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month)) for w in history.windows}
+    whole = history_truth(history, per_month, columns)
+    _write_json(out_dir / "truth.json", whole)
+    return whole
