@@ -113,7 +113,7 @@ def backfill(
             state = monthly_report(
                 cluster=cluster,
                 config=cfg,
-                month=month,
+                month=str(month),
                 resend=resend,
                 notify=notify,
                 refresh=up_to_date,  # built before, and only an earlier month changed

@@ -134,7 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     overlap_start_up(args.debug)
     summary = monthly_report(
-        cluster=config.cluster, config=config, month=args.month, resend=args.resend, as_of=dumped_at
+        cluster=config.cluster, config=config, month=str(args.month), resend=args.resend, as_of=dumped_at
     )
     print(
         f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
@@ -188,8 +188,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     outcomes = backfill(
         cluster=config.cluster,
         config=config,
-        from_month=args.from_month,
-        to_month=args.to_month,
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
         force=args.force,
         resend=args.resend,
         partial=args.partial,
@@ -215,8 +215,8 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
     wait_for_api()
     backfill_clusters(
         configs={c.cluster: str(c.config_path) for c in configs},
-        from_month=args.from_month,
-        to_month=args.to_month,
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
         parallel=parallel,
         force=args.force,
         resend=args.resend,
@@ -240,8 +240,8 @@ def cmd_study(args: argparse.Namespace) -> int:
     overlap_start_up(args.debug)
     result = study(
         configs=configs,
-        from_month=args.from_month,
-        to_month=args.to_month,
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
         notify=args.send,
         resend=args.resend,
     )

@@ -1,5 +1,6 @@
 """The edge: where a command's arguments or a deployment run's parameters become a checked config
-and months, once, before any work. Past it, the flows pass the ClusterConfig and Month on typed.
+and months, once, before any work. Past it, the flows pass the ClusterConfig on typed, and the months
+as the text each flow's parameter validation makes a Month (flows/core/months.py says why).
 
 The CLI calls these before Prefect's start-up (a mistake costs a second, not a flow run and an
 alert); a deployment's run, whose parameters arrive as JSON (a config file's path, YYYY-MM), calls

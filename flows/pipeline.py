@@ -303,7 +303,7 @@ def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = Tru
         state = monthly_report(
             cluster=config.cluster,
             config=config,
-            month=later,  # built once, so reportable (a partial month is refreshed as far as it was landed)
+            month=str(later),  # built once, so reportable (a partial month is refreshed as far as it was landed)
             notify=notify,
             refresh=True,
             return_state=True,
@@ -342,8 +342,8 @@ def monthly_report(
     A deployment's run gives `config` as the config file's path, `month` as YYYY-MM (made a Month by
     the parameter's validation; none: the month before the run's scheduled time) and `as_of` as
     text: they pass the edge here (flows/edge.py), as a command's do in the CLI. Every other caller
-    (the CLI, a backfill, a refresh) is past the edge: it gives the ClusterConfig, the Month and
-    the dump time it checked, and nothing is checked again."""
+    (the CLI, a backfill, a refresh) is past the edge: it gives the ClusterConfig and the dump time
+    it checked, with the month it checked (as text, see Month), and nothing is checked again."""
     if isinstance(config, str):
         cfg = deployment_config(config, cluster)
         report = month or Month.last_full(flow_run_info.scheduled_start_time)  # a late start reports its own month

@@ -459,7 +459,14 @@ def study(
         built = built_months(config, first, last)
         # one month at a time, oldest first (a month's job runs carry the months before it), archived
         for month in (m for m in months if m not in built):
-            backfill(cluster=config.cluster, config=config, from_month=month, to_month=month, force=True, email="none")
+            backfill(
+                cluster=config.cluster,
+                config=config,
+                from_month=str(month),
+                to_month=str(month),
+                force=True,
+                email="none",
+            )
         figures[config.cluster] = build_cluster_study(config, first, last)
     result = assemble_study(figures, months, reproduce(loaded, first, last))
     names = [c.cluster for c in loaded]
