@@ -29,9 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flows.backfill import month_range
-from flows.cli import months_before, write_demo_config
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import months_before, write_demo_config
 from simulator import SimParams, simulate
 
 RESULTS = Path(__file__).resolve().parent / "results"

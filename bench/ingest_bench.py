@@ -30,9 +30,9 @@ import duckdb
 from month_bench import BUFFERED_READ  # bench/ is this script's directory, so on sys.path
 from month_bench import floor as month_floor
 
-from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.land import land_month, write_job_tables
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.quarantine import Quarantine

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import duckdb
 
-from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.sources.sacct import READ_BUFFER_BYTES
 from flows.pipeline import analyse, build_warehouse, check_quality, pull_and_land, render
 from flows.warehouse.build import dbt_command

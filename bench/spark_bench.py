@@ -22,7 +22,7 @@ from pathlib import Path
 
 from month_bench import MONTH, RESULTS, pipeline_stages, simulated  # bench/ is the script's path
 
-from flows.cli import write_demo_config
+from flows.demo import write_demo_config
 
 SPARK_SECTION = """
 [warehouse]

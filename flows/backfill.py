@@ -29,6 +29,7 @@ from flows.core.config import ClusterConfig
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code
 from flows.core.months import Month
 from flows.delivery.deliver import channels, delivery_status
+from flows.edge import checked_range, deployment_config
 from flows.pipeline import (
     config_path,
     failure,
@@ -36,8 +37,6 @@ from flows.pipeline import (
     monthly_report,
     progress,
     refresh_later_months,
-    report_month,
-    run_config,
     send_failure_alert,
 )
 from flows.report.artifact import publish_backfill_artifact
@@ -89,12 +88,18 @@ def backfill(
     """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
     the current, unfinished month only with `partial`). `email` says which months' reports are
     sent (by email and to the webhook): none, the latest of the range (default) or all; the others
-    are archived. `config` is the ClusterConfig the CLI loaded or the config file's path (a
-    deployment's run), loaded once and passed to each month's run. Returns one entry per month:
-    month, outcome (built, skipped, failed) and detail."""
+    are archived. Returns one entry per month: month, outcome (built, skipped, failed) and detail.
+
+    A deployment's run gives `config` as the config file's path: it and the range pass the edge
+    here (flows/edge.py), as a command's do in the CLI; the CLI and a study give the ClusterConfig
+    they checked. Each month's run gets the ClusterConfig and its Month, and checks neither again."""
     logger = get_run_logger()
-    months = month_range(report_month(from_month, partial=partial), report_month(to_month, partial=partial))
-    cfg = run_config(config, cluster)
+    if isinstance(config, str):
+        cfg = deployment_config(config, cluster)
+        checked_range([cfg], from_month, to_month, partial)
+    else:
+        cfg = config
+    months = month_range(from_month, to_month)
     outcomes = []
     built_earlier = False  # a month of this backfill was built: the later ones are refreshed, never skipped
     for i, month in enumerate(months, 1):
@@ -110,7 +115,6 @@ def backfill(
                 config=cfg,
                 month=str(month),
                 resend=resend,
-                partial=partial,
                 notify=notify,
                 refresh=up_to_date,  # built before, and only an earlier month changed
                 update_later=False,  # the range's later months follow here, the months after it below

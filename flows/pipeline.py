@@ -21,10 +21,11 @@ from prefect.logging.loggers import flow_run_logger, task_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
 from flows.core.atomic import clear_leftovers, staged_replacement
-from flows.core.config import ClusterConfig, ConfigError, check_can_run, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
-from flows.core.months import MONTH_RE, Month, observed_end, parse_as_of, reportable
+from flows.core.months import MONTH_RE, Month, observed_end
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import (
     DeliveryOutcome,
@@ -34,6 +35,7 @@ from flows.delivery.deliver import (
     send_alert,
     sent_before,
 )
+from flows.edge import checked_month, deployment_config
 from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.ingest.land import LandedMonthError, land_month, read_manifest
 from flows.publish.archive import refresh_archive
@@ -50,28 +52,10 @@ progress = escaped_logger("flows.progress")
 RUN_LOGGERS = [escaped_logger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
 
 
-def run_config(config: ClusterConfig | str, cluster: str) -> ClusterConfig:
-    """A run's config: the one the CLI loaded (and checked), or loaded here from the path a
-    deployment's run gives; either way it must describe `cluster`, and its [paths] be writable."""
-    loaded = config if isinstance(config, ClusterConfig) else load_config(config)
-    if loaded.cluster != cluster:
-        raise ConfigError(f"{loaded.config_path}: describes cluster {loaded.cluster!r}, not {cluster!r}")
-    check_can_run(loaded)
-    return loaded
-
-
 def config_path(parameter: str | dict) -> str:
     """The config file of a run's recorded `config` parameter: a path (a deployment's run), or the
     ClusterConfig the CLI passed, which Prefect records as its fields."""
     return parameter["config_path"] if isinstance(parameter, dict) else parameter
-
-
-def report_month(month: Month | None, now: datetime | None = None, partial: bool = False) -> Month:
-    """The month to report: `month`, if it can be (flows/months.reportable), or by default the month
-    before the run's scheduled time (a scheduled run that starts late still reports its own month)."""
-    if month is None:
-        return Month.last_full(now or flow_run_info.scheduled_start_time)
-    return reportable(month, now, partial)
 
 
 def clear_killed_runs(config: ClusterConfig) -> None:
@@ -319,8 +303,7 @@ def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = Tru
         state = monthly_report(
             cluster=config.cluster,
             config=config,
-            month=str(later),
-            partial=True,  # built once, so reportable (a partial month is refreshed as far as it was landed)
+            month=str(later),  # built once, so reportable (a partial month is refreshed as far as it was landed)
             notify=notify,
             refresh=True,
             return_state=True,
@@ -338,7 +321,7 @@ def monthly_report(
     month: Month | None = None,
     resend: bool = False,
     partial: bool = False,
-    as_of: str | None = None,
+    as_of: datetime | str | None = None,
     notify: bool = True,
     refresh: bool = False,
     update_later: bool = True,
@@ -349,16 +332,24 @@ def monthly_report(
     again; without `notify` the report is archived only. With `update_later` (default), every month
     built after this one is then refreshed (`refresh_later_months`): its comparisons, trailing
     windows and job-run histories include this month's records. A `refresh` rebuilds the month from
-    the records it landed before (no pull) and sends it only as a correction where it was sent. The new report replaces the month's
-    previous one once delivery is decided: a delivery that reaches nobody leaves the previous
-    report (and the sent-log) as they were. A month that has not ended needs `partial`. `as_of`
+    the records it landed before (no pull) and sends it only as a correction where it was sent. The
+    new report replaces the month's previous one once delivery is decided: a delivery that reaches
+    nobody leaves the previous report (and the sent-log) as they were. A month that has not ended
+    needs `partial`. `as_of`
     (ISO 8601) says when the records were dumped (default: the pull time of a live pull, else the
-    latest time in the records). `config` is the ClusterConfig the CLI loaded, or (a deployment's
-    run) the config file's path, loaded here; `month` is a Month (the CLI's, or a deployment run's
-    YYYY-MM made one by the parameter's validation); the stages get the month and config typed."""
-    report = report_month(month, partial=partial)
-    dumped_at = parse_as_of(as_of)
-    cfg = run_config(config, cluster)
+    latest time in the records).
+
+    A deployment's run gives `config` as the config file's path, `month` as YYYY-MM (made a Month by
+    the parameter's validation; none: the month before the run's scheduled time) and `as_of` as
+    text: they pass the edge here (flows/edge.py), as a command's do in the CLI. Every other caller
+    (the CLI, a backfill, a refresh) is past the edge: it gives the ClusterConfig and the dump time
+    it checked, with the month it checked (as text, see Month), and nothing is checked again."""
+    if isinstance(config, str):
+        cfg = deployment_config(config, cluster)
+        report = month or Month.last_full(flow_run_info.scheduled_start_time)  # a late start reports its own month
+        dumped_at = checked_month(cfg, report, partial, as_of)
+    else:
+        cfg, report, dumped_at = config, month, as_of
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     # one run per cluster, and per warehouse (two configs may share one), writes at a time
     held = None if notify else "notify is off"

@@ -18,10 +18,12 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.backfill import backfill, month_range
 from flows.core.atomic import staged_replacement
-from flows.core.config import ClusterConfig, ConfigError, check_can_run, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report
+from flows.edge import checked_study
 from flows.figures.period import Period, totals
 from flows.figures.study_metrics import assemble_study, cluster_figures
 from flows.ingest.land import LandedMonthError
@@ -98,29 +100,25 @@ def reproduce(configs: list[ClusterConfig], first: Month, last: Month) -> str:
     return shlex.join(args)
 
 
-def check_clusters(configs: list[ClusterConfig]) -> None:
-    names = [c.cluster for c in configs]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"a study names each cluster once; got {', '.join(names)}")
-
-
 @flow(name="study")
 def study(
-    configs: list[ClusterConfig | str],
+    configs: list[ClusterConfig] | list[str],
     from_month: Month,
     to_month: Month,
     notify: bool = False,
     resend: bool = False,
 ) -> dict:
-    """The study of the clusters of `configs` (each a ClusterConfig or a config file's path) over
-    `from_month`..`to_month` (YYYY-MM, full months). Months not built yet are built first (archived,
-    not sent). The study goes to the first config's reports directory, `studies/<name>/`, and with
-    `notify` to its email and webhook, once per set of figures (`resend`: again)."""
-
-    loaded = [c if isinstance(c, ClusterConfig) else load_config(c) for c in configs]
-    for config in loaded:
-        check_can_run(config)
-    check_clusters(loaded)
+    """The study of the clusters of `configs` over `from_month`..`to_month` (YYYY-MM, full months).
+    Months not built yet are built first (archived, not sent). The study goes to the first config's
+    reports directory, `studies/<name>/`, and with `notify` to its email and webhook, once per set
+    of figures (`resend`: again). A deployment's run gives the config files' paths: they and the
+    range pass the edge here (flows/edge.py), as a command's do in the CLI, which gives the
+    ClusterConfigs it checked."""
+    if all(isinstance(c, str) for c in configs):
+        loaded = [load_config(path) for path in configs]
+        checked_study(loaded, from_month, to_month)
+    else:
+        loaded = configs
     months = month_range(from_month, to_month)
     first, last = months[0], months[-1]
     figures = {}
@@ -128,7 +126,14 @@ def study(
         built = built_months(config, first, last)
         # one month at a time, oldest first (a month's job runs carry the months before it), archived
         for month in (m for m in months if m not in built):
-            backfill(cluster=config.cluster, config=config, from_month=month, to_month=month, force=True, email="none")
+            backfill(
+                cluster=config.cluster,
+                config=config,
+                from_month=str(month),
+                to_month=str(month),
+                force=True,
+                email="none",
+            )
         figures[config.cluster] = build_cluster_study(config, first, last)
     result = assemble_study(figures, months, reproduce(loaded, first, last))
     names = [c.cluster for c in loaded]

@@ -23,9 +23,10 @@ import duckdb
 import numpy as np
 from scipy.stats import nbinom, poisson
 
-from flows.cli import write_demo_config
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.figures.lemons import lemon_candidates
 from flows.ingest.land import land_month
 from flows.warehouse.build import dbt_command

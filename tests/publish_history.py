@@ -9,8 +9,9 @@ from pathlib import Path
 
 from conftest import session_directory
 
-from flows.cli import main, write_demo_config
+from flows.cli import main
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from simulator import SimParams, simulate
 
 CLUSTER = "pub"

@@ -12,9 +12,10 @@ import pytest
 from conftest import email_section
 from hostile import Outcome, hostile
 
-from flows.cli import main, write_demo_config
-from flows.core.config import load_config
+from flows.cli import main
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.figures.month_metrics import month_figures
 from flows.ingest.land import land_month
 from flows.pipeline import render

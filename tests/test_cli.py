@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import flows.cli
+import flows.commands
 from flows.cli import main
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code
 from flows.core.months import Month
@@ -75,7 +76,7 @@ def test_run_names_the_missing_job_records_first_and_stops_before_the_start_up(c
     def never(*args, **kwargs):
         raise AssertionError("Prefect was started for a month without inputs")
 
-    monkeypatch.setattr(flows.cli, "overlap_start_up", never)
+    monkeypatch.setattr(flows.commands, "overlap_start_up", never)
     assert main(["run", "--month", str(MONTH), "--config", str(config)]) == EXIT_INPUT
     (line,) = error_lines(capsys.readouterr().err)
     month_dir = tmp_path / "logs" / str(MONTH)
@@ -95,7 +96,7 @@ def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, mon
         assert out.strip().endswith("rsc1 2026-10: starting (Prefect, dbt, Great Expectations) ..."), out
         raise RuntimeError("stopped after the start-up line")
 
-    monkeypatch.setattr(flows.cli, "overlap_start_up", start_up)
+    monkeypatch.setattr(flows.commands, "overlap_start_up", start_up)
     assert main(["run", "--month", str(MONTH), "--config", str(config)]) == EXIT_FAILED
     assert error_lines(capsys.readouterr().err) == ["error: stopped after the start-up line"]
     # the API server the command started serves this worker's later flow runs: not while it boots
@@ -109,11 +110,11 @@ def test_the_first_progress_line_does_not_wait_for_prefects_import(command, conf
     (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n")
     (month_dir / "events.psv").write_text("")
     script = (
-        "import sys, flows.cli as cli\n"
+        "import sys, flows.cli as cli, flows.commands as commands\n"
         "def say(line):\n"
         "    print('heavy:', sorted({'prefect', 'dbt', 'great_expectations'} & set(sys.modules)), flush=True)\n"
         "    raise SystemExit(0)\n"
-        "cli.say = say\n"
+        "commands.say = say\n"
         "cli.main(sys.argv[1:])\n"
     )
     months = ["--month", str(MONTH)] if command == "run" else ["--from", str(MONTH), "--to", str(MONTH)]

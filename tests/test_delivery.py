@@ -17,12 +17,14 @@ import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from conftest import free_port, smtp_controller
 
-from flows.cli import write_demo_config
-from flows.core.config import ConfigError, EmailConfig, WebhookConfig, load_config
+from flows.core.config import EmailConfig, WebhookConfig
+from flows.core.config_file import load_config
+from flows.core.errors import ConfigError
 from flows.core.months import Month
 from flows.delivery import mailer, webhook
 from flows.delivery.deliver import PartialDeliveryError, deliver_report, delivery_status
 from flows.delivery.sent_log import SENDING, SENT, SentLog, SentRecord
+from flows.demo import write_demo_config
 from flows.pipeline import monthly_report
 from simulator import SimParams, simulate
 

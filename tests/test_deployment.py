@@ -15,8 +15,8 @@ from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
 from flows.backfill import month_range
-from flows.core.months import Month, MonthNotEndedError
-from flows.pipeline import monthly_report, report_month
+from flows.core.months import Month, MonthNotEndedError, reportable
+from flows.pipeline import monthly_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,12 +80,12 @@ def test_the_readme_runs_deployments_that_exist(deployments, monkeypatch):
 
 def test_the_report_month_is_checked():
     now = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
-    assert report_month(None, now) == Month(2026, 10)  # a scheduled run reports the month before
+    assert Month.last_full(now) == Month(2026, 10)  # a scheduled run reports the month before
     with pytest.raises(MonthNotEndedError, match="month 2026-11 has not ended .* pass --partial"):
-        report_month(Month(2026, 11), now)  # the current month only as a partial report
-    assert report_month(Month(2026, 11), now, partial=True) == Month(2026, 11)
+        reportable(Month(2026, 11), now)  # the current month only as a partial report
+    assert reportable(Month(2026, 11), now, partial=True) == Month(2026, 11)
     with pytest.raises(ValueError, match="month 2026-12 is in the future"):
-        report_month(Month(2026, 12), now)
+        reportable(Month(2026, 12), now)
     # a run's text is made a Month by the flow parameter's validation, once
     assert monthly_report.validate_parameters({"cluster": "c", "config": "c.toml", "month": "2026-10"})[
         "month"

@@ -17,10 +17,10 @@ import pytest
 from conftest import BIN, email_section
 from prefect.exceptions import ParameterTypeError
 
-from flows.cli import write_demo_config
 from flows.core import runlock
 from flows.core.months import Month
 from flows.delivery.sent_log import SENDING, SentLog
+from flows.demo import write_demo_config
 from flows.pipeline import config_path, monthly_report
 from simulator import SimParams, simulate
 

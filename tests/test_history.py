@@ -14,9 +14,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli import main, write_demo_config
-from flows.core.config import load_config
+from flows.cli import main
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.figures.compare import history_months
 from flows.figures.month_metrics import job_runs
 from simulator import SimParams, simulate

@@ -8,8 +8,9 @@ import pytest
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.core.config import ConfigError, check_can_run, load_config
-from flows.core.errors import EXIT_INPUT, exit_code
+from flows.core.config_file import load_config
+from flows.core.errors import EXIT_INPUT, ConfigError, exit_code
+from flows.ingest.probe import check_can_run
 
 SOURCE = '[[sources]]\nkind = "sacct_psv"\npath = "logs/{month}/sacct.psv"\n'
 BASE = f'cluster = "rsc1"\n\n{SOURCE}\n'

@@ -20,14 +20,16 @@ from hostile import Outcome, hostile
 
 import flows.ingest.land
 import flows.warehouse.build
-from flows.cli import main, write_demo_config
+from flows.cli import main
 from flows.core.atomic import replace_dir_atomically
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, DiskFullError, MissingInputError, exit_code
 from flows.core.months import Month
 from flows.core.runlock import ClusterBusyError, run_lock
 from flows.delivery.deliver import deliver_report, delivery_status
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
+from flows.demo import write_demo_config
 from flows.ingest.land import LandedMonthError, land_month, read_manifest
 from flows.pipeline import clear_killed_runs
 from flows.warehouse.build import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from flows.core.config import ConfigError, load_config
-from flows.core.errors import TooManyBadRowsError
+from flows.core.config_file import load_config
+from flows.core.errors import ConfigError, TooManyBadRowsError
 from flows.core.months import Month
 from flows.ingest.land import land_month
 from flows.ingest.sources.sacct import XDMOD_FIELDS

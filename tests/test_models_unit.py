@@ -7,9 +7,9 @@ from pathlib import Path
 import yaml
 
 from flows import DBT_PROJECT_DIR
-from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate

@@ -12,6 +12,7 @@ from job_records import sacct_with_bad_elapsed
 
 from flows.cli import main
 from flows.core.errors import EXIT_INPUT
+from flows.core.source_kinds import SOURCE_KINDS
 from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, TABLES, _resolve, column_names
 
 REPO = Path(__file__).resolve().parents[1]
@@ -177,6 +178,7 @@ def test_parse_runs_in_a_few_seconds_without_the_pipeline(slurm_fixtures: Path):
 
 
 def test_the_registry_names_only_what_exists():
+    assert tuple(FORMATS) == tuple(SOURCE_KINDS)  # a format for each kind the config accepts, in its order
     for source in FORMATS.values():
         assert source.table in TABLES
         for dotted in (source.reader, source.stats, source.check, source.pull):

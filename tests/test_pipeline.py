@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import write_demo_config
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.core.errors import TooManyBadRowsError
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.pipeline import monthly_report
 from flows.quality.suites import DataQualityError, validate_month

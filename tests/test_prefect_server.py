@@ -21,8 +21,8 @@ from prefect.client.orchestration import SyncPrefectClient
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 from prefect.client.schemas.sorting import ArtifactSort
 
-from flows.cli import write_demo_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

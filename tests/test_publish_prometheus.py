@@ -23,7 +23,7 @@ from conftest import free_port
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
 from flows.cli import main
-from flows.core.config import load_config
+from flows.core.config_file import load_config
 from flows.delivery.deliver import deliver_report
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SentLog

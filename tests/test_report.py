@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import session_directory
 
-from flows.cli import write_demo_config
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.figures.models import expected_ettr_curves
 from flows.pipeline import monthly_report
 from flows.publish.archive import without_nav

@@ -18,9 +18,10 @@ from lemon_history import NO_TESTS
 from test_study_report import assert_reads_well, shown_pages
 
 from flows.backfill import month_range
-from flows.cli import main, write_demo_config
-from flows.core.config import load_config
+from flows.cli import main
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.publish.archive import without_nav
 from flows.report.study_report import render_study

@@ -14,9 +14,10 @@ import duckdb
 import pytest
 
 from flows import DBT_PROJECT_DIR
-from flows.cli import write_demo_config
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.warehouse.build import build_month, build_study, landed_months
 from simulator import SimParams, simulate

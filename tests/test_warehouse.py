@@ -9,9 +9,10 @@ import duckdb
 import pytest
 
 import flows.warehouse.build
-from flows.cli import write_demo_config
-from flows.core.config import ClusterConfig, load_config
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.warehouse.build import build_month, dbt_work_dir
 from simulator import SimParams, simulate

@@ -16,11 +16,20 @@ from pathlib import Path
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 
 
-class UsageError(ValueError):
+class InputError(Exception):
+    """A failure the user fixes in the command, the config or the inputs (exit 2): every such error
+    derives from it (the readers' InputFormatError too), so this module needs none of their modules."""
+
+
+class UsageError(InputError, ValueError):
     """A command asked for something it cannot do: a month in the future or not ended, a bad option."""
 
 
-class MissingInputError(FileNotFoundError):
+class ConfigError(InputError, ValueError):
+    """A config that cannot be used: not there, not TOML, a key's type or range, a path it cannot write."""
+
+
+class MissingInputError(InputError, FileNotFoundError):
     """A configured input of the month is not there, or not as configured: a directory for a file
     (or the reverse), a symlink loop, an entry no one may read."""
 
@@ -45,17 +54,13 @@ def disk_full(error: BaseException, writing: Path | str) -> DiskFullError | None
     )
 
 
-class TooManyBadRowsError(ValueError):
+class TooManyBadRowsError(InputError, ValueError):
     """A source with more unreadable rows than the configured limit: the run stops instead of reporting on it."""
 
 
 def is_input_error(error: BaseException | None) -> bool:
-    # imported here: flows.core.months raises UsageError and flows.core.config imports flows.core.months
-    from flows.core.config import ConfigError
-    from flows.ingest.sources.errors import InputFormatError
-
     # FileNotFoundError: an input, a CA file or a config that is not there.
-    return isinstance(error, UsageError | ConfigError | InputFormatError | TooManyBadRowsError | FileNotFoundError)
+    return isinstance(error, InputError | FileNotFoundError)
 
 
 def exit_code(error: BaseException) -> int:

@@ -37,8 +37,10 @@ class Month:
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
-        """As a flow parameter: YYYY-MM text (a deployment's run: the server checks the pattern) or a
-        Month, given to the flow as a Month and recorded as its text."""
+        """As a flow parameter: YYYY-MM text (a deployment's run: the server checks the pattern),
+        given to the flow as a Month. Callers pass the text: Prefect records a flow's parameters with
+        FastAPI's jsonable_encoder, which writes a dataclass as its fields, and the failure hooks,
+        the UI and a re-run read the record."""
         return core_schema.json_or_python_schema(
             json_schema=core_schema.no_info_after_validator_function(
                 cls.parse, core_schema.str_schema(pattern=MONTH_RE.pattern)

@@ -27,14 +27,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows.core.atomic import replace_dir_atomically
-from flows.core.config import ClusterConfig, input_problem
+from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.core.months import Month
+from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import (
-    DIRECTORY_KINDS,
     FORMATS,
     JOB_RECORD_KINDS,
     TABLES,
@@ -215,22 +215,6 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
     must not stretch an open attempt's exposure into time that has not happened."""
     (latest,) = run_sql(jobs, "land__records_as_of").fetchone()
     return None if latest is None else min(latest, landed_at)
-
-
-def missing_inputs(month: Month, sources: dict[str, Path]) -> None:
-    """Stop before any work when an input is not there or cannot be read as configured
-    (flows/config.input_problem): the job records first (without them there is no month), then
-    every other source with a problem, all in one error."""
-    problems = [
-        (kind, problem) for kind, path in sources.items() if (problem := input_problem(path, kind in DIRECTORY_KINDS))
-    ]
-    if not problems:
-        return
-    problems.sort(key=lambda item: item[0] not in JOB_RECORD_KINDS)
-    lines = [f"source {kind}: {problem}" for kind, problem in problems]
-    if problems[0][0] in JOB_RECORD_KINDS:
-        lines[0] = f"no job records for {month}: {problems[0][1]}"
-    raise MissingInputError("; ".join(lines))
 
 
 def _pull_live_sources(

@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pyarrow as pa
 
-from flows.core.config import input_problem
 from flows.core.errors import MissingInputError, UsageError
 from flows.core.escape import printable
+from flows.ingest.probe import input_problem
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-# The earliest date a record may carry unless the config says otherwise (`[ingest] earliest_record`):
-# Slurm's accounting is younger, so anything before is a clock at 1970 or a corrupt time.
-EARLIEST_RECORD = date(2000, 1, 1)
+from flows.core.config import EARLIEST_RECORD
+
 FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than the dump by more is a bad record
 
 

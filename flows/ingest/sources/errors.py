@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flows.core.errors import InputError
 from flows.core.escape import printable
 
 
-class InputFormatError(ValueError):
+class InputFormatError(InputError, ValueError):
     """A line of an input file that cannot be read; names the file, line and field. Its message is
     shown on terminals, in log lines and in the report: every part of it that may come from the
     file (its name, the field, the value, a reason quoting the line) is escaped (flows/core/escape.py)."""

@@ -1,13 +1,13 @@
 """The source formats, one `SourceFormat` line each, and the landed tables, one typed `Field` a column.
 
-Config, landing, `check`, `parse` and the landing's quality suites (flows/quality/suites.py) read them here.
+The landing, `check`, `parse` and the landing's quality suites (flows/quality/suites.py) read them here.
 
-Adding a format touches its module, its test and one registry line: the module has the reader
-(and, if `check --month` should look at the header first, a `check_header(path, site_timezone)`);
-its line below says what it reads (a file, a directory or a command), the table its rows land in,
-the input it provides (its own kind, or another's: `sacct_json` is another way to give the job
-records of `sacct_psv`), how its reader is called, its statistics and its `init` example. The
-config's kinds (`FILE_KINDS`, `COMMAND_KINDS`, ...), the landing's readers and pullers, the
+Adding a format touches its module, its test, its kind's line in flows/core/source_kinds.py
+(what it reads: a file, a directory or a command; the input it provides, its own kind or
+another's: `sacct_json` is another way to give the job records of `sacct_psv`; its `init`
+example) and one registry line: the module has the reader (and, if `check --month` should look at
+the header first, a `check_header(path, site_timezone)`); its line below says the table its rows
+land in, how its reader is called and its statistics. The landing's readers and pullers, the
 header checks and `reliability-report parse` all come from `FORMATS`; a format whose rows fit an
 existing table needs nothing else (a new table: its typed columns in `TABLES`, one line a field).
 
@@ -25,6 +25,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from flows.core.source_kinds import FILE_KINDS, SOURCE_KINDS, given_input
 
 FieldType = Literal["string", "int64", "timestamp"]  # timestamp: naive UTC, microseconds
 
@@ -128,23 +130,27 @@ def _resolve(dotted: str) -> Any:
 
 @dataclass(frozen=True)
 class SourceFormat:
-    kind: str  # the config's `kind`
-    reads: Literal["file", "directory", "command"]
+    kind: str  # the config's `kind` (flows/core/source_kinds.py: how it is given, the input it gives)
     table: str  # the landed table its rows go to (a key of TABLES)
-    example: str | tuple[str, ...]  # `init`: the path (or the command) ...
-    explanation: str  # ... and one line on what it is
     reader: str = ""  # "module:function"; a command's output is read by the reader of the kind it provides
     arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
     stats: str = ""  # "module:Class" of the reader's statistics ('' : none beyond the landed count)
-    provides: str = ""  # the input it is another way to give ('' : its own)
     pull: str = ""  # commands: "module:function(command, month, out, retry)" writing the output ...
     pulled_file: str = ""  # ... to this file, which lands like an input file
     check: str = ""  # "module:function(path, site_timezone)": `check --month`'s look at the header
 
     @property
+    def reads(self) -> str:
+        return SOURCE_KINDS[self.kind].reads
+
+    @property
+    def provides(self) -> str:
+        return SOURCE_KINDS[self.kind].provides
+
+    @property
     def input(self) -> str:
         """The input it gives: its own kind, or the kind it is another way to give."""
-        return self.provides or self.kind
+        return given_input(self.kind)
 
     def new_stats(self) -> Any:
         return _resolve(self.stats)() if self.stats else None
@@ -162,36 +168,30 @@ class SourceFormat:
         return _resolve(self.pull)(command, month, out_dir / self.pulled_file, retry)
 
 
-LOGS = "logs/{month}"
-# The order is the config's (error messages list the kinds in it) and the landing's: node events
-# from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
+# In the order of SOURCE_KINDS (the landing's too: node events from sacctmgr come before the
+# scontrol snapshot, which is deduplicated against them)
 # fmt: off
 FORMATS = {
     f.kind: f
     for f in (
-        SourceFormat("sacct_psv", "file", "attempts", reader="flows.ingest.sources.sacct:read_sacct", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct:SacctReadStats", check="flows.ingest.sources.sacct:check_header", example=f"{LOGS}/sacct.psv", explanation="required, one of the four job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)"),
-        SourceFormat("sacct_xdmod", "file", "attempts", provides="sacct_psv", reader="flows.ingest.sources.sacct:read_sacct_xdmod", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct:SacctReadStats", check="flows.ingest.sources.sacct:check_xdmod_header", example=f"{LOGS}/xdmod.log.gz", explanation="or Open XDMoD's headerless sacct dump (gzip is fine)"),
-        SourceFormat("sacct_json", "file", "attempts", provides="sacct_psv", reader="flows.ingest.sources.sacct_json:read_sacct_json", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct_json:SacctJsonReadStats", check="flows.ingest.sources.sacct_json:check_header", example=f"{LOGS}/jobs.json", explanation="or sacct --json / slurmrestd output"),
-        SourceFormat("sacctmgr_events_psv", "file", "node_events", reader="flows.ingest.sources.sacctmgr_events:read_sacctmgr_events", arguments=("path", "clock"), check="flows.ingest.sources.sacctmgr_events:check_header", example=f"{LOGS}/events.psv", explanation="optional: sacctmgr -P show event: node DOWN/DRAIN events"),
-        SourceFormat("scontrol_nodes", "file", "node_events", reader="flows.ingest.sources.scontrol_nodes:read_scontrol_nodes", arguments=("path", "clock"), stats="flows.ingest.sources.scontrol_nodes:ScontrolReadStats", example=f"{LOGS}/scontrol_nodes.txt", explanation="optional: `scontrol show node -o` snapshots (cron)"),
-        SourceFormat("xid_syslog", "file", "xid_events", reader="flows.ingest.sources.xid_syslog:read_xid_syslog", arguments=("path", "clock", "year"), stats="flows.ingest.sources.syslog:SyslogReadStats", example=f"{LOGS}/xid.log", explanation="optional: NVIDIA Xid kernel lines from syslog"),
-        SourceFormat("xid_dmesg_dir", "directory", "xid_events", reader="flows.ingest.sources.xid_dmesg:read_xid_dmesg_dir", arguments=("path", "clock", "year"), stats="flows.ingest.sources.xid_dmesg:DmesgReadStats", example=f"{LOGS}/dmesg", explanation="optional: kernel-log captures, <dir>/<node>/<any file>[.gz]"),
-        SourceFormat("nhc_syslog", "file", "health_checks", reader="flows.ingest.sources.nhc_log:read_nhc_log", arguments=("path", "clock", "year"), stats="flows.ingest.sources.syslog:SyslogReadStats", example=f"{LOGS}/nhc.log", explanation="optional: LBNL NHC 'Health check failed' lines from syslog"),
-        SourceFormat("dcgm_health_dir", "directory", "health_checks", reader="flows.ingest.sources.dcgm_health:read_dcgm_health_dir", stats="flows.ingest.sources.dcgm_health:DcgmReadStats", example=f"{LOGS}/dcgm", explanation="optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt"),
-        SourceFormat("gcm_health_dir", "directory", "health_checks", reader="flows.ingest.sources.gcm_health:read_gcm_health_dir", stats="flows.ingest.sources.gcm_health:GcmReadStats", example=f"{LOGS}/gcm", explanation="optional: Meta GCM health-check records, every file under it"),
-        SourceFormat("link_syslog", "file", "health_checks", reader="flows.ingest.sources.link_syslog:read_link_syslog", arguments=("path", "clock", "year"), stats="flows.ingest.sources.link_syslog:LinkReadStats", example=f"{LOGS}/links.log", explanation="optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)"),
-        SourceFormat("ipmi_sel_dir", "directory", "health_checks", reader="flows.ingest.sources.ipmi_sel:read_ipmi_sel_dir", arguments=("path", "clock"), stats="flows.ingest.sources.ipmi_sel:SelReadStats", example=f"{LOGS}/sel", explanation="optional: `ipmitool sel elist` captures, <dir>/<node>/<any file>[.gz]"),
-        SourceFormat("repair_tickets_csv", "file", "health_checks", reader="flows.ingest.sources.repair_tickets:read_repair_tickets", arguments=("path", "clock"), stats="flows.ingest.sources.repair_tickets:TicketReadStats", check="flows.ingest.sources.repair_tickets:check_header", example="logs/tickets.csv", explanation="optional: repair tickets CSV (node, opened_at, ...)"),
-        SourceFormat("sacct_command", "command", "attempts", provides="sacct_psv", pull="flows.ingest.sources.slurm_live:pull_sacct", pulled_file="sacct.usv", example=("sacct",), explanation='or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])'),
-        SourceFormat("sacctmgr_events_command", "command", "node_events", provides="sacctmgr_events_psv", pull="flows.ingest.sources.slurm_live:pull_node_events", pulled_file="events.psv", example=("sacctmgr",), explanation="or pull them live"),
-        SourceFormat("scontrol_nodes_command", "command", "node_events", provides="scontrol_nodes", pull="flows.ingest.sources.slurm_live:pull_node_states", pulled_file="scontrol_nodes.txt", example=("scontrol",), explanation="or one snapshot now"),
+        SourceFormat("sacct_psv", "attempts", reader="flows.ingest.sources.sacct:read_sacct", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct:SacctReadStats", check="flows.ingest.sources.sacct:check_header"),
+        SourceFormat("sacct_xdmod", "attempts", reader="flows.ingest.sources.sacct:read_sacct_xdmod", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct:SacctReadStats", check="flows.ingest.sources.sacct:check_xdmod_header"),
+        SourceFormat("sacct_json", "attempts", reader="flows.ingest.sources.sacct_json:read_sacct_json", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct_json:SacctJsonReadStats", check="flows.ingest.sources.sacct_json:check_header"),
+        SourceFormat("sacctmgr_events_psv", "node_events", reader="flows.ingest.sources.sacctmgr_events:read_sacctmgr_events", arguments=("path", "clock"), check="flows.ingest.sources.sacctmgr_events:check_header"),
+        SourceFormat("scontrol_nodes", "node_events", reader="flows.ingest.sources.scontrol_nodes:read_scontrol_nodes", arguments=("path", "clock"), stats="flows.ingest.sources.scontrol_nodes:ScontrolReadStats"),
+        SourceFormat("xid_syslog", "xid_events", reader="flows.ingest.sources.xid_syslog:read_xid_syslog", arguments=("path", "clock", "year"), stats="flows.ingest.sources.syslog:SyslogReadStats"),
+        SourceFormat("xid_dmesg_dir", "xid_events", reader="flows.ingest.sources.xid_dmesg:read_xid_dmesg_dir", arguments=("path", "clock", "year"), stats="flows.ingest.sources.xid_dmesg:DmesgReadStats"),
+        SourceFormat("nhc_syslog", "health_checks", reader="flows.ingest.sources.nhc_log:read_nhc_log", arguments=("path", "clock", "year"), stats="flows.ingest.sources.syslog:SyslogReadStats"),
+        SourceFormat("dcgm_health_dir", "health_checks", reader="flows.ingest.sources.dcgm_health:read_dcgm_health_dir", stats="flows.ingest.sources.dcgm_health:DcgmReadStats"),
+        SourceFormat("gcm_health_dir", "health_checks", reader="flows.ingest.sources.gcm_health:read_gcm_health_dir", stats="flows.ingest.sources.gcm_health:GcmReadStats"),
+        SourceFormat("link_syslog", "health_checks", reader="flows.ingest.sources.link_syslog:read_link_syslog", arguments=("path", "clock", "year"), stats="flows.ingest.sources.link_syslog:LinkReadStats"),
+        SourceFormat("ipmi_sel_dir", "health_checks", reader="flows.ingest.sources.ipmi_sel:read_ipmi_sel_dir", arguments=("path", "clock"), stats="flows.ingest.sources.ipmi_sel:SelReadStats"),
+        SourceFormat("repair_tickets_csv", "health_checks", reader="flows.ingest.sources.repair_tickets:read_repair_tickets", arguments=("path", "clock"), stats="flows.ingest.sources.repair_tickets:TicketReadStats", check="flows.ingest.sources.repair_tickets:check_header"),
+        SourceFormat("sacct_command", "attempts", pull="flows.ingest.sources.slurm_live:pull_sacct", pulled_file="sacct.usv"),
+        SourceFormat("sacctmgr_events_command", "node_events", pull="flows.ingest.sources.slurm_live:pull_node_events", pulled_file="events.psv"),
+        SourceFormat("scontrol_nodes_command", "node_events", pull="flows.ingest.sources.slurm_live:pull_node_states", pulled_file="scontrol_nodes.txt"),
     )
 }
 # fmt: on
 
-# What the config and the landing ask of the registry
-FILE_KINDS = tuple(kind for kind, f in FORMATS.items() if f.reads != "command")  # a file or a directory
-DIRECTORY_KINDS = tuple(kind for kind, f in FORMATS.items() if f.reads == "directory")
-COMMAND_KINDS = {kind: f.input for kind, f in FORMATS.items() if f.reads == "command"}  # and the kind it stands for
-SAME_INPUT = {kind: f.provides for kind, f in FORMATS.items() if f.provides and f.reads != "command"}
 JOB_RECORD_KINDS = tuple(kind for kind in FILE_KINDS if FORMATS[kind].table == "attempts")  # without these, no month

@@ -1,0 +1,297 @@
+"""The commands of `reliability-report` (flows/cli.py parses their arguments): each loads its
+configs and checks them and its months at the edge (flows/edge.py) before any work, then starts
+Prefect and runs the flow, printing its progress and outcome."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config, starter_config
+from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError
+from flows.core.prefect_api import start_api, wait_for_api
+from flows.edge import checked_month, checked_range, checked_study
+from flows.ingest.probe import check_can_run, source_problems
+
+
+class _StdoutHandler(logging.StreamHandler):
+    """A handler writing to sys.stdout as it is when a line is logged (a test's captured output, or
+    the console), not to the stream it was when main() first ran in the process."""
+
+    @property
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, _) -> None:  # StreamHandler.__init__ sets it
+        pass
+
+
+def show_progress() -> None:
+    """Print the runs' progress lines (stage by stage, with counts) and the delivery, lock, warehouse
+    rebuild and sent-log repair warnings."""
+    handler = _StdoutHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s  %(message)s", "%H:%M:%S"))
+    for name in (
+        "flows.progress",
+        "flows.delivery.deliver",
+        "flows.delivery.mailer",
+        "flows.core.runlock",
+        "flows.warehouse.build",
+        "flows.delivery.sent_log",
+        "flows.ingest.sources.slurm_live",
+    ):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]  # once, to the current stdout, however often main() runs in a process
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def say(line: str) -> None:
+    """A progress line of the command itself, in the format of the stages' lines."""
+    print(f"{datetime.now():%H:%M:%S}  {line}", flush=True)
+
+
+def keep_prefect_off_the_console() -> None:
+    """Prefect logs a failed task and flow with full tracebacks to stderr; the command prints one
+    `error:` line instead (the Prefect log keeps the traceback; --debug shows it here too)."""
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, PrefectConsoleHandler):
+            handler.setLevel(logging.CRITICAL + 1)
+
+
+def overlap_start_up(debug: bool = False) -> None:
+    """Pay the run's fixed start-up costs side by side: the temporary Prefect API server (started by
+    start_api() before Prefect was imported) boots in its own process while this process imports dbt
+    and Great Expectations; returns when both are done (bench/README.md has the timings)."""
+    import threading
+
+    if not debug:
+        keep_prefect_off_the_console()
+
+    def import_stage_libraries() -> None:
+        import great_expectations  # noqa: F401
+        from dbt.cli.main import dbtRunner  # noqa: F401
+
+    # prefect's own imports are done before, in this thread: the two threads never import the same module
+    warm = threading.Thread(target=import_stage_libraries, name="import-stage-libraries", daemon=True)
+    warm.start()
+    wait_for_api()
+    warm.join()
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from simulator import SimParams, simulate
+
+    if args.month:
+        if args.to_month:
+            raise UsageError("--to goes with --from, not with --month")
+        first = last = args.month
+    else:
+        if not args.to_month:
+            raise UsageError("--from needs --to")
+        first, last = args.from_month, args.to_month
+        if last < first:
+            raise UsageError(f"--to {last} is before --from {first}")
+    params = SimParams(
+        cluster=args.cluster,
+        month=first,
+        last_month=last,
+        nodes=args.nodes,
+        seed=args.seed,
+        r_f=args.r_f,
+        lemon_fraction=args.lemon_fraction,
+        duration_scale=args.duration_scale,
+        slurm_version=args.slurm_version,
+        utilization=args.utilization,
+        fault_trace=Path(args.fault_trace) if args.fault_trace else None,
+    )
+    say(f"simulating {args.nodes} nodes of {args.cluster}, {first}..{last} ...")
+    truth = simulate(params, Path(args.out))
+    months = truth.get("months", {str(first): truth})
+    failures = sum(len(m["infra_failures"]) for m in months.values())
+    print(
+        f"simulated {args.cluster} {first}..{last}: {args.nodes} nodes, {failures} injected infrastructure "
+        f"failures ending in the months, {len(truth['lemon_nodes'])} lemon nodes -> {args.out}"
+    )
+    return EXIT_DONE
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    dumped_at = checked_month(config, args.month, partial=args.partial, as_of=args.as_of)
+    show_progress()
+    say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
+    start_api()
+    from flows.pipeline import monthly_report  # Prefect's import alone takes seconds: after the line above
+
+    overlap_start_up(args.debug)
+    summary = monthly_report(
+        cluster=config.cluster, config=config, month=str(args.month), resend=args.resend, as_of=dumped_at
+    )
+    print(
+        f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
+        f"{summary['infra_failures']} infrastructure failures; {summary['delivery']}"
+    )
+    print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
+    print(f"report:  {summary['report']}")
+    print(f"metrics: {summary['metrics']}")
+    if summary["refreshed"]:
+        print("later months refreshed (their comparisons and job runs include this month):")
+        for outcome in summary["refreshed"]:
+            print(f"  {outcome['month']}  {outcome['outcome']:<9} {outcome['detail']}")
+    if failed := [o for o in summary["refreshed"] if o["outcome"] == "failed"]:
+        months = " ".join(o["month"] for o in failed)
+        print(
+            f"error: {args.month} was built, but {len(failed)} later months were not refreshed ({months}): "
+            "their reports are the ones from before; run each again with --month",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT if all(o["input_error"] for o in failed) else EXIT_FAILED
+    return EXIT_DONE
+
+
+def loaded_clusters(paths: list[str]) -> list[ClusterConfig]:
+    """Every config, loaded before any work; two configs of one cluster are a UsageError (one
+    backfill at a time builds a cluster's months)."""
+    configs = [load_config(path) for path in paths]
+    seen: dict[str, str] = {}
+    for path, config in zip(paths, configs, strict=True):
+        if config.cluster in seen:
+            raise UsageError(
+                f"{seen[config.cluster]} and {path} are both of cluster {config.cluster}: "
+                "give each cluster's config once (its months are built by one backfill, oldest first)"
+            )
+        seen[config.cluster] = path
+    return configs
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    configs = loaded_clusters(args.config)
+    checked_range(configs, args.from_month, args.to_month, partial=args.partial)
+    if len(configs) > 1:
+        return backfill_in_parallel(args, configs)
+    (config,) = configs
+    show_progress()
+    say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    start_api()
+    from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
+
+    overlap_start_up(args.debug)
+    outcomes = backfill(
+        cluster=config.cluster,
+        config=config,
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
+        force=args.force,
+        resend=args.resend,
+        partial=args.partial,
+        email=args.email,
+    )
+    print(f"{config.cluster} {args.from_month}..{args.to_month}:")
+    for outcome in outcomes:
+        print(f"  {outcome['month']}  {outcome['outcome']:<8} {outcome['detail']}")
+    return EXIT_DONE
+
+
+def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig]) -> int:
+    """Each cluster's backfill in its own process, --parallel of them at a time (default: one per
+    cluster, at most one per core), their lines prefixed with the cluster."""
+    parallel = args.parallel or min(len(configs), os.cpu_count() or 1)
+    names = ", ".join(c.cluster for c in configs)
+    say(f"{names} {args.from_month}..{args.to_month}: starting {len(configs)} backfills, {parallel} at a time ...")
+    start_api()  # the API server the children report to too
+    from flows.backfill import backfill_clusters  # Prefect's import alone takes seconds: after the line above
+
+    if not args.debug:
+        keep_prefect_off_the_console()
+    wait_for_api()
+    backfill_clusters(
+        configs={c.cluster: str(c.config_path) for c in configs},
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
+        parallel=parallel,
+        force=args.force,
+        resend=args.resend,
+        partial=args.partial,
+        email=args.email,
+        debug=args.debug,
+    )
+    say(f"{names} {args.from_month}..{args.to_month}: every cluster's months built or skipped")
+    return EXIT_DONE
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    configs = [load_config(path) for path in args.config]
+    checked_study(configs, args.from_month, args.to_month)
+    names = ", ".join(c.cluster for c in configs)
+    show_progress()
+    say(f"study of {names}, {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    start_api()
+    from flows.study import study  # Prefect's import alone takes seconds: after the line above
+
+    overlap_start_up(args.debug)
+    result = study(
+        configs=configs,
+        from_month=str(args.from_month),
+        to_month=str(args.to_month),
+        notify=args.send,
+        resend=args.resend,
+    )
+    print(result["summary"])
+    print(f"delivery: {result['delivery']}")
+    print(f"study:    {result['study']}")
+    return EXIT_DONE
+
+
+def config_summary(config: ClusterConfig) -> str:
+    """A one-line summary of a config, for `check`."""
+    kinds = ", ".join(s.kind for s in config.sources)
+    email = config.email
+    mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
+    hook = "; a webhook" if config.webhook else ""
+    push = "; a Pushgateway" if config.prometheus and config.prometheus.pushgateway_url else ""
+    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}{push}"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validate a config (and with --month, that month's inputs) in about a second: no Prefect, dbt or GX."""
+    config = load_config(args.config)
+    check_can_run(config)
+    summary = f"OK {args.config}: {config_summary(config)}"
+    if args.month is not None:
+        problems = source_problems(config, args.month)
+        if problems:
+            raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
+        summary += f"; {args.month}: every input present and readable"
+    print(summary)
+    return EXIT_DONE
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    out = Path(args.out or f"{args.cluster}.toml")
+    text = starter_config(args.cluster)
+    try:
+        with open(out, "x") as handle:  # "x": never overwrite a config
+            handle.write(text)
+    except FileExistsError:
+        raise ConfigError(f"{out} exists; not overwritten (move it away or give another --out)") from None
+    print(f"wrote {out}; set its [[sources]] paths, then: reliability-report check --config {out} --month YYYY-MM")
+    return EXIT_DONE
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    """Run one format's reader on one file: its typed rows and its quarantine, in about a second."""
+    from flows.ingest.parse import format_parsed, parse_source
+
+    parsed = parse_source(args.kind, Path(args.file), args.timezone, args.year)
+    for line in format_parsed(parsed, args.limit, args.json):
+        print(line)
+    return EXIT_DONE

@@ -1,0 +1,63 @@
+"""The edge: where a command's arguments or a deployment run's parameters become a checked config
+and months, once, before any work. Past it, the flows pass the ClusterConfig on typed, and the months
+as the text each flow's parameter validation makes a Month (flows/core/months.py says why).
+
+The CLI calls these before Prefect's start-up (a mistake costs a second, not a flow run and an
+alert); a deployment's run, whose parameters arrive as JSON (a config file's path, YYYY-MM), calls
+them at its flow's start. A flow that gets a ClusterConfig was called past the edge (by the CLI,
+or by a backfill or study for each month) and checks nothing again. No Prefect here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flows.core.config import ClusterConfig
+from flows.core.config_file import load_config
+from flows.core.errors import ConfigError, UsageError
+from flows.core.months import Month, parse_as_of, reportable
+from flows.ingest.probe import check_can_run, missing_inputs
+
+
+def deployment_config(path: str, cluster: str) -> ClusterConfig:
+    """A deployment run's config: loaded from its path, and describing the run's `cluster`."""
+    config = load_config(path)
+    if config.cluster != cluster:
+        raise ConfigError(f"{config.config_path}: describes cluster {config.cluster!r}, not {cluster!r}")
+    return config
+
+
+def checked_month(
+    config: ClusterConfig, month: Month, partial: bool = False, as_of: str | None = None
+) -> datetime | None:
+    """Refuse, before any work, a month in the future or not ended (without `partial`), an `as_of`
+    that is not a time, lies in the future or before the month, [paths] that cannot be written and
+    inputs that are not there: UsageError, ConfigError or MissingInputError, exit 2. Returns when
+    the records were dumped (`as_of`), if given."""
+    reportable(month, partial=partial)
+    dumped_at = parse_as_of(as_of)
+    if dumped_at is not None and dumped_at <= month.start:
+        raise UsageError(f"--as-of {as_of} is not after the start of {month}: nothing of the month was recorded")
+    check_can_run(config)
+    # the landing checks its inputs again as it reads them: a backfill's months pass only their range's checks
+    missing_inputs(month, config.source_paths(month))
+    return dumped_at
+
+
+def checked_range(configs: list[ClusterConfig], first: Month, last: Month, partial: bool = False) -> None:
+    """Refuse, before any work, a range backwards, a month in it in the future or not ended (the
+    last, unless `partial`), and a config whose [paths] cannot be written."""
+    if last < first:
+        raise UsageError(f"--from {first} is after --to {last}")
+    for month in (first, last):
+        reportable(month, partial=partial)
+    for config in configs:
+        check_can_run(config)
+
+
+def checked_study(configs: list[ClusterConfig], first: Month, last: Month) -> None:
+    """A study's `checked_range` of full months, of clusters named once each."""
+    checked_range(configs, first, last)
+    names = [c.cluster for c in configs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"a study names each cluster once; got {', '.join(names)}")
