@@ -284,19 +284,22 @@ def prefect_server(tmp_path_factory):
 # The longest files first: under `--dist loadfile` none of them then starts last and runs alone at the
 # end. xdist hands each of the three workers two files at the start, round robin (the 1st and 4th
 # to the first worker, ...), so the order pairs each long file with a shorter one: test_spark
-# (about 5 min under load) with test_faults, test_history (about 7 min) with test_slurm_live,
-# test_study (about 6 min) with test_package; the rest go to whichever worker is free.
+# (about 250 worker-seconds in `make test`) with test_faults (145), test_study (250) with
+# test_history (140), test_backfill (230) with test_prefect_server (125); the rest go to whichever
+# worker is free (each file's time: bench/README.md).
 SLOWEST_FILES = (
     "test_spark.py",
-    "test_history.py",
     "test_study.py",
+    "test_backfill.py",
     "test_faults.py",
-    "test_slurm_live.py",
-    "test_package.py",
-    "test_publish_prometheus.py",  # builds the six months test_publish_archive.py reads: before it
+    "test_history.py",
     "test_prefect_server.py",
     "test_pipeline.py",
+    "test_delivery.py",
     "test_lemons.py",
+    "test_slurm_live.py",
+    "test_publish_prometheus.py",  # builds the six months test_publish_archive.py reads: before it
+    "test_package.py",
 )
 
 
