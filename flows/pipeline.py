@@ -335,9 +335,8 @@ def monthly_report(
     the records it landed before (no pull) and sends it only as a correction where it was sent. The
     new report replaces the month's previous one once delivery is decided: a delivery that reaches
     nobody leaves the previous report (and the sent-log) as they were. A month that has not ended
-    needs `partial`. `as_of`
-    (ISO 8601) says when the records were dumped (default: the pull time of a live pull, else the
-    latest time in the records).
+    needs `partial`. `as_of` (ISO 8601) says when the records were dumped (default: the pull time of
+    a live pull, else the latest time in the records).
 
     A deployment's run gives `config` as the config file's path, `month` as YYYY-MM (made a Month by
     the parameter's validation; none: the month before the run's scheduled time) and `as_of` as
