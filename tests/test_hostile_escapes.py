@@ -1,6 +1,6 @@
 """The hostile-input corpus's terminal side (issue 35): a string from the logs carrying a terminal
 escape sequence or a bidi override reaches the operator's terminal, a log line or an error escaped
-the same way as in the report (flows/escape.printable): the quarantine's lines, the one-line
+the same way as in the report (flows/core/escape.py printable): the quarantine's lines, the one-line
 error, a live pull's stderr, the retry warnings and Prefect's run log lines.
 
 Every case starts from a real dump (tests/data/slurm-22.05) with one field made hostile."""

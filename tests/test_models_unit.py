@@ -1,6 +1,6 @@
 """The dbt models' unit tests (attribution window edges, cause priority, job-run chaining, month
 boundaries...): they check the SQL, not a month's data, so they run here, in the quick tier, rather
-than in every monthly build (flows/warehouse.build_month leaves them out)."""
+than in every monthly build (flows/warehouse/build.py build_month leaves them out)."""
 
 from pathlib import Path
 

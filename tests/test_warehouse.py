@@ -67,7 +67,7 @@ def test_a_build_from_a_removed_checkout_does_not_break_this_ones(landed, tmp_pa
     is then removed. dbt's saved parse records the project's absolute paths (seeds are read from
     there): were it shared, this checkout's build would look for the seeds in the removed one."""
     config, months = landed["east"]
-    # a new warehouse over data of its own: no other landed month to rebuild into it (flows/warehouse.rebuild)
+    # a new warehouse over data of its own: no other landed month to rebuild into it (flows/warehouse/build.py rebuild)
     config = replace(config, warehouse_path=tmp_path / "warehouse" / "east.duckdb", data_dir=tmp_path / "data")
     month = MONTHS[0]
     other_checkout = tmp_path / "other-checkout" / "dbt_project"

@@ -163,7 +163,7 @@ def notice_html(notice: str) -> str:
 
 def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None) -> dict[str, Path]:
     """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
-    the month's only once delivery is decided: flows/atomic.staged_replacement). Returns their paths."""
+    the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their paths."""
     report = build_report(metrics)
     (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (report_dir / "report.html").write_text(report.html)

@@ -207,7 +207,7 @@ def write_spark_run_inputs(
     landed_dir: Path,
     tables: list[str],
 ) -> None:
-    """Spark's form of flows/warehouse.write_run_inputs: run.parameters and run.trailing_windows as
+    """Spark's form of flows/warehouse/build.py write_run_inputs: run.parameters and run.trailing_windows as
     tables, landed.<table> as views over the month's Parquet files (which the Spark session must be
     able to read: a local path in local mode, shared storage for a cluster)."""
     spark = spark_session(config)
