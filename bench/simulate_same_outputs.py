@@ -116,11 +116,33 @@ def configurations(big: bool) -> dict[str, SimParams]:
     return c
 
 
+# Keys issue 42 added to truth.json (the parameters of a real site's shapes, the months' measurability):
+# a truth.json is the same as before if it differs only by these, so a record taken before them compares.
+ADDED_TRUTH_KEYS = frozenset(
+    {"cpu_nodes", "cpu_node_prefix", "cpus_per_node", "cpu_utilization", "cpu_r_f", "sources", "dump_ends"}
+    | {"not_measurable", "gpu_attempts", "cpu_only_attempts", "cpu_node_failures", "records_span"}
+)
+
+
+def _without_added(data: object) -> object:
+    """`data` without ADDED_TRUTH_KEYS at any depth."""
+    if isinstance(data, dict):
+        return {k: _without_added(v) for k, v in data.items() if k not in ADDED_TRUTH_KEYS}
+    if isinstance(data, list):
+        return [_without_added(v) for v in data]
+    return data
+
+
+def _bytes(path: Path) -> bytes:
+    """A file's bytes; a truth.json's as written without the keys added since (simulator/dumps.py's format)."""
+    if path.name != "truth.json":
+        return path.read_bytes()
+    return (json.dumps(_without_added(json.loads(path.read_text())), indent=1, default=str) + "\n").encode()
+
+
 def digest(out: Path) -> dict[str, str]:
     return {
-        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
+        str(p.relative_to(out)): hashlib.sha256(_bytes(p)).hexdigest() for p in sorted(out.rglob("*")) if p.is_file()
     }
 
 

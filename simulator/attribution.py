@@ -23,7 +23,7 @@ def rule_match(history: History, a: Attempt) -> tuple[str, int] | None:
     second, the cause first in CAUSE_PRIORITY). The incident nearest End wins; at equal distance the
     cause first in the priority, then the earlier incident, then the node's name. Another fault's
     signal counts too."""
-    critical, names = history.ctx.signals.critical, history.node_names
+    critical, names = history.critical, history.node_names
     lo, hi = a.end - ATTRIBUTION_BEFORE_MINUTES * 60, a.end + ATTRIBUTION_AFTER_MINUTES * 60
     incidents = []
     for n in a.nodes:

@@ -20,18 +20,27 @@ from simulator.writers.xid_syslog import write_xid_log
 HEALTH_LOG_LEAD = 3600  # a month's health logs start this long before it, for attempts ending at its start
 
 
-def write_month(history: History, w: MonthWindow, columns: AttemptColumns, out_dir: Path) -> dict:
-    """Write the month's logs as the site has them at its dump time, and its truth.json; return the truth."""
+def write_month(
+    history: History, w: MonthWindow, columns: AttemptColumns, out_dir: Path, cpu: AttemptColumns | None = None
+) -> dict:
+    """Write the month's logs as the site has them at its dump time, and its truth.json; return the
+    truth. `cpu`: the CPU-only attempts' columns (a mixed cluster). With `sources = "jobs_only"` the
+    dump holds only the job records."""
     ctx, clock, names = history.ctx, history.clock, history.node_names
     out_dir.mkdir(parents=True, exist_ok=True)
     shown = [ctx.attempts[i] for i in np.flatnonzero(columns.in_dump(w)).tolist()]
+    if cpu is not None and history.cpu is not None:
+        shown += [history.cpu.attempts[i] for i in np.flatnonzero(cpu.in_dump(w)).tolist()]
     write_sacct(out_dir / "sacct.psv", shown, ctx.params, names, clock, w.as_of)
+    truth = month_truth(history, w, columns, cpu)
+    if ctx.params.sources == "jobs_only":
+        _write_json(out_dir / "truth.json", truth)
+        return truth
     lo = w.start - HEALTH_LOG_LEAD
     write_events(out_dir / "events.psv", ctx.signals.events, ctx.params, names, clock, lo, w.as_of)
     write_xid_log(out_dir / "xid.log", ctx.signals.xids, names, clock, lo, w.as_of)
     write_nhc_log(out_dir / "nhc.log", ctx.signals.nhc, names, clock, lo, w.as_of)
     write_dcgm_checks(out_dir, ctx.signals.dcgm, names, clock, lo, w.as_of)
-    truth = month_truth(history, w, columns)
     _write_json(out_dir / "truth.json", truth)
     return truth
 
@@ -54,9 +63,12 @@ def simulate(params: SimParams, out_dir: Path) -> dict:
 def _simulate(params: SimParams, out_dir: Path) -> dict:
     history = run_history(params)
     columns = AttemptColumns(history.ctx.attempts)
+    cpu = AttemptColumns(history.cpu.attempts) if history.cpu is not None else None
     if len(history.windows) == 1:
-        return write_month(history, history.windows[0], columns, out_dir)
-    per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month)) for w in history.windows}
+        return write_month(history, history.windows[0], columns, out_dir, cpu)
+    per_month = {
+        str(w.month): write_month(history, w, columns, out_dir / str(w.month), cpu) for w in history.windows
+    }
     whole = history_truth(history, per_month, columns)
     _write_json(out_dir / "truth.json", whole)
     return whole

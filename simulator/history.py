@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simulator.cpu_partition import CpuPartition, run_cpu_partition
 from simulator.failures import draw_faults, emit_noise, read_fault_trace
 from simulator.gpu_partition import GpuPartition
 from simulator.lifecycle import SimContext
@@ -36,11 +37,30 @@ class History:
     # computed for the first month's truth and kept for the others (the whole history is simulated)
     attributed: bool = False  # attribute_failures has run
     run_life: dict[int, tuple[int, int, int]] | None = None  # training_truth's _run_life
+    cpu: CpuPartition | None = None  # the CPU-only nodes' jobs and faults (params.cpu_nodes)
+
+    @property
+    def critical(self) -> dict[int, list[tuple[int, str]]]:
+        """The critical signals the logs written show: none when the dumps hold only job records."""
+        return self.ctx.signals.critical if self.ctx.params.sources == "all" else {}
 
 
 def node_names(params: SimParams) -> list[str]:
+    """The GPU nodes' names, then the CPU nodes' (`cpu_node_prefix`, numbered from 1)."""
     width = max(4, len(str(params.nodes)))
-    return [f"{params.node_prefix}{i:0{width}d}" for i in range(1, params.nodes + 1)]
+    names = [f"{params.node_prefix}{i:0{width}d}" for i in range(1, params.nodes + 1)]
+    cpu_width = max(4, len(str(params.cpu_nodes)))
+    return names + [f"{params.cpu_node_prefix}{i:0{cpu_width}d}" for i in range(1, params.cpu_nodes + 1)]
+
+
+def month_windows(params: SimParams, clock: Clock) -> list[MonthWindow]:
+    """Each month's window; with `dump_ends`, the last one ends, and its dump is taken, then."""
+    windows = [MonthWindow.of(m, clock, params.dump_delay_hours) for m in params.months]
+    ends = params.dump_end_time
+    if ends is not None:
+        last = windows[-1]
+        windows[-1] = MonthWindow(last.month, last.start, clock.seconds(ends), clock.seconds(ends))
+    return windows
 
 
 def split_pools(
@@ -83,7 +103,7 @@ def _run_history(params: SimParams) -> History:
     params.validate()
     months = params.months
     clock = Clock(months[0].start - timedelta(days=params.warmup_days))
-    windows = [MonthWindow.of(m, clock, params.dump_delay_hours) for m in months]
+    windows = month_windows(params, clock)
     horizon = windows[-1].as_of
     rng = np.random.default_rng(params.seed)
     names = node_names(params)
@@ -101,4 +121,7 @@ def _run_history(params: SimParams) -> History:
     partition = GpuPartition(ctx, gpu)
     partition.run([j for j in workload.jobs if j.gpus >= gpn])
     emit_noise(ctx.signals, rng, params, faults, ctx.consumed, horizon)
-    return History(ctx, clock, windows, names, len(gpu), partition.idle_fit)
+    cpu = run_cpu_partition(params, horizon, params.nodes) if params.cpu_nodes else None
+    if cpu is not None:
+        ctx.signals.events.extend(cpu.events)
+    return History(ctx, clock, windows, names, len(gpu), partition.idle_fit, cpu=cpu)

@@ -10,6 +10,8 @@ from typing import Protocol
 
 import numpy as np
 
+SOURCES = ("all", "jobs_only")  # what a month's dump holds: every log, or only the job records (sacct)
+
 
 class YearMonth(Protocol):
     """What the simulator needs of a month its caller names: any value with these two (the
@@ -78,6 +80,18 @@ class SimParams:
     last_month: YearMonth | None = None  # the history runs from `month` to this one (default: `month`)
     dump_delay_hours: float = 30.0  # a month's logs are taken this long after its end (06:00 on the 2nd)
     fault_trace: Path | None = None  # CSV of node faults to replay instead of drawing them
+    # A real site's shapes (docs/simulator.md "A real site's first month"). CPU-only nodes in a `cpu`
+    # partition beside the GPU ones, running CPU-only jobs (no gres/gpu), simulated from a random
+    # stream of their own: the GPU history is the one the same seed gives without them.
+    cpu_nodes: int = 0
+    cpus_per_node: int = 64
+    cpu_utilization: float = 0.6  # offered core-hours over the CPU nodes' capacity
+    cpu_r_f: float = 5.0  # CPU node faults per 1000 node-days; each ends the node's jobs NODE_FAIL
+    cpu_node_prefix: str = "cpu"
+    sources: str = "all"  # "all": every log; "jobs_only": only sacct.psv (no node events, no health logs)
+    # The last month's records end here, mid-month (a datetime, or a day of the last month at 00:00
+    # UTC): the history stops, and the dump is taken, at that time.
+    dump_ends: datetime | int | None = None
 
     @property
     def first(self) -> CalendarMonth:
@@ -103,12 +117,37 @@ class SimParams:
             raise ValueError(f"last_month {self.last} is before month {self.first}")
         if not 0 < self.utilization <= 1.5:
             raise ValueError(f"utilization must be in (0, 1.5], got {self.utilization}")
+        if self.sources not in SOURCES:
+            raise ValueError(f"sources must be one of {', '.join(SOURCES)}, got {self.sources!r}")
+        if self.cpu_nodes < 0 or self.cpus_per_node < 1:
+            raise ValueError("cpu_nodes must be >= 0 and cpus_per_node >= 1")
+        if self.cpu_nodes and self.cpu_node_prefix == self.node_prefix:
+            raise ValueError("cpu_node_prefix must differ from node_prefix")
+        if self.cpu_nodes and not 0 < self.cpu_utilization <= 1.5:
+            raise ValueError(f"cpu_utilization must be in (0, 1.5], got {self.cpu_utilization}")
+        ends = self.dump_end_time
+        if ends is not None and not self.last.start < ends < self.last.end:
+            raise ValueError(f"dump_ends {ends} is not inside the last month {self.last}")
+        if ends is not None and self.last > self.first and ends < self.last.start + timedelta(hours=self.dump_delay_hours):
+            raise ValueError(f"dump_ends {ends} is before the previous month's dump (dump_delay_hours after {self.last})")
+
+    @property
+    def dump_end_time(self) -> datetime | None:
+        """`dump_ends` as a UTC time (None: every month's dump is taken after its end)."""
+        ends = self.dump_ends
+        if ends is None:
+            return None
+        if isinstance(ends, int):
+            return self.last.start.replace(day=ends)
+        return ends.replace(tzinfo=UTC) if ends.tzinfo is None else ends.astimezone(UTC)
 
     def as_dict(self) -> dict:
         params = asdict(self)
         params["month"] = str(self.first)
         params["last_month"] = str(self.last)
         params["fault_trace"] = str(self.fault_trace) if self.fault_trace else None
+        ends = self.dump_end_time
+        params["dump_ends"] = ends.strftime("%Y-%m-%dT%H:%M:%S") if ends else None
         return params
 
 

@@ -58,3 +58,4 @@ class Attempt:
     overhead: int = 0  # restart overhead at the start (training runs)
     kept: int = 0  # seconds of training work this attempt kept (its checkpoints), from start + overhead
     admin_comment: str = ""  # sacct AdminComment: a site's mark of a user's or admin's requeue
+    cpus: int = 0  # a CPU-only job's cores (gpus 0; a GPU job's are 12 per GPU)

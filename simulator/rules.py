@@ -46,3 +46,58 @@ SIZE_BUCKETS = (
     + tuple((2 ** (k - 1) + 1, 2**k, str(2**k)) for k in range(4, 14))
     + ((8193, 2**31 - 1, ">8192"),)
 )
+
+# What a figure needs to be measured (docs/metrics.md "not_measured"; the pipeline's
+# flows/figures/measured.py): the defaults of [analysis] min_gpu_node_days and lemon_min_infra_failures.
+# At zero failures over 100 GPU node-days r_f's 95% upper bound is 36.9 per 1000 node-days.
+MIN_GPU_NODE_DAYS = 100.0
+LEMON_MIN_INFRA_FAILURES = 10
+# Every figure a rule covers, by its path in metrics.json, in the pipeline's order
+MEASURED_FIGURES = (
+    "node_failure_rate.paper",
+    "node_failure_rate.all",
+    "fleet_fault_rate",
+    "mttf_by_size",
+    "projections",
+    "failures_by_cause",
+    "ettr_vs_expected",
+    "lost_goodput",
+    "breakdowns",
+    "lemon_nodes",
+)
+# Figures that need a node-event or health source (reason `no_node_source`)
+NODE_SOURCE_FIGURES = ("fleet_fault_rate", "failures_by_cause")
+# Figures that need min_gpu_node_days of GPU exposure (`no_gpu_jobs` / `thin_gpu_exposure`)
+GPU_EXPOSURE_FIGURES = (
+    "node_failure_rate.all",
+    "mttf_by_size",
+    "projections",
+    "ettr_vs_expected",
+    "lost_goodput",
+    "breakdowns",
+)
+
+
+def not_measurable(
+    node_source: bool, gpu_attempts: int, gpu_node_days: float, paper_node_days: float, gpu_infra_failures: int
+) -> dict[str, str]:
+    """figure path -> reason code, for each figure a month's inputs cannot support: `node_source` is
+    whether its dump has node events or health logs; the rest are its GPU attempts, their node-days
+    (all, and of jobs above PAPER_MIN_GPUS) and the infrastructure failures the pipeline counts of them."""
+    codes: dict[str, str] = {}
+    if not node_source:
+        codes |= dict.fromkeys(NODE_SOURCE_FIGURES, "no_node_source")
+    gpu = (
+        "no_gpu_jobs"
+        if gpu_attempts == 0
+        else "thin_gpu_exposure"
+        if gpu_node_days < MIN_GPU_NODE_DAYS
+        else None
+    )
+    if gpu:
+        codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
+    if paper_node_days < MIN_GPU_NODE_DAYS:
+        codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
+    if not node_source and gpu_infra_failures < LEMON_MIN_INFRA_FAILURES:
+        codes["lemon_nodes"] = "no_node_source_few_failures"
+    return {path: codes[path] for path in MEASURED_FIGURES if path in codes}

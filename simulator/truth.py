@@ -16,7 +16,7 @@ from simulator.attribution import attribute_failures, marked_manual_requeues, ru
 from simulator.history import History
 from simulator.params import Clock, MonthWindow
 from simulator.records import HIGH_QOS_MIN_GPUS, NEVER, Attempt
-from simulator.rules import ETTR_MIN_RUN_HOURS, PAPER_MIN_GPUS, SIZE_BUCKETS
+from simulator.rules import ETTR_MIN_RUN_HOURS, PAPER_MIN_GPUS, SIZE_BUCKETS, not_measurable
 from simulator.training_truth import month_training_runs, whole_training_runs
 from simulator.workload import SIZE_CHOICES, TRAINING_MIN_GPUS
 
@@ -50,8 +50,9 @@ class AttemptColumns:
         return np.clip(np.minimum(self.start, w.end) - np.maximum(self.eligible, w.start), 0, None)
 
 
-def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
-    """The truth of one month (its files are in the month's directory)."""
+def month_truth(history: History, w: MonthWindow, columns: AttemptColumns, cpu: AttemptColumns | None = None) -> dict:
+    """The truth of one month (its files are in the month's directory); `cpu`: the CPU-only attempts'
+    columns of a mixed cluster. Every GPU figure counts GPU attempts only."""
     ctx, clock = history.ctx, history.clock
     if not history.attributed:
         attribute_failures(history)
@@ -84,7 +85,7 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
         "cluster": p.cluster,
         "month": str(w.month),
         "month_start": clock.text(w.start),
-        "month_end": clock.text(w.end),
+        "month_end": clock.text(clock.seconds(w.month.end)),
         "as_of": clock.text(w.as_of),
         "parameters": p.as_dict(),
         "fleet": {"node_days": p.nodes * days, "expected_node_failures": expected, "node_failures": in_month_faults},
@@ -107,7 +108,54 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> di
         "training_runs": runs,
         "preemptions": [_preemption_row(clock, x) for x in ctx.preemptions if w.start <= x["preempted_at"] < w.end],
         "scheduler": _scheduler_figures(history, columns, w.start, w.end, runs),
+        **_coverage(history, w, columns, cpu, node_days, counted["all"] + extra["all"]),
     }
+
+
+def _coverage(
+    history: History,
+    w: MonthWindow,
+    columns: AttemptColumns,
+    cpu: AttemptColumns | None,
+    node_days: dict[str, float],
+    gpu_infra_failures: int,
+) -> dict:
+    """What the month's records cover: its GPU and CPU-only attempts, the span of its records, the
+    CPU nodes' faults, and which figures its inputs cannot support (simulator/rules.py)."""
+    p, clock = history.ctx.params, history.clock
+    shown = columns.in_dump(w)
+    gpu_attempts = int(shown.sum())
+    cpu_shown = cpu.in_dump(w) if cpu is not None else np.zeros(0, dtype=bool)
+    times = [_known_times(columns, shown, w.as_of)] + ([_known_times(cpu, cpu_shown, w.as_of)] if cpu is not None else [])
+    known = np.concatenate(times)
+    first = int(np.concatenate([columns.submit[shown]] + ([cpu.submit[cpu_shown]] if cpu is not None else [])).min(initial=NEVER))
+    coverage: dict = {
+        "gpu_attempts": gpu_attempts,
+        "cpu_only_attempts": int(cpu_shown.sum()),
+        "records_span": {
+            "first": clock.text(first) if first < NEVER else None,
+            "last": clock.text(int(known.max())) if len(known) else None,
+        },
+        "not_measurable": not_measurable(
+            p.sources == "all", gpu_attempts, node_days["all"], node_days["paper"], gpu_infra_failures
+        ),
+    }
+    if history.cpu is not None and cpu is not None:
+        ended = cpu_shown & (cpu.end >= w.start) & (cpu.end < w.end)
+        states = [history.cpu.attempts[i].state for i in np.flatnonzero(ended).tolist()]
+        coverage["cpu_nodes"] = {
+            "nodes": p.cpu_nodes,
+            "node_failures": history.cpu.node_failures(w.start, w.end),
+            "node_fail_attempts": states.count("NODE_FAIL"),
+            "runtime_hours": float(cpu.runtime_in(w)[cpu_shown].sum()) / 3600,
+        }
+    return coverage
+
+
+def _known_times(columns: AttemptColumns, shown: np.ndarray, as_of: int) -> np.ndarray:
+    """The Submit, Eligible, Start and End times the dump at `as_of` prints of the attempts shown."""
+    values = np.concatenate([columns.submit[shown], columns.eligible[shown], columns.start[shown], columns.end[shown]])
+    return values[values < as_of]
 
 
 def history_truth(history: History, per_month: dict[str, dict], columns: AttemptColumns | None = None) -> dict:
@@ -169,7 +217,7 @@ def _window_false_positives(
     a user's or an admin's requeue is marked as such."""
     ctx, clock = history.ctx, history.clock
     skip = failed | marked_manual_requeues(history)
-    critical = ctx.signals.critical
+    critical = history.critical
     found = []
     for i in np.flatnonzero(ended_in_month).tolist():
         a = ctx.attempts[i]

@@ -491,3 +491,172 @@ def test_large_training_runs_get_a_high_ettr(busy_quarter):
     for figures in busy_quarter["truth"]["months"].values():
         assert figures["scheduler"]["long_high_qos_runs"] >= 10
         assert figures["scheduler"]["long_high_qos_runs_mean_ettr"] >= 0.85
+
+
+# --- a real site's shapes (issue 42): a mixed cluster, only job records, a dump that ends mid-month,
+# a month with a handful of GPU jobs, a month with no records; and which figures each cannot support
+
+
+def _sacct_rows(path: Path) -> list[dict[str, str]]:
+    lines = path.read_text().splitlines()
+    header = lines[0].split("|")
+    return [dict(zip(header, line.split("|"), strict=True)) for line in lines[1:]]
+
+
+def _expected_not_measurable(month: dict) -> dict[str, str]:
+    """The contract's rules, stated once more from the truth's own figures (docs/metrics.md)."""
+    rates, node_source = month["r_f_per_1000_node_days"], month["parameters"]["sources"] == "all"
+    gpu = None
+    if month["gpu_attempts"] == 0:
+        gpu = "no_gpu_jobs"
+    elif rates["all"]["node_days"] < 100:
+        gpu = "thin_gpu_exposure"
+    codes = {}
+    if rates["paper"]["node_days"] < 100:
+        codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
+    if gpu:
+        for path in ("node_failure_rate.all", "mttf_by_size", "projections", "ettr_vs_expected", "lost_goodput"):
+            codes[path] = gpu
+        codes["breakdowns"] = gpu
+    if not node_source:
+        codes["fleet_fault_rate"] = codes["failures_by_cause"] = "no_node_source"
+        if rates["all"]["rule_failures"] < 10:
+            codes["lemon_nodes"] = "no_node_source_few_failures"
+    return codes
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_mixed_cluster_runs_cpu_only_jobs_beside_the_gpu_ones(tmp_path, seed):
+    """CPU-only nodes in a `cpu` partition run CPU-only jobs whose TRES has no GPU (as sacct writes
+    them), many more than the GPU jobs; their nodes' faults end them NODE_FAIL; and the GPU side is
+    the history the same seed gives without CPU nodes, so its truth is unchanged."""
+    shape = dict(nodes=4, seed=seed, duration_scale=4.0)
+    mixed = simulate(
+        SimParams("m", MONTH, **shape, cpu_nodes=8, cpus_per_node=16, cpu_r_f=60.0), tmp_path / "mixed"
+    )
+    alone = simulate(SimParams("m", MONTH, **shape), tmp_path / "alone")
+    rows = _sacct_rows(tmp_path / "mixed" / "sacct.psv")
+    cpu = [r for r in rows if r["Partition"] == "cpu"]
+    gpu = [r for r in rows if r["Partition"] != "cpu"]
+    assert len(cpu) == mixed["cpu_only_attempts"] > len(gpu)
+    assert len(gpu) == mixed["gpu_attempts"] == alone["gpu_attempts"] and alone["cpu_only_attempts"] == 0
+    assert all("gres/gpu" not in r["AllocTRES"] + r["ReqTRES"] and "cpu=" in r["ReqTRES"] for r in cpu)
+    assert all(r["NodeList"].startswith("cpu") or r["State"] == "PENDING" or not r["AllocTRES"] for r in cpu)
+    node_fail = [r for r in cpu if r["State"] == "NODE_FAIL" and r["End"] < mixed["month_end"]]
+    assert node_fail and mixed["cpu_nodes"]["node_fail_attempts"] == len(node_fail)
+    # the GPU records, their faults' logs and the GPU truth are the GPU-only cluster's
+    alone_rows = (tmp_path / "alone" / "sacct.psv").read_text().splitlines()[1:]
+    assert ["|".join(r.values()) for r in gpu] == alone_rows
+    for key in ("r_f_per_1000_node_days", "size_buckets", "infra_failures", "training_runs", "not_measurable"):
+        assert mixed[key] == alone[key], key
+    for name in ("xid.log", "nhc.log"):
+        assert (tmp_path / "mixed" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
+    cpu_events = [line for line in (tmp_path / "mixed" / "events.psv").read_text().splitlines() if "|cpu0" in line]
+    assert cpu_events and all("|Not responding|" in line for line in cpu_events)
+    # the pipeline's reader sees no GPU on a CPU-only record
+    parsed = sacct_attempts(tmp_path / "mixed" / "sacct.psv", UTC, SacctReadStats())
+    assert sum(a.gpus == 0 and not a.req_gpus for a in parsed) == len(cpu)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_site_with_only_job_records_has_only_sacct(tmp_path, seed):
+    """`sources = "jobs_only"`: only sacct.psv (the same records as with every log), and a truth
+    whose attribution sees no health signal: only NODE_FAIL is an infrastructure failure."""
+    params = dict(nodes=12, seed=seed, r_f=40.0, last_month=MONTH.next(), cpu_nodes=2, duration_scale=4.0)
+    jobs = simulate(SimParams("j", MONTH, sources="jobs_only", **params), tmp_path / "jobs")
+    every = simulate(SimParams("j", MONTH, **params), tmp_path / "all")
+    for month in (str(MONTH), str(MONTH.next())):
+        assert sorted(p.name for p in (tmp_path / "jobs" / month).iterdir()) == ["sacct.psv", "truth.json"]
+        assert (tmp_path / "jobs" / month / "sacct.psv").read_bytes() == (
+            tmp_path / "all" / month / "sacct.psv"
+        ).read_bytes()
+        truth, full = jobs["months"][month], every["months"][month]
+        assert truth["window_false_positives"] == [] and truth["manual_requeues_near_critical"] == []
+        for f in truth["infra_failures"]:
+            assert f["expected_attributed"] == (f["state"] == "NODE_FAIL")
+            assert f["expected_cause"] == ("unattributed_node_failure" if f["state"] == "NODE_FAIL" else None)
+        nodefail = sum(f["state"] == "NODE_FAIL" for f in full["infra_failures"])
+        assert truth["r_f_per_1000_node_days"]["all"]["rule_failures"] == nodefail
+        assert truth["not_measurable"]["fleet_fault_rate"] == "no_node_source"
+        assert "fleet_fault_rate" not in full["not_measurable"]
+        assert truth["not_measurable"] == _expected_not_measurable(truth)
+        assert full["not_measurable"] == _expected_not_measurable(full)
+
+
+@pytest.mark.parametrize(
+    "ends", [15, datetime(2026, 10, 20, 13, 47, 11, tzinfo=UTC)], ids=["day-15", "2026-10-20T13:47:11"]
+)
+def test_a_dump_that_ends_mid_month_has_no_record_after_it(tmp_path, ends):
+    """`dump_ends`: the last month's records, node events and health logs stop there; what runs
+    then is RUNNING with End Unknown and its Elapsed up to the dump (as sacct prints a running job,
+    and as the pipeline reads the dump time); the truth's exposure stops there too."""
+    truth = simulate(
+        SimParams(
+            "e", MONTH.previous(), nodes=16, seed=7, last_month=MONTH, dump_ends=ends, cpu_nodes=2, duration_scale=4.0
+        ),
+        tmp_path,
+    )
+    month = truth["months"][str(MONTH)]
+    dump = ends if isinstance(ends, datetime) else datetime(2026, 10, ends, tzinfo=UTC)
+    dump_text = dump.strftime("%Y-%m-%dT%H:%M:%S")
+    assert month["as_of"] == truth["as_of"] == dump_text and month["month_end"] == "2026-11-01T00:00:00"
+    rows = _sacct_rows(tmp_path / str(MONTH) / "sacct.psv")
+    times = [r[k] for r in rows for k in ("Submit", "Eligible", "Start", "End") if r[k] != "Unknown"]
+    assert max(times) < dump_text and max(times) == month["records_span"]["last"]
+    running = [r for r in rows if r["State"] == "RUNNING"]
+    assert running and all(r["End"] == "Unknown" for r in running)
+    parsed = sacct_attempts(tmp_path / str(MONTH) / "sacct.psv", UTC, SacctReadStats())
+    ends_at = {a.start_at + timedelta(seconds=a.elapsed_seconds) for a in parsed if a.state == "RUNNING"}
+    assert ends_at == {dump.replace(tzinfo=None)}
+    for e in read_sacctmgr_events(tmp_path / str(MONTH) / "events.psv", UTC):
+        assert e.started_at < dump
+    for x in read_xid_syslog(tmp_path / str(MONTH) / "xid.log", UTC, MONTH.year).to_pylist():
+        assert x["ts"].replace(tzinfo=UTC) < dump
+    days = (dump - datetime(2026, 10, 1, tzinfo=UTC)).total_seconds() / 86400
+    assert 0 < month["r_f_per_1000_node_days"]["all"]["node_days"] <= 16 * days
+    assert all(f["end"] < dump_text for f in month["infra_failures"])
+    with pytest.raises(ValueError, match="dump_ends"):
+        SimParams("e", MONTH, nodes=4, seed=1, dump_ends=datetime(2026, 11, 2, tzinfo=UTC)).validate()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_month_with_a_handful_of_gpu_jobs_is_not_measurable_by_its_gpu_exposure(tmp_path, seed):
+    """Two GPU nodes at 0.1% utilisation beside busy CPU nodes: a handful of GPU jobs (or none),
+    under a GPU node-day, so every GPU-exposure figure is not measurable, for the rule's reason."""
+    truth = simulate(
+        SimParams("h", MONTH, nodes=2, seed=seed, utilization=0.001, cpu_nodes=2, cpu_utilization=0.3), tmp_path
+    )
+    assert truth["gpu_attempts"] <= 15 and truth["cpu_only_attempts"] > 100 * max(1, truth["gpu_attempts"])
+    assert truth["r_f_per_1000_node_days"]["all"]["node_days"] < 1
+    code = "no_gpu_jobs" if truth["gpu_attempts"] == 0 else "thin_gpu_exposure"
+    assert truth["not_measurable"]["mttf_by_size"] == truth["not_measurable"]["breakdowns"] == code
+    assert truth["not_measurable"] == _expected_not_measurable(truth)
+
+
+def test_a_month_with_no_records_is_a_dump_of_other_months(tmp_path):
+    """The recipe (docs/simulator.md): a dump of 2026-08..09 given for 2026-11 has no record in
+    November; its truth's records_span says what it covers."""
+    truth = simulate(SimParams("n", MONTH.previous().previous(), nodes=8, seed=2, last_month=MONTH.previous()), tmp_path)
+    span = truth["months"]["2026-09"]["records_span"]
+    rows = _sacct_rows(tmp_path / "2026-09" / "sacct.psv")
+    times = [r[k] for r in rows for k in ("Submit", "Eligible", "Start", "End") if r[k] != "Unknown"]
+    assert (min(times), max(times)) == (span["first"], span["last"])
+    assert span["last"] < "2026-11-01T00:00:00"
+    assert "2026-08" < span["first"] < "2026-09" and span["last"] < truth["months"]["2026-09"]["as_of"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(nodes=16, seed=1),
+        dict(nodes=48, seed=11, r_f=20.0, sources="jobs_only"),
+        dict(nodes=40, seed=3, r_f=60.0, sources="jobs_only", cpu_nodes=3),
+        dict(nodes=2, seed=4, utilization=0.0005, cpu_nodes=1),
+        dict(nodes=200, seed=21, sources="jobs_only", duration_scale=2.0, utilization=0.9),
+    ],
+    ids=["gpu-16", "jobs-only-48", "jobs-only-mixed-40", "no-gpu-jobs", "jobs-only-200-paper"],
+)
+def test_not_measurable_is_exactly_the_rules(tmp_path, params):
+    truth = simulate(SimParams("r", MONTH, **params), tmp_path)
+    assert truth["not_measurable"] == _expected_not_measurable(truth)
+    assert truth["gpu_attempts"] == len([r for r in _sacct_rows(tmp_path / "sacct.psv") if r["Partition"] != "cpu"])

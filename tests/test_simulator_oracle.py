@@ -47,3 +47,31 @@ def test_its_causes_and_their_priority_are_the_seeds() -> None:
 def test_its_size_buckets_are_the_seeds() -> None:
     rows = sorted(seed_rows("job_size_buckets.csv"), key=lambda row: int(row["bucket_order"]))
     assert rules.SIZE_BUCKETS == tuple((int(r["min_gpus"]), int(r["max_gpus"]), r["size_bucket"]) for r in rows)
+
+
+def test_its_measurability_rules_are_the_pipelines() -> None:
+    """The truth's `not_measurable` (simulator/rules.py) and the pipeline's (flows/figures/measured.py)
+    use the same thresholds, cover the same figures and give the same reason codes."""
+    from flows.core.source_kinds import NODE_SOURCES, given_input
+    from flows.figures import measured
+
+    defaults = AnalysisConfig()
+    assert rules.MIN_GPU_NODE_DAYS == defaults.min_gpu_node_days
+    assert rules.LEMON_MIN_INFRA_FAILURES == defaults.lemon_min_infra_failures
+    assert rules.MEASURED_FIGURES == measured.FIGURES
+    assert rules.GPU_EXPOSURE_FIGURES == measured.GPU_EXPOSURE_FIGURES
+    assert rules.NODE_SOURCE_FIGURES == measured.NODE_FIGURES
+    # a jobs_only dump is the sacct source alone; the simulator's other files are node sources
+    assert {"sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"} <= set(NODE_SOURCES)
+    cases = [
+        (node, gpus, days, paper, failures)
+        for node in (True, False)
+        for gpus, days, paper in ((0, 0.0, 0.0), (2, 10.2, 0.0), (50, 99.9, 0.0), (500, 100.0, 100.0), (900, 400.0, 30.0))
+        for failures in (0, 9, 10)
+    ]
+    for node, gpus, days, paper, failures in cases:
+        inputs = {"sacct_psv"} | ({"sacctmgr_events_psv"} if node else set())
+        exposure = measured.Exposure(frozenset(given_input(k) for k in inputs), gpus, days, paper, failures)
+        assert rules.not_measurable(node, gpus, days, paper, failures) == measured.unmeasured_codes(
+            exposure, defaults
+        ), (node, gpus, days, paper, failures)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from simulator.catalog import USERS
+from simulator.cpu_partition import MEM_PER_CORE_G
 from simulator.hostlist import fold_hostlist
 from simulator.params import Clock, SimParams
 from simulator.records import HIGH_QOS_MIN_GPUS, Attempt
@@ -133,8 +134,15 @@ class _Line:
             )
         return self.tres[gpus]
 
+    def _cpu_tres(self, cpus: int) -> tuple[str, str, str, str]:
+        """A CPU-only job's: partition `cpu`, one node, no gres/gpu in its TRES (as sacct writes them)."""
+        if -cpus not in self.tres:
+            tres = f"billing={cpus},cpu={cpus},mem={cpus * MEM_PER_CORE_G}G,node=1"
+            self.tres[-cpus] = ("cpu|normal", "1", tres, tres)
+        return self.tres[-cpus]
+
     def __call__(self, a: Attempt, state: str, submit: str, eligible: str, start: str, end: str, elapsed: str) -> str:
-        tres = self.tres.get(a.gpus) or self._tres(a.gpus)
+        tres = self.tres.get(a.gpus) or self._tres(a.gpus) if a.gpus else self._cpu_tres(a.cpus)
         partition_qos, n_nodes, alloc, req = tres
         if state != "PENDING" and not a.no_alloc:
             if len(a.nodes) == 1:

@@ -34,19 +34,26 @@ def write_events(
     p = params
     gpus = p.nodes * p.gpus_per_node
     width = len(node_names[0]) - len(p.node_prefix)
+    hosts, cpus, mem = fold_hostlist(p.node_prefix, list(range(1, p.nodes + 1)), width), gpus * 12, p.nodes * 2000
+    if p.cpu_nodes:  # a mixed cluster's CPU-only nodes
+        cpu_width = len(node_names[-1]) - len(p.cpu_node_prefix)
+        hosts += "," + fold_hostlist(p.cpu_node_prefix, list(range(1, p.cpu_nodes + 1)), cpu_width)
+        cpus, mem = cpus + p.cpu_nodes * p.cpus_per_node, mem + p.cpu_nodes * p.cpus_per_node * 4
     cluster_row = (
-        f"{p.cluster}|{fold_hostlist(p.node_prefix, list(range(1, p.nodes + 1)), width)}|"
+        f"{p.cluster}|{hosts}|"
         f"{elapsed_text(as_of)}|Unknown|Cluster|1||Cluster Registered TRES|{clock.text(0)}||0|"
-        f"billing={gpus * 12},cpu={gpus * 12},gres/gpu:h100={gpus},gres/gpu={gpus},mem={p.nodes * 2000}G,"
-        f"node={p.nodes}|"
+        f"billing={cpus},cpu={cpus},gres/gpu:h100={gpus},gres/gpu={gpus},mem={mem}G,"
+        f"node={p.nodes + p.cpu_nodes}|"
     )
     gpn = p.gpus_per_node
     tres = f"billing={gpn * 12},cpu={gpn * 12},gres/gpu:h100={gpn},gres/gpu={gpn},mem=2000G"
+    cpu_tres = f"billing={p.cpus_per_node},cpu={p.cpus_per_node},mem={p.cpus_per_node * 4}G"
     rows = [EVENTS_HEADER, cluster_row]
     for start, end, node, state, reason in sorted(e for e in events if lo <= e[0] < as_of):
         end_text = clock.text(end) if end < as_of else "Unknown"
+        node_tres = tres if node < p.nodes else cpu_tres
         rows.append(
             f"{p.cluster}||{elapsed_text(min(end, as_of) - start)}|{end_text}|Node|2|{node_names[node]}|{reason}|"
-            f"{clock.text(start)}|{state}|{STATE_RAW[state]}|{tres}|root(0)"
+            f"{clock.text(start)}|{state}|{STATE_RAW[state]}|{node_tres}|root(0)"
         )
     path.write_text("\n".join(rows) + "\n")
