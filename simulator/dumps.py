@@ -66,9 +66,7 @@ def _simulate(params: SimParams, out_dir: Path) -> dict:
     cpu = AttemptColumns(history.cpu.attempts) if history.cpu is not None else None
     if len(history.windows) == 1:
         return write_month(history, history.windows[0], columns, out_dir, cpu)
-    per_month = {
-        str(w.month): write_month(history, w, columns, out_dir / str(w.month), cpu) for w in history.windows
-    }
+    per_month = {str(w.month): write_month(history, w, columns, out_dir / str(w.month), cpu) for w in history.windows}
     whole = history_truth(history, per_month, columns)
     _write_json(out_dir / "truth.json", whole)
     return whole

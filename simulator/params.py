@@ -128,8 +128,14 @@ class SimParams:
         ends = self.dump_end_time
         if ends is not None and not self.last.start < ends < self.last.end:
             raise ValueError(f"dump_ends {ends} is not inside the last month {self.last}")
-        if ends is not None and self.last > self.first and ends < self.last.start + timedelta(hours=self.dump_delay_hours):
-            raise ValueError(f"dump_ends {ends} is before the previous month's dump (dump_delay_hours after {self.last})")
+        if (
+            ends is not None
+            and self.last > self.first
+            and ends < self.last.start + timedelta(hours=self.dump_delay_hours)
+        ):
+            raise ValueError(
+                f"dump_ends {ends} is before the previous month's dump (dump_delay_hours after {self.last})"
+            )
 
     @property
     def dump_end_time(self) -> datetime | None:

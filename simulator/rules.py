@@ -87,13 +87,7 @@ def not_measurable(
     codes: dict[str, str] = {}
     if not node_source:
         codes |= dict.fromkeys(NODE_SOURCE_FIGURES, "no_node_source")
-    gpu = (
-        "no_gpu_jobs"
-        if gpu_attempts == 0
-        else "thin_gpu_exposure"
-        if gpu_node_days < MIN_GPU_NODE_DAYS
-        else None
-    )
+    gpu = "no_gpu_jobs" if gpu_attempts == 0 else "thin_gpu_exposure" if gpu_node_days < MIN_GPU_NODE_DAYS else None
     if gpu:
         codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
     if paper_node_days < MIN_GPU_NODE_DAYS:

@@ -126,9 +126,9 @@ def _coverage(
     shown = columns.in_dump(w)
     gpu_attempts = int(shown.sum())
     cpu_shown = cpu.in_dump(w) if cpu is not None else np.zeros(0, dtype=bool)
-    times = [_known_times(columns, shown, w.as_of)] + ([_known_times(cpu, cpu_shown, w.as_of)] if cpu is not None else [])
-    known = np.concatenate(times)
-    first = int(np.concatenate([columns.submit[shown]] + ([cpu.submit[cpu_shown]] if cpu is not None else [])).min(initial=NEVER))
+    printed = [(columns, shown)] + ([(cpu, cpu_shown)] if cpu is not None else [])
+    known = np.concatenate([_known_times(c, rows, w.as_of) for c, rows in printed])
+    first = min((int(c.submit[rows].min(initial=NEVER)) for c, rows in printed), default=NEVER)
     coverage: dict = {
         "gpu_attempts": gpu_attempts,
         "cpu_only_attempts": int(cpu_shown.sum()),

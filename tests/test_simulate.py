@@ -531,9 +531,7 @@ def test_a_mixed_cluster_runs_cpu_only_jobs_beside_the_gpu_ones(tmp_path, seed):
     them), many more than the GPU jobs; their nodes' faults end them NODE_FAIL; and the GPU side is
     the history the same seed gives without CPU nodes, so its truth is unchanged."""
     shape = dict(nodes=4, seed=seed, duration_scale=4.0)
-    mixed = simulate(
-        SimParams("m", MONTH, **shape, cpu_nodes=8, cpus_per_node=16, cpu_r_f=60.0), tmp_path / "mixed"
-    )
+    mixed = simulate(SimParams("m", MONTH, **shape, cpu_nodes=8, cpus_per_node=16, cpu_r_f=60.0), tmp_path / "mixed")
     alone = simulate(SimParams("m", MONTH, **shape), tmp_path / "alone")
     rows = _sacct_rows(tmp_path / "mixed" / "sacct.psv")
     cpu = [r for r in rows if r["Partition"] == "cpu"]
@@ -636,7 +634,9 @@ def test_a_month_with_a_handful_of_gpu_jobs_is_not_measurable_by_its_gpu_exposur
 def test_a_month_with_no_records_is_a_dump_of_other_months(tmp_path):
     """The recipe (docs/simulator.md): a dump of 2026-08..09 given for 2026-11 has no record in
     November; its truth's records_span says what it covers."""
-    truth = simulate(SimParams("n", MONTH.previous().previous(), nodes=8, seed=2, last_month=MONTH.previous()), tmp_path)
+    truth = simulate(
+        SimParams("n", MONTH.previous().previous(), nodes=8, seed=2, last_month=MONTH.previous()), tmp_path
+    )
     span = truth["months"]["2026-09"]["records_span"]
     rows = _sacct_rows(tmp_path / "2026-09" / "sacct.psv")
     times = [r[k] for r in rows for k in ("Submit", "Eligible", "Start", "End") if r[k] != "Unknown"]

@@ -66,7 +66,13 @@ def test_its_measurability_rules_are_the_pipelines() -> None:
     cases = [
         (node, gpus, days, paper, failures)
         for node in (True, False)
-        for gpus, days, paper in ((0, 0.0, 0.0), (2, 10.2, 0.0), (50, 99.9, 0.0), (500, 100.0, 100.0), (900, 400.0, 30.0))
+        for gpus, days, paper in (
+            (0, 0.0, 0.0),
+            (2, 10.2, 0.0),
+            (50, 99.9, 0.0),
+            (500, 100.0, 100.0),
+            (900, 400.0, 30.0),
+        )
         for failures in (0, 9, 10)
     ]
     for node, gpus, days, paper, failures in cases:
