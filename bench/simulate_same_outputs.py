@@ -7,8 +7,10 @@ record (or compare against a record) the sha256 of every file written.
 
 The configurations cover small and medium clusters, single months and continuous histories of 2-4
 months, several seeds, both Slurm versions, lemons, a replayed fault trace, the manual requeues'
-marks and drains, one-node and four-node clusters, and (--big) the bench's 1.5M-attempt month.
-Each configuration's CPU time is printed beside its name.
+marks and drains, one-node and four-node clusters, a real site's shapes (a mixed CPU/GPU cluster with
+only job records, a dump ending mid-month, a handful of GPU jobs) and (--big) the bench's
+1.5M-attempt month. Each configuration's CPU time is printed beside its name. A truth.json is
+compared without the keys issue 42 added (ADDED_TRUTH_KEYS), so a record taken before them compares.
 """
 
 from __future__ import annotations
@@ -108,6 +110,14 @@ def configurations(big: bool) -> dict[str, SimParams]:
         "n1000-s4-lemons-ds05": SimParams(
             "m", M("2026-10"), nodes=1000, seed=4, lemon_fraction=0.02, duration_scale=0.5, utilization=0.9
         ),
+        # a real site's shapes (issue 42)
+        "n16-s3-3m-mixed-jobs-only": SimParams(
+            "mixed", M("2026-08"), nodes=16, seed=3, last_month=M("2026-10"), cpu_nodes=6, sources="jobs_only"
+        ),
+        "n16-s7-2m-dump-ends-mixed": SimParams(
+            "e", M("2026-09"), nodes=16, seed=7, last_month=M("2026-10"), dump_ends=15, cpu_nodes=2
+        ),
+        "n2-s1-handful": SimParams("h", M("2026-10"), nodes=2, seed=1, utilization=0.001, cpu_nodes=2),
     }
     if big:  # bench/month_bench.py's simulated(1_500_000, ...)
         c["n7500-s1-bench"] = SimParams(
