@@ -71,7 +71,7 @@ def run_cpu_partition(params: SimParams, horizon: int, offset: int) -> CpuPartit
         state = OUTCOMES[o]
         node = min(picks[i], key=lambda n, c=c: lanes[n][c - 1])
         start = faults.down_until(node, max(at, lanes[node][c - 1]))
-        kind = "mpi" if c >= 16 else "prep"
+        kind = "batch" if c >= 16 else "prep"
         a = Attempt(str(job_id), job_id, f"{USERS[u][1]}_{kind}_{i % 89}", u, 0, at, at, cpus=c)
         job_id += 1
         result.attempts.append(a)
