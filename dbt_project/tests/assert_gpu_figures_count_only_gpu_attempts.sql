@@ -4,23 +4,33 @@
 -- attempts are its GPU and CPU-only attempts, and r_f's node-days are the GPU attempts'.
 with sized as (
 
-    select 'fct_mttf_by_size_monthly' as mart, size_bucket
+    select
+        'fct_mttf_by_size_monthly' as mart,
+        size_bucket
     from {{ ref('fct_mttf_by_size_monthly') }}
     where month = {{ run_parameter('month') }}
     union all
-    select 'fct_job_mix_monthly' as mart, size_bucket
+    select
+        'fct_job_mix_monthly' as mart,
+        size_bucket
     from {{ ref('fct_job_mix_monthly') }}
     where month = {{ run_parameter('month') }}
     union all
-    select 'fct_job_runs' as mart, size_bucket
+    select
+        'fct_job_runs' as mart,
+        size_bucket
     from {{ ref('fct_job_runs') }}
     where month = {{ run_parameter('month') }}
     union all
-    select 'fct_ettr_by_size_ended_monthly' as mart, size_bucket
+    select
+        'fct_ettr_by_size_ended_monthly' as mart,
+        size_bucket
     from {{ ref('fct_ettr_by_size_ended_monthly') }}
     where month = {{ run_parameter('month') }}
     union all
-    select 'fct_failures' as mart, size_bucket
+    select
+        'fct_failures' as mart,
+        size_bucket
     from {{ ref('fct_failures') }}
     where month = {{ run_parameter('month') }}
 
