@@ -4,6 +4,8 @@ than in every monthly build (flows/warehouse/build.py build_month leaves them ou
 
 from pathlib import Path
 
+import duckdb
+import pytest
 import yaml
 
 from flows import DBT_PROJECT_DIR
@@ -33,3 +35,109 @@ def test_the_models_unit_tests_pass(tmp_path: Path, fresh_warehouse) -> None:
     unit = [r for r in result.result.results if r.node.resource_type == "unit_test"]
     assert result.success and declared >= 7
     assert len(unit) == declared and all(str(r.status) == "pass" for r in unit)
+
+
+# --- GPU figures count GPU attempts (issue 42, item 3) ---------------------------------------
+
+CPU_HEADER_TRES = "billing=16,cpu=16,mem=64G,node=1"
+
+
+def _cpu_only_lines() -> list[str]:
+    """CPU-only attempts on CPU nodes (AllocTRES without gres/gpu) of October 2026, under their own
+    account and partition: long completed runs (each its own job run, long enough for ETTR), node
+    failures (infra_failed, single-node: lemon signals) and a failure with a requeue."""
+    lines = []
+    for i in range(12):  # 48 h runs: each an ETTR run if CPU-only runs were counted
+        start = f"2026-10-{1 + 2 * i:02d}T01:00:00"
+        end = f"2026-10-{3 + 2 * i:02d}T01:00:00"
+        lines.append(
+            f"{900000 + i}|{900000 + i}|cpu_etl_{i}|carol|cpuonly|cpu|normal|COMPLETED|0:0|{start}|{start}|{start}|{end}"
+            f"|2-00:00:00|1|cpu{1 + i % 3:04d}|{CPU_HEADER_TRES}|{CPU_HEADER_TRES}|None|0:0|"
+        )
+    for i in range(4):  # node failures after 20 h
+        start, end = f"2026-10-{5 + i:02d}T02:00:00", f"2026-10-{5 + i:02d}T22:00:00"
+        lines.append(
+            f"{910000 + i}|{910000 + i}|cpu_sim_{i}|carol|cpuonly|cpu|normal|NODE_FAIL|0:0|{start}|{start}|{start}|{end}"
+            f"|20:00:00|1|cpu0004|{CPU_HEADER_TRES}|{CPU_HEADER_TRES}|None|0:0|"
+        )
+    return lines
+
+
+GPU_TRES = "billing=96,cpu=96,gres/gpu=8,mem=960G,node=1"
+# two node failures of GPU attempts beside them: the GPU figures' own failures
+GPU_FAILURES = [
+    f"{920000 + i}|{920000 + i}|gpu_fail_{i}|dave|vision|gpu|normal|NODE_FAIL|0:0|2026-10-{20 + i}T01:00:00"
+    f"|2026-10-{20 + i}T01:00:00|2026-10-{20 + i}T01:00:00|2026-10-{20 + i}T03:00:00|02:00:00|1|gpu0002|{GPU_TRES}"
+    f"|{GPU_TRES}|None|0:0|"
+    for i in range(2)
+]
+
+
+def test_gpu_figures_count_only_gpu_attempts(tmp_path: Path, fresh_warehouse) -> None:
+    """A mixed month: the simulator's GPU attempts and CPU-only attempts beside them (long runs,
+    node failures). No GPU figure's mart has a 0-GPU bucket or a CPU-only row, r_f counts the GPU
+    attempts alone, and the totals count the CPU-only attempts apart (docs/methodology.md "GPU attempts")."""
+    config_path = write_demo_config(tmp_path, "unit", tmp_path / "reports")
+    warehouse = fresh_warehouse(config_path)
+    sim = tmp_path / "sim" / "unit" / str(MONTH)
+    simulate(SimParams("unit", MONTH, nodes=2, seed=1), sim)
+    cpu_lines = _cpu_only_lines()
+    with open(sim / "sacct.psv", "a") as sacct:
+        sacct.write("\n".join(cpu_lines + GPU_FAILURES) + "\n")
+    config = load_config(config_path)
+    result = dbt_command(config, MONTH, land_month(config, MONTH), "build", "--exclude-resource-type", "unit_test")
+    failed = [r.node.name for r in result.result.results if str(r.status) not in ("pass", "success")]
+    assert result.success, failed
+
+    def rows(sql: str) -> list[tuple]:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            return con.execute(sql, [str(MONTH)]).fetchall()
+
+    for mart in (
+        "fct_mttf_by_size_monthly",
+        "fct_job_mix_monthly",
+        "fct_job_runs",
+        "fct_ettr_by_size_monthly",
+        "fct_ettr_by_size_ended_monthly",
+        "fct_failures",
+    ):
+        assert rows(f"select count(*) from {mart} where month = ? and size_bucket = '0'") == [(0,)], mart
+    # no CPU run in ETTR, no CPU row in the breakdowns (the CPU jobs' account and partition)
+    assert rows("select count(*) from fct_job_runs where month = ? and (account = 'cpuonly' or gpus = 0)") == [(0,)]
+    assert rows("select count(*) from fct_job_run_histories where month = ? and gpus = 0") == [(0,)]
+    assert rows("select count(*) from fct_breakdowns_monthly where month = ? and key in ('cpuonly', 'cpu')") == [(0,)]
+    assert rows(
+        "select count(*) from fct_breakdowns_monthly where month = ? and gpu_hours = 0 and infra_failures = 0"
+    ) == [(0,)]
+    # no CPU failure in failures by cause, lemon signals or the nodes' days
+    assert rows("select count(*) from fct_failures where month = ? and gpus = 0") == [(0,)]
+    assert rows(
+        "select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%' and node_fails > 0"
+    ) == [(0,)]
+    assert rows(
+        "select coalesce(sum(single_node_attempts_ended + infra_failures), 0) from fct_node_days where month = ? and node like 'cpu%'"
+    ) == [(0,)]
+    # the CPU-only attempts are in fct_attempts (bucket 0), not GPU attempts
+    assert rows("select count(*) from fct_attempts where month = ? and not is_gpu_attempt") == [(len(cpu_lines),)]
+    assert rows("select count(*) from fct_attempts where month = ? and is_gpu_attempt and job_name like 'cpu_%'") == [
+        (0,)
+    ]
+    # r_f: the failures and node-days of the GPU attempts alone
+    gpu_alone = rows(
+        "select cast(sum(case when is_infra_failure then 1 else 0 end) as bigint), sum(runtime_seconds * n_nodes) / 86400e0 "
+        "from fct_attempts where month = ? and job_name not like 'cpu_%'"
+    )[0]
+    rates = rows("select all_failures, all_node_days from fct_node_failure_rate_monthly where month = ?")[0]
+    assert gpu_alone[0] >= len(GPU_FAILURES)
+    assert rates[0] == gpu_alone[0] and rates[1] == pytest.approx(gpu_alone[1])
+    assert rows("select sum(infra_failures) from fct_mttf_by_size_monthly where month = ?") == [(gpu_alone[0],)]
+    assert rows("select coalesce(sum(failures), 0) from fct_failures_by_cause_monthly where month = ?") == [
+        (gpu_alone[0],)
+    ]
+    # the totals: the CPU-only attempts counted apart, the GPU attempts' node-days and failures
+    totals = rows(
+        "select attempts, gpu_attempts, cpu_only_attempts, gpu_node_days, infra_failures from fct_month_totals where month = ?"
+    )[0]
+    gpu_attempts = rows("select count(*) from fct_attempts where month = ? and job_name not like 'cpu_%'")[0][0]
+    assert totals[1:3] == (gpu_attempts, len(cpu_lines)) and totals[0] == gpu_attempts + len(cpu_lines)
+    assert totals[3] == pytest.approx(gpu_alone[1]) and totals[4] == gpu_alone[0]

@@ -41,7 +41,8 @@ STUDY_TABLES = [
     "fct_study_lost_goodput_by_size",
 ]
 with open(DBT_PROJECT_DIR / "seeds" / "job_size_buckets.csv") as seed:
-    BUCKETS = [row["size_bucket"] for row in csv.DictReader(seed)]
+    # the GPU buckets (macro gpu_size_buckets): bucket 0 holds the CPU-only attempts, in no GPU figure
+    BUCKETS = [row["size_bucket"] for row in csv.DictReader(seed) if int(row["max_gpus"]) > 0]
 with open(DBT_PROJECT_DIR / "seeds" / "failure_categories.csv") as seed:
     DOMAIN = {row["category"]: row["failure_domain"] for row in csv.DictReader(seed)}
 

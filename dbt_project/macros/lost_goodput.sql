@@ -33,7 +33,7 @@
                 gpus,
                 true as is_first_order
             from {{ ref('fct_attempts') }}
-            where ({{ where }}) and is_infra_failure
+            where ({{ where }}) and is_infra_failure and is_gpu_attempt
             union all
             -- a preemption's row has no bucket: its attempt's row of the same month has
             select

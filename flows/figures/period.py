@@ -77,7 +77,7 @@ _LOST = ("lost_gpu_hours", "first_order_gpu_hours", "second_order_gpu_hours", "s
 TOTALS = Mart(
     "fct_month_totals",
     "fct_study_totals",
-    ("attempts", "gpu_hours", "infra_failures"),
+    ("attempts", "gpu_attempts", "cpu_only_attempts", "gpu_hours", "gpu_node_days", "infra_failures"),
     monthly_only=("open_attempts", "unknown_states"),
     study_only=("from_month", "to_month", "months_built", *_RATES, *_FLEET, *_LOST, "lost_share_of_gpu_hours"),
 )

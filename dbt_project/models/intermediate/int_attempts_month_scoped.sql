@@ -4,6 +4,11 @@
 -- End falls in; one still running at the month's end (or at the dump) is open: it counts its
 -- exposure up to period_end and is never a failure. The same attempt appears again in the next
 -- month's records and is counted there from that month's start: nothing is counted twice.
+-- Here, and only here, the rule of which attempts the GPU figures count (docs/methodology.md
+-- "GPU attempts"): an attempt is sized by its allocated GPUs, or by the GPUs it asked for when it
+-- got none (a job cancelled while pending); a GPU attempt is one of size > 0. Every GPU figure of
+-- the marts (r_f, MTTF by size, ETTR, lost goodput, breakdowns, job mix, lemon signals) filters on
+-- is_gpu_attempt; CPU-only attempts are only counted (fct_month_totals.cpu_only_attempts).
 
 with attempts as (
 
@@ -38,6 +43,11 @@ scoped as (
         attempts.gpus,
         attempts.req_gpus,
         attempts.n_nodes,
+        case
+            when coalesce(attempts.gpus, 0) = 0 and coalesce(attempts.req_gpus, 0) > 0
+                then attempts.req_gpus
+            else coalesce(attempts.gpus, 0)
+        end as size_gpus,
         attempts.submit_at,
         attempts.eligible_at,
         attempts.start_at,
@@ -85,6 +95,8 @@ select
     gpus,
     req_gpus,
     n_nodes,
+    size_gpus,
+    size_gpus > 0 as is_gpu_attempt,
     submit_at,
     eligible_at,
     start_at,

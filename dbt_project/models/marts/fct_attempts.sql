@@ -91,6 +91,8 @@ final as (
         coalesce(classified.n_matched_events, 0) as n_matched_events,
         classified.matched_categories,
         classified.gpus,
+        classified.size_gpus,
+        classified.is_gpu_attempt,
         classified.n_nodes,
         buckets.size_bucket,
         buckets.bucket_order,
@@ -103,20 +105,15 @@ final as (
         classified.runtime_seconds / 3600e0 as runtime_hours,
         classified.runtime_seconds * classified.gpus as gpu_seconds,
         classified.runtime_seconds * classified.gpus / 3600e0 as gpu_hours,
-        case when classified.gpus > 0 then classified.runtime_seconds * classified.n_nodes else 0 end
+        case when classified.is_gpu_attempt then classified.runtime_seconds * classified.n_nodes else 0 end
             as gpu_node_seconds,
         classified.source_file,
         classified.source_line
     from classified
     left join runs on runs.attempt_id = classified.attempt_id
-    inner join buckets
-        -- An attempt that never got an allocation (pending, cancelled while pending) is sized by its request.
-        on (case
-            when classified.gpus = 0 and coalesce(classified.req_gpus, 0) > 0
-                then classified.req_gpus
-            else classified.gpus
-        end)
-        between buckets.min_gpus and buckets.max_gpus
+    -- sized by size_gpus (int_attempts_month_scoped): a CPU-only attempt falls in bucket 0, which no
+    -- GPU figure shows (they count is_gpu_attempt only)
+    inner join buckets on classified.size_gpus between buckets.min_gpus and buckets.max_gpus
 
 )
 

@@ -6,7 +6,8 @@
 -- fct_second_order_preemptions), the latter charged to the preempted attempt's own account and
 -- partition, whose work was lost. So each dimension's rows add up to the month's figures. ETTR is
 -- over the long job runs that ended in the month (fct_job_run_histories.is_ettr_run), under the
--- run's account and the partition of its last attempt.
+-- run's account and the partition of its last attempt. GPU attempts only (is_gpu_attempt): a key
+-- with no GPU-hours and no infrastructure failure of a GPU attempt has no row.
 
 with preempted as (
 
@@ -29,7 +30,7 @@ attempts as (
         attempts.gpu_seconds
     from {{ ref('fct_attempts') }} as attempts
     left join preempted on preempted.attempt_id = attempts.attempt_id
-    where attempts.month = {{ run_parameter('month') }}
+    where attempts.month = {{ run_parameter('month') }} and attempts.is_gpu_attempt
 
 ),
 
@@ -50,6 +51,8 @@ attempt_figures as (
         cast(coalesce(sum(gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours
     from keyed_attempts
     group by dimension, key
+    -- the failures stay (each dimension's rows add up to the month's); a lost GPU-hour has a GPU-hour
+    having coalesce(sum(gpu_seconds), 0) > 0 or sum(case when is_infra_failure then 1 else 0 end) > 0
 
 ),
 

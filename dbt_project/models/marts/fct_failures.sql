@@ -1,10 +1,11 @@
 -- One row per infrastructure failure of the month: the attempt, its size, the winning cause with
--- the node and health event that decided it, and every category that matched in its window.
+-- the node and health event that decided it, and every category that matched in its window. GPU
+-- attempts only (is_gpu_attempt): failures by cause and the lemon signals count these.
 
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }} and is_infra_failure
+    where month = {{ run_parameter('month') }} and is_infra_failure and is_gpu_attempt
 
 ),
 

@@ -3,6 +3,7 @@
 -- outcome of its last attempt, and its ETTR (docs/methodology.md "ETTR of a job run").
 -- An interruption is an attempt that ended infra_failed, preempted or requeued: each costs the
 -- restart overhead u0 and half a checkpoint interval of work, at most what the attempt had run.
+-- GPU attempts only (is_gpu_attempt): a run of CPU-only jobs has no row, and no ETTR.
 
 {%- set interruption_outcomes = "('infra_failed', 'preempted', 'requeued')" -%}
 {%- set lost_per_interruption -%}
@@ -12,7 +13,7 @@
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ run_parameter('month') }} and is_gpu_attempt
 
 ),
 
@@ -42,7 +43,8 @@ aggregated as (
         count(*) as attempts,
         min(attempts.start_at) as first_start_at,
         max(attempts.end_at) as last_end_at,
-        max(attempts.gpus) as gpus,
+        -- sized as its attempts are (size_gpus: a run whose jobs were cancelled while pending by their request)
+        max(attempts.size_gpus) as gpus,
         cast(sum(attempts.runtime_seconds) as bigint) as runtime_seconds,
         cast(sum(coalesce(attempts.queue_seconds, 0)) as bigint) as queue_seconds,
         cast(sum(case when attempts.outcome in {{ interruption_outcomes }} then 1 else 0 end) as bigint)

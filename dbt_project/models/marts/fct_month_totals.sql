@@ -1,6 +1,8 @@
--- The month in totals: attempts, GPU-hours, infrastructure failures, attempts still running at
--- the dump, attempts whose Slurm state the taxonomy does not know, and the health events of the
--- month with the share no taxonomy rule classified. One row per month built.
+-- The month in totals: attempts, split into GPU attempts and CPU-only ones (is_gpu_attempt, the
+-- rule of int_attempts_month_scoped: the GPU figures count only the former), GPU-hours, the GPU
+-- attempts' node-days and infrastructure failures, attempts still running at the dump, attempts
+-- whose Slurm state the taxonomy does not know, and the health events of the month with the share
+-- no taxonomy rule classified. One row per month built.
 
 with attempts as (
 
@@ -20,8 +22,13 @@ attempt_totals as (
 
     select
         count(*) as attempts,
+        cast(coalesce(sum(case when is_gpu_attempt then 1 else 0 end), 0) as bigint) as gpu_attempts,
+        cast(coalesce(sum(case when is_gpu_attempt then 0 else 1 end), 0) as bigint) as cpu_only_attempts,
         cast(coalesce(sum(gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours,
-        cast(coalesce(sum(case when is_infra_failure then 1 else 0 end), 0) as bigint) as infra_failures,
+        -- gpu_node_seconds is 0 for a CPU-only attempt: this is fct_node_failure_rate_monthly's all_node_days
+        cast(coalesce(sum(gpu_node_seconds), 0) as bigint) / 86400e0 as gpu_node_days,
+        cast(coalesce(sum(case when is_infra_failure and is_gpu_attempt then 1 else 0 end), 0) as bigint)
+            as infra_failures,
         cast(coalesce(sum(case when is_open then 1 else 0 end), 0) as bigint) as open_attempts,
         cast(coalesce(sum(case when outcome = 'unknown' then 1 else 0 end), 0) as bigint) as unknown_states
     from attempts
@@ -41,7 +48,10 @@ event_totals as (
 select
     parameters.month,
     attempt_totals.attempts,
+    attempt_totals.gpu_attempts,
+    attempt_totals.cpu_only_attempts,
     attempt_totals.gpu_hours,
+    attempt_totals.gpu_node_days,
     attempt_totals.infra_failures,
     attempt_totals.open_attempts,
     attempt_totals.unknown_states,

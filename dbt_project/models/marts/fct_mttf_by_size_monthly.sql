@@ -1,10 +1,11 @@
 -- Observed MTTF per size bucket and month: in-month runtime of the bucket's attempts divided by
 -- the number of infra failures among them (null when there was none; the report then shows a bound).
+-- GPU attempts only (is_gpu_attempt): a CPU-only attempt has no GPU size.
 
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ run_parameter('month') }} and is_gpu_attempt
 
 ),
 

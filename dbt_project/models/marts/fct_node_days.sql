@@ -1,7 +1,9 @@
 -- Exposure and signals by node and UTC day of the month: busy time of the attempts that ran on
 -- the node (split at day and month boundaries), GPU-busy time, critical and warning health
 -- events, and the infrastructure failures the node was named as the cause of. A node appears on
--- a day when it ran something or logged something.
+-- a day when it ran something or logged something: the fleet, CPU-only nodes included (the fleet's
+-- node fault rate is over every node). The lemon signals' counts of attempts and failures are over
+-- GPU attempts only (is_gpu_attempt; fct_failures holds only theirs).
 
 with attempts as (
 
@@ -12,7 +14,8 @@ with attempts as (
         gpus,
         n_nodes,
         end_at,
-        is_open
+        is_open,
+        is_gpu_attempt
     from {{ ref('int_attempts_month_scoped') }}
     where exposure_start is not null and exposure_end > exposure_start
 
@@ -47,11 +50,12 @@ busy as (
             'greatest(attempts.exposure_start, days.day_start)',
             'least(attempts.exposure_end, ' ~ dbt.dateadd('day', 1, 'days.day_start') ~ ')',
             'second') }} * attempts.gpus / greatest(attempts.n_nodes, 1)) as bigint) as gpu_busy_seconds,
-        -- the denominator of the lemon signal single_node_node_failure_rate (an attempt that ends
+        -- the denominator of the lemon signal single_node_node_failure_rate, GPU attempts only (one that ends
         -- at midnight exactly has no busy time on the day it ends: it is not counted)
         cast(sum(case
             when
-                attempts.n_nodes = 1
+                attempts.is_gpu_attempt
+                and attempts.n_nodes = 1
                 and not attempts.is_open
                 and attempts.end_at >= days.day_start
                 and attempts.end_at < {{ dbt.dateadd('day', 1, 'days.day_start') }}

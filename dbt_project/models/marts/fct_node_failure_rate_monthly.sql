@@ -1,6 +1,7 @@
 -- The month's node failure rate r_f under both definitions (docs/methodology.md "Node failure
 -- rate"), as its counts: infrastructure failures and the GPU node-days they happened in. The
--- paper's definition counts attempts with more than paper_min_gpus GPUs; "all" every GPU attempt.
+-- paper's definition counts attempts with more than paper_min_gpus GPUs; "all" every GPU attempt
+-- (is_gpu_attempt, the one rule of int_attempts_month_scoped: CPU-only attempts are in neither).
 -- Beside them, the fleet's node fault rate ("The fleet's node fault rate"): the node faults of
 -- fct_node_faults over every node's days (the nodes seen in the month, busy or idle, for the
 -- month's observed time). One row per month built, also for a month without attempts. The
@@ -9,7 +10,7 @@
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ run_parameter('month') }} and is_gpu_attempt
 
 ),
 
@@ -49,7 +50,7 @@ counted as (
         cast(coalesce(sum(
             case when gpus > {{ run_parameter('paper_min_gpus') }} then gpu_node_seconds else 0 end
         ), 0) as bigint) as paper_node_seconds,
-        cast(coalesce(sum(case when is_infra_failure and gpus > 0 then 1 else 0 end), 0) as bigint) as all_failures,
+        cast(coalesce(sum(case when is_infra_failure then 1 else 0 end), 0) as bigint) as all_failures,
         cast(coalesce(sum(gpu_node_seconds), 0) as bigint) as all_node_seconds
     from attempts
 

@@ -2,12 +2,12 @@
 -- infrastructure failure had interrupted. Slurm does not record who preempted whom, so this is an
 -- estimate: a preemption counts when the attempt ended at most 5 minutes before the start of such
 -- a restarting attempt (a later attempt of a job run with an earlier infrastructure failure) and
--- the two share a node.
+-- the two share a node. GPU attempts only (is_gpu_attempt), restarts and preempted alike.
 
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ run_parameter('month') }} and is_gpu_attempt
 
 ),
 

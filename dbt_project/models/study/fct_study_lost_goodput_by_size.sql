@@ -2,8 +2,8 @@
 -- lost_goodput): min(runtime, lost_work_cap_minutes) x GPUs of the range's infrastructure failures
 -- (first order, by the failed attempt's bucket) and of the attempts preempted to make room for
 -- their restarts (second order, fct_second_order_preemptions, by the preempted attempt's bucket),
--- beside the bucket's GPU-hours over the range. Every bucket of the seed has a row (zeros where
--- nothing ran); the buckets add up to fct_study_totals' lost goodput
+-- beside the bucket's GPU-hours over the range. Every GPU bucket of the seed (macro
+-- gpu_size_buckets) has a row (zeros where nothing ran); the buckets add up to fct_study_totals' lost goodput
 -- (tests/assert_study_lost_goodput_adds_up.sql).
 
 with lost as (
@@ -34,7 +34,7 @@ by_size as (
         coalesce(lost.second_order_gpu_hours, 0) as second_order_gpu_hours,
         coalesce(lost.lost_gpu_hours, 0) as lost_gpu_hours,
         coalesce(exposure.gpu_seconds, 0) / 3600e0 as gpu_hours
-    from {{ ref('job_size_buckets') }} as buckets
+    from {{ gpu_size_buckets() }} as buckets
     left join lost on lost.size_bucket = buckets.size_bucket
     left join exposure on exposure.size_bucket = buckets.size_bucket
 

@@ -1,7 +1,7 @@
 -- The study's observed MTTF per size bucket: the in-month runtime, GPU-hours and GPU node-days of
 -- the bucket's attempts and its infrastructure failures summed from the monthly mart over the
--- range, and MTTF = runtime / failures (null without a failure). Every bucket of the seed has a
--- row (zeros where nothing ran), so that clusters and ranges line up bucket by bucket.
+-- range, and MTTF = runtime / failures (null without a failure). Every GPU bucket of the seed
+-- (macro gpu_size_buckets: not bucket 0, the CPU-only attempts') has a row (zeros where nothing ran), so that clusters and ranges line up bucket by bucket.
 
 with summed as (
 
@@ -29,5 +29,5 @@ select
     coalesce(summed.gpu_node_days, 0) as gpu_node_days,
     coalesce(summed.infra_failures, 0) as infra_failures,
     {{ mttf_hours('summed.runtime_seconds', 'summed.infra_failures') }} as mttf_hours
-from {{ ref('job_size_buckets') }} as buckets
+from {{ gpu_size_buckets() }} as buckets
 left join summed on summed.size_bucket = buckets.size_bucket

@@ -1,4 +1,4 @@
--- The study's range in totals (one row): the months built, attempts and GPU-hours, the node
+-- The study's range in totals (one row): the months built, attempts (GPU and CPU-only) and GPU-hours, the node
 -- failure rate's counts under both definitions, the fleet's node faults and node-days, and the lost goodput with its second-order share,
 -- each the sum of the monthly marts over the range (their rows are clipped to their month).
 
@@ -7,7 +7,10 @@ with totals as (
     select
         count(*) as months_built,
         cast(coalesce(sum(attempts), 0) as bigint) as attempts,
+        cast(coalesce(sum(gpu_attempts), 0) as bigint) as gpu_attempts,
+        cast(coalesce(sum(cpu_only_attempts), 0) as bigint) as cpu_only_attempts,
         coalesce(sum(gpu_hours), 0) as gpu_hours,
+        coalesce(sum(gpu_node_days), 0) as gpu_node_days,
         cast(coalesce(sum(infra_failures), 0) as bigint) as infra_failures
     from {{ ref('fct_month_totals') }}
     where {{ in_study() }}
@@ -43,7 +46,10 @@ select
     {{ run_parameter('study_to') }} as to_month,
     totals.months_built,
     totals.attempts,
+    totals.gpu_attempts,
+    totals.cpu_only_attempts,
     totals.gpu_hours,
+    totals.gpu_node_days,
     totals.infra_failures,
     rates.paper_failures,
     rates.paper_node_days,
