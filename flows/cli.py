@@ -83,6 +83,11 @@ def add_run_parser(sub, common: argparse.ArgumentParser) -> None:
         help="when the records were dumped (ISO 8601, UTC unless an offset is given); default: the pull time "
         "of a live pull, else the latest time in the records",
     )
+    run.add_argument(
+        "--no-jobs-ran",
+        action="store_true",
+        help="no job ran on the cluster that month: build its report although its job records have none in it (else refused)",
+    )
     run.set_defaults(func=cmd_run)
 
 
@@ -121,6 +126,11 @@ def add_backfill_parser(sub, common: argparse.ArgumentParser) -> None:
         default="latest",
         help="which months' reports are sent, by email and to the webhook (default: latest, the --to month); "
         "the others are archived",
+    )
+    back.add_argument(
+        "--no-jobs-ran",
+        action="store_true",
+        help="no job ran in the range's months that have no job record: build them (else the backfill is refused)",
     )
     back.set_defaults(func=cmd_backfill)
 
@@ -226,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         message = printable_lines(str(exc).strip()) or type(exc).__name__
         if code == 1 and not isinstance(exc, RuntimeError):  # not an error we raise: say what it was
             message = f"{type(exc).__name__}: {message} (a bug? --debug shows the traceback)"
-        print(f"error: {message}", file=sys.stderr)
+        # one `error:` line per problem: a config with several problems lists each on a line of its own
+        print("\n".join(f"error: {line}" for line in message.split("\n")), file=sys.stderr)
         return code
 
 

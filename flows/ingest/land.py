@@ -30,6 +30,8 @@ from flows.core.atomic import replace_dir_atomically
 from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.core.months import Month
+from flows.core.source_kinds import COMMAND_KINDS, given_input
+from flows.ingest.month_records import landed_month_records, refuse_empty_months
 from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
@@ -197,15 +199,18 @@ def read_manifest(landed_dir: Path) -> dict:
     return manifest
 
 
-def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None) -> Path:
+def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None, no_jobs_ran: bool = False) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir.
 
     `as_of` (aware) is when the records were dumped, if the caller knows it (`--as-of`); otherwise
-    it is the pull time of a live pull, or read from the records (`records_as_of`)."""
+    it is the pull time of a live pull, or read from the records (`records_as_of`). A live pull
+    with no job record in the month is refused here, before anything lands (a file's records were
+    counted before any work, flows/edge.py), unless `no_jobs_ran`: the operator says no job ran,
+    and a month without a record is then landed with `no_jobs_declared` in its manifest."""
     # in memory: millions of job records are read and typed in SQL (spilling beside the warehouse)
     config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(config=config.warehouse.duckdb_settings(config.warehouse_path)) as jobs:
-        return _land_month(config, month, jobs, as_of)
+        return _land_month(config, month, jobs, as_of, no_jobs_ran)
 
 
 def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datetime | None:
@@ -247,8 +252,16 @@ def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datet
     }
 
 
-def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
+def _job_record_kind(config: ClusterConfig) -> str:
+    """The configured kind of the job records (the inputs' table and the data quality name it)."""
+    return next(s.kind for s in config.sources if given_input(s.kind) == "sacct_psv")
+
+
+def _land_month(
+    config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None, no_jobs_ran: bool
+) -> Path:
     sources = config.source_paths(month)
+    job_kind = _job_record_kind(config)
     as_of, as_of_basis = _pull_live_sources(config, month, sources, as_of)
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
     sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
@@ -292,6 +305,8 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
             for e in quarantined:
                 fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
                 out.write(json.dumps(fields) + "\n")
+        # the inputs as configured: the job records under their kind (sacct_xdmod, sacct_command, ...)
+        manifest["sources"] = {job_kind if k == "sacct_psv" else k: v for k, v in manifest["sources"].items()}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
@@ -309,6 +324,11 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
                 "records": stats.attempts,
                 **asdict(stats),
             }
+            if no_jobs_ran or job_kind in COMMAND_KINDS:
+                found = landed_month_records(jobs, job_kind, sacct_path, month)
+                if not found.in_month[month]:
+                    refuse_empty_months([found], no_jobs_ran)
+                    manifest["no_jobs_declared"] = True  # the operator said no job ran (--no-jobs-ran)
             landed_at = datetime.now(UTC).replace(microsecond=0)
             if as_of is not None:
                 dumped_at = naive_utc(as_of)
