@@ -28,7 +28,6 @@ from flows.core.months import Month
 from flows.ingest.probe import input_problem
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
-from flows.ingest.sources.parsable import parsable_layout
 from flows.ingest.sources.registry import JOB_RECORD_KINDS
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
@@ -107,10 +106,10 @@ def _counted(
 
 def _sacct_times(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> None:
     """Temp table job_record_times of a sacct dump (a headerless XDMoD one in the layout its records fit)."""
-    from flows.ingest.sources.sacct import xdmod_layout  # the readers' module, only when counting
+    from flows.ingest.sources.sacct import dump_layout, xdmod_layout  # the readers' module, only when counting
 
     header = xdmod_layout(path) if kind == "sacct_xdmod" else None
-    layout = parsable_layout(path, TIME_FIELDS, header)
+    layout = dump_layout(path, header)  # the fields the reader needs, not only the times: its error
     where = {name: layout.header.index(name) + 1 for name in TIME_FIELDS}
     params = {
         "path": str(path),
