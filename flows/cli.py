@@ -12,7 +12,7 @@ import traceback
 import warnings
 
 from flows.commands import cmd_backfill, cmd_check, cmd_init, cmd_parse, cmd_run, cmd_simulate, cmd_study
-from flows.core.errors import exit_code
+from flows.core.errors import ConfigError, exit_code
 from flows.core.escape import printable_lines
 from flows.core.months import Month
 from flows.demo import cmd_demo, cmd_demo_study
@@ -236,8 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         message = printable_lines(str(exc).strip()) or type(exc).__name__
         if code == 1 and not isinstance(exc, RuntimeError):  # not an error we raise: say what it was
             message = f"{type(exc).__name__}: {message} (a bug? --debug shows the traceback)"
-        # one `error:` line per problem: a config with several problems lists each on a line of its own
-        print("\n".join(f"error: {line}" for line in message.split("\n")), file=sys.stderr)
+        # a config's (or a month's inputs') problems: one `error:` line each; a message quoting a
+        # command's stderr over several lines keeps them as its own
+        lines = message.split("\n")
+        if isinstance(exc, ConfigError):
+            lines = [f"error: {line}" for line in lines]
+        else:
+            lines[0] = f"error: {lines[0]}"
+        print("\n".join(lines), file=sys.stderr)
         return code
 
 
