@@ -281,13 +281,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
         found = config_month_records(config, [args.month])
         refuse_empty_months(found, again="`run` it")  # as `run` would refuse it
-        counts = [
-            f"{f.in_month[args.month]:,} job records in {args.month} ({f.kind}: {f.path}; {f.span()})" for f in found
+        counts = [f"{_records(f.in_month[args.month])} in {args.month} ({f.kind}: {f.path}; {f.span()})" for f in found]
+        counts += [
+            f"{s.kind}: its records are counted once pulled, by `run`"
+            for s in config.command_sources()
+            if s.kind in JOB_RECORD_SOURCES
         ]
-        counts += [f"{s.kind}: counted once pulled" for s in config.command_sources() if s.kind in JOB_RECORD_SOURCES]
         summary += f"; {args.month}: every input present and readable; " + "; ".join(counts)
     print(summary)
     return EXIT_DONE
+
+
+def _records(count: int) -> str:
+    return f"{count:,} job record{'s' * (count != 1)}"
 
 
 def cmd_init(args: argparse.Namespace) -> int:
