@@ -257,11 +257,33 @@ def _job_record_kind(config: ClusterConfig) -> str:
     return next(s.kind for s in config.sources if given_input(s.kind) == "sacct_psv")
 
 
+def _as_configured(config: ClusterConfig, sources: dict[str, dict]) -> dict[str, dict]:
+    """The manifest's inputs under their configured kinds: the job records' (read as the input
+    sacct_psv) as sacct_xdmod, sacct_json or sacct_command when so configured."""
+    return {_job_record_kind(config) if kind == "sacct_psv" else kind: entry for kind, entry in sources.items()}
+
+
+def _no_jobs_declared(
+    jobs: duckdb.DuckDBPyConnection, config: ClusterConfig, path: Path, month: Month, no_jobs_ran: bool
+) -> dict[str, bool]:
+    """The manifest's `no_jobs_declared` when the records the reader left have none in `month` and
+    the operator said no job ran (--no-jobs-ran); else a NoJobRecordsError for a live pull (which
+    no check before the landing could count). Nothing when the month has records: a file's were
+    counted before any work (flows/edge.py)."""
+    kind = _job_record_kind(config)
+    if not (no_jobs_ran or kind in COMMAND_KINDS):
+        return {}
+    found = landed_month_records(jobs, kind, path, month)
+    if found.in_month[month]:
+        return {}
+    refuse_empty_months([found], no_jobs_ran)
+    return {"no_jobs_declared": True}
+
+
 def _land_month(
     config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None, no_jobs_ran: bool
 ) -> Path:
     sources = config.source_paths(month)
-    job_kind = _job_record_kind(config)
     as_of, as_of_basis = _pull_live_sources(config, month, sources, as_of)
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
     sacct_format = next((kind for kind in JOB_RECORD_KINDS if kind in sources and kind != "sacct_psv"), "sacct_psv")
@@ -305,8 +327,7 @@ def _land_month(
             for e in quarantined:
                 fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
                 out.write(json.dumps(fields) + "\n")
-        # the inputs as configured: the job records under their kind (sacct_xdmod, sacct_command, ...)
-        manifest["sources"] = {job_kind if k == "sacct_psv" else k: v for k, v in manifest["sources"].items()}
+        manifest["sources"] = _as_configured(config, manifest["sources"])
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
@@ -324,11 +345,7 @@ def _land_month(
                 "records": stats.attempts,
                 **asdict(stats),
             }
-            if no_jobs_ran or job_kind in COMMAND_KINDS:
-                found = landed_month_records(jobs, job_kind, sacct_path, month)
-                if not found.in_month[month]:
-                    refuse_empty_months([found], no_jobs_ran)
-                    manifest["no_jobs_declared"] = True  # the operator said no job ran (--no-jobs-ran)
+            manifest |= _no_jobs_declared(jobs, config, sacct_path, month, no_jobs_ran)
             landed_at = datetime.now(UTC).replace(microsecond=0)
             if as_of is not None:
                 dumped_at = naive_utc(as_of)

@@ -3,7 +3,7 @@
 A month whose job records are not in the dump (a typo of the month, a dump of other months) would
 build as "0 attempts" and be sent; it is refused instead, naming the file and the span its records
 cover. A site where truly no job ran says so with `--no-jobs-ran`. Which records are a month's is
-the rule of dbt's int_attempts_month_scoped (sql/month_records__counts.sql): `run`, `backfill`,
+the marts' rule (dbt's month scoping of the attempts; sql/month_records__counts.sql): `run`, `backfill`,
 `check --month` and the landing (a live pull, which only the landing sees) all ask here.
 
 The count is cheap: DuckDB reads only the dump's JobID, Submit, Start and End fields (no typing of
