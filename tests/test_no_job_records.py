@@ -9,8 +9,8 @@ import gzip
 import json
 import shutil
 import time
-from zoneinfo import ZoneInfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 

@@ -32,7 +32,6 @@ from flows.ingest.sources.registry import JOB_RECORD_KINDS
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
 TIME_FIELDS = ("JobID", "Submit", "Start", "End")  # what the count reads of a sacct dump
-LINE_SENTINEL = "\x1e"  # never in sacct output: each line is read as one column
 NO_JOBS_FLAG = "--no-jobs-ran"
 TIMES_SCHEMA = pa.schema(
     [("job_id", pa.string()), ("submit_at", pa.timestamp("us")), ("start_at", pa.timestamp("us")),
@@ -111,19 +110,11 @@ def _sacct_times(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> None:
     header = xdmod_layout(path) if kind == "sacct_xdmod" else None
     layout = dump_layout(path, header)  # the fields the reader needs, not only the times: its error
     where = {name: layout.header.index(name) + 1 for name in TIME_FIELDS}
-    params = {
-        "path": str(path),
-        "delimiter": layout.delimiter,
-        "line_sentinel": LINE_SENTINEL,
-        "first_row_line": layout.first_row_line,
-        "width": max(where.values()),
-        "job_id": where["JobID"],
-        "submit": where["Submit"],
-        "start": where["Start"],
-        "end": where["End"],
-    }
+    params = {"path": str(path), "delimiter": layout.delimiter, "skip": layout.first_row_line - 1}
+    columns = {"width": layout.width, "job_id": where["JobID"], "submit": where["Submit"]}
+    columns |= {"start": where["Start"], "end": where["End"]}
     try:
-        run_sql(con, "month_records__sacct_times", params)
+        run_sql(con, "month_records__sacct_times", params, **columns)
     except duckdb.Error as error:
         raise InputFormatError(path, 1, "file", path.name, f"cannot be read: {error}") from None
 
