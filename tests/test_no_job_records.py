@@ -145,7 +145,9 @@ def test_the_count_before_any_work_is_the_landings_count(kind: str, tmp_path: Pa
     path = KINDS[kind][0]
     month = Month.parse("2026-11")
     with duckdb.connect() as con:
-        FORMATS[kind].read(Quarantine(strict=False), FORMATS[kind].new_stats(), con=con, path=path, clock=LocalClock(ZoneInfo("UTC")))
+        FORMATS[kind].read(
+            Quarantine(strict=False), FORMATS[kind].new_stats(), con=con, path=path, clock=LocalClock(ZoneInfo("UTC"))
+        )
         landed = landed_month_records(con, kind, path, month)
     assert count_month_records(kind, path, [month]).in_month == landed.in_month == {month: 18}
 
