@@ -84,11 +84,13 @@ def backfill(
     resend: bool = False,
     partial: bool = False,
     email: EmailChoice = "latest",
+    no_jobs_ran: bool = False,
 ) -> list[dict]:
     """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
     the current, unfinished month only with `partial`). `email` says which months' reports are
     sent (by email and to the webhook): none, the latest of the range (default) or all; the others
     are archived. Returns one entry per month: month, outcome (built, skipped, failed) and detail.
+    A month with no job record is refused (the whole range, before any work) unless `no_jobs_ran`.
 
     A deployment's run gives `config` as the config file's path: it and the range pass the edge
     here (flows/edge.py), as a command's do in the CLI; the CLI and a study give the ClusterConfig
@@ -96,7 +98,7 @@ def backfill(
     logger = get_run_logger()
     if isinstance(config, str):
         cfg = deployment_config(config, cluster)
-        checked_range([cfg], from_month, to_month, partial)
+        checked_range([cfg], from_month, to_month, partial, no_jobs_ran, force)
     else:
         cfg = config
     months = month_range(from_month, to_month)
@@ -118,6 +120,7 @@ def backfill(
                 notify=notify,
                 refresh=up_to_date,  # built before, and only an earlier month changed
                 update_later=False,  # the range's later months follow here, the months after it below
+                no_jobs_ran=no_jobs_ran,
                 return_state=True,
             )
             held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
@@ -150,11 +153,12 @@ def backfill_command(
     partial: bool,
     email: EmailChoice,
     debug: bool,
+    no_jobs_ran: bool = False,
 ) -> list[str]:
     """The `reliability-report backfill` command line of one cluster's config, with these options."""
     command = [sys.executable, "-m", "flows.cli", "backfill", "--config", config]
     command += ["--from", str(from_month), "--to", str(to_month), "--email", email]
-    flags = {"--force": force, "--resend": resend, "--partial": partial, "--debug": debug}
+    flags = {"--force": force, "--resend": resend, "--partial": partial, "--debug": debug, "--no-jobs-ran": no_jobs_ran}
     return command + [flag for flag, given in flags.items() if given]
 
 
@@ -197,6 +201,7 @@ def backfill_clusters(
     partial: bool = False,
     email: EmailChoice = "latest",
     debug: bool = False,
+    no_jobs_ran: bool = False,
 ) -> None:
     """Backfill several clusters at once: `configs` maps each cluster to its config file, and each
     cluster's `backfill` (the same months and options) runs as a task in its own process, `parallel`
@@ -210,7 +215,9 @@ def backfill_clusters(
                 backfill_cluster,
                 {
                     "cluster": cluster,
-                    "command": backfill_command(config, from_month, to_month, force, resend, partial, email, debug),
+                    "command": backfill_command(
+                        config, from_month, to_month, force, resend, partial, email, debug, no_jobs_ran
+                    ),
                     "api_url": api_url,
                 },
             )

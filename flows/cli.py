@@ -12,7 +12,7 @@ import traceback
 import warnings
 
 from flows.commands import cmd_backfill, cmd_check, cmd_init, cmd_parse, cmd_run, cmd_simulate, cmd_study
-from flows.core.errors import exit_code
+from flows.core.errors import ConfigError, exit_code
 from flows.core.escape import printable_lines
 from flows.core.months import Month
 from flows.demo import cmd_demo, cmd_demo_study
@@ -83,6 +83,11 @@ def add_run_parser(sub, common: argparse.ArgumentParser) -> None:
         help="when the records were dumped (ISO 8601, UTC unless an offset is given); default: the pull time "
         "of a live pull, else the latest time in the records",
     )
+    run.add_argument(
+        "--no-jobs-ran",
+        action="store_true",
+        help="no job ran on the cluster that month: build its report although its job records have none in it (else refused)",
+    )
     run.set_defaults(func=cmd_run)
 
 
@@ -121,6 +126,11 @@ def add_backfill_parser(sub, common: argparse.ArgumentParser) -> None:
         default="latest",
         help="which months' reports are sent, by email and to the webhook (default: latest, the --to month); "
         "the others are archived",
+    )
+    back.add_argument(
+        "--no-jobs-ran",
+        action="store_true",
+        help="no job ran in the range's months that have no job record: build them (else the backfill is refused)",
     )
     back.set_defaults(func=cmd_backfill)
 
@@ -226,7 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         message = printable_lines(str(exc).strip()) or type(exc).__name__
         if code == 1 and not isinstance(exc, RuntimeError):  # not an error we raise: say what it was
             message = f"{type(exc).__name__}: {message} (a bug? --debug shows the traceback)"
-        print(f"error: {message}", file=sys.stderr)
+        # a config's (or a month's inputs') problems: one `error:` line each; a message quoting a
+        # command's stderr over several lines keeps them as its own
+        lines = message.split("\n")
+        if isinstance(exc, ConfigError):
+            lines = [f"error: {line}" for line in lines]
+        else:
+            lines[0] = f"error: {lines[0]}"
+        print("\n".join(lines), file=sys.stderr)
         return code
 
 

@@ -15,7 +15,9 @@ from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config, starter_config
 from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError
 from flows.core.prefect_api import start_api, wait_for_api
+from flows.core.source_kinds import JOB_RECORD_SOURCES
 from flows.edge import checked_month, checked_range, checked_study
+from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, source_problems
 
 
@@ -126,7 +128,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    dumped_at = checked_month(config, args.month, partial=args.partial, as_of=args.as_of)
+    dumped_at = checked_month(config, args.month, args.partial, args.as_of, args.no_jobs_ran)
     show_progress()
     say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
     start_api()
@@ -134,7 +136,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     overlap_start_up(args.debug)
     summary = monthly_report(
-        cluster=config.cluster, config=config, month=str(args.month), resend=args.resend, as_of=dumped_at
+        cluster=config.cluster,
+        config=config,
+        month=str(args.month),
+        resend=args.resend,
+        as_of=dumped_at,
+        no_jobs_ran=args.no_jobs_ran,
     )
     print(
         f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
@@ -175,7 +182,7 @@ def loaded_clusters(paths: list[str]) -> list[ClusterConfig]:
 
 def cmd_backfill(args: argparse.Namespace) -> int:
     configs = loaded_clusters(args.config)
-    checked_range(configs, args.from_month, args.to_month, partial=args.partial)
+    checked_range(configs, args.from_month, args.to_month, args.partial, args.no_jobs_ran, args.force)
     if len(configs) > 1:
         return backfill_in_parallel(args, configs)
     (config,) = configs
@@ -194,6 +201,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         resend=args.resend,
         partial=args.partial,
         email=args.email,
+        no_jobs_ran=args.no_jobs_ran,
     )
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
@@ -223,6 +231,7 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
         partial=args.partial,
         email=args.email,
         debug=args.debug,
+        no_jobs_ran=args.no_jobs_ran,
     )
     say(f"{names} {args.from_month}..{args.to_month}: every cluster's months built or skipped")
     return EXIT_DONE
@@ -270,9 +279,21 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems = source_problems(config, args.month)
         if problems:
             raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
-        summary += f"; {args.month}: every input present and readable"
+        found = config_month_records(config, [args.month])
+        refuse_empty_months(found, again="`run` it")  # as `run` would refuse it
+        counts = [f"{_records(f.in_month[args.month])} in {args.month} ({f.kind}: {f.path}; {f.span()})" for f in found]
+        counts += [
+            f"{s.kind}: its records are counted once pulled, by `run`"
+            for s in config.command_sources()
+            if s.kind in JOB_RECORD_SOURCES
+        ]
+        summary += f"; {args.month}: every input present and readable; " + "; ".join(counts)
     print(summary)
     return EXIT_DONE
+
+
+def _records(count: int) -> str:
+    return f"{count:,} job record{'s' * (count != 1)}"
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -115,8 +115,8 @@ STAGE_HOOKS = {"on_running": [stage_running], "on_completion": [stage_completed]
 
 
 @task(name="land", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None) -> Path:
-    return land_month(config, month, as_of)
+def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None, no_jobs_ran: bool = False) -> Path:
+    return land_month(config, month, as_of, no_jobs_ran)
 
 
 @task(name="dbt", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -128,7 +128,14 @@ def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> di
 def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list[SuiteResult]:
     results_dir = config.data_dir / "quality" / config.cluster / str(month)
     with open_marts(config) as marts:
-        return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir, marts=marts)
+        return validate_month(
+            config.warehouse_path,
+            month,
+            landed_dir=landed_dir,
+            results_dir=results_dir,
+            marts=marts,
+            no_jobs_declared=read_manifest(landed_dir).get("no_jobs_declared", False),
+        )
 
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -165,6 +172,8 @@ def render(
         "data_quality": quality_rows,
         "reproduce": reproduce(config.config_path, str(month)),
     }
+    if inputs.get("no_jobs_declared"):  # the operator said no job ran (--no-jobs-ran), and none is recorded
+        full_metrics["no_jobs_declared"] = True
     written = write_report(out_dir, full_metrics, figures.tables)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
@@ -325,6 +334,7 @@ def monthly_report(
     notify: bool = True,
     refresh: bool = False,
     update_later: bool = True,
+    no_jobs_ran: bool = False,
 ) -> dict:
     """Build, check and report one cluster's month (default: the last full month); returns a summary.
 
@@ -336,7 +346,8 @@ def monthly_report(
     new report replaces the month's previous one once delivery is decided: a delivery that reaches
     nobody leaves the previous report (and the sent-log) as they were. A month that has not ended
     needs `partial`. `as_of` (ISO 8601) says when the records were dumped (default: the pull time of
-    a live pull, else the latest time in the records).
+    a live pull, else the latest time in the records). A month with no job record is refused
+    unless `no_jobs_ran` (the operator says no job ran): its report then says so.
 
     A deployment's run gives `config` as the config file's path, `month` as YYYY-MM (made a Month by
     the parameter's validation; none: the month before the run's scheduled time) and `as_of` as
@@ -346,7 +357,7 @@ def monthly_report(
     if isinstance(config, str):
         cfg = deployment_config(config, cluster)
         report = month or Month.last_full(flow_run_info.scheduled_start_time)  # a late start reports its own month
-        dumped_at = checked_month(cfg, report, partial, as_of)
+        dumped_at = checked_month(cfg, report, partial, as_of, no_jobs_ran)
     else:
         cfg, report, dumped_at = config, month, as_of
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
@@ -360,7 +371,7 @@ def monthly_report(
             progress.info("%s %s: land: the records landed on %s", cluster, report, landed_at(landed_dir))
         else:
             clear_killed_runs(cfg)
-            landed_dir = pull_and_land(cfg, report, dumped_at)
+            landed_dir = pull_and_land(cfg, report, dumped_at, no_jobs_ran)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
         quality = check_quality(cfg, report, landed_dir)
         figures = analyse(cfg, report)

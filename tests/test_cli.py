@@ -34,6 +34,13 @@ def config(tmp_path: Path) -> Path:
     return path
 
 
+# one record of a job in MONTH: a month without one is refused before the start-up (flows/ingest/month_records.py)
+A_RECORD = (
+    "1|1|j|alice|llm|gpu|normal|COMPLETED|0:0|2026-10-01T00:00:00|2026-10-01T00:00:00|2026-10-01T00:00:00|"
+    "2026-10-01T01:00:00|01:00:00|1|node1|billing=1,cpu=1,gres/gpu=1,node=1"
+)
+
+
 def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.strip()]
 
@@ -88,7 +95,7 @@ def test_run_names_the_missing_job_records_first_and_stops_before_the_start_up(c
 def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, monkeypatch):
     month_dir = tmp_path / "logs" / str(MONTH)
     month_dir.mkdir(parents=True)
-    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n")
+    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n" + A_RECORD + "\n")
     (month_dir / "events.psv").write_text("")
 
     def start_up(debug: bool) -> None:
@@ -107,7 +114,7 @@ def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, mon
 def test_the_first_progress_line_does_not_wait_for_prefects_import(command, config, tmp_path):
     month_dir = tmp_path / "logs" / str(MONTH)
     month_dir.mkdir(parents=True)
-    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n")
+    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n" + A_RECORD + "\n")
     (month_dir / "events.psv").write_text("")
     script = (
         "import sys, flows.cli as cli, flows.commands as commands\n"

@@ -194,7 +194,8 @@ def test_the_documented_example_config_loads(tmp_path):
 def write_month(tmp_path: Path) -> None:
     month_dir = tmp_path / "logs" / str(MONTH)
     month_dir.mkdir(parents=True)
-    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n")
+    record = "1|1|j|u|a|p|q|COMPLETED|0:0|2026-10-01T00:00:00|Unknown|2026-10-01T00:00:00|Unknown|00:01:00|1|n1|cpu=1"
+    (month_dir / "sacct.psv").write_text("|".join(REQUIRED_FIELDS) + "\n" + record + "\n")
     (month_dir / "dcgm" / "node1").mkdir(parents=True)
 
 
@@ -261,7 +262,9 @@ def test_a_config_error_on_the_command_line_is_one_line_each_and_exit_2(tmp_path
     )
     assert main(["check", "--config", str(write(tmp_path, text))]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("error: ") and len(err) == 2 and "pydantic" not in "".join(err)
+    # each problem on a line of its own, each line an `error:` (issue 42: the second lacked it)
+    assert len(err) == 2 and all(line.startswith("error: ") for line in err), err
+    assert "pydantic" not in "".join(err)
 
 
 def test_a_command_sources_retries_are_checked_and_default_to_four_attempts(tmp_path):

@@ -41,7 +41,7 @@ def test_xdmod_dump_lands_like_a_sacct_dump(slurm_fixtures: Path, tmp_path: Path
     landed = land_month(config, Month.parse("2026-11"))
     assert pq.read_table(landed / "attempts.parquet").num_rows == 18
     manifest = json.loads((landed / "manifest.json").read_text())
-    assert manifest["sources"]["sacct_psv"]["records"] == 18
+    assert manifest["sources"]["sacct_xdmod"]["records"] == 18
     assert (tmp_path / "data" / "raw" / "ci" / "2026-11" / "xdmod.log").is_file()
 
 
@@ -80,7 +80,7 @@ def test_nnodes_0_with_a_host_list_lands_as_a_counted_repair(tmp_path: Path):
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
     landed = land_month(config, Month.parse("2016-08"))
-    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_xdmod"]
     assert (entry["records"], entry["quarantined"], entry["node_counts_from_node_list"]) == (4, 0, 1)
     job = next(a for a in pq.read_table(landed / "attempts.parquet").to_pylist() if a["job_id"] == "5692623")
     assert (job["n_nodes"], job["node_list"]) == (2, "cpn-k16-35-01,cpn-k16-37-01")
@@ -123,7 +123,7 @@ def test_sacct_json_lands_and_says_its_exit_codes_are_unreliable(slurm_fixtures:
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_json"\npath = "jobs.json"\n'))
     landed = land_month(config, Month.parse("2026-11"))
     assert pq.read_table(landed / "attempts.parquet").num_rows == 18
-    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_psv"]
+    entry = json.loads((landed / "manifest.json").read_text())["sources"]["sacct_json"]
     assert entry["format"] == "sacct_json" and entry["exit_codes_unreliable"] is True
 
 
@@ -441,3 +441,39 @@ def test_which_command_failures_are_retried(status, stderr, transient):
     from flows.ingest.sources.slurm_live import is_transient
 
     assert is_transient(status, stderr) is transient
+
+
+def test_a_repaired_node_count_lands_with_the_type_of_every_count(tmp_path: Path):
+    """Issue 42: NNodes 0 repaired from the host list landed attempts.n_nodes as a DOUBLE (a HUGEINT
+    before ClusterShell), and the month stopped at the landed-schema suite. Every landed column has
+    the registry's type, as that suite checks it (flows/quality/suites.py SQL_TYPES)."""
+    import shutil
+
+    import duckdb
+
+    from flows.ingest.sources.registry import TABLES
+    from flows.quality.suites import SQL_TYPES
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    landed = land_month(config, Month.parse("2016-08"))
+    with duckdb.connect() as con:
+        types = dict(
+            con.execute(f"select column_name, column_type from (describe '{landed / 'attempts.parquet'}')").fetchall()
+        )
+    assert types == {f.name: SQL_TYPES[f.type] for f in TABLES["attempts"]}
+
+
+def test_the_data_quality_table_names_the_configured_job_record_kind(tmp_path: Path):
+    """Issue 42: a sacct_xdmod input was labelled "sacct_psv" (the input it gives) in the report."""
+    import shutil
+
+    from flows.report.render import environment
+
+    shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
+    config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
+    inputs = json.loads((land_month(config, Month.parse("2016-08")) / "manifest.json").read_text())["sources"]
+    metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
+    metrics["totals"] = {"open_attempts": 0, "unknown_states": 0}
+    html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
+    assert '<td class="name">sacct_xdmod</td>' in html and "sacct_psv" not in html

@@ -161,8 +161,10 @@ CPU_ONLY = [
 @pytest.mark.parametrize("records", [CPU_ONLY, []], ids=["cpu-jobs-only", "no-jobs"])
 def test_a_month_without_gpu_exposure_is_reported_with_a_warning(cluster: Path, records: list[str]) -> None:
     write_month(cluster.parent, "2026-09", records)
-    assert main(["run", "--config", str(cluster), "--month", "2026-09"]) == 0
+    no_jobs = [] if records else ["--no-jobs-ran"]  # without it, a month with no job record is refused
+    assert main(["run", "--config", str(cluster), "--month", "2026-09", *no_jobs]) == 0
     figures = metrics(cluster, "2026-09")
+    assert figures.get("no_jobs_declared", False) is not bool(records)
     assert figures["node_failure_rate"]["all"]["node_days"] == 0
     assert figures["summary"]["data_quality"]["status"] == "warning"
     assert any("no GPU exposure" in reason for reason in figures["summary"]["data_quality"]["reasons"])

@@ -230,3 +230,61 @@ def test_the_landed_schema_is_checked_from_the_registry_and_not_restated():
     assert sorted(not_null) == sorted(required)
     for path in EXPECTATIONS_DIR.glob("landed_*.json"):
         assert "expect_column_values_to_not_be_null" not in path.read_text(), path.name
+
+
+def test_json_of_an_xdmod_dump_with_a_repaired_node_count(capsys):
+    """Issue 42: `parse --kind sacct_xdmod ... --json` ended in "TypeError: Object of type Decimal is
+    not JSON serializable" (the NNodes 0 record's count, repaired from its host list)."""
+    code, out, err = parse(
+        capsys, "--kind", "sacct_xdmod", str(REPO / "tests/data/xdmod/accounting-logs.log"), "--json"
+    )
+    assert (code, err) == (0, "")
+    rows, quarantined, summary = json_lines(out)
+    assert quarantined == [] and summary["reader"]["node_counts_from_node_list"] == 1
+    assert next(r for r in rows if r["job_id"] == "5692623")["n_nodes"] == 2
+
+
+def test_json_writes_every_type_a_reader_may_give():
+    """Decimals, dates, times of day, durations and bytes are written as JSON (never a TypeError)."""
+    from datetime import date, datetime, time, timedelta
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from flows.ingest.parse import Parsed, format_parsed
+
+    rows = pa.table(
+        {
+            "count": pa.array([Decimal(2), Decimal("2.5")], pa.decimal128(38, 1)),
+            "day": pa.array([date(2026, 9, 1), None], pa.date32()),
+            "at": pa.array([time(3, 4, 5), None], pa.time64("us")),
+            "stamp": pa.array([datetime(2026, 9, 1, 3, 4, 5), None], pa.timestamp("us")),
+            "span": pa.array([timedelta(seconds=90), None], pa.duration("us")),
+            "raw": pa.array([b"node\xff1", None], pa.binary()),
+        }
+    )
+    parsed = Parsed("sacct_psv", Path("x"), rows, [], {"rows": 2}, 0, 0)
+    first, second, summary = (json.loads(line) for line in format_parsed(parsed, as_json=True))
+    assert first == {
+        "count": 2,
+        "day": "2026-09-01",
+        "at": "03:04:05",
+        "stamp": "2026-09-01T03:04:05",
+        "span": 90.0,
+        "raw": "node\ufffd1",
+    }
+    assert second["count"] == 2.5 and summary["summary"]["rows"] == 2
+
+
+def test_a_headerless_xdmod_dump_given_as_sacct_psv_suggests_sacct_xdmod(capsys):
+    code, out, err = parse(capsys, "--kind", "sacct_psv", str(REPO / "tests/data/xdmod/accounting-logs.log"))
+    (line,) = err.splitlines()
+    assert code == EXIT_INPUT and "missing columns JobID, JobIDRaw" in line
+    assert line.endswith('its first line is a record in Open XDMoD\'s layout; give it as kind = "sacct_xdmod"')
+
+
+def test_a_sacct_dump_with_a_header_given_as_sacct_xdmod_suggests_sacct_psv(capsys, slurm_fixtures: Path):
+    code, out, err = parse(capsys, "--kind", "sacct_xdmod", str(slurm_fixtures / "sacct_fields_allocations.psv"))
+    (line,) = err.splitlines()
+    assert code == EXIT_INPUT and ":1: field header='JobID|JobIDRaw|" in line
+    assert line.endswith('give the file as kind = "sacct_psv"')

@@ -30,6 +30,8 @@ from flows.core.atomic import replace_dir_atomically
 from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.core.months import Month
+from flows.core.source_kinds import COMMAND_KINDS, given_input
+from flows.ingest.month_records import landed_month_records, refuse_empty_months
 from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
@@ -197,15 +199,18 @@ def read_manifest(landed_dir: Path) -> dict:
     return manifest
 
 
-def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None) -> Path:
+def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None, no_jobs_ran: bool = False) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir.
 
     `as_of` (aware) is when the records were dumped, if the caller knows it (`--as-of`); otherwise
-    it is the pull time of a live pull, or read from the records (`records_as_of`)."""
+    it is the pull time of a live pull, or read from the records (`records_as_of`). A live pull
+    with no job record in the month is refused here, before anything lands (a file's records were
+    counted before any work, flows/edge.py), unless `no_jobs_ran`: the operator says no job ran,
+    and a month without a record is then landed with `no_jobs_declared` in its manifest."""
     # in memory: millions of job records are read and typed in SQL (spilling beside the warehouse)
     config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(config=config.warehouse.duckdb_settings(config.warehouse_path)) as jobs:
-        return _land_month(config, month, jobs, as_of)
+        return _land_month(config, month, jobs, as_of, no_jobs_ran)
 
 
 def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datetime | None:
@@ -247,7 +252,37 @@ def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datet
     }
 
 
-def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None) -> Path:
+def _job_record_kind(config: ClusterConfig) -> str:
+    """The configured kind of the job records (the inputs' table and the data quality name it)."""
+    return next(s.kind for s in config.sources if given_input(s.kind) == "sacct_psv")
+
+
+def _as_configured(config: ClusterConfig, sources: dict[str, dict]) -> dict[str, dict]:
+    """The manifest's inputs under their configured kinds: the job records' (read as the input
+    sacct_psv) as sacct_xdmod, sacct_json or sacct_command when so configured."""
+    return {_job_record_kind(config) if kind == "sacct_psv" else kind: entry for kind, entry in sources.items()}
+
+
+def _no_jobs_declared(
+    jobs: duckdb.DuckDBPyConnection, config: ClusterConfig, path: Path, month: Month, no_jobs_ran: bool
+) -> dict[str, bool]:
+    """The manifest's `no_jobs_declared` when the records the reader left have none in `month` and
+    the operator said no job ran (--no-jobs-ran); else a NoJobRecordsError for a live pull (which
+    no check before the landing could count). Nothing when the month has records: a file's were
+    counted before any work (flows/edge.py)."""
+    kind = _job_record_kind(config)
+    if not (no_jobs_ran or kind in COMMAND_KINDS):
+        return {}
+    found = landed_month_records(jobs, kind, path, month)
+    if found.in_month[month]:
+        return {}
+    refuse_empty_months([found], no_jobs_ran)
+    return {"no_jobs_declared": True}
+
+
+def _land_month(
+    config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnection, as_of: datetime | None, no_jobs_ran: bool
+) -> Path:
     sources = config.source_paths(month)
     as_of, as_of_basis = _pull_live_sources(config, month, sources, as_of)
     # The job records come as a sacct dump (or pull), Open XDMoD's headerless dump, or JSON.
@@ -292,6 +327,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
             for e in quarantined:
                 fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
                 out.write(json.dumps(fields) + "\n")
+        manifest["sources"] = _as_configured(config, manifest["sources"])
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
@@ -309,6 +345,7 @@ def _land_month(config: ClusterConfig, month: Month, jobs: duckdb.DuckDBPyConnec
                 "records": stats.attempts,
                 **asdict(stats),
             }
+            manifest |= _no_jobs_declared(jobs, config, sacct_path, month, no_jobs_ran)
             landed_at = datetime.now(UTC).replace(microsecond=0)
             if as_of is not None:
                 dumped_at = naive_utc(as_of)

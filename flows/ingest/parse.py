@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, is_dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -74,7 +75,17 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
 
 
 def _jsonable(value: object) -> object:
-    return value.isoformat() if isinstance(value, datetime) else value
+    """`json.dumps`'s fallback for the values a reader's rows may hold beyond JSON's own: times as ISO
+    8601, a duration as its seconds, a decimal as the number it is, bytes as text (bad UTF-8 as U+FFFD)."""
+    if isinstance(value, date | time):  # datetime too
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    raise TypeError(f"a value of type {type(value).__name__} in the rows cannot be written as JSON")
 
 
 def _cell(value: object) -> str:
@@ -97,11 +108,11 @@ def format_parsed(parsed: Parsed, limit: int | None = None, as_json: bool = Fals
         "reader": parsed.stats,
     }
     if as_json:
-        lines = [json.dumps({k: _jsonable(v) for k, v in row.items()}) for row in rows]
+        lines = [json.dumps(row, default=_jsonable) for row in rows]
         for e in parsed.quarantined:
             bad = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
-            lines.append(json.dumps({"quarantined": bad}))
-        return [*lines, json.dumps({"summary": summary})]
+            lines.append(json.dumps({"quarantined": bad}, default=_jsonable))
+        return [*lines, json.dumps({"summary": summary}, default=_jsonable)]
     names = parsed.rows.column_names
     cells = [[_cell(row[name]) for name in names] for row in rows]
     widths = [max([len(name)] + [len(line[i]) for line in cells]) for i, name in enumerate(names)]

@@ -24,7 +24,7 @@ from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import gzip_break, open_text
 from flows.ingest.sources.job_records import finish_attempts
-from flows.ingest.sources.parsable import ParsableLayout, assemble_rows, parsable_layout
+from flows.ingest.sources.parsable import DELIMITERS, ParsableLayout, assemble_rows, parsable_layout
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import STAGED_FIELDS, column_names
 from flows.ingest.sources.sql import create_temp_table, run_sql
@@ -169,7 +169,7 @@ def read_sacct(
     """
     stats = stats if stats is not None else SacctReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    layout = parsable_layout(path, _required(header), header)
+    layout = dump_layout(path, header)
     with open_text(path) as handle:
         new_line = "\\r\\n" if handle.readline().endswith("\r\n") else "\\n"
     row = _row_params(layout)
@@ -233,12 +233,49 @@ def _fits_xdmod(layout: tuple[str, ...], line: str) -> bool:
     )
 
 
+def dump_layout(
+    path: Path, header: tuple[str, ...] | None = None, required: tuple[str, ...] | None = None
+) -> ParsableLayout:
+    """The layout of a sacct dump (`header`: of a headerless one) that has the `required` fields
+    (default: what the reader needs). A headerless file given as sacct_psv whose first record is in
+    one of Open XDMoD's layouts is refused with the kind to give it as."""
+    try:
+        return parsable_layout(path, _required(header) if required is None else required, header)
+    except InputFormatError as error:
+        if header is None and _first_line_fits_xdmod(path):
+            hint = 'the file has no header: its first line is a record in Open XDMoD\'s layout; give it as kind = "sacct_xdmod"'
+            raise InputFormatError(path, error.line, error.field, error.value, f"{error.reason}; {hint}") from None
+        raise
+
+
+def _first_line_fits_xdmod(path: Path) -> bool:
+    with open_text(path) as handle:
+        first_line = handle.readline().rstrip("\r\n")
+    return any(_fits_xdmod(layout, first_line) for layout in XDMOD_LAYOUTS.values())
+
+
+def _sacct_header(line: str) -> bool:
+    """Whether `line` is the header line of `sacct --parsable2` (it names JobID, Submit and State,
+    which no record's fields are)."""
+    return any({"JobID", "Submit", "State"} <= set(line.split(delimiter)) for delimiter in DELIMITERS)
+
+
 def xdmod_layout(path: Path) -> tuple[str, ...]:
     """The columns of an Open XDMoD dump: the layout (XDMOD_LAYOUTS) its first records fit best, the
     newest on a tie; today's when none fits (its lines are then quarantined one by one, with why).
-    A layout without AllocTRES (before XDMoD 9.0) gives no GPU counts: refused, naming it."""
+    A layout without AllocTRES (before XDMoD 9.0) gives no GPU counts, and a file that starts with
+    sacct's header line is sacct_psv: each refused, naming it."""
     with open_text(path) as handle:
         sample = [(no, line.rstrip("\r\n")) for no, line in enumerate(itertools.islice(handle, XDMOD_SAMPLE_LINES), 1)]
+    if sample and _sacct_header(sample[0][1]):
+        raise InputFormatError(
+            path,
+            1,
+            "header",
+            sample[0][1],
+            "a header line of sacct --parsable2, which Open XDMoD's dump (--noheader) never has; "
+            'give the file as kind = "sacct_psv"',
+        )
     sample = [(no, line) for no, line in sample if line]
     fits = {name: sum(_fits_xdmod(layout, line) for _, line in sample) for name, layout in XDMOD_LAYOUTS.items()}
     name = max(fits, key=lambda n: fits[n])  # the first of the best: the newest
@@ -258,7 +295,7 @@ def xdmod_layout(path: Path) -> tuple[str, ...]:
 
 def check_header(path: Path, site_timezone: str) -> None:
     """`check --month`: the header names every required column."""
-    parsable_layout(path, REQUIRED_FIELDS)
+    dump_layout(path)
 
 
 def check_xdmod_header(path: Path, site_timezone: str) -> None:

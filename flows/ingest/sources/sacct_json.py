@@ -140,6 +140,21 @@ def _why(exc: Exception) -> str:
     return f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
 
 
+def job_times(job: Any) -> dict | None:
+    """A job's id and times (naive UTC) as the reader reads them, for counting a month's records
+    (flows/ingest/month_records.py); None when they cannot be read (the landing says why)."""
+    try:
+        times = job["time"]
+        return {
+            "job_id": str(_number(job["job_id"], "job_id")),
+            "submit_at": _time(times["submission"], "time.submission"),
+            "start_at": _time(times.get("start"), "time.start"),
+            "end_at": _time(times.get("end"), "time.end"),
+        }
+    except (KeyError, TypeError, AttributeError, ValueError):  # _BadField is a ValueError
+        return None
+
+
 def _attempt(job: dict, index: int) -> dict:
     if not isinstance(job, dict):
         raise TypeError("a job is not a JSON object")

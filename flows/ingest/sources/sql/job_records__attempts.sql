@@ -1,13 +1,14 @@
 -- Temp view attempts: the staged records landed, times in UTC (template variable utc, as in
 -- job_records__problems.sql), less the quarantined ones and (template variable duplicates:
 -- attempt_duplicates has rows) the duplicates not kept; NNodes 0 repaired from the host list
--- (template variable repairs: node_count_repairs has rows; its size is a HUGEINT). Either join only
+-- (template variable repairs: node_count_repairs has rows), as the BIGINT every count lands as
+-- (registry.TABLES; a host list's size is a HUGEINT, or a DOUBLE once ClusterShell sized it). Either join only
 -- when it has rows: a join changes the order the landing writes the rows in. A view: the landing
 -- writes it to Parquet once; a table would copy millions of rows first.
 create or replace temp view attempts as
 select
     s.* replace (
-        {% if repairs %}coalesce(r.size, s.n_nodes){% else %}s.n_nodes{% endif %} as n_nodes,
+        {% if repairs %}cast(coalesce(r.size, s.n_nodes) as bigint){% else %}s.n_nodes{% endif %} as n_nodes,
         {{ utc.submit_at }} as submit_at,
         {{ utc.eligible_at }} as eligible_at,
         {{ utc.start_at }} as start_at,
