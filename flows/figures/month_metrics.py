@@ -4,6 +4,7 @@ shows, and the detail tables written beside it."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -11,11 +12,14 @@ import pyarrow as pa
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
+from flows.figures.measured import KEEP, unmeasured_dict
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
 
 SCHEMA_VERSION = 2  # docs/metrics.md
+# a change test of a month whose r_f is not measured: the earlier figure (`previous`) stays
+NO_TEST = {"value": None, "change": None, "p_value": None, "significant": False}
 
 
 @dataclass
@@ -26,16 +30,26 @@ class MonthFigures:
     tables: dict[str, pa.Table]
 
 
-def month_figures(marts: MartReader, month: Month, params: AnalysisConfig) -> MonthFigures:
-    """Read the month's figures from the marts, once: the report is rendered from them alone."""
-    return MonthFigures(compute_metrics(marts, month, params), detail_tables(marts, month))
+def month_figures(marts: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> MonthFigures:
+    """Read the month's figures from the marts, once: the report is rendered from them alone.
+    `inputs`: the inputs landed for the month (its manifest's `sources`), which decide what the
+    figures measured (flows/figures/measured.py)."""
+    return MonthFigures(compute_metrics(marts, month, params, inputs), detail_tables(marts, month))
 
 
-def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
+def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> dict:
     """metrics.json of the month, section by section."""
-    figures = period_figures(con, Period.of_month(month), params)
+    figures = period_figures(con, Period.of_month(month), params, inputs)
+    gaps = figures["not_measured"]
     causes = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
+    if "node_failure_rate.all" in gaps:  # no rate this month: nothing to compare with the last
+        change = change | NO_TEST
+        for window in trend["trailing"]:
+            window["this_month_vs_window"] |= NO_TEST
+    lost = lost_goodput(con, month, params)
+    if why := gaps.get("lost_goodput"):
+        lost = unmeasured_dict(lost, why, KEEP["lost_goodput"])
     return {
         **figures,
         "schema_version": SCHEMA_VERSION,
@@ -45,9 +59,9 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> di
         "month_over_month": change,
         "history": trend,
         "change_flags": change_flags(change, causes, trend),
-        "run_ettr": run_ettr(con, month),
+        "run_ettr": [] if "ettr_vs_expected" in gaps else run_ettr(con, month),
         "expected_ettr": expected_ettr_curves(figures["node_failure_rate"], params),
-        "lost_goodput": lost_goodput(con, month, params),
+        "lost_goodput": lost,
         "health_events": health_events(con, month),
     }
 

@@ -5,6 +5,8 @@ summary."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
@@ -16,9 +18,10 @@ from flows.warehouse.engines import MartReader
 SCHEMA_VERSION = 1
 
 
-def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
-    """One cluster's study figures, read from its study models and monthly marts."""
-    figures = period_figures(con, period, params)
+def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:
+    """One cluster's study figures, read from its study models and monthly marts. `inputs`: those
+    landed for every month of the range, which decide what the figures measured (flows/figures/measured.py)."""
+    figures = period_figures(con, period, params, inputs)
     causes = monthly_causes(con, period.first, period.last)
     return {
         **figures,
@@ -28,9 +31,9 @@ def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig) -> 
             for month in monthly_rates(con, period.first, period.last)
         ],
         "expected_ettr_grid": expected_ettr_grid(figures["node_failure_rate"], params),
-        "lost_goodput_by_size": mart_rows(
-            con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []
-        ),
+        "lost_goodput_by_size": []
+        if "lost_goodput" in figures["not_measured"]
+        else mart_rows(con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []),
     }
 
 
@@ -72,7 +75,7 @@ def study_summary(study: dict) -> dict:
             f"{name}: r_f {r_f['value']:.2f} per 1000 node-days (95% interval {r_f['lower']:.2f}-{r_f['upper']:.2f})"
             f" from {r_f['failures']:,} infrastructure failures over {study['months']} months"
             if r_f["value"] is not None
-            else f"{name}: no GPU node-days in the range"
+            else f"{name}: r_f not measured: {r_f.get('not_measured') or 'no GPU node-days in the range'}"
         )
         headline += [
             {
@@ -82,12 +85,14 @@ def study_summary(study: dict) -> dict:
                 "upper": r_f["upper"],
                 "unit": "per 1000 node-days",
                 "format": "dec",
+                "not_measured": figures["not_measured"].get("node_failure_rate.all"),
             },
             {
                 "label": f"{name} lost goodput",
-                "value": figures["totals"]["lost_gpu_hours"],
+                "value": None if "lost_goodput" in figures["not_measured"] else figures["totals"]["lost_gpu_hours"],
                 "unit": "GPU-hours",
                 "format": "num",
+                "not_measured": figures["not_measured"].get("lost_goodput"),
             },
         ]
     for pair in study["comparison"]:
