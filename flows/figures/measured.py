@@ -188,6 +188,56 @@ def unmeasured_lemons(lemon_nodes: dict, why: str) -> dict:
     return result
 
 
+def unmeasured_rates(r_f: dict, gaps: dict[str, str]) -> dict:
+    """r_f under both definitions, each not measured that `gaps` names (before any model uses it)."""
+    return {
+        d: unmeasured_dict(rate, why, KEEP["node_failure_rate"])
+        if (why := gaps.get(f"node_failure_rate.{d}"))
+        else rate
+        for d, rate in r_f.items()
+    }
+
+
+# a change test of a period whose r_f is not measured: the earlier figure (`previous`) stays
+NO_TEST = {"value": None, "change": None, "p_value": None, "significant": False}
+
+
+def write_unmeasured(metrics: dict, gaps: dict[str, str]) -> dict:
+    """`metrics` (a period's figures, or a month's whole metrics.json) with each figure of `gaps`
+    (path -> why) written as not measured, and the top-level `not_measured` map ({}: all measured).
+    What a month's metrics.json computes from an unmeasured figure goes with it: the ETTR of its job
+    runs (`run_ettr`) with `ettr_vs_expected`, the tests of change with r_f."""
+    result = dict(metrics)
+    for path, why in gaps.items():
+        name = path.split(".")[0]
+        if name not in result:
+            continue
+        if name == "node_failure_rate":
+            result[name] = unmeasured_rates(result[name], gaps)
+        elif name in LIST_FIGURES:
+            result[name] = []
+        elif name == "breakdowns":  # its dimensions' rows are [], `not_shown` null
+            result[name] = {
+                k: {key: [] if isinstance(v, list) else None for key, v in d.items()} if isinstance(d, dict) else d
+                for k, d in result[name].items()
+            }
+        elif name == "lemon_nodes":
+            result[name] = unmeasured_lemons(result[name], why)
+        else:
+            result[name] = unmeasured_dict(result[name], why, KEEP.get(name, ()))
+    if "ettr_vs_expected" in gaps and "run_ettr" in result:
+        result["run_ettr"] = []
+    if "node_failure_rate.all" in gaps and "month_over_month" in result:
+        result["month_over_month"] = result["month_over_month"] | NO_TEST
+        result["history"] = {
+            **result["history"],
+            "trailing": [
+                w | {"this_month_vs_window": w["this_month_vs_window"] | NO_TEST} for w in result["history"]["trailing"]
+            ],
+        }
+    return {**result, "not_measured": gaps}
+
+
 def coverage(totals: dict) -> str | None:
     """The data-coverage line: the attempts without GPUs that the GPU figures leave out (none when
     the marts do not count them or there are none)."""

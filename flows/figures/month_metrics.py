@@ -12,14 +12,12 @@ import pyarrow as pa
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
-from flows.figures.measured import KEEP, unmeasured_dict
+from flows.figures.measured import write_unmeasured
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
 
 SCHEMA_VERSION = 2  # docs/metrics.md
-# a change test of a month whose r_f is not measured: the earlier figure (`previous`) stays
-NO_TEST = {"value": None, "change": None, "p_value": None, "significant": False}
 
 
 @dataclass
@@ -40,17 +38,9 @@ def month_figures(marts: MartReader, month: Month, params: AnalysisConfig, input
 def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> dict:
     """metrics.json of the month, section by section."""
     figures = period_figures(con, Period.of_month(month), params, inputs)
-    gaps = figures["not_measured"]
     causes = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
-    if "node_failure_rate.all" in gaps:  # no rate this month: nothing to compare with the last
-        change = change | NO_TEST
-        for window in trend["trailing"]:
-            window["this_month_vs_window"] |= NO_TEST
-    lost = lost_goodput(con, month, params)
-    if why := gaps.get("lost_goodput"):
-        lost = unmeasured_dict(lost, why, KEEP["lost_goodput"])
-    return {
+    metrics = {
         **figures,
         "schema_version": SCHEMA_VERSION,
         "month": str(month),
@@ -58,12 +48,14 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
         "failures_by_cause": causes,
         "month_over_month": change,
         "history": trend,
-        "change_flags": change_flags(change, causes, trend),
-        "run_ettr": [] if "ettr_vs_expected" in gaps else run_ettr(con, month),
+        "run_ettr": run_ettr(con, month),
         "expected_ettr": expected_ettr_curves(figures["node_failure_rate"], params),
-        "lost_goodput": lost,
+        "lost_goodput": lost_goodput(con, month, params),
         "health_events": health_events(con, month),
     }
+    # what the month's inputs did not measure, also of its own figures (flows/figures/measured.py)
+    metrics = write_unmeasured(metrics, figures["not_measured"])
+    return {**metrics, "change_flags": change_flags(metrics["month_over_month"], causes, metrics["history"])}
 
 
 def job_mix(con: MartReader, month: Month) -> list[dict]:

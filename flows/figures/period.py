@@ -19,14 +19,7 @@ from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.ettr import formula_is_valid
 from flows.figures.lemons import lemon_candidates
-from flows.figures.measured import (
-    KEEP,
-    LIST_FIGURES,
-    exposure,
-    not_measured,
-    unmeasured_dict,
-    unmeasured_lemons,
-)
+from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
 from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
 from flows.warehouse.engines import MartReader
@@ -144,9 +137,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
     r_f = node_failure_rate(con, period, params)
     seen = exposure(inputs, period_totals, r_f, within="this month" if period.monthly else "in the range")
     gaps = not_measured(seen, params)
-    for d in ("paper", "all"):
-        if why := gaps.get(f"node_failure_rate.{d}"):
-            r_f[d] = unmeasured_dict(r_f[d], why, KEEP["node_failure_rate"])
+    r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
     figures = {
         "parameters": {**dataclasses.asdict(params), "confidence": CONFIDENCE},
         "totals": period_totals,
@@ -159,28 +150,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
         "lemon_nodes": lemon_candidates(con, period.last, params),
         "breakdowns": breakdowns(con, period, params.breakdown_top),
     }
-    return unmeasured(figures, gaps)
-
-
-def unmeasured(figures: dict, gaps: dict[str, str]) -> dict:
-    """`figures` with each figure of `gaps` (path -> why) written as not measured, and the top-level
-    `not_measured` map ({} when every figure is measured)."""
-    for path, why in gaps.items():
-        name = path.split(".")[0]
-        if name not in figures or name == "node_failure_rate":
-            continue  # r_f is written unmeasured before the figures computed from it
-        if name in LIST_FIGURES:
-            figures[name] = []
-        elif name == "breakdowns":
-            figures[name] = {
-                **figures[name],
-                **{d: {key: [] if key in ("rows", "top") else None for key in figures[name][d]} for d in BY},
-            }
-        elif name == "lemon_nodes":
-            figures[name] = unmeasured_lemons(figures[name], why)
-        else:
-            figures[name] = unmeasured_dict(figures[name], why, KEEP.get(name, ()))
-    return {**figures, "not_measured": gaps}
+    return write_unmeasured(figures, gaps)
 
 
 def totals(con: MartReader, period: Period) -> dict:
@@ -271,15 +241,12 @@ def ettr_vs_expected(con: MartReader, period: Period, r_f: dict, params: Analysi
     return result
 
 
-BY = ("account", "partition")  # the breakdowns' dimensions
-
-
 def breakdowns(con: MartReader, period: Period, top: int) -> dict:
     """Infrastructure failures, lost GPU-hours and ETTR by account and by partition: the `top` rows
     of each with the most lost GPU-hours (the mart's rank), and how many more the mart holds. A
     month's metrics.json names the shown rows `rows` and says `top`; a study's names them `top`."""
     result: dict = {"top": top} if period.monthly else {}
-    for dimension in BY:
+    for dimension in ("account", "partition"):
         rows = period.rows(con, BREAKDOWNS, order="rank", where="dimension = ?", args=(dimension,))
         shown = [row for row in rows if row["rank"] <= top]
         result[dimension] = {"rows" if period.monthly else "top": shown, "not_shown": len(rows) - len(shown)}
