@@ -26,6 +26,12 @@ def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inp
     return {
         **figures,
         "job_mix": mart_rows(con, "select * from fct_study_job_mix order by bucket_order, outcome", []),
+        # the attempts and GPU-hours of each size (the job-mix table), also where MTTF by size is not measured
+        "job_mix_by_size": mart_rows(
+            con,
+            "select size_bucket, bucket_order, attempts, gpu_hours from fct_study_mttf_by_size order by bucket_order",
+            [],
+        ),
         "monthly": [
             {**month, "by_cause": causes.get(month["month"], {})}
             for month in monthly_rates(con, period.first, period.last)
