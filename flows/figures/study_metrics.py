@@ -77,6 +77,7 @@ def study_summary(study: dict) -> dict:
     sentences, headline = [], []
     for name, figures in study["clusters"].items():
         r_f = figures["node_failure_rate"]["all"]
+        gaps = figures.get("not_measured", {})
         sentences.append(
             f"{name}: r_f {r_f['value']:.2f} per 1000 node-days (95% interval {r_f['lower']:.2f}-{r_f['upper']:.2f})"
             f" from {r_f['failures']:,} infrastructure failures over {study['months']} months"
@@ -91,14 +92,14 @@ def study_summary(study: dict) -> dict:
                 "upper": r_f["upper"],
                 "unit": "per 1000 node-days",
                 "format": "dec",
-                "not_measured": figures["not_measured"].get("node_failure_rate.all"),
+                "not_measured": gaps.get("node_failure_rate.all"),
             },
             {
                 "label": f"{name} lost goodput",
-                "value": None if "lost_goodput" in figures["not_measured"] else figures["totals"]["lost_gpu_hours"],
+                "value": None if "lost_goodput" in gaps else figures["totals"]["lost_gpu_hours"],
                 "unit": "GPU-hours",
                 "format": "num",
-                "not_measured": figures["not_measured"].get("lost_goodput"),
+                "not_measured": gaps.get("lost_goodput"),
             },
         ]
     for pair in study["comparison"]:
@@ -116,4 +117,5 @@ def study_summary(study: dict) -> dict:
             )
         else:
             sentences.append(f"{pair['a']} and {pair['b']} do not differ beyond chance")
+    headline = [{k: v for k, v in item.items() if k != "not_measured" or v} for item in headline]
     return {"text": ". ".join(sentences) + ".", "headline": headline}

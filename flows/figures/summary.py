@@ -205,8 +205,15 @@ def headline(metrics: dict) -> list[dict]:
                 "format": "duration",
             }
         )
+    items += _losses(metrics, gaps)
+    # `not_measured` (why) only on a figure the month's inputs could not measure
+    return [{k: v for k, v in item.items() if k != "not_measured" or v} for item in items]
+
+
+def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
+    """The headline's lost goodput and lemon-node candidates (not measured where `gaps` says so)."""
     lost = metrics["lost_goodput"]
-    items += [
+    return [
         {
             "key": "lost_goodput",
             "label": "Lost goodput",
@@ -224,7 +231,6 @@ def headline(metrics: dict) -> list[dict]:
             "not_measured": gaps.get("lemon_nodes"),
         },
     ]
-    return [{**item, "not_measured": item.get("not_measured")} for item in items]
 
 
 def _rate_sentence(metrics: dict) -> tuple[str, str]:
