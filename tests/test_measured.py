@@ -26,12 +26,13 @@ from flows.figures.measured import (
     GPU_EXPOSURE_FIGURES,
     exposure,
     not_measured,
+    trend_rates,
     unmeasured_codes,
     unmeasured_rates,
     write_unmeasured,
 )
 from flows.figures.models import expected_ettr_curves, expected_ettr_grid, projections
-from flows.figures.rates import rate_ratio
+from flows.figures.rates import failure_rate, rate_ratio
 from flows.figures.study_metrics import assemble_study
 from flows.figures.summary import data_quality, summarise
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
@@ -186,6 +187,20 @@ def test_the_reasons_are_in_words():
         in (gaps["lemon_nodes"])
     )
     assert not any("_" in why.split("[analysis]")[0] for why in gaps.values())  # no reason code, no column name
+
+
+def test_a_trend_shows_only_the_months_measured():
+    rows = [
+        {"month": "2026-09", "paper": failure_rate(0, 0.0), "all": failure_rate(0, 10.2)},
+        {"month": "2026-10", "paper": failure_rate(1, 629.0), "all": failure_rate(4, 1749.0)},
+    ]
+    thin_month, full_month = trend_rates(rows, PARAMS)
+    assert thin_month["all"]["value"] is None and thin_month["all"]["upper"] is None
+    assert thin_month["all"]["not_measured"] == (
+        "10.2 GPU node-days in 2026-09: too little to measure a failure rate (100 needed, [analysis] min_gpu_node_days)"
+    )
+    assert thin_month["paper"]["not_measured"] == "no job with more than 128 GPUs ran in 2026-09"
+    assert full_month == rows[1]
 
 
 def test_a_rate_not_measured_has_no_ratio():

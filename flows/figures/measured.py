@@ -238,6 +238,31 @@ def write_unmeasured(metrics: dict, gaps: dict[str, str]) -> dict:
     return {**result, "not_measured": gaps}
 
 
+def trend_rates(rows: list[dict], params: AnalysisConfig) -> list[dict]:
+    """Each month's r_f of a trend (a month's history.monthly, a study's monthly: rows with `month`,
+    `paper` and `all`), each rate not measured below min_gpu_node_days of its own node-days."""
+
+    def rate(row: dict, d: str) -> dict:
+        r = row[d]
+        if (r["node_days"] or 0.0) >= params.min_gpu_node_days or r.get("not_measured"):
+            return r
+        within = f"in {row['month']}"
+        if not r["node_days"]:
+            why = (
+                f"no GPU job ran {within}"
+                if d == "all"
+                else f"no job with more than {params.paper_min_gpus:,} GPUs ran {within}"
+            )
+        else:
+            why = (
+                f"{_days(r['node_days'])} GPU node-days {within}: too little to measure a failure rate "
+                f"({params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days)"
+            )
+        return unmeasured_dict(r, why, KEEP["node_failure_rate"])
+
+    return [{**row, "paper": rate(row, "paper"), "all": rate(row, "all")} for row in rows]
+
+
 def coverage(totals: dict) -> str | None:
     """The data-coverage line: the attempts without GPUs that the GPU figures leave out (none when
     the marts do not count them or there are none)."""

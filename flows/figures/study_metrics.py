@@ -10,6 +10,7 @@ from collections.abc import Collection
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
+from flows.figures.measured import trend_rates
 from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.figures.summary import label
@@ -34,7 +35,7 @@ def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inp
         ),
         "monthly": [
             {**month, "by_cause": causes.get(month["month"], {})}
-            for month in monthly_rates(con, period.first, period.last)
+            for month in trend_rates(monthly_rates(con, period.first, period.last), params)
         ],
         "expected_ettr_grid": expected_ettr_grid(figures["node_failure_rate"], params),
         "lost_goodput_by_size": []
