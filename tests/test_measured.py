@@ -29,6 +29,7 @@ from flows.figures.measured import (
     trend_rates,
     unmeasured_codes,
     unmeasured_rates,
+    window_rates,
     write_unmeasured,
 )
 from flows.figures.models import expected_ettr_curves, expected_ettr_grid, projections
@@ -201,6 +202,9 @@ def test_a_trend_shows_only_the_months_measured():
     )
     assert thin_month["paper"]["not_measured"] == "no job with more than 128 GPUs ran in 2026-09"
     assert full_month == rows[1]
+    window = {"months": 3, "months_available": 1, "paper": failure_rate(0, 0.0), "all": failure_rate(0, 0.2)}
+    (thin_window,) = window_rates([window], PARAMS)
+    assert thin_window["all"]["not_measured"].startswith("0.2 GPU node-days over the last 3 months: too little")
 
 
 def test_a_rate_not_measured_has_no_ratio():

@@ -238,29 +238,36 @@ def write_unmeasured(metrics: dict, gaps: dict[str, str]) -> dict:
     return {**result, "not_measured": gaps}
 
 
+def exposure_rate(rate: dict, definition: str, within: str, params: AnalysisConfig) -> dict:
+    """An r_f of another period than the figures' own (a month of the trend, a trailing window),
+    not measured below min_gpu_node_days of its own node-days (`definition`: paper or all)."""
+    if (rate["node_days"] or 0.0) >= params.min_gpu_node_days or rate.get("not_measured"):
+        return rate
+    if not rate["node_days"]:
+        ran = "no GPU job" if definition == "all" else f"no job with more than {params.paper_min_gpus:,} GPUs"
+        why = f"{ran} ran {within}"
+    else:
+        why = (
+            f"{_days(rate['node_days'])} GPU node-days {within}: too little to measure a failure rate "
+            f"({params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days)"
+        )
+    return unmeasured_dict(rate, why, KEEP["node_failure_rate"])
+
+
 def trend_rates(rows: list[dict], params: AnalysisConfig) -> list[dict]:
     """Each month's r_f of a trend (a month's history.monthly, a study's monthly: rows with `month`,
-    `paper` and `all`), each rate not measured below min_gpu_node_days of its own node-days."""
+    `paper` and `all`), each not measured below min_gpu_node_days of its own node-days."""
+    return [
+        {**row, **{d: exposure_rate(row[d], d, f"in {row['month']}", params) for d in ("paper", "all")}} for row in rows
+    ]
 
-    def rate(row: dict, d: str) -> dict:
-        r = row[d]
-        if (r["node_days"] or 0.0) >= params.min_gpu_node_days or r.get("not_measured"):
-            return r
-        within = f"in {row['month']}"
-        if not r["node_days"]:
-            why = (
-                f"no GPU job ran {within}"
-                if d == "all"
-                else f"no job with more than {params.paper_min_gpus:,} GPUs ran {within}"
-            )
-        else:
-            why = (
-                f"{_days(r['node_days'])} GPU node-days {within}: too little to measure a failure rate "
-                f"({params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days)"
-            )
-        return unmeasured_dict(r, why, KEEP["node_failure_rate"])
 
-    return [{**row, "paper": rate(row, "paper"), "all": rate(row, "all")} for row in rows]
+def window_rates(windows: list[dict], params: AnalysisConfig) -> list[dict]:
+    """A month's trailing windows (history.trailing), their r_f not measured below min_gpu_node_days."""
+    return [
+        {**w, **{d: exposure_rate(w[d], d, f"over the last {w['months']} months", params) for d in ("paper", "all")}}
+        for w in windows
+    ]
 
 
 def coverage(totals: dict) -> str | None:

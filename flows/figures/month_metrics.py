@@ -12,7 +12,7 @@ import pyarrow as pa
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
-from flows.figures.measured import trend_rates, write_unmeasured
+from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
@@ -40,7 +40,8 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
     figures = period_figures(con, Period.of_month(month), params, inputs)
     causes = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
-    trend["monthly"] = trend_rates(trend["monthly"], params)  # the trend shows only the months measured
+    # the trend shows only the months and windows measured
+    trend |= {"monthly": trend_rates(trend["monthly"], params), "trailing": window_rates(trend["trailing"], params)}
     metrics = {
         **figures,
         "schema_version": SCHEMA_VERSION,
