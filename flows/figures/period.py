@@ -153,8 +153,18 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
     return write_unmeasured(figures, gaps)
 
 
+# the attempts with and without GPUs and the GPU node-days (issue 42), in the totals marts once built
+GPU_TOTALS = ("gpu_attempts", "cpu_only_attempts", "gpu_node_days")
+
+
 def totals(con: MartReader, period: Period) -> dict:
+    """The period's totals, with GPU_TOTALS where its mart has them (a warehouse built before them has not)."""
     (row,) = period.rows(con, TOTALS)
+    table = TOTALS.monthly if period.monthly else TOTALS.study
+    built = {d[0] for d in con.execute(f"select * from {table} limit 0", []).description}
+    if present := tuple(c for c in GPU_TOTALS if c in built):
+        (gpu,) = period.rows(con, Mart(TOTALS.monthly, TOTALS.study, present))
+        row |= gpu
     return row
 
 
