@@ -162,7 +162,7 @@ def totals(con: MartReader, period: Period) -> dict:
     (row,) = period.rows(con, TOTALS)
     table = TOTALS.monthly if period.monthly else TOTALS.study
     built = {d[0] for d in con.execute(f"select * from {table} limit 0", []).description}
-    if present := tuple(c for c in GPU_TOTALS if c in built):
+    if present := tuple(c for c in GPU_TOTALS if c in built and c not in row):
         (gpu,) = period.rows(con, Mart(TOTALS.monthly, TOTALS.study, present))
         row |= gpu
     return row
