@@ -427,3 +427,6 @@ def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path, fresh_warehous
     assert "NODE FAULTS OVER THE FLEET: not measured: no node-event or health source" in text
     assert "not measured: no node-event or health source" in html
     assert not prom_samples(prom, "node_failure_rate") and not prom_samples(prom, "lemon_candidates")
+    if "cpu_only_attempts" in metrics["totals"]:  # the marts count them (issue42-marts)
+        assert metrics["totals"]["gpu_attempts"] == 2 and node_days.startswith("2 GPU jobs on ")
+        assert f"{metrics['totals']['cpu_only_attempts']:,} CPU-only attempts are not in the GPU figures" in text

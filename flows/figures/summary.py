@@ -189,7 +189,10 @@ def headline(metrics: dict) -> list[dict]:
             "key": "infra_failures",
             "label": "Infrastructure failures",
             "value": metrics["totals"]["infra_failures"],
-            "unit": f"of {fmt_num(metrics['totals']['attempts'])} attempts",
+            # of GPU attempts where the marts count them (the GPU figures' attempts)
+            "unit": f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
+            if metrics["totals"].get("gpu_attempts") is not None
+            else f"of {fmt_num(metrics['totals']['attempts'])} attempts",
             "format": "num",
         },
     ]
