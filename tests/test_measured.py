@@ -430,3 +430,15 @@ def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path, fresh_warehous
     if "cpu_only_attempts" in metrics["totals"]:  # the marts count them (issue42-marts)
         assert metrics["totals"]["gpu_attempts"] == 2 and node_days.startswith("2 GPU jobs on ")
         assert f"{metrics['totals']['cpu_only_attempts']:,} CPU-only attempts are not in the GPU figures" in text
+
+
+def test_a_study_measures_with_the_inputs_landed_for_every_month_of_its_range(tmp_path: Path):
+    from flows.study import range_inputs
+
+    landed = {}
+    for month, sources in (("2026-09", ALL_INPUTS), ("2026-10", JOBS_ONLY | {"xid_syslog"})):
+        (tmp_path / month).mkdir()
+        manifest = {"sources": dict.fromkeys(sources, {}), "as_of": {"time": "x"}, "quarantine_sample": []}
+        (tmp_path / month / "manifest.json").write_text(json.dumps(manifest))
+        landed[Month.parse(month)] = tmp_path / month
+    assert range_inputs(landed, Month.parse("2026-08"), Month.parse("2026-10")) == {"sacct_psv", "xid_syslog"}
