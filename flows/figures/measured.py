@@ -123,7 +123,8 @@ def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
     if code == "no_node_source_few_failures":
         return (
             "no node-event or health source was configured, and "
-            f"{_plural(e.gpu_infra_failures, 'infrastructure failure')} of GPU jobs {e.within} are too few to "
+            f"{_plural(e.gpu_infra_failures, 'infrastructure failure')} of GPU jobs {e.within} "
+            f"{'is' if e.gpu_infra_failures == 1 else 'are'} too few to "
             f"single out a node ({params.lemon_min_infra_failures:,} needed, [analysis] lemon_min_infra_failures)"
         )
     if path == "node_failure_rate.paper":
