@@ -139,9 +139,10 @@ def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list
 
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def analyse(config: ClusterConfig, month: Month) -> MonthFigures:
+def analyse(config: ClusterConfig, month: Month, landed_dir: Path) -> MonthFigures:
+    inputs = read_manifest(landed_dir)["sources"]  # what landed decides what the figures measured
     with open_marts(config) as marts:
-        return month_figures(marts, month, config.analysis)
+        return month_figures(marts, month, config.analysis, inputs)
 
 
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -374,7 +375,7 @@ def monthly_report(
             landed_dir = pull_and_land(cfg, report, dumped_at, no_jobs_ran)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
         quality = check_quality(cfg, report, landed_dir)
-        figures = analyse(cfg, report)
+        figures = analyse(cfg, report, landed_dir)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
             paths = render(cfg, report, figures, quality, landed_dir, staged)

@@ -197,6 +197,14 @@ SCIENCE_ADDED = {
     ("parameters", "lemon_trailing_p_value"),
     ("lemon_nodes", "trailing"),
 }
+# issue 42: what a figure needs to be shown (flows/figures/measured.py): every figure of these
+# months is measured, so the map is empty
+MEASURED_ADDED = {
+    ("not_measured",),
+    ("parameters", "min_gpu_node_days"),
+    ("parameters", "lemon_min_infra_failures"),
+    ("summary", "coverage"),
+}
 # Fields added since the golden files were written: the golden files lack them.
 ADDED: set[tuple[str, ...]] = {
     ("history", "earlier_months_missing"),  # issue 35: the months a report was built without
@@ -208,6 +216,7 @@ ADDED: set[tuple[str, ...]] = {
     *(("parameters", key) for key in ("ettr_priority_qos", "ettr_priority_partition", "ettr_model_min_gpus")),
     *INPUTS_ADDED,
     *SCIENCE_ADDED,
+    *MEASURED_ADDED,
 }
 
 
@@ -274,7 +283,7 @@ EXACT = Path(__file__).parent / "data" / "golden" / f"{CLUSTER}-seed41-4ce972b"
 CHANGED_SINCE_EXACT: set[str] = {"data_quality"}
 # fields added since (paths of keys), left out of the comparison
 ADDED_SINCE_EXACT: set[tuple[str, ...]] = {("history", "earlier_months_missing"), ("summary", "earlier_months")}
-ADDED_SINCE_EXACT |= INPUTS_ADDED | SCIENCE_ADDED
+ADDED_SINCE_EXACT |= INPUTS_ADDED | SCIENCE_ADDED | MEASURED_ADDED
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)

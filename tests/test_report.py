@@ -294,9 +294,13 @@ def test_a_cluster_without_gpus_has_no_rate(tmp_path, fresh_warehouse):
     report = simulated_month(tmp_path, fresh_warehouse, "cpuonly", strip_gpus=True)
     metrics = report["metrics"]
     assert metrics["totals"]["gpu_hours"] == 0 and metrics["node_failure_rate"]["all"]["value"] is None
-    assert metrics["summary"]["text"] == "No GPU node-days this month, so there is no node failure rate."
-    assert "No GPU job ran this month: nothing to chart." in report["html"]
-    assert "No node failure rate this month, so no expected ETTR." in report["html"]
+    # not measured (flows/figures/measured.py), and said so in place of each GPU figure
+    assert metrics["not_measured"]["node_failure_rate.all"] == "no GPU job ran this month"
+    assert metrics["summary"]["text"] == (
+        "No GPU job ran this month: the node failure rate, MTTF and ETTR are not measured."
+    )
+    assert "<b>Not measured:</b> no GPU job ran this month." in report["html"]
+    assert "no GPU job ran this month, so the model has no failure rate to project from" in report["html"]
     assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"job_mix.png", "lemon_signals.png"}
     assert "None" not in report["text"] and "nan" not in report["text"]
 

@@ -189,6 +189,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         "failures_by_cause": failures_by_cause,
         "monthly": monthly,
         "mttf_by_size": mttf,
+        "job_mix_by_size": [{k: b[k] for k in ("size_bucket", "bucket_order", "attempts", "gpu_hours")} for b in mttf],
         "projections": projections(r_f, params),
         "ettr_vs_expected": {"r_f_definition": "paper", "r_f": rate, "ckpt_minutes": 60.0, **ettr_rows},
         "expected_ettr_grid": expected_ettr_grid(r_f, params),

@@ -199,6 +199,15 @@ class AnalysisConfig:
     breakdown_top: PositiveInt = Field(
         10, description="breakdowns: accounts and partitions shown, most lost GPU-hours first"
     )
+    # What a figure needs to be shown (flows/figures/measured.py; docs/configuration.md says why these
+    # defaults): at zero failures over 100 GPU node-days r_f's 95% upper bound is 36.9 per 1000
+    # node-days, ~5x the paper's fleet rates; below that a month without failures bounds nothing useful
+    min_gpu_node_days: NonNegativeNumber = Field(
+        100.0, description="r_f, MTTF by size, ETTR, lost goodput and breakdowns need this many GPU node-days"
+    )
+    lemon_min_infra_failures: NonNegativeInt = Field(
+        10, description="lemon nodes without a node-event or health source need this many infrastructure failures"
+    )
     # Lemon nodes (docs/methodology.md): signals over a trailing window ending at the month's end
     lemon_window_days: PositiveInt = Field(28, description="lemon nodes: signals over this many days before month end")
     lemon_repeat_failures: PositiveInt = Field(

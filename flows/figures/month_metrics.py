@@ -4,6 +4,7 @@ shows, and the detail tables written beside it."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pyarrow as pa
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
+from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
@@ -26,17 +28,21 @@ class MonthFigures:
     tables: dict[str, pa.Table]
 
 
-def month_figures(marts: MartReader, month: Month, params: AnalysisConfig) -> MonthFigures:
-    """Read the month's figures from the marts, once: the report is rendered from them alone."""
-    return MonthFigures(compute_metrics(marts, month, params), detail_tables(marts, month))
+def month_figures(marts: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> MonthFigures:
+    """Read the month's figures from the marts, once: the report is rendered from them alone.
+    `inputs`: the inputs landed for the month (its manifest's `sources`), which decide what the
+    figures measured (flows/figures/measured.py)."""
+    return MonthFigures(compute_metrics(marts, month, params, inputs), detail_tables(marts, month))
 
 
-def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
+def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> dict:
     """metrics.json of the month, section by section."""
-    figures = period_figures(con, Period.of_month(month), params)
+    figures = period_figures(con, Period.of_month(month), params, inputs)
     causes = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
-    return {
+    # the trend shows only the months and windows measured
+    trend |= {"monthly": trend_rates(trend["monthly"], params), "trailing": window_rates(trend["trailing"], params)}
+    metrics = {
         **figures,
         "schema_version": SCHEMA_VERSION,
         "month": str(month),
@@ -44,12 +50,14 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig) -> di
         "failures_by_cause": causes,
         "month_over_month": change,
         "history": trend,
-        "change_flags": change_flags(change, causes, trend),
         "run_ettr": run_ettr(con, month),
         "expected_ettr": expected_ettr_curves(figures["node_failure_rate"], params),
         "lost_goodput": lost_goodput(con, month, params),
         "health_events": health_events(con, month),
     }
+    # what the month's inputs did not measure, also of its own figures (flows/figures/measured.py)
+    metrics = write_unmeasured(metrics, figures["not_measured"])
+    return {**metrics, "change_flags": change_flags(metrics["month_over_month"], causes, metrics["history"])}
 
 
 def job_mix(con: MartReader, month: Month) -> list[dict]:

@@ -12,12 +12,14 @@ queries a staging or intermediate model and never aggregates a mart's rows.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.ettr import formula_is_valid
 from flows.figures.lemons import lemon_candidates
+from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
 from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
 from flows.warehouse.engines import MartReader
@@ -127,12 +129,18 @@ FLEET_FAULT_RATE_DEFINITION = (
 )
 
 
-def period_figures(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
-    """The figures a month's report and a study both show of the cluster's period."""
+def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:
+    """The figures a month's report and a study both show of the cluster's period, each only where
+    the period's `inputs` (those landed for every month of it) and exposure measured it
+    (flows/figures/measured.py): an unmeasured one is null or [] and named in `not_measured`."""
+    period_totals = totals(con, period)
     r_f = node_failure_rate(con, period, params)
-    return {
+    seen = exposure(inputs, period_totals, r_f, within="this month" if period.monthly else "in the range")
+    gaps = not_measured(seen, params)
+    r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
+    figures = {
         "parameters": {**dataclasses.asdict(params), "confidence": CONFIDENCE},
-        "totals": totals(con, period),
+        "totals": period_totals,
         "node_failure_rate": r_f,
         "fleet_fault_rate": fleet_fault_rate(con, period),
         "mttf_by_size": mttf_by_size(con, period, r_f, params.gpus_per_node),
@@ -142,10 +150,21 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig) -> d
         "lemon_nodes": lemon_candidates(con, period.last, params),
         "breakdowns": breakdowns(con, period, params.breakdown_top),
     }
+    return write_unmeasured(figures, gaps)
+
+
+# the attempts with and without GPUs and the GPU node-days (issue 42), in the totals marts once built
+GPU_TOTALS = ("gpu_attempts", "cpu_only_attempts", "gpu_node_days")
 
 
 def totals(con: MartReader, period: Period) -> dict:
+    """The period's totals, with GPU_TOTALS where its mart has them (a warehouse built before them has not)."""
     (row,) = period.rows(con, TOTALS)
+    table = TOTALS.monthly if period.monthly else TOTALS.study
+    built = {d[0] for d in con.execute(f"select * from {table} limit 0", []).description}
+    if present := tuple(c for c in GPU_TOTALS if c in built and c not in row):
+        (gpu,) = period.rows(con, Mart(TOTALS.monthly, TOTALS.study, present))
+        row |= gpu
     return row
 
 

@@ -78,7 +78,10 @@ def rate_change(failures: int, node_days: float, previous_failures: int, previou
 def rate_ratio(failures_a: int, exposure_a: float, failures_b: int, exposure_b: float) -> dict:
     """Rate ratio a / b of two Poisson counts with its exact interval and test of equal rates: given
     both counts, a's is binomial with p = a's share of the exposure at equal rates (the
-    conditional test; the interval maps Clopper-Pearson's interval of p onto the ratio)."""
+    conditional test; the interval maps Clopper-Pearson's interval of p onto the ratio). A count
+    that was not measured (None) has no ratio."""
+    if failures_a is None or failures_b is None or exposure_a is None or exposure_b is None:
+        return {"ratio": None, "lower": None, "upper": None, "p_value": None}
     rate_a = failures_a / exposure_a if exposure_a > 0 else None
     rate_b = failures_b / exposure_b if exposure_b > 0 else None
     total = failures_a + failures_b

@@ -5,9 +5,12 @@ summary."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
+from flows.figures.measured import trend_rates
 from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.figures.summary import label
@@ -16,21 +19,28 @@ from flows.warehouse.engines import MartReader
 SCHEMA_VERSION = 1
 
 
-def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
-    """One cluster's study figures, read from its study models and monthly marts."""
-    figures = period_figures(con, period, params)
+def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:
+    """One cluster's study figures, read from its study models and monthly marts. `inputs`: those
+    landed for every month of the range, which decide what the figures measured (flows/figures/measured.py)."""
+    figures = period_figures(con, period, params, inputs)
     causes = monthly_causes(con, period.first, period.last)
     return {
         **figures,
         "job_mix": mart_rows(con, "select * from fct_study_job_mix order by bucket_order, outcome", []),
+        # the attempts and GPU-hours of each size (the job-mix table), also where MTTF by size is not measured
+        "job_mix_by_size": mart_rows(
+            con,
+            "select size_bucket, bucket_order, attempts, gpu_hours from fct_study_mttf_by_size order by bucket_order",
+            [],
+        ),
         "monthly": [
             {**month, "by_cause": causes.get(month["month"], {})}
-            for month in monthly_rates(con, period.first, period.last)
+            for month in trend_rates(monthly_rates(con, period.first, period.last), params)
         ],
         "expected_ettr_grid": expected_ettr_grid(figures["node_failure_rate"], params),
-        "lost_goodput_by_size": mart_rows(
-            con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []
-        ),
+        "lost_goodput_by_size": []
+        if "lost_goodput" in figures["not_measured"]
+        else mart_rows(con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []),
     }
 
 
@@ -68,11 +78,12 @@ def study_summary(study: dict) -> dict:
     sentences, headline = [], []
     for name, figures in study["clusters"].items():
         r_f = figures["node_failure_rate"]["all"]
+        gaps = figures.get("not_measured", {})
         sentences.append(
             f"{name}: r_f {r_f['value']:.2f} per 1000 node-days (95% interval {r_f['lower']:.2f}-{r_f['upper']:.2f})"
             f" from {r_f['failures']:,} infrastructure failures over {study['months']} months"
             if r_f["value"] is not None
-            else f"{name}: no GPU node-days in the range"
+            else f"{name}: r_f not measured: {r_f.get('not_measured') or 'no GPU node-days in the range'}"
         )
         headline += [
             {
@@ -82,12 +93,14 @@ def study_summary(study: dict) -> dict:
                 "upper": r_f["upper"],
                 "unit": "per 1000 node-days",
                 "format": "dec",
+                "not_measured": gaps.get("node_failure_rate.all"),
             },
             {
                 "label": f"{name} lost goodput",
-                "value": figures["totals"]["lost_gpu_hours"],
+                "value": None if "lost_goodput" in gaps else figures["totals"]["lost_gpu_hours"],
                 "unit": "GPU-hours",
                 "format": "num",
+                "not_measured": gaps.get("lost_goodput"),
             },
         ]
     for pair in study["comparison"]:
@@ -105,4 +118,5 @@ def study_summary(study: dict) -> dict:
             )
         else:
             sentences.append(f"{pair['a']} and {pair['b']} do not differ beyond chance")
+    headline = [{k: v for k, v in item.items() if k != "not_measured" or v} for item in headline]
     return {"text": ". ".join(sentences) + ".", "headline": headline}

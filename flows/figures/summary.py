@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from flows.core.months import Month
 from flows.figures.lemons import listed_candidates
+from flows.figures.measured import coverage
 
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
                "October", "November", "December")  # fmt: skip
@@ -103,7 +104,12 @@ def data_quality(metrics: dict) -> dict:
             f"{fmt_num(conflicting)} attempts were recorded twice with a different outcome or times "
             "(the later End, else the later line, landed)"
         )
-    if not metrics["node_failure_rate"]["all"]["node_days"]:
+    if metrics.get("no_jobs_declared"):
+        pass  # the report says no job ran, in place of the figures
+    elif thin := metrics.get("not_measured", {}).get("node_failure_rate.all"):
+        # any GPU exposure below [analysis] min_gpu_node_days, not only none (flows/figures/measured.py)
+        warnings.append(f"{thin}, so it has no failure rate, MTTF, ETTR or lost goodput")
+    elif not metrics["node_failure_rate"]["all"]["node_days"]:  # a metrics.json from before not_measured
         warnings.append("no GPU exposure this month: no GPU job ran, so it has no failure rate, MTTF or ETTR")
     if metrics["totals"].get("unknown_states"):
         warnings.append(f"{fmt_num(metrics['totals']['unknown_states'])} attempts have a Slurm state not recognised")
@@ -122,6 +128,8 @@ def _previous(metrics: dict, definition: str) -> float | None:
 
 def headline_figure(item: dict) -> str:
     """A headline figure in plain text as the report shows it: value and unit, and the change against last month."""
+    if item.get("not_measured"):
+        return f"not measured: {item['not_measured']}"
     show = FORMATS[item["format"]]
     text = f"{show(item['value'])} {item['unit']}"
     if item.get("change") is not None:
@@ -140,6 +148,7 @@ def headline(metrics: dict) -> list[dict]:
     rf = metrics["node_failure_rate"]
     mom = metrics["month_over_month"]
     params = metrics["parameters"]
+    gaps = metrics.get("not_measured", {})
     paper_previous = _previous(metrics, "paper")
     paper_change = (
         (rf["paper"]["value"] - paper_previous) / paper_previous
@@ -158,6 +167,7 @@ def headline(metrics: dict) -> list[dict]:
             "previous": paper_previous,
             "change": paper_change,
             "trend": "same",  # untested: the month-over-month test is on the all-jobs rate
+            "not_measured": gaps.get("node_failure_rate.paper"),
         },
         {
             "key": "r_f_all",
@@ -173,12 +183,16 @@ def headline(metrics: dict) -> list[dict]:
             "significant": mom["significant"],
             # coloured only when the Poisson test says the change is more than chance
             "trend": ("worse" if mom["change"] > 0 else "better") if mom["significant"] and mom["change"] else "same",
+            "not_measured": gaps.get("node_failure_rate.all"),
         },
         {
             "key": "infra_failures",
             "label": "Infrastructure failures",
             "value": metrics["totals"]["infra_failures"],
-            "unit": f"of {fmt_num(metrics['totals']['attempts'])} attempts",
+            # of GPU attempts where the marts count them (the GPU figures' attempts)
+            "unit": f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
+            if metrics["totals"].get("gpu_attempts") is not None
+            else f"of {fmt_num(metrics['totals']['attempts'])} attempts",
             "format": "num",
         },
     ]
@@ -194,24 +208,32 @@ def headline(metrics: dict) -> list[dict]:
                 "format": "duration",
             }
         )
+    items += _losses(metrics, gaps)
+    # `not_measured` (why) only on a figure the month's inputs could not measure
+    return [{k: v for k, v in item.items() if k != "not_measured" or v} for item in items]
+
+
+def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
+    """The headline's lost goodput and lemon-node candidates (not measured where `gaps` says so)."""
     lost = metrics["lost_goodput"]
-    items += [
+    return [
         {
             "key": "lost_goodput",
             "label": "Lost goodput",
             "value": lost["lost_gpu_hours"],
             "unit": f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
             "format": "num",
+            "not_measured": gaps.get("lost_goodput"),
         },
         {
             "key": "lemon_candidates",
             "label": "Lemon-node candidates",
-            "value": len(listed_candidates(metrics["lemon_nodes"])),
+            "value": None if "lemon_nodes" in gaps else len(listed_candidates(metrics["lemon_nodes"])),
             "unit": f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
             "format": "num",
+            "not_measured": gaps.get("lemon_nodes"),
         },
     ]
-    return items
 
 
 def _rate_sentence(metrics: dict) -> tuple[str, str]:
@@ -219,6 +241,11 @@ def _rate_sentence(metrics: dict) -> tuple[str, str]:
     rf = metrics["node_failure_rate"]["all"]
     mom = metrics["month_over_month"]
     unit = "per 1000 node-days"
+    if why := metrics.get("not_measured", {}).get("node_failure_rate.all"):
+        # never "no failures" from too little exposure: how little was observed (flows/figures/measured.py)
+        if why.startswith("no GPU job ran"):
+            return "none", f"{why[0].upper()}{why[1:]}: the node failure rate, MTTF and ETTR are not measured."
+        return "none", f"{why[0].upper()}{why[1:]}."
     if rf["value"] is None:
         return "none", "No GPU node-days this month, so there is no node failure rate."
     if rf["failures"] == 0:
@@ -250,6 +277,15 @@ def summarise(metrics: dict) -> dict:
     """The summary block of metrics.json: `text` (one plain-language line), `trend` (worse, better,
     unchanged or none), `data_quality` ({status, reasons}), the `headline` figures and
     `earlier_months` (what months before this one that are not built leave out, or none)."""
+    if metrics.get("no_jobs_declared"):
+        return {
+            "text": no_jobs_text(metrics),
+            "trend": "none",
+            "data_quality": data_quality(metrics),
+            "headline": [],
+            "earlier_months": earlier_months_note(metrics),
+            "coverage": [],
+        }
     trend, text = _rate_sentence(metrics)
     causes = metrics["failures_by_cause"]
     if causes:
@@ -271,7 +307,43 @@ def summarise(metrics: dict) -> dict:
         "data_quality": quality,
         "headline": headline(metrics),
         "earlier_months": earlier_months_note(metrics),
+        "coverage": coverage_lines(metrics),
     }
+
+
+def no_jobs_text(metrics: dict) -> str:
+    """The report of a month the operator declared empty (`run --no-jobs-ran`): that, not figures."""
+    cluster = metrics.get("cluster", "the cluster")
+    return f"No job ran on {cluster} in {month_name(metrics['month'])} (the operator said so with --no-jobs-ran)."
+
+
+# the figures of metrics.json's `not_measured` in the report's words
+FIGURE_NAMES = {
+    "node_failure_rate.paper": "the paper's node failure rate",
+    "node_failure_rate.all": "the node failure rate",
+    "fleet_fault_rate": "the fleet's node fault rate",
+    "mttf_by_size": "MTTF by job size",
+    "projections": "the projected MTTF",
+    "failures_by_cause": "failures by cause",
+    "ettr_vs_expected": "ETTR",
+    "lost_goodput": "lost goodput",
+    "breakdowns": "the accounts' and partitions' losses",
+    "lemon_nodes": "lemon-node candidates",
+}
+
+
+def coverage_lines(metrics: dict) -> list[str]:
+    """What the figures leave out, a line each: the attempts without GPUs (not in the GPU figures),
+    then the figures not measured, those with the same reason on one line."""
+    lines = [line] if (line := coverage(metrics["totals"])) else []
+    by_reason: dict[str, list[str]] = {}
+    gaps = metrics.get("not_measured", {})
+    for path in sorted(gaps, key=lambda p: list(FIGURE_NAMES).index(p) if p in FIGURE_NAMES else len(FIGURE_NAMES)):
+        by_reason.setdefault(gaps[path], []).append(FIGURE_NAMES.get(path, label(path)))
+    for why, names in by_reason.items():
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+        lines.append(f"Not measured: {listed}: {why}")
+    return lines
 
 
 def earlier_months_note(metrics: dict) -> str | None:

@@ -157,7 +157,8 @@ def scan(reports_dir: Path) -> Archive:
 
 def trend(months: list[MonthEntry]) -> Trend | None:
     """The chart of r_f (all GPU jobs) and its interval, oldest month on the left; None without a
-    month that has exposure."""
+    month that has exposure. A month whose r_f was not measured (too little GPU exposure: its value
+    is null, flows/figures/measured.py) is no point of it."""
     rates = [
         (m.month, rate)
         for m in reversed(months)

@@ -13,7 +13,8 @@ month's counts are gauges without `_total`: they do not accumulate from month to
 are not counters (and promtool rejects `_total` on anything else). The node failure rate r_f keeps
 the paper's unit, failures per 1000 node-days, which the help text says (promtool refuses `days`
 in a name; a rate per node-second would no longer read as the report's figure). A figure that is
-null in metrics.json (no exposure, no failures) has no sample.
+null in metrics.json (no exposure, no failures) has no sample, nor has a figure the month's inputs
+did not measure (metrics.json `not_measured`: its numbers are null, its lists empty): never a 0.
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ SERIES: tuple[Series, ...] = (
         "lemon_candidates",
         "Lemon-node candidates at the month's end",
         (),
-        lambda m: [((), len(m["lemon_nodes"]["candidates"]))],
+        lambda m: [((), None if m["lemon_nodes"].get("not_measured") else len(m["lemon_nodes"]["candidates"]))],
     ),
     Series(
         "lemon_candidate_p_value",

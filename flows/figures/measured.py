@@ -1,0 +1,280 @@
+"""What each figure needs to be shown, in one place: a figure its period's inputs cannot support is
+"not measured", never 0.
+
+- the fleet's fault rate and the failures by cause need a source that tells of the nodes' faults
+  (node events or health logs: flows/core/source_kinds.py NODE_SOURCES) landed for the period
+  (`no_node_source`): without one nothing could have counted a fault;
+- r_f (every GPU job's), MTTF by size, its projections, ETTR, lost goodput and the breakdowns need
+  [analysis] min_gpu_node_days GPU node-days (`no_gpu_jobs`: none ran; `thin_gpu_exposure`: fewer).
+  At zero failures over 100 node-days r_f's 95% upper bound is 36.9 per 1000 node-days, ~5x the
+  paper's fleet rates; below it a month without failures says nothing useful. The paper's r_f
+  needs the same of its own node-days (jobs above paper_min_gpus);
+- the lemon-node candidates need a node-event or health source, or [analysis]
+  lemon_min_infra_failures infrastructure failures of GPU jobs (`no_node_source_few_failures`).
+
+metrics.json (docs/metrics.md "not_measured"): an unmeasured dict figure keeps its keys with null
+numbers and says why in `not_measured`; a list figure is []; the top-level `not_measured` maps each
+unmeasured figure's path to the reason, in words a reader understands. The simulator's truth
+(simulator/rules.py) applies the same rules and codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from flows.core.config import AnalysisConfig
+from flows.core.source_kinds import NODE_SOURCES, given_input
+
+# every figure a rule covers, by its path in metrics.json
+FIGURES = (
+    "node_failure_rate.paper",
+    "node_failure_rate.all",
+    "fleet_fault_rate",
+    "mttf_by_size",
+    "projections",
+    "failures_by_cause",
+    "ettr_vs_expected",
+    "lost_goodput",
+    "breakdowns",
+    "lemon_nodes",
+)
+NODE_FIGURES = ("fleet_fault_rate", "failures_by_cause")
+GPU_EXPOSURE_FIGURES = (
+    "node_failure_rate.all",
+    "mttf_by_size",
+    "projections",
+    "ettr_vs_expected",
+    "lost_goodput",
+    "breakdowns",
+)
+LIST_FIGURES = ("mttf_by_size", "projections", "failures_by_cause")
+# the inputs that tell of the nodes' faults, as a landed month's manifest names them (its inputs)
+NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """What a period's inputs observed, as the rules need it."""
+
+    inputs: frozenset[str]  # the inputs landed for every month of the period (manifest `sources`)
+    gpu_attempts: int | None  # attempts with GPUs (None: the marts do not count them)
+    gpu_node_days: float
+    paper_node_days: float
+    gpu_infra_failures: int  # infrastructure failures of GPU attempts
+    within: str = "this month"  # the period, in words
+
+    @property
+    def node_sources(self) -> bool:
+        return bool(self.inputs & NODE_INPUTS)
+
+
+def exposure(inputs: Collection[str], totals: dict, r_f: dict, within: str = "this month") -> Exposure:
+    """The period's Exposure from its landed inputs, its totals and its r_f (rate objects as measured)."""
+    return Exposure(
+        inputs=frozenset(inputs),
+        gpu_attempts=totals.get("gpu_attempts"),
+        gpu_node_days=r_f["all"]["node_days"] or 0.0,
+        paper_node_days=r_f["paper"]["node_days"] or 0.0,
+        gpu_infra_failures=r_f["all"]["failures"] or 0,
+        within=within,
+    )
+
+
+def _days(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _gpu_exposure(e: Exposure, params: AnalysisConfig) -> str | None:
+    """The code of why the GPU-exposure figures are not measured (none when they are)."""
+    if e.gpu_attempts == 0 or (e.gpu_attempts is None and not e.gpu_node_days):
+        return "no_gpu_jobs"
+    if e.gpu_node_days < params.min_gpu_node_days:
+        return "thin_gpu_exposure"
+    return None
+
+
+def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
+    """figure path -> reason code, for each figure the period's inputs cannot support."""
+    codes: dict[str, str] = {}
+    if not e.node_sources:
+        codes |= dict.fromkeys(NODE_FIGURES, "no_node_source")
+    if gpu := _gpu_exposure(e, params):
+        codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
+    if e.paper_node_days < params.min_gpu_node_days:
+        codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
+    if not e.node_sources and e.gpu_infra_failures < params.lemon_min_infra_failures:
+        codes["lemon_nodes"] = "no_node_source_few_failures"
+    return {path: codes[path] for path in FIGURES if path in codes}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
+    """Why the figure at `path` is not measured, in words a reader understands."""
+    needed = f"{params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days"
+    if code == "no_node_source":
+        return (
+            "no node-event or health source was configured (sacctmgr events, scontrol snapshots, Xid, NHC, "
+            "DCGM, GCM, link or IPMI logs), so nothing counted the nodes' faults"
+        )
+    if code == "no_node_source_few_failures":
+        return (
+            "no node-event or health source was configured, and "
+            f"{_plural(e.gpu_infra_failures, 'infrastructure failure')} of GPU jobs {e.within} "
+            f"{'is' if e.gpu_infra_failures == 1 else 'are'} too few to "
+            f"single out a node ({params.lemon_min_infra_failures:,} needed, [analysis] lemon_min_infra_failures)"
+        )
+    if path == "node_failure_rate.paper":
+        if not e.paper_node_days:
+            return f"no job with more than {params.paper_min_gpus:,} GPUs ran {e.within}"
+        return (
+            f"jobs with more than {params.paper_min_gpus:,} GPUs ran {_days(e.paper_node_days)} node-days "
+            f"{e.within}: too little to measure a failure rate ({needed})"
+        )
+    if code == "no_gpu_jobs":
+        return f"no GPU job ran {e.within}"
+    jobs = f"{_plural(e.gpu_attempts, 'GPU job')} on " if e.gpu_attempts is not None else ""
+    return f"{jobs}{_days(e.gpu_node_days)} GPU node-days {e.within}: too little to measure a failure rate ({needed})"
+
+
+def not_measured(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
+    """figure path -> why it is not measured, for each figure the period's inputs cannot support
+    (the top-level `not_measured` of metrics.json; absent: measured)."""
+    return {path: reason(code, path, e, params) for path, code in unmeasured_codes(e, params).items()}
+
+
+# --- the figures as metrics.json writes them unmeasured ------------------------------------------
+
+
+def _nulls(value):
+    """`value` with every number (not a bool) null, its lists empty and its dicts' values so."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return None
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {k: _nulls(v) for k, v in value.items()}
+    return value
+
+
+def unmeasured_dict(figure: dict, why: str, keep: Collection[str] = ()) -> dict:
+    """A dict figure not measured: its keys with null numbers (lists empty; the keys of `keep` as
+    they were: parameters, not figures), and `not_measured`."""
+    return {**{k: v if k in keep else _nulls(v) for k, v in figure.items()}, "not_measured": why}
+
+
+# the keys of a dict figure that are its parameters or words, kept as they are when it is not measured
+KEEP = {
+    "node_failure_rate": ("unit", "definition"),
+    "fleet_fault_rate": ("unit", "definition"),
+    "ettr_vs_expected": ("r_f_definition", "ckpt_minutes", "min_run_hours"),
+    "lost_goodput": ("estimator",),
+    "lemon_nodes": ("window_start", "window_end", "window_days"),
+}
+
+
+def unmeasured_lemons(lemon_nodes: dict, why: str) -> dict:
+    """The lemon-node candidates not measured, its trailing window's too."""
+    keep = KEEP["lemon_nodes"]
+    result = unmeasured_dict({k: v for k, v in lemon_nodes.items() if k != "trailing"}, why, keep)
+    result["signal_distribution"] = {}
+    if "trailing" in lemon_nodes:
+        trailing = unmeasured_dict(lemon_nodes["trailing"], why, keep)
+        result["trailing"] = trailing | {"signal_distribution": {}}
+    return result
+
+
+def unmeasured_rates(r_f: dict, gaps: dict[str, str]) -> dict:
+    """r_f under both definitions, each not measured that `gaps` names (before any model uses it)."""
+    return {
+        d: unmeasured_dict(rate, why, KEEP["node_failure_rate"])
+        if (why := gaps.get(f"node_failure_rate.{d}"))
+        else rate
+        for d, rate in r_f.items()
+    }
+
+
+# a change test of a period whose r_f is not measured: the earlier figure (`previous`) stays
+NO_TEST = {"value": None, "change": None, "p_value": None, "significant": False}
+
+
+def write_unmeasured(metrics: dict, gaps: dict[str, str]) -> dict:
+    """`metrics` (a period's figures, or a month's whole metrics.json) with each figure of `gaps`
+    (path -> why) written as not measured, and the top-level `not_measured` map ({}: all measured).
+    What a month's metrics.json computes from an unmeasured figure goes with it: the ETTR of its job
+    runs (`run_ettr`) with `ettr_vs_expected`, the tests of change with r_f."""
+    result = dict(metrics)
+    for path, why in gaps.items():
+        name = path.split(".")[0]
+        if name not in result:
+            continue
+        if name == "node_failure_rate":
+            result[name] = unmeasured_rates(result[name], gaps)
+        elif name in LIST_FIGURES:
+            result[name] = []
+        elif name == "breakdowns":  # its dimensions' rows are [], `not_shown` null
+            result[name] = {
+                k: {key: [] if isinstance(v, list) else None for key, v in d.items()} if isinstance(d, dict) else d
+                for k, d in result[name].items()
+            }
+        elif name == "lemon_nodes":
+            result[name] = unmeasured_lemons(result[name], why)
+        else:
+            result[name] = unmeasured_dict(result[name], why, KEEP.get(name, ()))
+    if "ettr_vs_expected" in gaps and "run_ettr" in result:
+        result["run_ettr"] = []
+    if "node_failure_rate.all" in gaps and "month_over_month" in result:
+        result["month_over_month"] = result["month_over_month"] | NO_TEST
+        result["history"] = {
+            **result["history"],
+            "trailing": [
+                w | {"this_month_vs_window": w["this_month_vs_window"] | NO_TEST} for w in result["history"]["trailing"]
+            ],
+        }
+    return {**result, "not_measured": gaps}
+
+
+def exposure_rate(rate: dict, definition: str, within: str, params: AnalysisConfig) -> dict:
+    """An r_f of another period than the figures' own (a month of the trend, a trailing window),
+    not measured below min_gpu_node_days of its own node-days (`definition`: paper or all)."""
+    if (rate["node_days"] or 0.0) >= params.min_gpu_node_days or rate.get("not_measured"):
+        return rate
+    if not rate["node_days"]:
+        ran = "no GPU job" if definition == "all" else f"no job with more than {params.paper_min_gpus:,} GPUs"
+        why = f"{ran} ran {within}"
+    else:
+        why = (
+            f"{_days(rate['node_days'])} GPU node-days {within}: too little to measure a failure rate "
+            f"({params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days)"
+        )
+    return unmeasured_dict(rate, why, KEEP["node_failure_rate"])
+
+
+def trend_rates(rows: list[dict], params: AnalysisConfig) -> list[dict]:
+    """Each month's r_f of a trend (a month's history.monthly, a study's monthly: rows with `month`,
+    `paper` and `all`), each not measured below min_gpu_node_days of its own node-days."""
+    return [
+        {**row, **{d: exposure_rate(row[d], d, f"in {row['month']}", params) for d in ("paper", "all")}} for row in rows
+    ]
+
+
+def window_rates(windows: list[dict], params: AnalysisConfig) -> list[dict]:
+    """A month's trailing windows (history.trailing), their r_f not measured below min_gpu_node_days."""
+    return [
+        {**w, **{d: exposure_rate(w[d], d, f"over the last {w['months']} months", params) for d in ("paper", "all")}}
+        for w in windows
+    ]
+
+
+def coverage(totals: dict) -> str | None:
+    """The data-coverage line: the attempts without GPUs that the GPU figures leave out (none when
+    the marts do not count them or there are none)."""
+    cpu_only = totals.get("cpu_only_attempts")
+    if not cpu_only:
+        return None
+    return f"{cpu_only:,} CPU-only attempt{'s are' if cpu_only != 1 else ' is'} not in the GPU figures"
