@@ -21,9 +21,24 @@ from flows.report.charts import (
     gpu_tick,
     legend,
     legend_rows,
+    log_limits,
     new_figure,
     shown_name,
     sparse_ticks,
+)
+from flows.report.lemon_panels import (
+    LETTERS,
+    PANEL_PX,
+    TITLE_PX,
+    legend_entries,
+    legend_order,
+    lemon_alt,
+    nodes_by_value,
+    outlier_threshold,
+    separate_letters,
+    signal_panel,
+    signals_shown,
+    threshold_line,
 )
 
 JOB_MIX_HEIGHT, ETTR_HEIGHT = 300, 460  # CSS px at WIDTH_PX
@@ -161,25 +176,30 @@ def expected_ettr_chart(period: Period) -> Chart | None:
 def measured_ettr_chart(period: Period) -> Chart | None:
     """The paper's Fig. 9: the highest-priority runs' measured mean ETTR by size (95% interval)
     against E[ETTR] at the runs' mean size, each cluster a colour."""
-    clusters = [s for s in period.series if s.figures["ettr_vs_expected"]["priority"]]
+    clusters = [
+        (name, rows, colour)
+        for name, figures, colour in period.series
+        # a row is drawn where it has a mean and a size on the log axis (CPU-only runs have none)
+        if (rows := [r for r in figures["ettr_vs_expected"].get("priority") or [] if r["mean_ettr"] is not None and (r["mean_gpus"] or 0) > 0])
+    ]  # fmt: skip
     if not clusters:
         return None
-    height = 400 + legend_rows(2 * len(clusters), 2)
+    expected = {name: [(r["mean_gpus"], r["expected_ettr"]) for r in rows if r["expected_ettr"] is not None] for name, rows, _ in clusters}  # fmt: skip
+    height = 400 + legend_rows(len(clusters) + sum(bool(e) for e in expected.values()), 2)
     fig = new_figure(height)
     ax = fig.add_subplot()
     n = len(clusters)
-    for i, (name, figures, colour) in enumerate(clusters):
+    for i, (name, rows, colour) in enumerate(clusters):
         shift = 2 ** (0.1 * (i - (n - 1) / 2))
-        rows = figures["ettr_vs_expected"]["priority"]
         low = [r["mean_ettr"] - r["mean_lower"] if r["mean_lower"] is not None else 0 for r in rows]
         high = [r["mean_upper"] - r["mean_ettr"] if r["mean_upper"] is not None else 0 for r in rows]
         ax.errorbar([r["mean_gpus"] * shift for r in rows], [r["mean_ettr"] for r in rows], yerr=[low, high], fmt="o",
                     color=colour, markersize=6, capsize=3, elinewidth=1.25, label=f"{shown_name(name)} measured, 95%")  # fmt: skip
-        expected = [(r["mean_gpus"], r["expected_ettr"]) for r in rows if r["expected_ettr"] is not None]
-        if expected:
-            ax.plot(*zip(*expected, strict=True), "--x", color=colour, markersize=7, linewidth=1.5,
+        if expected[name]:
+            ax.plot(*zip(*expected[name], strict=True), "--x", color=colour, markersize=7, linewidth=1.5,
                     label=f"{shown_name(name)} E[ETTR]")  # fmt: skip
     ax.set_xscale("log", base=2)
+    log_limits(ax, "x", 2)
     ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
     ax.set_ylim(top=1.0)
     ax.set_xlabel("mean GPUs of the job runs")
@@ -192,9 +212,9 @@ def measured_ettr_chart(period: Period) -> Chart | None:
             f"{name} "
             + ", ".join(
                 f"{fmt_dec(r['mean_ettr'], 3)} at {fmt_num(r['mean_gpus'])} GPUs (expected {fmt_dec(r['expected_ettr'], 3)})"
-                for r in figures["ettr_vs_expected"]["priority"][-3:]
+                for r in rows[-3:]
             )
-            for name, figures, _ in clusters
+            for name, rows, _ in clusters
         )
     )
     return finish_chart("ettr", fig, alt + ".", height)
@@ -295,47 +315,37 @@ def lost_goodput_chart(period: Period) -> Chart | None:
     return finish_chart("lost_goodput", fig, alt + ".", height)
 
 
-# The lemon signals charted (the paper's Fig. 11), in the order of the panels
-LEMON_SIGNALS = (
-    "xid_cnt",
-    "out_count",
-    "tickets",
-    "incident_hours",
-    "multi_node_node_fails",
-    "single_node_node_fails",
-    "single_node_node_failure_rate",
-)
-LEMON_HEIGHT = 460
 LEMON_SIGNAL = "incident_hours"  # the lemon signal compared across clusters (the paper's Fig. 11 panel)
 
 
 def lemon_signals_chart(period: Period) -> Chart | None:
-    """The paper's Fig. 11 for one cluster: the fleet's distribution (CDF) of each lemon signal
-    over the month's window, the candidates marked."""
+    """The paper's Fig. 11 for one cluster, drawn for what a reader asks of it: which nodes stand
+    out, on which signals, against which threshold. A panel per signal some node had, of how many
+    nodes had each value (flows/report/lemon_panels.py); none when no node had any (the section
+    says so instead) or the month did not measure its lemons."""
     lemons = period.figures["lemon_nodes"]
     distribution = lemons.get("signal_distribution") or {}
-    signals = [s for s in LEMON_SIGNALS if distribution.get(s)]
-    if not signals:
+    signals = signals_shown(distribution)
+    if lemons.get("not_measured") or not lemons.get("fleet_nodes") or not signals:
         return None
-    fig = new_figure(LEMON_HEIGHT)
-    axes = fig.subplots(2, (len(signals) + 1) // 2, squeeze=False).ravel()
-    for ax, signal in zip(axes, signals, strict=False):
-        points = distribution[signal]
-        ax.step([v for v, _ in points], [share for _, share in points], where="post", color=PALETTE[0])
-        for candidate in lemons["candidates"]:
-            if candidate.get(signal) is not None:
-                ax.axvline(candidate[signal], color=PALETTE[3], linewidth=0.6, alpha=0.6)
-        ax.set_title(chart_text(signal))
-        ax.set_ylim(0, 1.02)
-    for ax in axes[len(signals) :]:
-        ax.set_visible(False)
-    fig.suptitle(f"Lemon signals over {lemons.get('window_days', '')} days: share of nodes at or below")
-    alt = (
-        "Cumulative distributions over the fleet of the lemon signals "
-        + ", ".join(signals)
-        + f"; the {len(lemons['candidates'])} candidates' values marked."
-    )
-    return finish_chart("lemon_signals", fig, alt, LEMON_HEIGHT)
+    candidates = lemons.get("candidates") or []
+    threshold = outlier_threshold(lemons, period.figures["parameters"])
+    named = candidates[: len(LETTERS)]
+    shown = [c for c in candidates[len(LETTERS) :] if any((c.get(s) or 0) > 0 for s in signals)]
+    entries = 1 + len(named) + bool(shown) + (threshold is not None and LEMON_SIGNAL in signals)
+    height = TITLE_PX + PANEL_PX * len(signals) + legend_rows(entries, 1)
+    fig = new_figure(height)
+    axes = fig.subplots(len(signals), 1, squeeze=False).ravel()
+    letters = []
+    for ax, signal in zip(axes, signals, strict=True):
+        letters += signal_panel(ax, signal, nodes_by_value(distribution[signal], lemons["fleet_nodes"]), candidates)
+        if signal == LEMON_SIGNAL and threshold is not None:
+            threshold_line(ax, threshold, period.figures["parameters"]["lemon_p_value"])
+    legend_entries(axes[0], named, len(shown))
+    fig.suptitle(f"Lemon signals over {fmt_num(lemons['window_days'])} days: nodes by value")
+    fig.legend(*legend_order(axes), loc="outside lower center", frameon=False, ncols=1)
+    separate_letters(fig, letters)
+    return finish_chart("lemon_signals", fig, lemon_alt(lemons, signals, threshold), height)
 
 
 def lemon_signal_comparison_chart(period: Period) -> Chart | None:
