@@ -7,7 +7,7 @@ compared across clusters)."""
 
 from __future__ import annotations
 
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 from flows.figures.summary import fmt_dec, fmt_num, fmt_pct, label
 from flows.report.charts import (
@@ -29,6 +29,7 @@ from flows.report.charts import (
 from flows.report.lemon_panels import (
     LETTERS,
     PANEL_PX,
+    SIGNAL_NAMES,
     TITLE_PX,
     legend_entries,
     legend_order,
@@ -351,7 +352,9 @@ def lemon_signals_chart(period: Period) -> Chart | None:
 def lemon_signal_comparison_chart(period: Period) -> Chart | None:
     """The paper's Fig. 11 compared: the distribution (CDF) over each cluster's fleet of one lemon
     signal, each cluster a line (a month draws all its signals: lemon_signals_chart)."""
-    clusters = [s for s in period.series if s.figures["lemon_nodes"]["signal_distribution"].get(LEMON_SIGNAL)]
+    clusters = [
+        s for s in period.series if (s.figures["lemon_nodes"].get("signal_distribution") or {}).get(LEMON_SIGNAL)
+    ]
     if not clusters:
         return None
     height = 340 + legend_rows(len(clusters), 2)
@@ -364,14 +367,18 @@ def lemon_signal_comparison_chart(period: Period) -> Chart | None:
                 label=f"{shown_name(name)}: {len(lemons['candidates'])} candidates")  # fmt: skip
     ax.set_ylim(0, 1.02)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
-    ax.set_xlabel(f"{label(LEMON_SIGNAL)} per node")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"{SIGNAL_NAMES[LEMON_SIGNAL].lower()} per node")
     ax.set_ylabel("nodes at or below")
     window = clusters[0].figures["lemon_nodes"]
-    ax.set_title(f"Lemon signal over {window['window_days']} days to {window['window_end'][:10]}")
+    ax.set_title(f"{SIGNAL_NAMES[LEMON_SIGNAL]} over {window['window_days']} days to {window['window_end'][:10]}")
     legend(fig, 2)
-    alt = f"Cumulative distribution over each cluster's fleet of {label(LEMON_SIGNAL)} per node: " + "; ".join(
-        f"{name} {fmt_num(f['lemon_nodes']['fleet_nodes'])} nodes up to {fmt_num(f['lemon_nodes']['signal_distribution'][LEMON_SIGNAL][-1][0])}, "
-        f"{len(f['lemon_nodes']['candidates'])} candidates"
-        for name, f, _ in clusters
+    alt = (
+        f"Cumulative distribution over each cluster's fleet of {SIGNAL_NAMES[LEMON_SIGNAL].lower()} per node: "
+        + "; ".join(
+            f"{name} {fmt_num(f['lemon_nodes']['fleet_nodes'])} nodes up to {fmt_num(f['lemon_nodes']['signal_distribution'][LEMON_SIGNAL][-1][0])}, "
+            f"{len(f['lemon_nodes']['candidates'])} candidates"
+            for name, f, _ in clusters
+        )
     )
     return finish_chart("lemon_signals", fig, alt + ".", height)

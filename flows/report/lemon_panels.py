@@ -34,7 +34,7 @@ SIGNAL_NAMES = {
 RATES = {"single_node_node_failure_rate"}  # shown as percentages
 LETTERS = "ABCDEF"  # the candidates named in the legend; any more are marked, not named
 NAME_CHARS = 24  # a node's name in the legend, at most (a legend row is the chart's width)
-PANEL_PX, TITLE_PX = 132, 56  # CSS px: one signal's panel; the figure's title
+PANEL_PX, TITLE_PX = 120, 56  # CSS px: one signal's panel; the figure's title
 
 
 def signals_shown(distribution: dict) -> list[str]:
