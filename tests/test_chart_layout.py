@@ -27,7 +27,7 @@ from matplotlib.transforms import Bbox
 from flows.report import charts, failure_charts, goodput_charts
 from flows.report.charts import NARROWEST_PX, WIDTH_PX, draw_charts, month_period, study_period
 from flows.report.failure_charts import causes_by_month_chart, trend_chart
-from flows.report.goodput_charts import lemon_signals_chart, measured_ettr_chart
+from flows.report.goodput_charts import lemon_signals_chart
 from flows.report.render import MONTH_CHARTS, build_report
 from flows.report.study_report import STUDY_CHARTS
 
@@ -142,20 +142,28 @@ def lemon_month() -> dict:
 
 
 def thin_study() -> dict:
-    """The study with its second cluster thin: GPU jobs in one month only (its month-by-month rows
-    one), a CPU-only row (0 GPUs) in its ETTR by size, and its lemon signals not measured."""
+    """The study with its second cluster thin: GPU jobs in the range's last month only (its
+    month-by-month rows one), its GPU figures and lemons not measured, a CPU-only row (0 GPUs) left
+    in its ETTR by size, and so no test between the clusters (ratios without intervals)."""
     s = copy.deepcopy(golden("study"))
     second = s["clusters"][list(s["clusters"])[1]]
+    thin = "14 GPU jobs on 31.0 GPU node-days: too little to measure a failure rate (100 needed)"
     second["monthly"] = second["monthly"][-1:]
     second["ettr_vs_expected"]["priority"] = [
         {**second["ettr_vs_expected"]["priority"][0], "mean_gpus": 0.0, "expected_ettr": None}
     ]
+    for figure in ("mttf_by_size", "projections", "failures_by_cause", "lost_goodput_by_size"):
+        second[figure] = []
+    second["node_failure_rate"] = {k: not_measured(v, thin) for k, v in second["node_failure_rate"].items()}
+    second["expected_ettr_grid"] = not_measured(second["expected_ettr_grid"], thin) | {"curves": []}
     second["lemon_nodes"] = not_measured(
         {k: v for k, v in second["lemon_nodes"].items() if k != "trailing"}, "none"
     ) | {
         "candidates": [],
         "signal_distribution": {},
     }
+    for pair in s["comparison"]:
+        pair["ratios"] = [r | {"ratio": None, "lower": None, "upper": None, "flagged": False} for r in pair["ratios"]]
     return s
 
 
@@ -318,11 +326,15 @@ def test_the_study_labels_every_month_of_its_range(chart, figures) -> None:
     assert labels == ["Nov", "Dec", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct"]
 
 
-def test_the_study_ettr_legend_lists_only_the_clusters_drawn(figures) -> None:
-    """The second cluster's only highest-priority row is CPU-only runs (0 GPUs, off the log axis)."""
+def test_a_study_names_only_the_clusters_a_chart_draws(figures) -> None:
+    """The thin study's second cluster: its only highest-priority ETTR row is CPU-only runs (0 GPUs,
+    off the log axis), and it has no failure, MTTF, lost goodput, E[ETTR] or lemon figure. Its
+    name is in no legend, panel title or alt text of those charts."""
     first, second = thin_study()["clusters"]
-    chart = draw_charts([measured_ettr_chart], study_period(thin_study()))["ettr"]
-    (fig,) = figures
-    legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend and all(t.startswith(first) for t in legend)
-    assert second not in chart.alt
+    drawn = draw_charts(STUDY_CHARTS, study_period(thin_study()))
+    for fig, chart in zip(figures, drawn.values(), strict=True):
+        if chart.name in ("causes", "mttf", "ettr", "lost_goodput", "expected_ettr", "lemon_signals"):
+            names = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+            names += [ax.get_title(loc="left") for ax in fig.axes]
+            assert [n for n in names if second in n] == [] and first in " ".join(names), chart.name
+            assert f"{second}:" not in chart.alt and f"{second} " not in chart.alt, chart.name

@@ -169,7 +169,7 @@ def mttf_chart(period: Period) -> Chart | None:
     legend(fig, 2)
     alt = "Log-log chart of mean time to failure against job size"
     if period.compared:
-        alt += ", each cluster a colour. " + ". ".join(a for _, a in drawn) + "."
+        alt += ", each cluster a colour. " + ". ".join(a for shown, a in drawn if shown) + "."
     else:
         alt += ". " + drawn[0][1]
     return finish_chart("mttf", fig, alt, height)
@@ -235,15 +235,16 @@ def causes_chart(period: Period) -> Chart | None:
         causes, key = period.figures["causes"], "cause_category"
     else:
         causes, key = [c["category"] for c in period.figures["failures_by_cause"]], "category"
-    if not causes:
+    drawn = [s for s in period.series if s.figures["failures_by_cause"]]  # a cluster without causes has no bar
+    if not causes or not drawn:
         return None
-    n = len(period.series)
+    n = len(drawn)
     height = 130 + (12 + 16 * n) * len(causes) + legend_rows(n, 3) if period.compared else 150 + 30 * len(causes)
     fig = new_figure(height)
     ax = fig.add_subplot()
     width = 0.8 / n
     marks = CAUSE_MARKS[period.compared]
-    for i, series in enumerate(period.series):
+    for i, series in enumerate(drawn):
         rows = series.figures["failures_by_cause"]
         top = [len(causes) - 1 - causes.index(r[key]) for r in rows]
         ys = [y + 0.4 - width * (i + 0.5) for y in top] if period.compared else top
@@ -311,6 +312,7 @@ def _causes_alt(period: Period) -> str:
                 else ""
             )
             for s in period.series
+            if s.figures["failures_by_cause"]
         )
         + "."
     )

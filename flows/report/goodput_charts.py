@@ -274,8 +274,8 @@ def expected_ettr_grid_chart(period: Period) -> Chart | None:
 
 def lost_goodput_chart(period: Period) -> Chart | None:
     """Lost goodput by job size, each cluster a bar: first-order (the failed jobs' work) solid,
-    second-order (jobs preempted for their restarts) hatched on top."""
-    clusters = period.series
+    second-order (jobs preempted for their restarts) hatched on top; a cluster that lost none has no bar."""
+    clusters = [s for s in period.series if any(b["lost_gpu_hours"] for b in s.figures["lost_goodput_by_size"])]
     buckets = sorted(
         {
             (b["bucket_order"], b["size_bucket"])
@@ -298,7 +298,8 @@ def lost_goodput_chart(period: Period) -> Chart | None:
         ax.bar(xs, first, width * 0.9, color=colour, linewidth=0, label=shown_name(name))
         ax.bar(xs, [b["second_order_gpu_hours"] for b in rows], width * 0.9, bottom=first, color="white",
                edgecolor=colour, hatch="///", linewidth=1.0)  # fmt: skip
-    ax.bar([0], [0], color="white", edgecolor=GREY, hatch="///", label="second-order")
+    if any(b["second_order_gpu_hours"] for _, f, _ in clusters for b in f["lost_goodput_by_size"]):
+        ax.bar([0], [0], color="white", edgecolor=GREY, hatch="///", label="second-order")
     sparse_ticks(ax, [bucket_tick(b) for b in order])
     ax.grid(axis="x", visible=False)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: fmt_num(v)))
