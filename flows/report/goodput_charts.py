@@ -120,7 +120,7 @@ def job_mix_by_size_chart(period: Period) -> Chart | None:
 def expected_ettr_chart(period: Period) -> Chart | None:
     metrics = period.figures
     expected = metrics["expected_ettr"]
-    curves = [c for c in expected["curves"] if c["points"]]
+    curves = [c for c in expected.get("curves") or [] if c["points"]]
     if not curves:
         return None
     fig = new_figure(ETTR_HEIGHT)
@@ -224,7 +224,9 @@ def measured_ettr_chart(period: Period) -> Chart | None:
 def expected_ettr_grid_chart(period: Period) -> Chart | None:
     """The paper's Fig. 10: E[ETTR] of the projection sizes against the checkpoint interval at each
     restart overhead, one panel per cluster (colour: size; line: overhead)."""
-    clusters = [s for s in period.series if any(c["points"] for c in s.figures["expected_ettr_grid"]["curves"])]
+    clusters = [
+        s for s in period.series if any(c["points"] for c in s.figures["expected_ettr_grid"].get("curves") or [])
+    ]
     if not clusters:
         return None
     sizes = sorted({c["gpus"] for _, f, _ in clusters for c in f["expected_ettr_grid"]["curves"]})
@@ -325,7 +327,7 @@ def lemon_signals_chart(period: Period) -> Chart | None:
     out, on which signals, against which threshold. A panel per signal some node had, of how many
     nodes had each value (flows/report/lemon_panels.py); none when no node had any (the section
     says so instead) or the month did not measure its lemons."""
-    lemons = period.figures["lemon_nodes"]
+    lemons = period.figures.get("lemon_nodes") or {}
     distribution = lemons.get("signal_distribution") or {}
     signals = signals_shown(distribution)
     if lemons.get("not_measured") or not lemons.get("fleet_nodes") or not signals:
@@ -354,7 +356,9 @@ def lemon_signal_comparison_chart(period: Period) -> Chart | None:
     """The paper's Fig. 11 compared: the distribution (CDF) over each cluster's fleet of one lemon
     signal, each cluster a line (a month draws all its signals: lemon_signals_chart)."""
     clusters = [
-        s for s in period.series if (s.figures["lemon_nodes"].get("signal_distribution") or {}).get(LEMON_SIGNAL)
+        s
+        for s in period.series
+        if ((s.figures.get("lemon_nodes") or {}).get("signal_distribution") or {}).get(LEMON_SIGNAL)
     ]
     if not clusters:
         return None
