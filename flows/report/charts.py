@@ -136,17 +136,47 @@ def bucket_tick(size_bucket: str) -> str:
     return size_bucket[: len(size_bucket) - len(digits)] + gpu_tick(int(digits)) if digits.isdigit() else size_bucket
 
 
-def month_tick(month: str) -> str:
+MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def month_tick(month: str, first: bool = True, letters: int = 3) -> str:
+    """A month's label: its name (`letters` of it), with the year below on the first month and on
+    January (below the others a blank line, so that every name sits on the same line)."""
     year, number = month.split("-")
-    return f"{('Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec')[int(number) - 1]}\n{year}"
+    return f"{MONTH_NAMES[int(number) - 1][:letters]}\n{year if first or number == '01' else ' '}"
+
+
+def months_between(first: str, last: str) -> list[str]:
+    """Every month from `first` to `last` (YYYY-MM), both included."""
+    year, number = map(int, first.split("-"))
+    months = []
+    while f"{year:04d}-{number:02d}" <= last:
+        months.append(f"{year:04d}-{number:02d}")
+        year, number = (year + 1, 1) if number == 12 else (year, number + 1)
+    return months
 
 
 def month_axis(ax: Axes, months: Sequence[str]) -> None:
-    """Label the months of an x axis, at most 7 (each needs 1/7 of a phone-width chart), the latest always."""
-    step = math.ceil(len(months) / 7)
-    ticks = range(len(months) - 1, -1, -step)[::-1]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.set_xticklabels([month_tick(months[i]) for i in ticks])
+    """A tick for every month of an x axis, each labelled: by its name's first three letters up to 12
+    months (a phone-width chart fits 12), by its first letter up to 24, beyond that every k-th month
+    by name (the latest always, the others ticked), the year below the first month and each January."""
+    letters, step = (3, 1) if len(months) <= 12 else (1, 1) if len(months) <= 24 else (3, math.ceil(len(months) / 12))
+    labelled = range(len(months) - 1, -1, -step)[::-1]
+    ax.xaxis.set_major_locator(FixedLocator(labelled))
+    ax.set_xticklabels([month_tick(months[i], i == labelled[0], letters) for i in labelled])
+    ax.xaxis.set_minor_locator(FixedLocator(range(len(months))))
+    ax.set_xlim(-0.6, len(months) - 0.4)
+
+
+def log_limits(ax: Axes, which: str, base: float = 10) -> None:
+    """Widen a log axis to the powers of `base` around its data when fewer than two fall inside it
+    (a month's sizes all near 256 GPUs, MTTF bounds between 137 and 448 hours): an axis is read by
+    two labelled values at least."""
+    get, put = (ax.get_xlim, ax.set_xlim) if which == "x" else (ax.get_ylim, ax.set_ylim)
+    low, high = get()
+    below, above = math.log(low, base), math.log(high, base)
+    if math.floor(above + 1e-9) - math.ceil(below - 1e-9) < 1:
+        put(min(low, base ** math.floor(below + 1e-9)), max(high, base ** math.ceil(above - 1e-9)))
 
 
 def sparse_ticks(ax: Axes, labels: list[str], most: int = 8) -> None:

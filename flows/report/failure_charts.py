@@ -25,8 +25,10 @@ from flows.report.charts import (
     gpu_tick,
     legend,
     legend_rows,
+    log_limits,
     model_definition,
     month_axis,
+    months_between,
     new_figure,
     shown_name,
 )
@@ -155,6 +157,8 @@ def mttf_chart(period: Period) -> Chart | None:
         ax.plot([], [], "^", color=GREY, markerfacecolor="white", markersize=7, label="no failure: MTTF above")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    log_limits(ax, "x", 2)
+    log_limits(ax, "y")
     ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
     ax.yaxis.set_major_locator(LogLocator(base=10))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
@@ -165,7 +169,7 @@ def mttf_chart(period: Period) -> Chart | None:
     legend(fig, 2)
     alt = "Log-log chart of mean time to failure against job size"
     if period.compared:
-        alt += ", each cluster a colour. " + ". ".join(a for _, a in drawn) + "."
+        alt += ", each cluster a colour. " + ". ".join(a for shown, a in drawn if shown) + "."
     else:
         alt += ". " + drawn[0][1]
     return finish_chart("mttf", fig, alt, height)
@@ -173,34 +177,36 @@ def mttf_chart(period: Period) -> Chart | None:
 
 def trend_chart(period: Period) -> Chart | None:
     """r_f month by month with 95% intervals: a month's both definitions over its history, or each
-    cluster's r_f over all GPU jobs over the study's range."""
+    cluster's over all GPU jobs over the study's range; every month labelled, measured or not."""
     if period.compared:
-        lines = [(s.figures["monthly"], "all", s.colour, shown_name(s.name)) for s in period.series if len(s.figures["monthly"]) > 1]  # fmt: skip
+        months = months_between(period.figures["from_month"], period.figures["to_month"])
+        lines = [(s.figures["monthly"], "all", s.colour, shown_name(s.name), s.name) for s in period.series]
         title = "$r_f$ (all GPU jobs) by month, 95% intervals"
     else:
         monthly = period.figures["history"]["monthly"]
+        months = months_between(monthly[0]["month"], monthly[-1]["month"]) if monthly else []
         paper = f"jobs > {period.figures['parameters']['paper_min_gpus']} GPUs (paper)"
-        lines = [(monthly, "paper", BLUE, paper), (monthly, "all", ORANGE, "all GPU jobs")] if len(monthly) > 1 else []
+        lines = [(monthly, "paper", BLUE, paper, "paper definition"), (monthly, "all", ORANGE, "all GPU jobs", "all GPU jobs")]  # fmt: skip
         title = "Node failure rate $r_f$ by month, 95% intervals"
-    if not lines:
+    lines = [
+        (measured, definition, colour, name, said)
+        for rows, definition, colour, name, said in lines
+        if (measured := [r for r in rows if r["month"] in months and r[definition]["value"] is not None])
+    ]
+    if len(months) < 2 or not lines:
         return None
     height = TREND_HEIGHT + (legend_rows(len(lines), 3) if period.compared else 0)
     fig = new_figure(height)
     ax = fig.add_subplot()
-    months = [row["month"] for row in lines[0][0]]
     spread = 0.12 if period.compared else 0.16  # lines side by side at each month
     marks = TREND_MARKS[period.compared]
-    for i, (rows, definition, colour, name) in enumerate(lines):
+    for i, (rows, definition, colour, name, _) in enumerate(lines):
         offset = spread * (i - (len(lines) - 1) / 2)
-        points = [
-            (months.index(r["month"]) + offset, r[definition]) for r in rows if r[definition]["value"] is not None
-        ]
-        if not points:
-            continue
+        rates = [r[definition] for r in rows]
         ax.errorbar(
-            [x for x, _ in points],
-            [r["value"] for _, r in points],
-            yerr=[[r["value"] - r["lower"] for _, r in points], [r["upper"] - r["value"] for _, r in points]],
+            [months.index(r["month"]) + offset for r in rows],
+            [r["value"] for r in rates],
+            yerr=[[r["value"] - r["lower"] for r in rates], [r["upper"] - r["value"] for r in rates]],
             fmt="-o", color=colour, markersize=marks.markersize, linewidth=marks.linewidth, capsize=marks.capsize,
             elinewidth=marks.elinewidth, label=name,
         )  # fmt: skip
@@ -213,25 +219,13 @@ def trend_chart(period: Period) -> Chart | None:
 
 
 def _trend_alt(period: Period, lines: list, months: list[str]) -> str:
-    if not period.compared:
-        first, last = lines[0][0][0], lines[0][0][-1]
-        return (
-            f"Line chart of the node failure rate per month from {first['month']} to {last['month']}, both definitions "
-            f"with 95% intervals: all GPU jobs {fmt_dec(first['all']['value'])} then {fmt_dec(last['all']['value'])}, "
-            f"paper definition {fmt_dec(first['paper']['value'])} then {fmt_dec(last['paper']['value'])} "
-            "failures per 1000 node-days."
-        )
-    return (
-        f"Line chart of the node failure rate over all GPU jobs per month, {months[0]} to {months[-1]}, one line per "
-        "cluster with 95% intervals: "
-        + "; ".join(
-            f"{s.name} {fmt_dec(s.figures['monthly'][0]['all']['value'])} in {s.figures['monthly'][0]['month']}, "
-            f"{fmt_dec(s.figures['monthly'][-1]['all']['value'])} in {s.figures['monthly'][-1]['month']}"
-            for s in period.series
-            if len(s.figures["monthly"]) > 1
-        )
-        + " failures per 1000 node-days."
+    ends = "; ".join(
+        f"{said} {fmt_dec(rows[0][d]['value'])} in {rows[0]['month']}"
+        + (f", {fmt_dec(rows[-1][d]['value'])} in {rows[-1]['month']}" if len(rows) > 1 else " only")
+        for rows, d, _, _, said in lines
     )
+    what = "over all GPU jobs per month, one line per cluster" if period.compared else "per month, by definition"
+    return f"Line chart of the node failure rate {what} with 95% intervals, {months[0]} to {months[-1]}: {ends} failures per 1000 node-days."
 
 
 def causes_chart(period: Period) -> Chart | None:
@@ -241,15 +235,16 @@ def causes_chart(period: Period) -> Chart | None:
         causes, key = period.figures["causes"], "cause_category"
     else:
         causes, key = [c["category"] for c in period.figures["failures_by_cause"]], "category"
-    if not causes:
+    drawn = [s for s in period.series if s.figures["failures_by_cause"]]  # a cluster without causes has no bar
+    if not causes or not drawn:
         return None
-    n = len(period.series)
+    n = len(drawn)
     height = 130 + (12 + 16 * n) * len(causes) + legend_rows(n, 3) if period.compared else 150 + 30 * len(causes)
     fig = new_figure(height)
     ax = fig.add_subplot()
     width = 0.8 / n
     marks = CAUSE_MARKS[period.compared]
-    for i, series in enumerate(period.series):
+    for i, series in enumerate(drawn):
         rows = series.figures["failures_by_cause"]
         top = [len(causes) - 1 - causes.index(r[key]) for r in rows]
         ys = [y + 0.4 - width * (i + 0.5) for y in top] if period.compared else top
@@ -317,6 +312,7 @@ def _causes_alt(period: Period) -> str:
                 else ""
             )
             for s in period.series
+            if s.figures["failures_by_cause"]
         )
         + "."
     )
@@ -337,19 +333,20 @@ def causes_by_month_chart(period: Period) -> Chart | None:
     height = 70 + 190 * len(clusters) + legend_rows(len(causes), 2)
     fig = new_figure(height)
     axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
-    months = [row["month"] for row in clusters[0].figures["monthly"]]
+    months = months_between(period.figures["from_month"], period.figures["to_month"])
+    drawn = set()  # the causes with a bar: the legend lists only these
     for ax, series in zip(axes, clusters, strict=True):
-        for row in series.figures["monthly"]:
+        for row in (r for r in series.figures["monthly"] if r["month"] in months):
             bottom = 0.0
             for cause in causes:  # the same order in every month: a cause keeps its place in the stack
-                if cause in row["by_cause"]:
-                    value = row["by_cause"][cause]["per_1000_node_days"] or 0
+                if value := (row["by_cause"].get(cause) or {}).get("per_1000_node_days"):
                     ax.bar(months.index(row["month"]), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
                     bottom += value
+                    drawn.add(cause)
         ax.set_title(shown_name(series.name), loc="left")
         ax.grid(axis="x", visible=False)
         ax.set_ylabel("per 1000 node-days")
-    for cause in causes:
+    for cause in (c for c in causes if c in drawn):
         axes[0].bar([0], [0], color=colour[cause], label=shown_name(label(cause)))
     month_axis(axes[-1], months)
     fig.suptitle("Failure rate by cause, month by month")

@@ -7,7 +7,7 @@ compared across clusters)."""
 
 from __future__ import annotations
 
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 from flows.figures.summary import fmt_dec, fmt_num, fmt_pct, label
 from flows.report.charts import (
@@ -21,9 +21,25 @@ from flows.report.charts import (
     gpu_tick,
     legend,
     legend_rows,
+    log_limits,
     new_figure,
     shown_name,
     sparse_ticks,
+)
+from flows.report.lemon_panels import (
+    LETTERS,
+    PANEL_PX,
+    SIGNAL_NAMES,
+    TITLE_PX,
+    legend_entries,
+    legend_order,
+    lemon_alt,
+    nodes_by_value,
+    outlier_threshold,
+    separate_letters,
+    signal_panel,
+    signals_shown,
+    threshold_line,
 )
 
 JOB_MIX_HEIGHT, ETTR_HEIGHT = 300, 460  # CSS px at WIDTH_PX
@@ -104,7 +120,7 @@ def job_mix_by_size_chart(period: Period) -> Chart | None:
 def expected_ettr_chart(period: Period) -> Chart | None:
     metrics = period.figures
     expected = metrics["expected_ettr"]
-    curves = [c for c in expected["curves"] if c["points"]]
+    curves = [c for c in expected.get("curves") or [] if c["points"]]
     if not curves:
         return None
     fig = new_figure(ETTR_HEIGHT)
@@ -161,25 +177,30 @@ def expected_ettr_chart(period: Period) -> Chart | None:
 def measured_ettr_chart(period: Period) -> Chart | None:
     """The paper's Fig. 9: the highest-priority runs' measured mean ETTR by size (95% interval)
     against E[ETTR] at the runs' mean size, each cluster a colour."""
-    clusters = [s for s in period.series if s.figures["ettr_vs_expected"]["priority"]]
+    clusters = [
+        (name, rows, colour)
+        for name, figures, colour in period.series
+        # a row is drawn where it has a mean and a size on the log axis (CPU-only runs have none)
+        if (rows := [r for r in figures["ettr_vs_expected"].get("priority") or [] if r["mean_ettr"] is not None and (r["mean_gpus"] or 0) > 0])
+    ]  # fmt: skip
     if not clusters:
         return None
-    height = 400 + legend_rows(2 * len(clusters), 2)
+    expected = {name: [(r["mean_gpus"], r["expected_ettr"]) for r in rows if r["expected_ettr"] is not None] for name, rows, _ in clusters}  # fmt: skip
+    height = 400 + legend_rows(len(clusters) + sum(bool(e) for e in expected.values()), 2)
     fig = new_figure(height)
     ax = fig.add_subplot()
     n = len(clusters)
-    for i, (name, figures, colour) in enumerate(clusters):
+    for i, (name, rows, colour) in enumerate(clusters):
         shift = 2 ** (0.1 * (i - (n - 1) / 2))
-        rows = figures["ettr_vs_expected"]["priority"]
         low = [r["mean_ettr"] - r["mean_lower"] if r["mean_lower"] is not None else 0 for r in rows]
         high = [r["mean_upper"] - r["mean_ettr"] if r["mean_upper"] is not None else 0 for r in rows]
         ax.errorbar([r["mean_gpus"] * shift for r in rows], [r["mean_ettr"] for r in rows], yerr=[low, high], fmt="o",
                     color=colour, markersize=6, capsize=3, elinewidth=1.25, label=f"{shown_name(name)} measured, 95%")  # fmt: skip
-        expected = [(r["mean_gpus"], r["expected_ettr"]) for r in rows if r["expected_ettr"] is not None]
-        if expected:
-            ax.plot(*zip(*expected, strict=True), "--x", color=colour, markersize=7, linewidth=1.5,
+        if expected[name]:
+            ax.plot(*zip(*expected[name], strict=True), "--x", color=colour, markersize=7, linewidth=1.5,
                     label=f"{shown_name(name)} E[ETTR]")  # fmt: skip
     ax.set_xscale("log", base=2)
+    log_limits(ax, "x", 2)
     ax.xaxis.set_major_formatter(FuncFormatter(gpu_tick))
     ax.set_ylim(top=1.0)
     ax.set_xlabel("mean GPUs of the job runs")
@@ -192,9 +213,9 @@ def measured_ettr_chart(period: Period) -> Chart | None:
             f"{name} "
             + ", ".join(
                 f"{fmt_dec(r['mean_ettr'], 3)} at {fmt_num(r['mean_gpus'])} GPUs (expected {fmt_dec(r['expected_ettr'], 3)})"
-                for r in figures["ettr_vs_expected"]["priority"][-3:]
+                for r in rows[-3:]
             )
-            for name, figures, _ in clusters
+            for name, rows, _ in clusters
         )
     )
     return finish_chart("ettr", fig, alt + ".", height)
@@ -203,7 +224,9 @@ def measured_ettr_chart(period: Period) -> Chart | None:
 def expected_ettr_grid_chart(period: Period) -> Chart | None:
     """The paper's Fig. 10: E[ETTR] of the projection sizes against the checkpoint interval at each
     restart overhead, one panel per cluster (colour: size; line: overhead)."""
-    clusters = [s for s in period.series if any(c["points"] for c in s.figures["expected_ettr_grid"]["curves"])]
+    clusters = [
+        s for s in period.series if any(c["points"] for c in s.figures["expected_ettr_grid"].get("curves") or [])
+    ]
     if not clusters:
         return None
     sizes = sorted({c["gpus"] for _, f, _ in clusters for c in f["expected_ettr_grid"]["curves"]})
@@ -253,8 +276,8 @@ def expected_ettr_grid_chart(period: Period) -> Chart | None:
 
 def lost_goodput_chart(period: Period) -> Chart | None:
     """Lost goodput by job size, each cluster a bar: first-order (the failed jobs' work) solid,
-    second-order (jobs preempted for their restarts) hatched on top."""
-    clusters = period.series
+    second-order (jobs preempted for their restarts) hatched on top; a cluster that lost none has no bar."""
+    clusters = [s for s in period.series if any(b["lost_gpu_hours"] for b in s.figures["lost_goodput_by_size"])]
     buckets = sorted(
         {
             (b["bucket_order"], b["size_bucket"])
@@ -277,7 +300,8 @@ def lost_goodput_chart(period: Period) -> Chart | None:
         ax.bar(xs, first, width * 0.9, color=colour, linewidth=0, label=shown_name(name))
         ax.bar(xs, [b["second_order_gpu_hours"] for b in rows], width * 0.9, bottom=first, color="white",
                edgecolor=colour, hatch="///", linewidth=1.0)  # fmt: skip
-    ax.bar([0], [0], color="white", edgecolor=GREY, hatch="///", label="second-order")
+    if any(b["second_order_gpu_hours"] for _, f, _ in clusters for b in f["lost_goodput_by_size"]):
+        ax.bar([0], [0], color="white", edgecolor=GREY, hatch="///", label="second-order")
     sparse_ticks(ax, [bucket_tick(b) for b in order])
     ax.grid(axis="x", visible=False)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: fmt_num(v)))
@@ -295,53 +319,47 @@ def lost_goodput_chart(period: Period) -> Chart | None:
     return finish_chart("lost_goodput", fig, alt + ".", height)
 
 
-# The lemon signals charted (the paper's Fig. 11), in the order of the panels
-LEMON_SIGNALS = (
-    "xid_cnt",
-    "out_count",
-    "tickets",
-    "incident_hours",
-    "multi_node_node_fails",
-    "single_node_node_fails",
-    "single_node_node_failure_rate",
-)
-LEMON_HEIGHT = 460
 LEMON_SIGNAL = "incident_hours"  # the lemon signal compared across clusters (the paper's Fig. 11 panel)
 
 
 def lemon_signals_chart(period: Period) -> Chart | None:
-    """The paper's Fig. 11 for one cluster: the fleet's distribution (CDF) of each lemon signal
-    over the month's window, the candidates marked."""
-    lemons = period.figures["lemon_nodes"]
+    """The paper's Fig. 11 for one cluster, drawn for what a reader asks of it: which nodes stand
+    out, on which signals, against which threshold. A panel per signal some node had, of how many
+    nodes had each value (flows/report/lemon_panels.py); none when no node had any (the section
+    says so instead) or the month did not measure its lemons."""
+    lemons = period.figures.get("lemon_nodes") or {}
     distribution = lemons.get("signal_distribution") or {}
-    signals = [s for s in LEMON_SIGNALS if distribution.get(s)]
-    if not signals:
+    signals = signals_shown(distribution)
+    if lemons.get("not_measured") or not lemons.get("fleet_nodes") or not signals:
         return None
-    fig = new_figure(LEMON_HEIGHT)
-    axes = fig.subplots(2, (len(signals) + 1) // 2, squeeze=False).ravel()
-    for ax, signal in zip(axes, signals, strict=False):
-        points = distribution[signal]
-        ax.step([v for v, _ in points], [share for _, share in points], where="post", color=PALETTE[0])
-        for candidate in lemons["candidates"]:
-            if candidate.get(signal) is not None:
-                ax.axvline(candidate[signal], color=PALETTE[3], linewidth=0.6, alpha=0.6)
-        ax.set_title(chart_text(signal))
-        ax.set_ylim(0, 1.02)
-    for ax in axes[len(signals) :]:
-        ax.set_visible(False)
-    fig.suptitle(f"Lemon signals over {lemons.get('window_days', '')} days: share of nodes at or below")
-    alt = (
-        "Cumulative distributions over the fleet of the lemon signals "
-        + ", ".join(signals)
-        + f"; the {len(lemons['candidates'])} candidates' values marked."
-    )
-    return finish_chart("lemon_signals", fig, alt, LEMON_HEIGHT)
+    candidates = lemons.get("candidates") or []
+    threshold = outlier_threshold(lemons, period.figures["parameters"])
+    named = candidates[: len(LETTERS)]
+    shown = [c for c in candidates[len(LETTERS) :] if any((c.get(s) or 0) > 0 for s in signals)]
+    entries = 1 + len(named) + bool(shown) + (threshold is not None and LEMON_SIGNAL in signals)
+    height = TITLE_PX + PANEL_PX * len(signals) + legend_rows(entries, 1)
+    fig = new_figure(height)
+    axes = fig.subplots(len(signals), 1, squeeze=False).ravel()
+    letters = []
+    for ax, signal in zip(axes, signals, strict=True):
+        letters += signal_panel(ax, signal, nodes_by_value(distribution[signal], lemons["fleet_nodes"]), candidates)
+        if signal == LEMON_SIGNAL and threshold is not None:
+            threshold_line(ax, threshold, period.figures["parameters"]["lemon_p_value"])
+    legend_entries(axes[0], named, len(shown))
+    fig.suptitle(f"Lemon signals over {fmt_num(lemons['window_days'])} days: nodes by value")
+    fig.legend(*legend_order(axes), loc="outside lower center", frameon=False, ncols=1)
+    separate_letters(fig, letters)
+    return finish_chart("lemon_signals", fig, lemon_alt(lemons, signals, threshold), height)
 
 
 def lemon_signal_comparison_chart(period: Period) -> Chart | None:
     """The paper's Fig. 11 compared: the distribution (CDF) over each cluster's fleet of one lemon
     signal, each cluster a line (a month draws all its signals: lemon_signals_chart)."""
-    clusters = [s for s in period.series if s.figures["lemon_nodes"]["signal_distribution"].get(LEMON_SIGNAL)]
+    clusters = [
+        s
+        for s in period.series
+        if ((s.figures.get("lemon_nodes") or {}).get("signal_distribution") or {}).get(LEMON_SIGNAL)
+    ]
     if not clusters:
         return None
     height = 340 + legend_rows(len(clusters), 2)
@@ -354,14 +372,18 @@ def lemon_signal_comparison_chart(period: Period) -> Chart | None:
                 label=f"{shown_name(name)}: {len(lemons['candidates'])} candidates")  # fmt: skip
     ax.set_ylim(0, 1.02)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{100 * v:.0f}%"))
-    ax.set_xlabel(f"{label(LEMON_SIGNAL)} per node")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"{SIGNAL_NAMES[LEMON_SIGNAL].lower()} per node")
     ax.set_ylabel("nodes at or below")
     window = clusters[0].figures["lemon_nodes"]
-    ax.set_title(f"Lemon signal over {window['window_days']} days to {window['window_end'][:10]}")
+    ax.set_title(f"{SIGNAL_NAMES[LEMON_SIGNAL]} over {window['window_days']} days to {window['window_end'][:10]}")
     legend(fig, 2)
-    alt = f"Cumulative distribution over each cluster's fleet of {label(LEMON_SIGNAL)} per node: " + "; ".join(
-        f"{name} {fmt_num(f['lemon_nodes']['fleet_nodes'])} nodes up to {fmt_num(f['lemon_nodes']['signal_distribution'][LEMON_SIGNAL][-1][0])}, "
-        f"{len(f['lemon_nodes']['candidates'])} candidates"
-        for name, f, _ in clusters
+    alt = (
+        f"Cumulative distribution over each cluster's fleet of {SIGNAL_NAMES[LEMON_SIGNAL].lower()} per node: "
+        + "; ".join(
+            f"{name} {fmt_num(f['lemon_nodes']['fleet_nodes'])} nodes up to {fmt_num(f['lemon_nodes']['signal_distribution'][LEMON_SIGNAL][-1][0])}, "
+            f"{len(f['lemon_nodes']['candidates'])} candidates"
+            for name, f, _ in clusters
+        )
     )
     return finish_chart("lemon_signals", fig, alt + ".", height)
