@@ -310,6 +310,12 @@ SLOWEST_FILES = (
     "test_slurm_live.py",
     "test_publish_prometheus.py",  # builds the six months test_publish_archive.py reads: before it
     "test_package.py",
+    # the quick tier's longest (`make test-fast`, two workers: the 1st and 3rd to one, the 2nd and 4th
+    # to the other), the dbt models' unit tests among them
+    "test_study_report.py",
+    "test_simulate.py",
+    "test_models_unit.py",
+    "test_hostile_job_records.py",
 )
 
 
