@@ -6,8 +6,8 @@ module fixture's too), the ways into a month build refuse and fail that test, na
 - a Prefect flow run (monthly-report, backfill, study...: each starts Prefect's server and builds months);
 - dbt on a month's data (flows.warehouse.build.dbt_command, which build_month, its rebuild and
   build_study call; and its run parameters, which every dbt run writes first, for a test that
-  imported dbt_command by name). The models' unit tests (tests/test_models_unit.py, on a two-node
-  month) are the one dbt run the quick tier has: marked `dbt_unit_tests`;
+  imported dbt_command by name). The dbt models' tests on a two-node month (tests/test_models_unit.py,
+  their unit tests among them) are the quick tier's one file that runs dbt;
 - the temporary Prefect API server of `reliability-report run` (flows/core/prefect_api.py), and the
   `prefect_server` and `browser` fixtures (tests/conftest.py calls `refuse`).
 
@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 SAVED_MONTH = "tests/data/golden/reports/month/metrics.json"
+# the dbt models' tests on a two-node month: the quick tier's one file that may run dbt (docs/testing.md)
+DBT_TEST_FILES = {"test_models_unit.py"}
 
 
 class MonthBuildInQuickTier(Exception):
@@ -68,7 +70,7 @@ def _guard(monkeypatch: pytest.MonkeyPatch, item: pytest.Item) -> None:
     import flows.core.prefect_api
     import flows.warehouse.build as build  # light (~0.8 s), and imported by the collection already
 
-    if not item.get_closest_marker("dbt_unit_tests"):
+    if item.path.name not in DBT_TEST_FILES:
         what = "runs dbt on a month's data (flows.warehouse.build.dbt_command: a month build)"
         monkeypatch.setattr(build, "dbt_command", _refusing(config, what, build.dbt_command))
         monkeypatch.setattr(build, "run_parameters", _refusing(config, what, build.run_parameters))
@@ -127,8 +129,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RUNNING] = None
-    config.addinivalue_line(
-        "markers",
-        "dbt_unit_tests: runs the dbt models' unit tests on a two-node month, the quick tier's one dbt run "
-        "(tests/quick_tier.py lets it)",
-    )

@@ -4,7 +4,6 @@ than in every monthly build (flows/warehouse/build.py build_month leaves them ou
 
 from pathlib import Path
 
-import pytest
 import yaml
 
 from flows import DBT_PROJECT_DIR
@@ -18,7 +17,6 @@ from simulator import SimParams, simulate
 MONTH = Month.parse("2026-10")
 
 
-@pytest.mark.dbt_unit_tests  # the quick tier's one dbt run (tests/quick_tier.py)
 def test_the_models_unit_tests_pass(tmp_path: Path, fresh_warehouse) -> None:
     config_path = write_demo_config(tmp_path, "unit", tmp_path / "reports")
     fresh_warehouse(config_path)

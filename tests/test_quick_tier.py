@@ -1,8 +1,9 @@
 """The quick tier builds no month (docs/testing.md, tests/quick_tier.py): a test outside the `slow`
 marker that builds a month, runs a flow or starts a server fails, naming itself, even when it
-catches the exception; a slow test, and the models' unit tests (`dbt_unit_tests`), may run dbt.
+catches the exception; a slow test, and the dbt models' tests on a two-node month
+(test_models_unit.py), may run dbt.
 
-The tests below run pytest (in this process) on tests of their own, with dbt replaced by a stand-in."""
+The test below runs pytest (in this process) on tests of its own, with dbt replaced by a stand-in."""
 
 import pytest
 
@@ -42,9 +43,12 @@ def test_reads_a_built_month(built_month):
 @pytest.mark.slow
 def test_slow_builds_a_month():
     assert build.dbt_command(None, "2026-10", None, "build") == "dbt ran"
+"""
+
+MODELS = """
+import flows.warehouse.build as build
 
 
-@pytest.mark.dbt_unit_tests
 def test_the_models_unit_tests():
     assert build.dbt_command(None, "2026-10", None, "build") == "dbt ran"
 """
@@ -52,12 +56,12 @@ def test_the_models_unit_tests():
 
 def test_a_quick_test_that_builds_a_month_fails_naming_itself(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nmarkers =\n    slow: builds months\n")
-    pytester.makepyfile(test_inner=TESTS)
+    pytester.makepyfile(test_inner=TESTS, test_models_unit=MODELS)
     with pytest.MonkeyPatch.context() as monkeypatch:  # dbt itself, stood in for: undone before this test ends
         monkeypatch.setattr(build, "dbt_command", lambda *args, **kwargs: "dbt ran")
         result = pytester.runpytest_inprocess("-p", "quick_tier", "-p", "no:cacheprovider")
     out = result.stdout.str()
-    # the slow test and the models' unit tests pass; the other four fail, one at its module fixture's set-up
+    # the slow test and the models' test pass; the other four fail, one at its module fixture's set-up
     assert {"failed": 0, "errors": 0} | result.parseoutcomes() == {"passed": 2, "failed": 3, "errors": 1}, out
     dbt = "but runs dbt on a month's data (flows.warehouse.build.dbt_command: a month build)"
     for test in ("test_builds_a_month", "test_catches_the_refusal"):
