@@ -56,7 +56,8 @@ def test_the_models_unit_tests():
 
 def test_a_quick_test_that_builds_a_month_fails_naming_itself(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nmarkers =\n    slow: builds months\n")
-    pytester.makepyfile(test_inner=TESTS, test_models_unit=MODELS)
+    pytester.makepyfile(test_inner=TESTS)
+    (pytester.mkpydir("models") / "test_models_unit.py").write_text(MODELS)  # a package: not this suite's module
     with pytest.MonkeyPatch.context() as monkeypatch:  # dbt itself, stood in for: undone before this test ends
         monkeypatch.setattr(build, "dbt_command", lambda *args, **kwargs: "dbt ran")
         result = pytester.runpytest_inprocess("-p", "quick_tier", "-p", "no:cacheprovider")
