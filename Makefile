@@ -87,6 +87,7 @@ test: setup-spark $(CHROMIUM) $(PROMETHEUS)
 
 # The quick tier for the inner loop: readers, config, figures, templates, the dbt models' unit tests;
 # no month builds, servers, Spark or browser (tests marked `slow`). `make test` runs everything.
+# A test outside `slow` that builds a month, runs a flow or starts a server fails (tests/quick_tier.py).
 test-fast: setup
 	$(BIN)/pytest -q -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
 

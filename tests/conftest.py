@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+# The quick tier builds no month (docs/testing.md): outside the `slow` marker, a month build, a flow
+# run or a server fails the test that started it (tests/quick_tier.py).
+pytest_plugins = ["quick_tier", "pytester"]  # pytester: tests/test_quick_tier.py runs pytest on tests of its own
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 # Prefect: a persistent home saves ~11 s of migrations per start; no server -> ephemeral mode.
@@ -225,8 +229,11 @@ FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(request):
     """Debian's headless chromium (the Makefile installs it), driven by playwright."""
+    from quick_tier import refuse  # the plugin (pytest_plugins above)
+
+    refuse(request.config, "starts Chromium (the `browser` fixture)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -236,9 +243,12 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def prefect_server(tmp_path_factory):
+def prefect_server(request, tmp_path_factory):
     """A real Prefect server on 127.0.0.1, one per test file that uses it (stopped after it: an idle
     server's services keep a core ~3% busy for the rest of the session); yields its API URL."""
+    from quick_tier import refuse
+
+    refuse(request.config, "starts a Prefect server (the `prefect_server` fixture)")
     import httpx
 
     port = free_port()
@@ -300,6 +310,12 @@ SLOWEST_FILES = (
     "test_slurm_live.py",
     "test_publish_prometheus.py",  # builds the six months test_publish_archive.py reads: before it
     "test_package.py",
+    # the quick tier's longest (`make test-fast`, two workers: the 1st and 3rd to one, the 2nd and 4th
+    # to the other), the dbt models' unit tests among them
+    "test_study_report.py",
+    "test_simulate.py",
+    "test_models_unit.py",
+    "test_hostile_job_records.py",
 )
 
 

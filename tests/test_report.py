@@ -3,7 +3,8 @@ delivery build on), its three renderings, the charts, untrusted strings, and odd
 
 Two simulated months are built once per session by `built_months` (September: the first month;
 October: with history, lemons and a quarantined row carrying HTML) and reused by
-test_message.py and test_report_browser.py.
+test_report_browser.py; both files are `slow`. The quick tier builds no month (tests/quick_tier.py):
+test_message.py renders a month from saved metrics instead.
 """
 
 import base64
@@ -131,6 +132,15 @@ def test_report_directory_holds_the_contract(october, months):
     # September is the first month built: no trend chart
     september = {p.stem for p in (months[str(SEPTEMBER)] / "charts").iterdir()}
     assert september == CHARTS - {"failure_rate_trend"}
+
+
+def test_the_message_of_a_built_month_is_its_report(october):
+    """The email of a month the pipeline built (the archive's links in report.html, the exports and
+    lemon files beside): tests/test_message.py's checks, which the quick tier runs on a month
+    rendered from saved metrics."""
+    from test_message import assert_the_message_is_the_report  # which imports this module
+
+    assert_the_message_is_the_report(october)
 
 
 def test_email_html_is_email_safe(october):
