@@ -28,8 +28,7 @@ MANUAL_REQUEUES = {"marked_requeue_share": 0.5, "requeue_drain_share": 0.02}
 
 def history_of(critical: dict[int, list[tuple[int, str]]]) -> SimpleNamespace:
     """What `rule_match` reads of a history: the critical signals per node and the nodes' names."""
-    ctx = SimpleNamespace(signals=SimpleNamespace(critical=critical))
-    return SimpleNamespace(ctx=ctx, node_names=[f"gpu{i:03d}" for i in range(8)])
+    return SimpleNamespace(critical=critical, node_names=[f"gpu{i:03d}" for i in range(8)])
 
 
 def ended(nodes: tuple[int, ...]) -> Attempt:
