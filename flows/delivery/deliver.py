@@ -14,6 +14,7 @@ the pipeline then keeps the previous report directory (flows/pipeline.py).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -117,10 +118,17 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
 
 
 def deliver_report(
-    config: ClusterConfig, month: str, report_dir: Path, *, resend: bool = False, held: str | None = None
+    config: ClusterConfig,
+    month: str,
+    report_dir: Path,
+    *,
+    resend: bool = False,
+    held: str | None = None,
+    location: Path | None = None,
 ) -> DeliveryOutcome:
     """Send the report in `report_dir` by email and to the webhook (whichever are configured) unless
-    these figures went out already; `held` (a reason) archives it without sending. Raises
+    these figures went out already; `held` (a reason) archives it without sending; `location` is where
+    the report will be once in place when not the month's directory (a study's), for the webhook's link. Raises
     DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
     due = channels(config)
     if not due:
@@ -131,7 +139,8 @@ def deliver_report(
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     outcome = DeliveryOutcome()
     for channel in due:
-        send = {EMAIL: _send_email, WEBHOOK: _post_webhook, PUSHGATEWAY: _push_to_gateway}[channel]
+        post = functools.partial(_post_webhook, location=location)  # the link: where the report will be
+        send = {EMAIL: _send_email, WEBHOOK: post, PUSHGATEWAY: _push_to_gateway}[channel]
         try:
             line, sent, refused = send(config, month, report_dir, figures, sent_log, resend)
         except DeliveryError as exc:
@@ -221,21 +230,40 @@ def _send_email(
     return f"{kind} emailed to {', '.join(email.to)} ({message_id})", True, refused_note
 
 
-def webhook_text(config: ClusterConfig, month: str, figures: Figures, notice: str | None) -> str:
-    hook = config.webhook
-    where = (
-        hook.report_url.replace("{cluster}", config.cluster).replace("{month}", month)
-        if hook.report_url
-        else str(config.reports_dir / config.cluster / month / "report.html")
-    )
+def report_link(config: ClusterConfig, month: str, location: Path | None = None) -> str:
+    """Where the report is: `report_url` with {cluster} and {month}, else its path. A study
+    (`location` under <reports>/studies/) is under the same base URL as the months: report_url's
+    "{cluster}/{month}/" part is replaced by its path under the reports directory."""
+    location = location or config.reports_dir / config.cluster / month
+    url = config.webhook.report_url if config.webhook else ""
+    if not url:
+        return str(location / "report.html")
+    if location == config.reports_dir / config.cluster / month:
+        return url.replace("{cluster}", config.cluster).replace("{month}", month)
+    relative = location.relative_to(config.reports_dir).as_posix()
+    base, found, rest = url.partition("{cluster}/{month}")
+    return f"{base}{relative}{rest}" if found else str(location / "report.html")
+
+
+def webhook_text(
+    config: ClusterConfig, month: str, figures: Figures, notice: str | None, location: Path | None = None
+) -> str:
+    """The chat message: title, notice, summary, headline figures and the report's link (`location`:
+    the report's directory once in place, when not the month's, e.g. a study's)."""
     title = SUBJECT.format(cluster=config.cluster, month=month)
     lines = [f"*{title}*", *([notice] if notice else []), figures.lines[0]]
     lines += [f"• {line}" for line in figures.lines[1:]]
-    return "\n".join([*lines, f"Report: {where}"])
+    return "\n".join([*lines, f"Report: {report_link(config, month, location)}"])
 
 
 def _post_webhook(
-    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+    config: ClusterConfig,
+    month: str,
+    report_dir: Path,
+    figures: Figures,
+    sent_log: SentLog,
+    resend: bool,
+    location: Path | None = None,
 ) -> tuple[str, bool, str]:
     last = sent_log.last_sent(month, WEBHOOK)
     if unchanged := _unchanged(last, figures, WEBHOOK, resend):
@@ -245,7 +273,7 @@ def _post_webhook(
     record = _record(config, month, figures, kind, "", (), SUBJECT.format(cluster=config.cluster, month=month), WEBHOOK)
     sent_log.append(record)
     try:
-        webhook.post(webhook_text(config, month, figures, notice), config.webhook)
+        webhook.post(webhook_text(config, month, figures, notice, location), config.webhook)
     except DeliveryError:
         sent_log.withdraw(record)
         raise
