@@ -103,6 +103,11 @@ def study_summary(study: dict) -> dict:
                 f"{pair['a']} and {pair['b']} differ in {', '.join(flagged)}"
                 + (f" (r_f ratio {ratio['ratio']:.2f})" if ratio["ratio"] is not None else "")
             )
-        else:
+        elif pair["tests_run"]:
             sentences.append(f"{pair['a']} and {pair['b']} do not differ beyond chance")
+        else:  # no test ran: no conclusion either way
+            sentences.append(
+                f"{pair['a']} and {pair['b']} could not be compared: no test could run "
+                "(no infrastructure failure at either, or their rates not measured)"
+            )
     return {"text": ". ".join(sentences) + ".", "headline": headline}
