@@ -53,7 +53,7 @@ def sent(tmp_path_factory) -> SentRecord:
 def test_the_sent_log_keeps_the_figures_the_message_shows(sent):
     shown = list(sent.shown.values())
     assert "Infrastructure failures 4 of 6,752 attempts" in shown
-    assert any(text.startswith("64 | 1,300 | 2 | 27.1 d 7.5 d – 223.6 d") for text in shown)  # a table row
+    assert any(text.startswith("MTTF by job size: 64 | 1,300 | 2 | 27.1 d 7.5 d – 223.6 d") for text in shown)  # a row
     assert not any("--config" in text or "lemon_p_value" in text for text in shown)  # how it was made: not figures
     assert sent.basis["inputs"]["sacct_psv"]["records"] == 6752 and sent.basis["taxonomy"]
     assert sorted(sent.basis["months_built"]) == [m["month"] for m in golden_metrics()["history"]["monthly"][:-1]]

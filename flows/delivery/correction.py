@@ -27,6 +27,7 @@ NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:[\d,.:-]*\d)?%?")
 BLOCK_TAGS = {"p", "div", "li", "h1", "h2", "h3", "h4", "table", "tr", "br", "section", "ul", "ol"}
 INLINE_TAGS = {"sub", "sup", "a", "b", "i", "em", "strong", "abbr", "code"}  # part of a word: "r<sub>f</sub>"
 SKIP_TAGS = {"style", "script", "title", "head"}
+CONTEXT = 40  # characters of text kept either side of a changed number
 MAX_LISTED = 12  # changed figures listed in a notice; the rest counted
 
 
@@ -95,7 +96,8 @@ class _Blocks(HTMLParser):
 def shown_figures(html: str) -> dict[str, str]:
     """The blocks of the message's HTML that show figures (a number in them), keyed by their section
     and their wording with the numbers masked (a table row: its first cell as written, the others
-    masked); a second block of the same key gets " #2"."""
+    masked); a second block of the same key gets " #2". A table row's text names its section
+    ("Trend: 3 months | ...")."""
     parser = _Blocks()
     parser.feed(html)
     parser.close()
@@ -110,7 +112,7 @@ def shown_figures(html: str) -> dict[str, str]:
         while unique in shown:
             n += 1
             unique = f"{key} #{n}"
-        shown[unique] = text
+        shown[unique] = f"{section}: {text}" if bar and section else text
     return shown
 
 
@@ -118,38 +120,69 @@ def numbers(text: str) -> list[str]:
     return NUMBER.findall(text)
 
 
+def _section(key: str) -> str:
+    return key.partition(" § ")[0]
+
+
 def changed_figures(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str]]:
     """(old text, new text) of each figure shown that changed; "" for one no longer or newly shown.
-    A block whose wording changed but whose numbers did not is no change."""
+    A block whose wording changed but whose numbers did not is no change; a reworded block is
+    paired with one of its own section."""
     changes = [(old[key], new[key]) for key in old if key in new and numbers(old[key]) != numbers(new[key])]
-    gone = [text for key, text in old.items() if key not in new]
-    came = [text for key, text in new.items() if key not in old]
-    for text in list(gone):  # reworded (or moved) with the same numbers
-        same = next((t for t in came if numbers(t) == numbers(text)), None)
+    gone = [(_section(key), text) for key, text in old.items() if key not in new]
+    came = [(_section(key), text) for key, text in new.items() if key not in old]
+    for section, text in list(gone):  # reworded (or moved) with the same numbers
+        same = next((c for c in came if c[0] == section and numbers(c[1]) == numbers(text)), None)
         if same is not None:
-            gone.remove(text)
+            gone.remove((section, text))
             came.remove(same)
-    paired = min(len(gone), len(came))
-    changes += list(zip(gone[:paired], came[:paired], strict=True))
-    changes += [(text, "") for text in gone[paired:]] + [("", text) for text in came[paired:]]
+    for section, text in list(gone):  # reworded with changed numbers: paired within its section
+        other = next((c for c in came if c[0] == section), None)
+        if other is not None:
+            gone.remove((section, text))
+            came.remove(other)
+            changes.append((text, other[1]))
+    changes += [(text, "") for _, text in gone] + [("", text) for _, text in came]
     return changes
 
 
 def describe_change(old: str, new: str) -> str:
     """One changed figure in a few words: the block's own text with the numbers that changed as
-    "old → new", e.g. "Infrastructure failures 4 → 6 of 6,752 → 6,754 attempts"."""
+    "old → new" and the text far from them left out, e.g. "Infrastructure failures 4 → 6 of 6,752
+    → 6,754 attempts"."""
     if not old:
         return f"now shown: {_short(new)}"
     if not new:
         return f"no longer shown: {_short(old)}"
     if NUMBER.sub("#", old) != NUMBER.sub("#", new):
-        return f"{_short(old)} → {_short(new)}"
+        return f"{_short(old, 110)} → {_short(new, 110)}"
+    label, bar, rest = new.partition(" | ")  # a table row: its section and first cell name it
+    if bar and old.startswith(label + bar):
+        return f"{label}: {_numbers_changed(old[len(label + bar) :], rest)}".replace(" | ", ", ")
+    return _numbers_changed(old, new)
+
+
+def _numbers_changed(old: str, new: str) -> str:
+    """`new` with each number that changed as "old → new", the text far from them left out."""
     parts, olds, news = NUMBER.split(new), numbers(old), numbers(new)
-    text = parts[0]
+    pieces = [(parts[0], False)]
     for before, after, rest in zip(olds, news, parts[1:], strict=True):
-        text += after if before == after else f"{before} → {after}"
-        text += rest
-    return _short(text.replace(" | ", ", "), 240)
+        pieces += [(after if before == after else f"{before} → {after}", before != after), (rest, False)]
+    changed = [i for i, (_, is_change) in enumerate(pieces) if is_change]
+    text = ""
+    for i, (piece, _) in enumerate(pieces):
+        near = [c - i for c in changed if abs(c - i) <= 2]
+        if i == 0 and len(piece) <= 2 * CONTEXT:  # the block's label
+            text += piece
+        elif not near:
+            text += "" if text.endswith(" … ") else " … "
+        elif i in changed or len(piece) <= CONTEXT:
+            text += piece
+        elif min(near) < 0:  # after a change: its first words
+            text += piece[:CONTEXT].rsplit(" ", 1)[0] + " … "
+        else:  # before a change: its last words
+            text += " … " + piece[-CONTEXT:].split(" ", 1)[-1]
+    return _short(re.sub(r"\s+", " ", text.replace(" …  … ", " … ")).strip(" …"), 200)
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -47,7 +47,7 @@ def shown_changes(previous: SentRecord, figures: Figures) -> list[tuple[str, str
 def correction_notice(previous: SentRecord, figures: Figures) -> str:
     changes = shown_changes(previous, figures)
     if changes is not None:
-        listed = [correction.describe_change(old, new) for old, new in changes]
+        listed = list(dict.fromkeys(correction.describe_change(old, new) for old, new in changes))
     else:  # an older record: its headline figures, then the parts of the report that changed
         listed = [
             f"{label} {previous.figures.get(label)} → {value}"
