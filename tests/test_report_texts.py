@@ -84,3 +84,14 @@ def test_a_stage_with_one_source_says_source(monkeypatch):
     assert stage_counts("land", Path("landed")) == "1 record from 1 source"
     metrics = {"totals": {"attempts": 1, "infra_failures": 1}}
     assert stage_counts("metrics", type("F", (), {"metrics": metrics})()) == "1 attempt, 1 infrastructure failure"
+
+
+def test_counts_of_one_are_singular_in_the_report():
+    """ "4 from 1 preemptions made for restarts" (the golden month), "1 suites"."""
+    metrics = golden_metrics()
+    metrics["lost_goodput"]["infra_failures"] = 1
+    metrics["data_quality"] = metrics["data_quality"][:1]
+    report = build_report(metrics)
+    assert "from 1 preemption made for restarts" in report.html and "1 preemptions" not in report.html
+    assert "from 1 infrastructure failure and" in report.html
+    assert "<p>1 suite checked " in report.html
