@@ -6,12 +6,13 @@ metrics.json: no month is built, no server started."""
 import copy
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from flows.delivery import correction
-from flows.delivery.deliver import EMAIL, _kind, _unchanged, correction_notice
+from flows.delivery.deliver import EMAIL, WEBHOOK, _kind, _unchanged, correction_notice
 from flows.delivery.fingerprint import Figures
 from flows.delivery.sent_log import SENT, SentRecord
 from flows.report.render import write_report
@@ -129,3 +130,16 @@ def test_a_record_sent_before_the_shown_figures_were_kept_still_gets_a_correctio
     notice = correction_notice(old, figures)
     assert "Infrastructure failures 4 → 6" in notice and "changed: totals" in notice
     assert "was not recorded when it was sent" in notice
+
+
+def test_a_chat_message_is_corrected_only_when_its_own_figures_change(sent, tmp_path):
+    """The chat message shows the summary and the headline figures (and links the report): a
+    changed job-mix row corrects the email, not the chat message."""
+    figures = rendered(tmp_path / "a" / "2026-10", golden_metrics())
+    posted = replace(sent, channel=WEBHOOK, recipients=(), shown=figures.shown_by(WEBHOOK))
+    assert "Infrastructure failures: 4 of 6,752 attempts" in posted.shown.values()
+    metrics = golden_metrics()
+    metrics["job_mix"][0]["attempts"] += 1
+    figures = rendered(tmp_path / "b" / "2026-10", metrics)
+    assert _unchanged(sent, figures, EMAIL, resend=False) is None  # the email's table row changed
+    assert _unchanged(posted, figures, WEBHOOK, resend=False).startswith("not posted again: every figure it shows")

@@ -116,6 +116,16 @@ def shown_figures(html: str) -> dict[str, str]:
     return shown
 
 
+def lines_shown(lines: list[str]) -> dict[str, str]:
+    """The figures of a message made of lines (a chat message's), keyed as shown_figures keys them."""
+    shown: dict[str, str] = {}
+    for line in lines:
+        if NUMBER.search(line):
+            key = f" § {NUMBER.sub('#', line)}"
+            shown[key if key not in shown else f"{key} #{len(shown)}"] = line
+    return shown
+
+
 def numbers(text: str) -> list[str]:
     return NUMBER.findall(text)
 

@@ -41,7 +41,7 @@ def shown_changes(previous: SentRecord, figures: Figures) -> list[tuple[str, str
     `previous` recorded none (a record from before they were kept: any change counts)."""
     if not previous.shown:
         return None
-    return correction.changed_figures(previous.shown, figures.shown)
+    return correction.changed_figures(previous.shown, figures.shown_by(previous.channel))
 
 
 def correction_notice(previous: SentRecord, figures: Figures) -> str:
@@ -324,7 +324,7 @@ def _record(
         kind=kind,
         figures=figures.headline,
         sections=figures.sections,
-        shown=figures.shown,
+        shown=figures.shown_by(channel),
         basis=figures.basis,
         channel=channel,
     )

@@ -72,6 +72,13 @@ class Figures:
             basis=correction.basis(metrics),
         )
 
+    def shown_by(self, channel: str) -> dict[str, str]:
+        """The figures a channel's message shows: the email the whole report's; a chat message its
+        own lines (the summary and the headline figures; it links the report); the Pushgateway none."""
+        if channel == "pushgateway":  # its series are the whole metrics.json: the fingerprint decides
+            return {}
+        return correction.lines_shown(self.lines) if channel == "webhook" else self.shown
+
     def changed_parts(self, previous: dict[str, str]) -> list[str]:
         """The parts of the report (as a correction names them) whose figures differ from `previous`'s."""
         if not previous:  # a sent-log record from before per-part digests
