@@ -7,8 +7,8 @@ tool version, and where the inputs were read from). A rerun with the same figure
 (unless `resend`); a month already sent is sent again, as a correction, only when a figure its
 message shows changed (flows/delivery/correction.py): the correction names the cause from what
 differs in what the figures were made from (an earlier month built, late records, an edited
-taxonomy or config) and lists the changed figures, old and new, and refers to the earlier message. Each channel keeps its own sent-log
-records. A delivery that reaches nobody leaves the sent-log as it was and raises DeliveryError;
+taxonomy or config), lists the changed figures, old and new, and refers to the earlier message.
+Each channel keeps its own sent-log records. A delivery that reaches nobody leaves the sent-log as it was and raises DeliveryError;
 the pipeline then keeps the previous report directory (flows/pipeline.py).
 """
 
@@ -127,9 +127,9 @@ def deliver_report(
     location: Path | None = None,
 ) -> DeliveryOutcome:
     """Send the report in `report_dir` by email and to the webhook (whichever are configured) unless
-    these figures went out already; `held` (a reason) archives it without sending; `location` is where
-    the report will be once in place when not the month's directory (a study's), for the webhook's link. Raises
-    DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
+    these figures went out already; `held` (a reason) archives it without sending; `location`: where
+    the report will be once in place, when not the month's directory (a study's), for the webhook's
+    link. Raises DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
     due = channels(config)
     if not due:
         return DeliveryOutcome(done=["archived only (no email recipients or webhook configured)"])
