@@ -94,7 +94,8 @@ def test_force_rebuilds_and_changed_figures_go_out_as_a_correction_as_do_the_lat
         assert message.get_body(("plain",)).get_content().startswith("Correction: this report replaces the one sent on")
     # each names its own cause, not a stock sentence, and the figures that changed, old → new
     august, september = (m.get_body(("plain",)).get_content().splitlines()[0] for m in smtp_server.parsed())
-    assert ", because the landed sacct_psv records changed (" in august and "Changed figures: " in august
+    assert ", because the landed " in august and "the landed sacct_psv records changed (" in august
+    assert "Changed figures: " in august
     assert ", because 2026-08 was rebuilt with changed figures. Changed figures: " in september
     assert "Late accounting records or an edited failure taxonomy" not in august + september
 
