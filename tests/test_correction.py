@@ -20,6 +20,14 @@ from flows.report.render import write_report
 GOLDEN = Path(__file__).parent / "data" / "golden" / "reports" / "month"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_charts():
+    """The pages without their charts (matplotlib takes seconds a chart): the texts are what is tested."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("flows.report.render.render_charts", lambda metrics: {})
+        yield
+
+
 def golden_metrics() -> dict:
     return json.loads((GOLDEN / "metrics.json").read_text())
 

@@ -456,8 +456,9 @@ def test_one_cluster_has_nothing_to_compare():
     assert "One cluster: nothing to compare." in report.html and "AGAINST" not in report.text
 
 
-def test_two_clusters_no_test_could_compare_are_not_said_not_to_differ():
+def test_two_clusters_no_test_could_compare_are_not_said_not_to_differ(monkeypatch):
     """Two clusters without a failure "did not differ beyond chance" while the table said "no test"."""
+    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})  # texts only
     study = make_study()
     clusters = {name: quiet(figures) for name, figures in study["clusters"].items()}
     study = assemble_study(clusters, month_range(FIRST, LAST), study["reproduce"]["command"])
@@ -471,7 +472,8 @@ def test_two_clusters_no_test_could_compare_are_not_said_not_to_differ():
     assert "rsc1 AGAINST rsc2: not compared: no test could run" in report.text
 
 
-def test_a_rate_without_an_interval_says_so_and_the_fleet_note_is_english():
+def test_a_rate_without_an_interval_says_so_and_the_fleet_note_is_english(monkeypatch):
+    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})  # texts only
     study = make_study()
     study["clusters"]["rsc2"]["fleet_fault_rate"].update(value=None, lower=None, upper=None)
     report = render_study(study)
