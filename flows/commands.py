@@ -16,6 +16,7 @@ from flows.core.config_file import load_config, starter_config
 from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError
 from flows.core.prefect_api import start_api, wait_for_api
 from flows.core.source_kinds import JOB_RECORD_SOURCES
+from flows.core.words import counted
 from flows.edge import checked_month, checked_range, checked_study
 from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, source_problems
@@ -144,8 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         no_jobs_ran=args.no_jobs_ran,
     )
     print(
-        f"{summary['cluster']} {summary['month']}: {summary['attempts']} attempts, "
-        f"{summary['infra_failures']} infrastructure failures; {summary['delivery']}"
+        f"{summary['cluster']} {summary['month']}: {counted(summary['attempts'], 'attempt')}, "
+        f"{counted(summary['infra_failures'], 'infrastructure failure')}; {summary['delivery']}"
     )
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")

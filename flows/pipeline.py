@@ -27,6 +27,7 @@ from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import MONTH_RE, Month, observed_end
 from flows.core.runlock import run_lock
+from flows.core.words import counted
 from flows.delivery.deliver import (
     DeliveryOutcome,
     Figures,
@@ -194,15 +195,17 @@ def stage_counts(stage: str, result) -> str:
     """What a stage produced, in a few words with counts, for the progress lines."""
     if stage == "land":
         sources = read_manifest(result)["sources"]
-        return f"{sum(s.get('records', 0) for s in sources.values()):,} records from {len(sources)} sources"
+        return f"{counted(sum(s.get('records', 0) for s in sources.values()), 'record')} from {counted(len(sources), 'source')}"
     if stage == "dbt":
         return f"{sum(result.values())} dbt nodes ({', '.join(f'{n} {s}' for s, n in sorted(result.items()))})"
     if stage == "quality":
         passed = sum(q.successful for q in result)
-        return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {len(result)} suites"
+        return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {counted(len(result), 'suite')}"
     if stage == "metrics":
         totals = result.metrics["totals"]
-        return f"{totals['attempts']:,} attempts, {totals['infra_failures']:,} infrastructure failures"
+        return (
+            f"{counted(totals['attempts'], 'attempt')}, {counted(totals['infra_failures'], 'infrastructure failure')}"
+        )
     if stage == "render":
         return f"{result['report']} (in place once delivery is decided)"
     return str(result)
@@ -292,7 +295,9 @@ def month_outcome(config: ClusterConfig, month: Month, state, built: str, delive
     summary = state.result()
     changed = summary["changed"]  # None: not built before
     changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
-    counts = f"{summary['attempts']:,} attempts, {summary['infra_failures']:,} infrastructure failures"
+    counts = (
+        f"{counted(summary['attempts'], 'attempt')}, {counted(summary['infra_failures'], 'infrastructure failure')}"
+    )
     seconds = sum(summary["stage_seconds"].values())
     return {
         "month": str(month),

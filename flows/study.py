@@ -149,7 +149,8 @@ def study(
     target = study_dir(loaded[0], names, first, last)
     with staged_replacement(target, keep_on=(PartialDeliveryError,)) as staged:
         write_study(staged, result, tables, published=last.end.date())
-        outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=None if notify else "notify is off")
+        held = None if notify else "notify is off"
+        outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=held, location=target)
         if outcome.errors:
             raise PartialDeliveryError(f"{subject}: the study is in place but {'; '.join(outcome.errors)}")
     refresh_archive(loaded[0].reports_dir)  # reports/index.html lists the study

@@ -92,6 +92,12 @@ def test_force_rebuilds_and_changed_figures_go_out_as_a_correction_as_do_the_lat
     assert subjects == [f"Correction: Cluster reliability report: bf, 2026-{m}" for m in ("08", "09")]
     for message in smtp_server.parsed():
         assert message.get_body(("plain",)).get_content().startswith("Correction: this report replaces the one sent on")
+    # each names its own cause, not a stock sentence, and the figures that changed, old → new
+    august, september = (m.get_body(("plain",)).get_content().splitlines()[0] for m in smtp_server.parsed())
+    assert ", because the landed " in august and "the landed sacct_psv records changed (" in august
+    assert "Changed figures: " in august
+    assert ", because 2026-08 was rebuilt with changed figures. Changed figures: " in september
+    assert "Late accounting records or an edited failure taxonomy" not in august + september
 
     smtp_server.reset()  # the same again: the same figures, so nothing is sent
     code, out, _ = backfill(cluster, capsys, "--from", "2026-08", "--to", "2026-08", "--force")
@@ -111,6 +117,9 @@ def test_only_the_latest_month_is_emailed_by_default_and_each_month_says_what_ha
     assert table[2].split()[:2] == ["2026-09", "refreshed"] and "trend" in table[2]
     subjects = [m["Subject"] for m in smtp_server.parsed()]
     assert subjects == [f"Correction: Cluster reliability report: bf, 2026-{m}" for m in ("08", "09")]
+    for message in smtp_server.parsed():  # the cause: an earlier month built for the first time
+        notice = message.get_body(("plain",)).get_content().splitlines()[0]
+        assert ", because 2026-07 was built for the first time. Changed figures: " in notice and " → " in notice
 
     smtp_server.reset()
     code, out, _ = backfill(cluster, capsys, "--from", "2026-07", "--to", "2026-07", "--email", "none")

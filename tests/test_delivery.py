@@ -26,6 +26,7 @@ from flows.delivery.deliver import PartialDeliveryError, deliver_report, deliver
 from flows.delivery.sent_log import SENDING, SENT, SentLog, SentRecord
 from flows.demo import write_demo_config
 from flows.pipeline import monthly_report
+from flows.report.render import write_report
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -399,8 +400,7 @@ def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
     shutil.copytree(built["report_dir"], report_dir)
     metrics = json.loads((report_dir / "metrics.json").read_text())
     metrics["totals"]["infra_failures"] += 2
-    next(h for h in metrics["summary"]["headline"] if h["key"] == "infra_failures")["value"] += 2
-    (report_dir / "metrics.json").write_text(json.dumps(metrics))
+    write_report(report_dir, metrics)  # the report shows the changed figure
     first = SentLog.for_cluster(built["config"].data_dir, "mail").last_sent(MONTH)  # what the correction replaces
 
     assert not delivery_status(built["config"], MONTH, report_dir)[0]
@@ -410,9 +410,10 @@ def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
     assert message["Subject"] == "Correction: Cluster reliability report: mail, 2026-10"
     assert message["In-Reply-To"] == message["References"] == first.message_id
     failures = metrics["totals"]["infra_failures"]
-    notice = f"Infrastructure failures {failures - 2} → {failures}; changed: totals"
+    notice = f"Changed figures: Infrastructure failures {failures - 2} → {failures} of "  # old → new, as shown
     text = message.get_body(("plain",)).get_content()
-    assert text.startswith(f"Correction: this report replaces the one sent on {first.time[:10]}") and notice in text
+    assert text.startswith(f"Correction: this report replaces the one sent on {first.time[:10]}, rebuilt from the same")
+    assert notice in text
     assert notice in message.get_body(("html",)).get_content()
     assert str(deliver_report(built["config"], MONTH, report_dir)).startswith("not emailed again")
 
@@ -511,13 +512,14 @@ def test_the_webhook_hears_of_each_set_of_figures_once(built, webhook_server, tm
     assert len(webhook_server.posts) == 1
 
     metrics["lost_goodput"]["lost_gpu_hours"] += 10
-    (report_dir / "metrics.json").write_text(json.dumps(metrics))
+    (report_dir / "metrics.json").write_text(json.dumps(metrics))  # a figure the message does not show
+    assert str(deliver_report(config, MONTH, report_dir)).startswith("not posted again: every figure it shows is as")
+    write_report(report_dir, metrics)  # now it shows it
     assert str(deliver_report(config, MONTH, report_dir)) == "correction posted to the webhook"
     correction = webhook_server.posts[-1]["text"].splitlines()[1]
-    assert (
-        correction.startswith("Correction: this report replaces the one sent on")
-        and "changed: lost goodput" in correction
-    )
+    lost = metrics["lost_goodput"]["lost_gpu_hours"]
+    assert correction.startswith("Correction: this report replaces the one sent on")
+    assert f"Lost goodput {lost - 10:,.0f} → {lost:,.0f} GPU-hours" in correction
 
 
 def test_a_failing_webhook_leaves_the_sent_log_as_it_was(built, webhook_server, tmp_path):

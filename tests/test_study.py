@@ -143,6 +143,36 @@ def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):
     assert (built["dir"] / "metrics.json").read_text() == built["first_metrics"]
 
 
+def test_a_study_sent_to_a_webhook_links_its_own_report(built, webhook_server):
+    """The chat message of a study linked `<reports>/<cluster>/<subject>/report.html`, a path that
+    does not exist: studies are in `<reports>/studies/<name>/`."""
+    configs = list(built["configs"].values())
+    hooked = configs[0].with_name("rsc1-webhook.toml")
+    hook = f'\n[webhook]\nurl = "{webhook_server.url}"\nretry_wait_seconds = 0.01\n'
+    hooked.write_text(configs[0].read_text() + hook)
+    args = [
+        "study",
+        "--from",
+        str(FIRST),
+        "--to",
+        str(LAST),
+        "--send",
+        "--config",
+        str(hooked),
+        "--config",
+        str(configs[1]),
+    ]
+    assert main(args) == 0
+    (post,) = webhook_server.posts
+    link = post["text"].splitlines()[-1].removeprefix("Report: ")
+    assert Path(link) == built["dir"] / "report.html" and Path(link).is_file()
+
+    hooked.write_text(configs[0].read_text() + hook + 'report_url = "https://r.example.org/{cluster}/{month}/"\n')
+    assert main([*args, "--resend"]) == 0
+    link = webhook_server.posts[-1]["text"].splitlines()[-1].removeprefix("Report: ")
+    assert link == f"https://r.example.org/studies/{built['dir'].name}/"
+
+
 def test_the_study_built_the_month_its_warehouse_lacked_and_archived_its_report(built):
     """rsc2's last month was not built: the study built it with the monthly pipeline (its report
     archived, not sent); the months already built got no report (nothing rebuilt them)."""

@@ -455,3 +455,29 @@ def test_one_cluster_has_nothing_to_compare():
     report = render_study(study)
     assert set(report.charts) == CHARTS - {"rate_ratios"}
     assert "One cluster: nothing to compare." in report.html and "AGAINST" not in report.text
+
+
+def test_two_clusters_no_test_could_compare_are_not_said_not_to_differ(monkeypatch):
+    """Two clusters without a failure "did not differ beyond chance" while the table said "no test"."""
+    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})  # texts only
+    study = make_study()
+    clusters = {name: quiet(figures) for name, figures in study["clusters"].items()}
+    study = assemble_study(clusters, month_range(FIRST, LAST), study["reproduce"]["command"])
+    (pair,) = study["comparison"]
+    assert pair["tests_run"] == 0 and pair["verdict"] == "not tested" and not pair["differ"]
+    report = render_study(study)
+    for shown in (study["summary"]["text"], report.html, report.text):
+        assert "do not differ" not in shown and "no difference beyond chance" not in shown
+    assert "rsc1 and rsc2 could not be compared: no test could run" in study["summary"]["text"]
+    assert "rsc1 against rsc2: not compared: no test could run" in report.html
+    assert "rsc1 AGAINST rsc2: not compared: no test could run" in report.text
+
+
+def test_a_rate_without_an_interval_says_so_and_the_fleet_note_is_english(monkeypatch):
+    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})  # texts only
+    study = make_study()
+    study["clusters"]["rsc2"]["fleet_fault_rate"].update(value=None, lower=None, upper=None)
+    report = render_study(study)
+    assert "(95%: – - –)" not in report.text
+    assert "Node faults over the fleet: – per 1000 node-days (no interval: nothing measured to bound it)" in report.text
+    assert "published fleets report" not in report.html and "published studies of whole fleets report" in report.html

@@ -4,16 +4,17 @@ Pushgateway; failure alerts.
 A month's figures are identified by their fingerprint: a digest of what the report shows as
 figures (metrics.json without the parameters in force, the rebuild command with its config path and
 tool version, and where the inputs were read from). A rerun with the same figures sends nothing
-(unless `resend`); changed figures (late accounting records, an edited taxonomy) send a correction
-that names what changed and refers to the earlier message. Each channel keeps its own sent-log
-records. A delivery that reaches nobody leaves the sent-log as it was and raises DeliveryError;
+(unless `resend`); a month already sent is sent again, as a correction, only when a figure its
+message shows changed (flows/delivery/correction.py): the correction names the cause from what
+differs in what the figures were made from (an earlier month built, late records, an edited
+taxonomy or config), lists the changed figures, old and new, and refers to the earlier message.
+Each channel keeps its own sent-log records. A delivery that reaches nobody leaves the sent-log as it was and raises DeliveryError;
 the pipeline then keeps the previous report directory (flows/pipeline.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import functools
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -23,109 +24,39 @@ from pathlib import Path
 
 from flows.core.config import ClusterConfig
 from flows.core.escape import escaped_logger
-from flows.delivery import mailer, pushgateway, webhook
+from flows.core.words import counted
+from flows.delivery import correction, mailer, pushgateway, webhook
+from flows.delivery.fingerprint import Figures
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
-from flows.figures.summary import headline_lines
 from flows.report.message import build_message
 
 log = escaped_logger(__name__)
 SUBJECT = "Cluster reliability report: {cluster}, {month}"
 EMAIL, WEBHOOK, PUSHGATEWAY = "email", "webhook", pushgateway.CHANNEL
 
-# metrics.json keys that say how the figures were made, not what they are: a change here alone sends nothing.
-NOT_FIGURES = (
-    "parameters",  # the parameters in force: one that changes no figure changes nothing shown as a figure
-    "reproduce",  # the rebuild command: the config's path, the tool's version
-    "quarantine_sample",  # examples of quarantined lines with their file paths (the counts are in `inputs`)
-)
-# per input: where it was read, its checksum and examples naming its path (its counts stay)
-INPUT_PROVENANCE = ("file", "sha256", "conflicts")
-SECTION_NAMES = {  # what a correction calls a changed part of the report
-    "totals": "totals",
-    "job_mix": "job mix",
-    "mttf_by_size": "MTTF by job size",
-    "node_failure_rate": "node failure rate",
-    "month_over_month": "month-over-month change",
-    "history": "trend",
-    "change_flags": "changes flagged",
-    "ettr_vs_expected": "ETTR against expected",
-    "breakdowns": "breakdowns",
-    "projections": "projections to large jobs",
-    "failures_by_cause": "failures by cause",
-    "health_events": "health events",
-    "run_ettr": "ETTR of job runs",
-    "expected_ettr": "expected ETTR",
-    "lost_goodput": "lost goodput",
-    "lemon_nodes": "lemon-node candidates",
-    "data_quality": "data quality",
-    "inputs": "input record counts",
-    "period": "period covered",
-}
 
-
-@dataclass(frozen=True)
-class Figures:
-    """What a report directory shows as figures: its fingerprint, a digest per part, the headline."""
-
-    fingerprint: str
-    sections: dict[str, str]  # metrics.json key -> digest of its figures
-    headline: dict[str, object]  # label -> value, for a correction's notice
-    lines: list[str]  # the summary sentence, then the headline figures, for a chat message
-
-    @classmethod
-    def of(cls, report_dir: Path) -> Figures:
-        metrics = json.loads((report_dir / "metrics.json").read_text())
-        sections = {
-            key: _digest(_without_provenance(key, value))
-            for key, value in sorted(metrics.items())
-            if key not in NOT_FIGURES and key != "summary"  # the summary is made from the others
-        }
-        return cls(
-            fingerprint=_digest(sections),
-            sections=sections,
-            headline={h["label"]: h["value"] for h in metrics["summary"]["headline"]},
-            lines=[metrics["summary"]["text"], *headline_lines(metrics)],
-        )
-
-    def changed_parts(self, previous: dict[str, str]) -> list[str]:
-        """The parts of the report (as a correction names them) whose figures differ from `previous`'s."""
-        if not previous:  # a sent-log record from before per-part digests
-            return []
-        keys = sorted(set(self.sections) | set(previous))
-        changed = [key for key in keys if self.sections.get(key) != previous.get(key)]
-        return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
-
-
-def _without_provenance(key: str, value):
-    if key == "inputs" and isinstance(value, dict):
-        return {
-            source: {k: v for k, v in stats.items() if k not in INPUT_PROVENANCE} if isinstance(stats, dict) else stats
-            for source, stats in value.items()
-        }
-    return value
-
-
-def _digest(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+def shown_changes(previous: SentRecord, figures: Figures) -> list[tuple[str, str]] | None:
+    """The figures shown that changed since `previous` was sent (old text, new text); None when
+    `previous` recorded none (a record from before they were kept: any change counts)."""
+    if not previous.shown:
+        return None
+    return correction.changed_figures(previous.shown, figures.shown_by(previous.channel))
 
 
 def correction_notice(previous: SentRecord, figures: Figures) -> str:
-    def show(value) -> str:
-        return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else "–"
-
-    changes = [
-        f"{label} {show(previous.figures.get(label))} → {show(value)}"
-        for label, value in figures.headline.items()
-        if label in previous.figures and previous.figures.get(label) != value
-    ]
-    parts = figures.changed_parts(previous.sections)
-    what = "; ".join(filter(None, ["; ".join(changes), f"changed: {', '.join(parts)}" if parts else ""]))
-    return (
-        f"Correction: this report replaces the one sent on {previous.time[:10]}; its figures changed"
-        + (f" ({what})." if what else ".")
-        + " Late accounting records or an edited failure taxonomy change a month's figures."
-    )
+    changes = shown_changes(previous, figures)
+    if changes is not None:
+        listed = list(dict.fromkeys(correction.describe_change(old, new) for old, new in changes))
+    else:  # an older record: its headline figures, then the parts of the report that changed
+        listed = [
+            f"{label} {previous.figures.get(label)} → {value}"
+            for label, value in figures.headline.items()
+            if label in previous.figures and previous.figures.get(label) != value
+        ]
+        listed += [f"changed: {part}" for part in figures.changed_parts(previous.sections)]
+    cause = correction.causes(previous.basis, figures.basis)
+    return correction.notice(previous.time, cause, listed, basis_known=bool(previous.basis))
 
 
 @dataclass
@@ -173,22 +104,32 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
     if not due:
         return True, "report built already (archived; no recipients configured)"
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
-    fingerprint = Figures.of(report_dir).fingerprint
     last = {channel: sent_log.last_sent(month, channel) for channel in due}
     if damaged := next((r for r in last.values() if r is not None and r.status == DAMAGED), None):
         return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
-    if all(record is not None and record.figures_hash == fingerprint for record in last.values()):
+    figures = Figures.of(report_dir)
+    if all(
+        record is not None and (record.figures_hash == figures.fingerprint or _same_shown(record, figures, channel))
+        for channel, record in last.items()
+    ):
         when = max(record.time for record in last.values())[:10]
         return True, f"report built and {' and '.join(_past(c) for c in due)} already ({when})"
     return False, "report built already (archived, not sent)"
 
 
 def deliver_report(
-    config: ClusterConfig, month: str, report_dir: Path, *, resend: bool = False, held: str | None = None
+    config: ClusterConfig,
+    month: str,
+    report_dir: Path,
+    *,
+    resend: bool = False,
+    held: str | None = None,
+    location: Path | None = None,
 ) -> DeliveryOutcome:
     """Send the report in `report_dir` by email and to the webhook (whichever are configured) unless
-    these figures went out already; `held` (a reason) archives it without sending. Raises
-    DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
+    these figures went out already; `held` (a reason) archives it without sending; `location`: where
+    the report will be once in place, when not the month's directory (a study's), for the webhook's
+    link. Raises DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
     due = channels(config)
     if not due:
         return DeliveryOutcome(done=["archived only (no email recipients or webhook configured)"])
@@ -198,7 +139,8 @@ def deliver_report(
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     outcome = DeliveryOutcome()
     for channel in due:
-        send = {EMAIL: _send_email, WEBHOOK: _post_webhook, PUSHGATEWAY: _push_to_gateway}[channel]
+        post = functools.partial(_post_webhook, location=location)  # the link: where the report will be
+        send = {EMAIL: _send_email, WEBHOOK: post, PUSHGATEWAY: _push_to_gateway}[channel]
         try:
             line, sent, refused = send(config, month, report_dir, figures, sent_log, resend)
         except DeliveryError as exc:
@@ -216,15 +158,34 @@ def deliver_report(
 def _kind(last: SentRecord | None, figures: Figures) -> str:
     if last is None:
         return "report"
-    return "correction" if last.figures_hash != figures.fingerprint and last.status != DAMAGED else "resend"
+    changed = last.figures_hash != figures.fingerprint and shown_changes(last, figures) != []
+    return "correction" if changed and last.status != DAMAGED else "resend"
+
+
+def _same_shown(last: SentRecord | None, figures: Figures, channel: str) -> bool:
+    """A message went out and every figure it showed is as it was (a channel that shows figures:
+    the Pushgateway's series are the whole metrics.json)."""
+    return (
+        channel != PUSHGATEWAY
+        and last is not None
+        and last.status == SENT
+        and last.figures_hash != figures.fingerprint
+        and shown_changes(last, figures) == []
+    )
 
 
 def _unchanged(last: SentRecord | None, figures: Figures, channel: str, resend: bool) -> str | None:
     if last and last.status == DAMAGED and not resend:  # it may have gone out: never a second one unasked
         return f"not {_past(channel)} again: {last.error}, so it may have gone out (--resend to send)"
+    to = counted(len(last.recipients), "recipient") if last and channel == EMAIL else f"the {channel}"
     if last and last.figures_hash == figures.fingerprint and not resend:
-        to = f"{len(last.recipients)} recipients" if channel == EMAIL else f"the {channel}"
         return f"not {_past(channel)} again: these figures went to {to} on {last.time} (--resend to send)"
+    if _same_shown(last, figures, channel) and not resend:
+        parts = ", ".join(figures.changed_parts(last.sections)) or "none"
+        return (
+            f"not {_past(channel)} again: every figure it shows is as sent to {to} on {last.time} "
+            f"(changed, not shown: {parts}; --resend to send)"
+        )
     return None
 
 
@@ -269,21 +230,40 @@ def _send_email(
     return f"{kind} emailed to {', '.join(email.to)} ({message_id})", True, refused_note
 
 
-def webhook_text(config: ClusterConfig, month: str, figures: Figures, notice: str | None) -> str:
-    hook = config.webhook
-    where = (
-        hook.report_url.replace("{cluster}", config.cluster).replace("{month}", month)
-        if hook.report_url
-        else str(config.reports_dir / config.cluster / month / "report.html")
-    )
+def report_link(config: ClusterConfig, month: str, location: Path | None = None) -> str:
+    """Where the report is: `report_url` with {cluster} and {month}, else its path. A study
+    (`location` under <reports>/studies/) is under the same base URL as the months: report_url's
+    "{cluster}/{month}/" part is replaced by its path under the reports directory."""
+    location = location or config.reports_dir / config.cluster / month
+    url = config.webhook.report_url if config.webhook else ""
+    if not url:
+        return str(location / "report.html")
+    if location == config.reports_dir / config.cluster / month:
+        return url.replace("{cluster}", config.cluster).replace("{month}", month)
+    relative = location.relative_to(config.reports_dir).as_posix()
+    base, found, rest = url.partition("{cluster}/{month}")
+    return f"{base}{relative}{rest}" if found else str(location / "report.html")
+
+
+def webhook_text(
+    config: ClusterConfig, month: str, figures: Figures, notice: str | None, location: Path | None = None
+) -> str:
+    """The chat message: title, notice, summary, headline figures and the report's link (`location`:
+    the report's directory once in place, when not the month's, e.g. a study's)."""
     title = SUBJECT.format(cluster=config.cluster, month=month)
     lines = [f"*{title}*", *([notice] if notice else []), figures.lines[0]]
     lines += [f"• {line}" for line in figures.lines[1:]]
-    return "\n".join([*lines, f"Report: {where}"])
+    return "\n".join([*lines, f"Report: {report_link(config, month, location)}"])
 
 
 def _post_webhook(
-    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+    config: ClusterConfig,
+    month: str,
+    report_dir: Path,
+    figures: Figures,
+    sent_log: SentLog,
+    resend: bool,
+    location: Path | None = None,
 ) -> tuple[str, bool, str]:
     last = sent_log.last_sent(month, WEBHOOK)
     if unchanged := _unchanged(last, figures, WEBHOOK, resend):
@@ -293,7 +273,7 @@ def _post_webhook(
     record = _record(config, month, figures, kind, "", (), SUBJECT.format(cluster=config.cluster, month=month), WEBHOOK)
     sent_log.append(record)
     try:
-        webhook.post(webhook_text(config, month, figures, notice), config.webhook)
+        webhook.post(webhook_text(config, month, figures, notice, location), config.webhook)
     except DeliveryError:
         sent_log.withdraw(record)
         raise
@@ -344,6 +324,8 @@ def _record(
         kind=kind,
         figures=figures.headline,
         sections=figures.sections,
+        shown=figures.shown_by(channel),
+        basis=figures.basis,
         channel=channel,
     )
 

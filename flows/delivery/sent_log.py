@@ -50,6 +50,8 @@ class SentRecord:
     kind: str  # report | correction | resend
     figures: dict = field(default_factory=dict)  # headline figures, for a correction's notice
     sections: dict = field(default_factory=dict)  # a digest per part of the report: a correction names what changed
+    shown: dict = field(default_factory=dict)  # the figures the message showed (flows/delivery/correction.py)
+    basis: dict = field(default_factory=dict)  # what they were made from: months built, inputs, taxonomy, parameters
     channel: str = "email"  # email | webhook
     time: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     error: str = ""  # sent: the recipients the server refused

@@ -150,17 +150,28 @@ def _trailing_window(window: dict, causes: list[dict], sizes: list[dict]) -> dic
     }
 
 
+def distinct_windows(trailing: list[dict]) -> list[dict]:
+    """The trailing windows that differ, shortest first: a longer window only when it holds more
+    built months than the one before it (with three months built, the 3-, 6- and 12-month windows
+    are the same three months: one window, shown and tested once)."""
+    distinct: list[dict] = []
+    for window in sorted(trailing, key=lambda w: w["months"]):
+        if not distinct or window["months_available"] > distinct[-1]["months_available"]:
+            distinct.append(window)
+    return distinct
+
+
 def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
     """The report's flags of change, each family corrected for its number of tests (Holm): the
     month-over-month test of r_f, of each cause, and this month against each trailing window (r_f
-    over the windows; each window's causes)."""
+    over the distinct windows; each window's causes)."""
     families = {
         "month_over_month": flag_family({"r_f": change}, "r_f (all GPU jobs) against the previous month"),
         "month_over_month_by_cause": flag_family(
             {c["category"]: c["month_over_month"] for c in causes}, "each cause's rate against the previous month"
         ),
         "trend": flag_family(
-            {f"{w['months']} months": w["this_month_vs_window"] for w in trend["trailing"]},
+            {f"{w['months']} months": w["this_month_vs_window"] for w in distinct_windows(trend["trailing"])},
             "r_f (all GPU jobs) this month against each trailing window's earlier months",
         ),
     }
@@ -175,17 +186,31 @@ def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
 # --- clusters ---------------------------------------------------------------------------------
 
 
+def _ratio(failures_a, exposure_a, failures_b, exposure_b) -> dict:
+    """rate_ratio, or no ratio and no test where a figure was not measured (None)."""
+    if None in (failures_a, exposure_a, failures_b, exposure_b):
+        return {"ratio": None, "lower": None, "upper": None, "p_value": None}
+    return rate_ratio(failures_a, exposure_a, failures_b, exposure_b)
+
+
+def verdict(tests_run: int, differ: bool) -> str:
+    """What a pair's tests allow it to say: "differ", "no difference beyond chance" (a test ran and
+    none survived Holm's correction) or "not tested" (no test could run: no failure on either, or a
+    rate not measured), never a conclusion from tests that did not run."""
+    return "differ" if differ else "no difference beyond chance" if tests_run else "not tested"
+
+
 def compare_clusters(clusters: dict[str, dict]) -> list[dict]:
     """Each pair of clusters (their study figures): the ratio of their r_f (both definitions) and of
     each cause's rate, with intervals; a family of tests per pair, Holm-corrected, says whether they
-    differ."""
+    differ; `tests_run` counts the tests that could run and `verdict` says what they allow."""
     names = sorted(clusters)
     pairs = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             fa, fb = clusters[a], clusters[b]
             ratios = {
-                f"r_f ({d})": rate_ratio(
+                f"r_f ({d})": _ratio(
                     fa["node_failure_rate"][d]["failures"],
                     fa["node_failure_rate"][d]["node_days"],
                     fb["node_failure_rate"][d]["failures"],
@@ -196,19 +221,22 @@ def compare_clusters(clusters: dict[str, dict]) -> list[dict]:
             causes_a = {c["cause_category"]: c for c in fa["failures_by_cause"]}
             causes_b = {c["cause_category"]: c for c in fb["failures_by_cause"]}
             for cause in sorted(set(causes_a) | set(causes_b)):
-                ratios[cause] = rate_ratio(
+                ratios[cause] = _ratio(
                     causes_a.get(cause, {}).get("failures", 0),
                     fa["node_failure_rate"]["all"]["node_days"],
                     causes_b.get(cause, {}).get("failures", 0),
                     fb["node_failure_rate"]["all"]["node_days"],
                 )
             family = flag_family(ratios, f"{a} against {b}: r_f and each cause's rate")
+            differ = any(t["flagged"] for t in family["tests"].values())
             pairs.append(
                 {
                     "a": a,
                     "b": b,
                     "ratios": [{"measure": name, **ratio, **family["tests"][name]} for name, ratio in ratios.items()],
-                    "differ": any(t["flagged"] for t in family["tests"].values()),
+                    "differ": differ,
+                    "tests_run": family["tests_counted"],
+                    "verdict": verdict(family["tests_counted"], differ),
                 }
             )
     return pairs

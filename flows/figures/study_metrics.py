@@ -116,7 +116,19 @@ def study_summary(study: dict) -> dict:
                 f"{pair['a']} and {pair['b']} differ in {', '.join(flagged)}"
                 + (f" (r_f ratio {ratio['ratio']:.2f})" if ratio["ratio"] is not None else "")
             )
-        else:
+        elif pair["tests_run"] == len(pair["ratios"]):
             sentences.append(f"{pair['a']} and {pair['b']} do not differ beyond chance")
+        elif pair["tests_run"]:  # what was tested, and only that
+            tested = [r["measure"] for r in pair["ratios"] if r["p_value"] is not None]
+            sentences.append(
+                f"{pair['a']} and {pair['b']} do not differ beyond chance in what could be tested "
+                f"({', '.join(m if m.startswith('r_f') else label(m) for m in tested)}; "
+                f"{len(pair['ratios']) - len(tested)} more could not be)"
+            )
+        else:  # no test ran: no conclusion either way
+            sentences.append(
+                f"{pair['a']} and {pair['b']} could not be compared: no test could run "
+                "(no infrastructure failure at either, or their rates not measured)"
+            )
     headline = [{k: v for k, v in item.items() if k != "not_measured" or v} for item in headline]
     return {"text": ". ".join(sentences) + ".", "headline": headline}

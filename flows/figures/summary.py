@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 
 from flows.core.months import Month
+from flows.core.words import counted
 from flows.figures.lemons import listed_candidates
 from flows.figures.measured import coverage
 
@@ -255,7 +256,7 @@ def _rate_sentence(metrics: dict) -> tuple[str, str]:
     else:
         now = (
             f"The node failure rate over all GPU jobs is {fmt_dec(rf['value'])} {unit}"
-            f" ({fmt_num(rf['failures'])} infrastructure failures)"
+            f" ({counted(rf['failures'], 'infrastructure failure', number=fmt_num(rf['failures']))})"
         )
     if mom["previous"] is None:
         return "none", f"{now}; there is no previous month to compare with."

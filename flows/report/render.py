@@ -35,6 +35,7 @@ from markupsafe import Markup, escape
 
 from flows import TEMPLATES_DIR
 from flows.core.escape import printable
+from flows.core.words import counted, plural
 from flows.figures.summary import (
     FORMATS,
     fmt_change,
@@ -99,6 +100,8 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         month_spans=month_spans,
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
+        counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
+        plural=lambda count, noun, many=None: plural(count, noun, many),
     )
     return env
 

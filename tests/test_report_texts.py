@@ -1,0 +1,105 @@
+"""Text a reader trips on (issue 42, item 8), rendered from the golden month's metrics.json: no
+month is built. English in the fleet-rate note, trailing windows that count the same built months
+shown once, lost goodput told apart from the job mix's "infra failed", an empty parameter as
+"(none)", and one plural rule (flows/core/words.py) for "1 source", "1 recipient"."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.core.words import counted, plural
+from flows.figures.compare import distinct_windows
+from flows.pipeline import stage_counts
+from flows.report.render import build_report
+
+GOLDEN = Path(__file__).parent / "data" / "golden" / "reports" / "month"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_charts():
+    """The pages without their charts (matplotlib takes seconds a chart): the texts are what is tested."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("flows.report.render.render_charts", lambda metrics: {})
+        yield
+
+
+def golden_metrics() -> dict:
+    return json.loads((GOLDEN / "metrics.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def report():
+    return build_report(golden_metrics())
+
+
+def test_the_fleet_rate_note_is_english(report):
+    assert "the figure published fleets report" not in report.html
+    assert (
+        "fleet counts node faults" in report.html
+        and "the figure that published studies of whole fleets report" in report.html
+    )
+
+
+def test_windows_that_count_the_same_built_months_are_shown_once():
+    """Three months built: the 3-, 6- and 12-month windows printed as three identical rows."""
+    metrics = golden_metrics()
+    for window in metrics["history"]["trailing"]:
+        window.update(months_available=3, paper=metrics["history"]["trailing"][0]["paper"])
+        window["all"] = metrics["history"]["trailing"][0]["all"]
+    html = build_report(metrics).html
+    trend = html[html.index("<h2>Trend</h2>") :]
+    trend = trend[: trend.index("<h2>", 5)]
+    assert trend.count("<tr>") == 2  # the header and one window
+    assert "3 months" in trend and "6 months" not in trend.split("Not shown")[0]
+    assert (
+        "Not shown: the 6- and 12-month windows, which would count the same built months as a shorter one (3 months built)."
+        in trend
+    )
+    assert [w["months"] for w in distinct_windows(metrics["history"]["trailing"])] == [3]
+
+
+def test_a_window_the_built_months_do_not_fill_says_so():
+    metrics = golden_metrics()
+    three, six, twelve = sorted(metrics["history"]["trailing"], key=lambda w: w["months"])
+    six["months_available"], twelve["months_available"] = 5, 5
+    html = build_report(metrics).html
+    assert '6 months<span class="small">only 5 built</span>' in html and "12 months<span" not in html
+    assert [w["months"] for w in distinct_windows([three, six, twelve])] == [3, 6]
+
+
+def test_lost_goodput_says_how_it_differs_from_infra_failed(report):
+    """ "infra failed 3.0% of GPU-hours" beside "lost goodput 0.1%", with no word on how they differ."""
+    assert "Not the same as the job mix's \"infra failed\" (3.0% of the month's GPU-hours)" in report.html
+    assert "lost goodput (0.1%) is only the work they lost, since their last checkpoint" in report.html
+    assert "the attempts infrastructure failures ended ran 3.0% of the GPU-hours" in report.text
+
+
+def test_an_empty_parameter_reads_none(report):
+    assert "ettr_priority_qos = ;" not in report.html
+    assert "ettr_priority_qos = (none);" in report.html and "ettr_priority_partition = (none);" in report.html
+
+
+def test_one_plural_rule():
+    assert [counted(n, "source") for n in (0, 1, 2)] == ["0 sources", "1 source", "2 sources"]
+    assert counted(3858, "attempt") == "3,858 attempts" and plural(1, "window") == "window"
+    assert counted(1, "child", "children") == "1 child" and counted(2, "child", "children") == "2 children"
+
+
+def test_a_stage_with_one_source_says_source(monkeypatch):
+    """The progress line said "1 records from 1 sources"."""
+    monkeypatch.setattr("flows.pipeline.read_manifest", lambda landed: {"sources": {"sacct_psv": {"records": 1}}})
+    assert stage_counts("land", Path("landed")) == "1 record from 1 source"
+    metrics = {"totals": {"attempts": 1, "infra_failures": 1}}
+    assert stage_counts("metrics", type("F", (), {"metrics": metrics})()) == "1 attempt, 1 infrastructure failure"
+
+
+def test_counts_of_one_are_singular_in_the_report():
+    """ "4 from 1 preemptions made for restarts" (the golden month), "1 suites"."""
+    metrics = golden_metrics()
+    metrics["lost_goodput"]["infra_failures"] = 1
+    metrics["data_quality"] = metrics["data_quality"][:1]
+    report = build_report(metrics)
+    assert "from 1 preemption made for restarts" in report.html and "1 preemptions" not in report.html
+    assert "from 1 infrastructure failure and" in report.html
+    assert "<p>1 suite checked " in report.html
