@@ -9,12 +9,28 @@
 
 {{ config(materialized='table', partition_by=none) }}
 
+with node_days as (
+
+    select
+        cluster,
+        node,
+        day,
+        -- a month built by a version before gpu_attempts and gpu_events: its GPU-busy time
+        coalesce(
+            gpu_attempts > 0 or gpu_events > 0,
+            gpu_busy_seconds > 0,
+            false
+        ) as is_gpu_day
+    from {{ ref('fct_node_days') }}
+
+)
+
 select
     cluster,
     node,
     min(day) as first_seen_day,
     max(day) as last_seen_day,
-    min(case when gpu_attempts > 0 or gpu_events > 0 then day end) as first_gpu_day,
-    coalesce(max(case when gpu_attempts > 0 or gpu_events > 0 then 1 else 0 end) = 1, false) as is_gpu_node
-from {{ ref('fct_node_days') }}
+    min(case when is_gpu_day then day end) as first_gpu_day,
+    coalesce(max(case when is_gpu_day then 1 else 0 end) = 1, false) as is_gpu_node
+from node_days
 group by cluster, node
