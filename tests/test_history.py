@@ -64,7 +64,7 @@ def test_the_fleet_fault_rate_is_the_injected_faults_over_every_node(history, mo
     assert 0 <= truth["node_failures"] - shown["failures"] <= max(1, truth["node_failures"] // 50)
     assert shown["value"] == pytest.approx(shown["failures"] * 1000 / shown["node_days"], rel=1e-12)
     assert shown["lower"] < shown["value"] < shown["upper"]
-    assert "every node" in shown["definition"]
+    assert "every GPU node" in shown["definition"]
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)

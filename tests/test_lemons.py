@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from ClusterShell.NodeSet import NodeSet
 from lemon_history import (
+    NO_TESTS,
     REPEAT_NODE,
     LemonHistory,
     Score,
@@ -20,9 +21,14 @@ from lemon_history import (
 )
 
 from flows.core.config import AnalysisConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.demo import write_demo_config
 from flows.figures.lemons import FleetFit, Rules, bulk_fit, fleet_fit, listed_candidates
+from flows.ingest.land import land_month
 from flows.report.lemon_export import lemon_hostlist
+from flows.warehouse.build import dbt_command
+from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 
@@ -246,3 +252,45 @@ def test_the_fleet_fit_does_not_depend_on_the_order_of_the_nodes():
         fit, bulk = fleet_fit(shuffled), bulk_fit(shuffled)
         fits.append((fit, bulk, fit.tail(4), bulk.tail(4)))
     assert len(set(fits)) == 1
+
+
+# --- a mixed cluster: the fleet is its GPU nodes (issue 42, item 3) -------------------------------
+
+MIXED_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_month_totals")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_on_a_mixed_cluster_the_fleet_is_its_gpu_nodes(tmp_path, fresh_warehouse, seed):
+    """A month of 16 GPU nodes beside 8 CPU-only nodes whose jobs outnumber the GPU ones and whose
+    faults (DOWN* Not responding, with every source) outnumber the GPU nodes': the fleet's fault rate
+    counts the truth's GPU-only fleet (its nodes, node-days and faults, but two faults of a node
+    within an hour), the lemon fleet is the GPU nodes, no CPU-only node has lemon signals, and the
+    totals count the 8 CPU-only nodes apart (dim_nodes.is_gpu_node)."""
+    cluster = f"mix{seed}"
+    params = SimParams(cluster, MONTH, nodes=16, seed=seed, r_f=20.0, cpu_nodes=8, cpus_per_node=16, cpu_r_f=60.0)
+    truth = simulate(params, tmp_path / "sim" / cluster / str(MONTH))
+    assert truth["cpu_only_attempts"] > truth["gpu_attempts"] and truth["cpu_nodes"]["node_failures"] >= 5
+    config_path = write_demo_config(tmp_path, cluster, tmp_path / "reports")
+    fresh_warehouse(config_path)
+    config = load_config(config_path)
+    built = dbt_command(config, MONTH, land_month(config, MONTH), "build", *MIXED_MODELS, *NO_TESTS)
+    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+
+        def rows(sql: str) -> list[tuple]:
+            return con.execute(sql, [str(MONTH)] * sql.count("?")).fetchall()
+
+        fleet_nodes, fleet_faults, fleet_node_days = rows(
+            "select fleet_nodes, fleet_faults, fleet_node_days from fct_node_failure_rate_monthly where month = ?"
+        )[0]
+        # the premise: the CPU-only nodes' faults are node faults of the month
+        cpu_faults = rows("select count(*) from fct_node_faults where month = ? and node like 'cpu%'")[0][0]
+        assert cpu_faults == truth["cpu_nodes"]["node_failures"]
+        expected = truth["fleet"]
+        assert fleet_nodes == params.nodes
+        assert fleet_node_days == pytest.approx(expected["node_days"], rel=1e-12)
+        assert 0 <= expected["node_failures"] - fleet_faults <= max(1, expected["node_failures"] // 50)
+        windows = rows("select lemon_window, fleet_nodes from fct_lemon_fleet_monthly where month = ?")
+        assert windows and all(nodes == params.nodes for _, nodes in windows), windows
+        assert rows("select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%'") == [(0,)]
+        assert rows("select cpu_only_nodes from fct_month_totals where month = ?") == [(params.cpu_nodes,)]

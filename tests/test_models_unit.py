@@ -141,3 +141,80 @@ def test_gpu_figures_count_only_gpu_attempts(tmp_path: Path, fresh_warehouse) ->
     gpu_attempts = rows("select count(*) from fct_attempts where month = ? and job_name not like 'cpu_%'")[0][0]
     assert totals[1:3] == (gpu_attempts, len(cpu_lines)) and totals[0] == gpu_attempts + len(cpu_lines)
     assert totals[3] == pytest.approx(gpu_alone[1]) and totals[4] == gpu_alone[0]
+
+
+# --- the fleet's figures count GPU nodes (issue 42, item 3) ---------------------------------------
+
+CPU_TRES = "billing=16,cpu=16,mem=64G"
+# CPU-only nodes' faults as sacctmgr shows them (DOWN* "Not responding", the only signal a CPU node
+# leaves): three of cpu0004 (which ran CPU jobs) and one of cpu0005, seen by its event alone
+CPU_NODE_EVENTS = [
+    f"unit||02:00:00|2026-10-{day:02d}T04:00:00|Node|2|{node}|Not responding|2026-10-{day:02d}T02:00:00|DOWN*|2049"
+    f"|{CPU_TRES}|root(0)"
+    for node, day in (("cpu0004", 10), ("cpu0004", 14), ("cpu0004", 18), ("cpu0005", 12))
+]
+
+
+def test_the_fleet_figures_count_only_gpu_nodes(tmp_path: Path, fresh_warehouse) -> None:
+    """A mixed month: the simulator's 2 GPU nodes beside 5 CPU-only nodes that ran CPU-only jobs or
+    logged faults (DOWN* Not responding). The fleet's node fault rate counts the GPU nodes' faults
+    over the GPU nodes' days, the lemon fleet is the GPU nodes, no CPU-only node has lemon signals,
+    and the totals count the CPU-only nodes apart (dim_nodes.is_gpu_node, docs/methodology.md "GPU
+    nodes")."""
+    config_path = write_demo_config(tmp_path, "unit", tmp_path / "reports")
+    warehouse = fresh_warehouse(config_path)
+    sim = tmp_path / "sim" / "unit" / str(MONTH)
+    simulate(SimParams("unit", MONTH, nodes=2, seed=1), sim)
+    with open(sim / "sacct.psv", "a") as sacct:
+        sacct.write("\n".join(_cpu_only_lines() + GPU_FAILURES) + "\n")
+    with open(sim / "events.psv", "a") as events:
+        events.write("\n".join(CPU_NODE_EVENTS) + "\n")
+    config = load_config(config_path)
+    result = dbt_command(config, MONTH, land_month(config, MONTH), "build", "--exclude-resource-type", "unit_test")
+    failed = [r.node.name for r in result.result.results if str(r.status) not in ("pass", "success")]
+    assert result.success, failed
+
+    def rows(sql: str) -> list[tuple]:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            return con.execute(sql, [str(MONTH)] * sql.count("?")).fetchall()
+
+    cpu_nodes = {"cpu0001", "cpu0002", "cpu0003", "cpu0004", "cpu0005"}
+    # the premise: the CPU-only nodes are seen, and their faults are node faults
+    assert {
+        n for (n,) in rows("select distinct node from fct_node_days where month = ? and node like 'cpu%'")
+    } == cpu_nodes
+    cpu_faults = rows("select node, count(*) from fct_node_faults where month = ? and node like 'cpu%' group by node")
+    assert dict(cpu_faults) == {"cpu0004": 3, "cpu0005": 1}
+    # the one rule: GPU nodes are those that ran a GPU attempt (or logged an Xid or DCGM report)
+    nodes = dict(rows("select node, is_gpu_node from dim_nodes"))
+    gpu_nodes = {n for n, is_gpu in nodes.items() if is_gpu}
+    assert gpu_nodes == {"gpu0001", "gpu0002"} and set(nodes) - gpu_nodes == cpu_nodes
+    # the fleet's fault rate: the GPU nodes' faults over the GPU nodes' days
+    gpu_faults = rows("select count(*) from fct_node_faults where month = ? and node like 'gpu%'")[0][0]
+    fleet = rows(
+        "select fleet_nodes, fleet_faults, fleet_node_days, "
+        "datediff('second', month_start, (select period_end from run.parameters)) / 86400e0 "
+        "from fct_node_failure_rate_monthly where month = ?"
+    )[0]
+    assert fleet[:2] == (len(gpu_nodes), gpu_faults)
+    assert fleet[2] == pytest.approx(len(gpu_nodes) * fleet[3])
+    # the lemon fleet: GPU nodes only, in every window; no CPU-only node has signals
+    for window, fleet_nodes, without in rows(
+        "select lemon_window, fleet_nodes, nodes_without_signals from fct_lemon_fleet_monthly where month = ?"
+    ):
+        assert fleet_nodes == len(gpu_nodes), window
+        with_signals = rows(
+            f"select count(*) from fct_node_lemon_signals where month = ? and lemon_window = '{window}'"
+        )[0][0]
+        assert without == fleet_nodes - with_signals
+    assert rows("select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%'") == [(0,)]
+    # each count signal's distribution is over the GPU nodes
+    assert {
+        n
+        for (n,) in rows(
+            "select sum(nodes) from fct_lemon_signal_distribution_monthly "
+            "where month = ? and signal <> 'single_node_node_failure_rate' group by lemon_window, signal"
+        )
+    } == {len(gpu_nodes)}
+    # the totals: the CPU-only nodes seen, counted apart
+    assert rows("select cpu_only_nodes from fct_month_totals where month = ?") == [(len(cpu_nodes),)]

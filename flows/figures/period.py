@@ -79,7 +79,7 @@ _LOST = ("lost_gpu_hours", "first_order_gpu_hours", "second_order_gpu_hours", "s
 TOTALS = Mart(
     "fct_month_totals",
     "fct_study_totals",
-    ("attempts", "gpu_attempts", "cpu_only_attempts", "gpu_hours", "gpu_node_days", "infra_failures"),
+    ("attempts", "gpu_attempts", "cpu_only_attempts", "gpu_hours", "gpu_node_days", "infra_failures", "cpu_only_nodes"),
     monthly_only=("open_attempts", "unknown_states"),
     study_only=("from_month", "to_month", "months_built", *_RATES, *_FLEET, *_LOST, "lost_share_of_gpu_hours"),
 )
@@ -125,7 +125,7 @@ R_F_DEFINITIONS = {
 # the study and metrics.json say it in these words
 FLEET_FAULT_RATE_DEFINITION = (
     "node faults (critical health events of a node, node DOWN/DRAIN with a failure reason among them, "
-    "grouped into incidents) over the node-days of every node seen, busy or idle"
+    "grouped into incidents) over the node-days of every GPU node seen, busy or idle"
 )
 
 
@@ -184,7 +184,7 @@ def fleet_rate(faults: int, node_days: float, nodes: int) -> dict:
 
 
 def fleet_fault_rate(con: MartReader, period: Period) -> dict:
-    """Node faults per 1000 node-days over every node of the period, with its interval: what
+    """Node faults per 1000 node-days over every GPU node of the period, with its interval: what
     published fleets report, beside r_f (which counts the faults that ended a job)."""
     (row,) = period.rows(con, EXPOSURE)
     return fleet_rate(row["fleet_faults"], row["fleet_node_days"], row["fleet_nodes"])

@@ -1,12 +1,23 @@
 -- The month's lemon-node windows (the macro lemon_window: the month's and the trailing one) and
--- the fleet of each: the nodes seen (fct_node_days) in the months the window spans, so a month's
--- fleet never depends on which other months have been built (for the month's own window of
--- lemon_window_days, the nodes seen in the month), and how many of them have no row in
+-- the fleet of each: the GPU nodes (dim_nodes.is_gpu_node: a CPU-only node is never a lemon
+-- candidate) seen (fct_node_days) in the months the window spans (for the month's own window of
+-- lemon_window_days, the GPU nodes seen in the month), and how many of them have no row in
 -- fct_node_lemon_signals (zero in every signal of the fleet fits).
 
 with parameters as (
 
     {{ lemon_window() }}
+
+),
+
+gpu_node_days as (
+
+    select
+        node_days.node,
+        node_days.day
+    from {{ ref('fct_node_days') }} as node_days
+    inner join {{ ref('dim_nodes') }} as nodes on nodes.node = node_days.node
+    where nodes.is_gpu_node
 
 ),
 
@@ -16,7 +27,7 @@ fleet as (
         parameters.lemon_window,
         count(distinct node_days.node) as fleet_nodes
     from parameters
-    left join {{ ref('fct_node_days') }} as node_days
+    left join gpu_node_days as node_days
         on
             node_days.day >= cast({{ dbt.date_trunc('month', 'parameters.window_start') }} as date)
             and node_days.day < cast(parameters.window_end as date)

@@ -1,6 +1,6 @@
 -- The fleet's distribution of each lemon signal over each lemon window of the month (the paper's
 -- Fig. 11 CDFs): for each window, signal and value, the nodes at that value and the share of the
--- window's fleet at or below it. The nodes of the fleet without a row in fct_node_lemon_signals are at 0 in every
+-- window's fleet (its GPU nodes, fct_lemon_fleet_monthly) at or below it. The nodes of the fleet without a row in fct_node_lemon_signals are at 0 in every
 -- count; single_node_node_failure_rate is over the nodes that have one.
 
 {% set counts = ['xid_cnt', 'out_count', 'tickets', 'incident_hours', 'failure_incidents',

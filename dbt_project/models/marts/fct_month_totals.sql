@@ -1,8 +1,9 @@
 -- The month in totals: attempts, split into GPU attempts and CPU-only ones (is_gpu_attempt, the
 -- rule of int_attempts_month_scoped: the GPU figures count only the former), GPU-hours, the GPU
 -- attempts' node-days and infrastructure failures, attempts still running at the dump, attempts
--- whose Slurm state the taxonomy does not know, and the health events of the month with the share
--- no taxonomy rule classified. One row per month built.
+-- whose Slurm state the taxonomy does not know, the health events of the month with the share
+-- no taxonomy rule classified, and the CPU-only nodes seen in the month (not dim_nodes.is_gpu_node:
+-- in neither the fleet's fault rate nor the lemon fleet). One row per month built.
 
 with attempts as (
 
@@ -35,6 +36,15 @@ attempt_totals as (
 
 ),
 
+node_totals as (
+
+    select cast(count(distinct case when not nodes.is_gpu_node then node_days.node end) as bigint) as cpu_only_nodes
+    from {{ ref('fct_node_days') }} as node_days
+    inner join {{ ref('dim_nodes') }} as nodes on nodes.node = node_days.node
+    where node_days.month = {{ run_parameter('month') }}
+
+),
+
 event_totals as (
 
     select
@@ -57,7 +67,9 @@ select
     attempt_totals.unknown_states,
     event_totals.health_events,
     event_totals.unclassified_health_events,
+    node_totals.cpu_only_nodes,
     {{ share('event_totals.unclassified_health_events', 'event_totals.health_events') }} as unclassified_share
 from {{ source('run', 'parameters') }} as parameters
 cross join attempt_totals
 cross join event_totals
+cross join node_totals

@@ -1,9 +1,11 @@
 -- Exposure and signals by node and UTC day of the month: busy time of the attempts that ran on
 -- the node (split at day and month boundaries), GPU-busy time, critical and warning health
 -- events, and the infrastructure failures the node was named as the cause of. A node appears on
--- a day when it ran something or logged something: the fleet, CPU-only nodes included (the fleet's
--- node fault rate is over every node). The lemon signals' counts of attempts and failures are over
--- GPU attempts only (is_gpu_attempt; fct_failures holds only theirs).
+-- a day when it ran something or logged something: every node seen, CPU-only nodes included. The
+-- GPU attempts it ran and the GPU events it logged (gpu_attempts, gpu_events) are what make it a GPU
+-- node (dim_nodes.is_gpu_node), the nodes of the fleet's fault rate and of the lemon fleet. The
+-- lemon signals' counts of attempts and failures are over GPU attempts only (is_gpu_attempt;
+-- fct_failures holds only theirs).
 
 with attempts as (
 
@@ -42,6 +44,7 @@ busy as (
         days.day_start,
         -- an attempt names each node once (the landing refuses a host list naming one twice)
         count(*) as attempts,
+        cast(sum(case when attempts.is_gpu_attempt then 1 else 0 end) as bigint) as gpu_attempts,
         cast(sum({{ dbt.datediff(
             'greatest(attempts.exposure_start, days.day_start)',
             'least(attempts.exposure_end, ' ~ dbt.dateadd('day', 1, 'days.day_start') ~ ')',
@@ -78,7 +81,9 @@ events as (
         node,
         {{ dbt.date_trunc('day', 'event_at') }} as day_start,
         cast(sum(case when severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
-        cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events
+        cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events,
+        -- only a node with NVIDIA GPUs logs an Xid or a DCGM health report
+        cast(sum(case when source in ('xid', 'dcgm') then 1 else 0 end) as bigint) as gpu_events
     from {{ ref('int_health_events_classified') }}
     where
         event_at >= {{ run_parameter('month_start') }}
@@ -124,11 +129,13 @@ select
     node_days.node,
     cast(node_days.day_start as date) as day,
     coalesce(busy.attempts, 0) as attempts,
+    coalesce(busy.gpu_attempts, 0) as gpu_attempts,
     coalesce(busy.busy_seconds, 0) as busy_seconds,
     coalesce(busy.gpu_busy_seconds, 0) as gpu_busy_seconds,
     coalesce(busy.single_node_attempts_ended, 0) as single_node_attempts_ended,
     coalesce(events.critical_events, 0) as critical_events,
     coalesce(events.warning_events, 0) as warning_events,
+    coalesce(events.gpu_events, 0) as gpu_events,
     coalesce(failures.infra_failures, 0) as infra_failures
 from node_days
 left join busy on busy.node = node_days.node and busy.day_start = node_days.day_start

@@ -3,8 +3,10 @@
 -- paper's definition counts attempts with more than paper_min_gpus GPUs; "all" every GPU attempt
 -- (is_gpu_attempt, the one rule of int_attempts_month_scoped: CPU-only attempts are in neither).
 -- Beside them, the fleet's node fault rate ("The fleet's node fault rate"): the node faults of
--- fct_node_faults over every node's days (the nodes seen in the month, busy or idle, for the
--- month's observed time). One row per month built, also for a month without attempts. The
+-- fct_node_faults on GPU nodes (dim_nodes.is_gpu_node, the one rule of which nodes the fleet
+-- counts: a CPU-only node's faults and days are in neither) over the GPU nodes' days (those seen in
+-- the month, busy or idle, for the month's observed time). One row per month built, also for a
+-- month without attempts. The
 -- node-seconds are kept as integers so that sums over months are exact in any order.
 
 with attempts as (
@@ -24,20 +26,30 @@ parameters as (
 
 ),
 
--- the nodes seen in the month: ran an attempt or logged a health event (the lemon fleet's rule)
+gpu_nodes as (
+
+    select node
+    from {{ ref('dim_nodes') }}
+    where is_gpu_node
+
+),
+
+-- the GPU nodes seen in the month: ran an attempt or logged a health event (the lemon fleet's rule)
 fleet as (
 
-    select count(distinct node) as fleet_nodes
-    from {{ ref('fct_node_days') }}
-    where month = {{ run_parameter('month') }}
+    select count(distinct node_days.node) as fleet_nodes
+    from {{ ref('fct_node_days') }} as node_days
+    inner join gpu_nodes on gpu_nodes.node = node_days.node
+    where node_days.month = {{ run_parameter('month') }}
 
 ),
 
 faults as (
 
     select count(*) as fleet_faults
-    from {{ ref('fct_node_faults') }}
-    where month = {{ run_parameter('month') }}
+    from {{ ref('fct_node_faults') }} as node_faults
+    inner join gpu_nodes on gpu_nodes.node = node_faults.node
+    where node_faults.month = {{ run_parameter('month') }}
 
 ),
 

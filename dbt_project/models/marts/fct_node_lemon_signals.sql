@@ -2,9 +2,10 @@
 -- at the month's end (the macro lemon_window: the month's lemon_window_days, and the trailing
 -- lemon_trailing_days): health-event counts from fct_health_events (every month the window spans),
 -- the infrastructure failures that named the node as the cause, grouped into incidents, and the
--- most incidents within lemon_repeat_days (the repeat-offender signal). One row per window and node
--- with a health event or such a failure in the window. The rules that make a node a candidate are
--- flows/figures/lemons.py's: they are fitted to the fleet.
+-- most incidents within lemon_repeat_days (the repeat-offender signal). One row per window and GPU
+-- node (dim_nodes.is_gpu_node: a CPU-only node is never a lemon candidate) with a health event or
+-- such a failure in the window. The rules that make a node a candidate are flows/figures/lemons.py's:
+-- they are fitted to the fleet (fct_lemon_fleet_monthly, GPU nodes too).
 
 with parameters as (
 
@@ -138,7 +139,7 @@ single_node_attempts as (
 
 ),
 
-nodes as (
+signalled as (
 
     select
         lemon_window,
@@ -149,6 +150,17 @@ nodes as (
         lemon_window,
         node
     from node_failures
+
+),
+
+nodes as (
+
+    select
+        signalled.lemon_window,
+        signalled.node
+    from signalled
+    inner join {{ ref('dim_nodes') }} as gpu_nodes on gpu_nodes.node = signalled.node
+    where gpu_nodes.is_gpu_node
 
 ),
 

@@ -1,5 +1,6 @@
 -- The study's range in totals (one row): the months built, attempts (GPU and CPU-only) and GPU-hours, the node
--- failure rate's counts under both definitions, the fleet's node faults and node-days, and the lost goodput with its second-order share,
+-- failure rate's counts under both definitions, the fleet's (GPU nodes') node faults and node-days, and the CPU-only nodes
+-- left out of it, and the lost goodput with its second-order share,
 -- each the sum of the monthly marts over the range (their rows are clipped to their month).
 
 with totals as (
@@ -9,6 +10,8 @@ with totals as (
         cast(coalesce(sum(attempts), 0) as bigint) as attempts,
         cast(coalesce(sum(gpu_attempts), 0) as bigint) as gpu_attempts,
         cast(coalesce(sum(cpu_only_attempts), 0) as bigint) as cpu_only_attempts,
+        -- as fleet_nodes: the most of any month
+        cast(coalesce(max(cpu_only_nodes), 0) as bigint) as cpu_only_nodes,
         coalesce(sum(gpu_hours), 0) as gpu_hours,
         coalesce(sum(gpu_node_days), 0) as gpu_node_days,
         cast(coalesce(sum(infra_failures), 0) as bigint) as infra_failures
@@ -48,6 +51,7 @@ select
     totals.attempts,
     totals.gpu_attempts,
     totals.cpu_only_attempts,
+    totals.cpu_only_nodes,
     totals.gpu_hours,
     totals.gpu_node_days,
     totals.infra_failures,
