@@ -128,15 +128,10 @@ def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> di
 @task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list[SuiteResult]:
     results_dir = config.data_dir / "quality" / config.cluster / str(month)
+    no_jobs = read_manifest(landed_dir).get("no_jobs_declared", False)  # --no-jobs-ran: no rows expected
     with open_marts(config) as marts:
-        return validate_month(
-            config.warehouse_path,
-            month,
-            landed_dir=landed_dir,
-            results_dir=results_dir,
-            marts=marts,
-            no_jobs_declared=read_manifest(landed_dir).get("no_jobs_declared", False),
-        )
+        return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir,
+                              marts=marts, no_jobs_declared=no_jobs)  # fmt: skip
 
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -173,9 +168,9 @@ def render(
         "quarantine_sample": inputs["quarantine_sample"],
         "data_quality": quality_rows,
         "reproduce": reproduce(config.config_path, str(month)),
+        # the operator said no job ran (--no-jobs-ran), and none is recorded
+        **({"no_jobs_declared": True} if inputs.get("no_jobs_declared") else {}),
     }
-    if inputs.get("no_jobs_declared"):  # the operator said no job ran (--no-jobs-ran), and none is recorded
-        full_metrics["no_jobs_declared"] = True
     written = write_report(out_dir, full_metrics, figures.tables)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
