@@ -193,7 +193,7 @@ def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fi
     assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently" in html
     assert "conflicting attempts: 1" in html  # the reader's count beside the input
     (reason,) = data_quality(metrics | {"node_failure_rate": {"all": {"node_days": 1}}})["reasons"]
-    assert reason.startswith("1 attempts were recorded twice with a different outcome or times")
+    assert reason.startswith("1 attempt was recorded twice with a different outcome or times")
 
 
 def test_more_conflicting_records_than_ingest_allows_stop_the_run(slurm_fixtures: Path, tmp_path: Path):

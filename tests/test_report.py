@@ -254,8 +254,8 @@ def test_failed_data_quality_puts_a_banner_on_top(october):
          "unexpected_count": 3, "sample": [-1.0]},
     ]  # fmt: skip
     report = build_report(metrics)
-    suite = metrics["data_quality"][0]["suite"]
-    reason = f"{suite}: expect column values to be between on runtime_hours (3 unexpected)"
+    suite = metrics["data_quality"][0]["suite"].replace("_", " ")
+    reason = f"{suite}: runtime hours outside its expected range (3 rows)"
     assert report.metrics["summary"]["data_quality"]["status"] == "failed"
     banner = report.html.index("do not trust the figures of this month")
     assert banner < report.html.index("<h2>") and reason in report.html[banner:]
@@ -267,7 +267,7 @@ def test_failed_data_quality_puts_a_banner_on_top(october):
 def test_a_warning_puts_a_milder_banner_on_top(october):
     html = read(october)["html"]
     banner = html.index("Check before relying on these figures")
-    assert banner < html.index("<h2>") and "1 input rows could not be read" in html[banner:]
+    assert banner < html.index("<h2>") and "1 input row could not be read and was left out" in html[banner:]
 
 
 def simulated_month(tmp_path: Path, fresh_warehouse, name: str, strip_gpus: bool = False) -> dict:

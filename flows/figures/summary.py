@@ -81,6 +81,45 @@ def _names(items: Sequence[str], limit: int = 3) -> str:
     return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
 
 
+# A failed expectation (expectations/*.json) in words, the one place (the report's data-quality reasons and
+# the archive's month cards): by (suite, type) for the warning-severity ones, else by the expectation type.
+CHECK_WORDS = {
+    ("landed_attempts", "expect_table_row_count_to_be_between"): "no job record of this month was landed",
+    ("fct_attempts", "expect_table_row_count_to_be_between"): "no job attempt this month",
+    ("dim_nodes", "expect_table_row_count_to_be_between"): "no node ran a job this month",
+    ("fct_node_days", "expect_table_row_count_to_be_between"): "no node-day of exposure this month",
+    ("landed_attempts", "expect_column_pair_values_a_to_be_greater_than_b"):
+        "job records that start before they were submitted, as a requeue leaves them on some Slurm versions",
+    ("health_event_hosts", "expect_column_values_to_be_null"):
+        "health events whose host is no node of the month, each counted as a node of its own",
+    ("health_events_classified", "expect_column_values_to_be_between"):
+        "over 20% of the health events match no rule of the failure taxonomy, dbt_project/seeds/failure_taxonomy.csv",
+    ("attempt_node_lists", "expect_column_pair_values_to_be_equal"):
+        "job records whose node list does not hold NNodes nodes, the list or the count mangled on the way",
+    "expect_table_row_count_to_be_between": "{table}: a row count outside the expected range",
+    "expect_column_values_to_be_between": "{table}: {column} outside its expected range",
+    "expect_column_values_to_be_in_set": "{table}: {column} outside its expected values",
+    "expect_column_values_to_not_be_in_set": "{table}: {column} with a value it must not have",
+    "expect_column_values_to_not_be_null": "{table}: {column} missing",
+    "expect_column_values_to_be_null": "{table}: {column} set where it must be empty",
+    "expect_column_pair_values_a_to_be_greater_than_b": "{table}: two columns out of order",
+    "expect_column_pair_values_to_be_equal": "{table}: two columns that must agree differ",
+    "expect_column_distinct_values_to_contain_set": "{table}: {column} lacks a value it must have",
+}  # fmt: skip
+
+
+def check_words(suite: str, failed: dict) -> str:
+    """A failed expectation of metrics.json's data_quality in words, with how many rows it concerns."""
+    kind, specific = failed["expectation"], CHECK_WORDS.get((suite, failed["expectation"]))
+    words = specific or CHECK_WORDS.get(kind, "{table}: " + label(kind) + " on {column}")
+    text = words.format(table=label(suite), column=label(failed.get("column") or "a column"))
+    if failed.get("unexpected_count"):
+        return f"{text} ({counted(failed['unexpected_count'], 'row', number=fmt_num(failed['unexpected_count']))})"
+    if failed.get("observed") is not None and not (specific and kind == "expect_table_row_count_to_be_between"):
+        return f"{text} (observed {failed['observed']})"
+    return text
+
+
 def data_quality(metrics: dict) -> dict:
     """`failed` when a critical expectation failed (the figures are not to be trusted), `warning`
     when something should be checked before relying on them, else `ok`; with the reasons."""
@@ -88,21 +127,16 @@ def data_quality(metrics: dict) -> dict:
     for suite in metrics.get("data_quality", []):
         for status, items in (("failed", suite["failures"]), ("warning", suite["warnings"])):
             for f in items:
-                text = f"{suite['suite']}: {label(f['expectation'])}" + (
-                    f" on {f['column']}" if f.get("column") else ""
-                )
-                if f.get("unexpected_count"):
-                    text += f" ({fmt_num(f['unexpected_count'])} unexpected)"
-                elif f.get("observed") is not None:
-                    text += f" (observed {f['observed']})"
-                (failed if status == "failed" else warnings).append(text)
+                (failed if status == "failed" else warnings).append(check_words(suite["suite"], f))
     quarantined = sum(s.get("quarantined") or 0 for s in metrics.get("inputs", {}).values())
     if quarantined:
-        warnings.append(f"{fmt_num(quarantined)} input rows could not be read and were left out (quarantined)")
+        were = "was" if quarantined == 1 else "were"
+        warnings.append(f"{counted(quarantined, 'input row')} could not be read and {were} left out (quarantined)")
     conflicting = sum(s.get("conflicting_attempts") or 0 for s in metrics.get("inputs", {}).values())
     if conflicting:
         warnings.append(
-            f"{fmt_num(conflicting)} attempts were recorded twice with a different outcome or times "
+            f"{counted(conflicting, 'attempt')} {'was' if conflicting == 1 else 'were'} recorded twice with a "
+            "different outcome or times "
             "(the later End, else the later line, landed)"
         )
     if metrics.get("no_jobs_declared"):
@@ -113,7 +147,10 @@ def data_quality(metrics: dict) -> dict:
     elif not metrics["node_failure_rate"]["all"]["node_days"]:  # a metrics.json from before not_measured
         warnings.append("no GPU exposure this month: no GPU job ran, so it has no failure rate, MTTF or ETTR")
     if metrics["totals"].get("unknown_states"):
-        warnings.append(f"{fmt_num(metrics['totals']['unknown_states'])} attempts have a Slurm state not recognised")
+        unknown = metrics["totals"]["unknown_states"]
+        warnings.append(
+            f"{counted(unknown, 'attempt')} {'has' if unknown == 1 else 'have'} a Slurm state not recognised"
+        )
     for name, source in metrics.get("inputs", {}).items():
         if source.get("exit_codes_unreliable"):
             warnings.append(f"{name}: this Slurm version's JSON loses non-zero exit codes")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,11 @@ STUDIES = "studies"
 # report.html.j2 writes these two markers with nothing between them; refresh_archive fills them in
 NAV_START, NAV_END = "<!-- archive-nav -->", "<!-- /archive-nav -->"
 NAV = re.compile(re.escape(NAV_START) + ".*?" + re.escape(NAV_END), re.S)
-TREND_WIDTH, TREND_HEIGHT, TREND_PAD = 560, 150, 28  # the r_f chart's SVG user units (it scales to its box)
+# the r_f chart's SVG user units (it scales to its box; its text is 18 units, 10 px as shown at 375 px):
+# the value axis's ticks left of TREND_LEFT, its name above TREND_TOP, the months below the zero line
+TREND_WIDTH, TREND_HEIGHT, TREND_PAD = 560, 200, 16
+TREND_LEFT, TREND_TOP, TREND_BOTTOM = 60, 40, 34
+MONTH_LABEL_UNITS = 84  # room for one month's label ("2026-10" at 18 units) and a gap
 
 
 def href(*parts: str) -> str:
@@ -62,22 +67,36 @@ class TrendPoint:
     x: float
     y: float
     y_lower: float
-    y_upper: float
+    y_upper: float  # at the top of the chart when the interval is cut there
+    clipped: str | None = None  # why its interval does not set the scale and is cut: "a partial month"
 
 
 @dataclass(frozen=True)
 class Trend:
-    """r_f (all GPU jobs) over the months built, with its interval, in the SVG's coordinates."""
+    """r_f (all GPU jobs) over the months built, with its interval, in the SVG's coordinates: a value
+    axis from 0 to `top` with its ticks, every month built on the month axis (labelled as many as fit),
+    a line and a band per run of consecutive months measured. The scale is set by the values and by
+    the intervals of complete months with enough exposure; a partial or thin month's interval is cut
+    at the top, with a mark."""
 
     points: tuple[TrendPoint, ...]
     top: float  # the value at the top of the chart
-    line: str  # <polyline points>
-    band: str  # <polygon points> of the interval
+    ticks: tuple[tuple[str, float], ...]  # the value axis: (label, y)
+    months: tuple[tuple[str, float, bool], ...]  # every month built: (month, x, labelled)
+    lines: tuple[str, ...]  # <polyline points> of each run of consecutive months measured
+    bands: tuple[str, ...]  # <polygon points> of their intervals
+    whiskers: tuple[TrendPoint, ...]  # the months measured alone (none beside them): their interval as a line
+    not_measured: tuple[tuple[str, str], ...]  # (month, why) of the months built without an r_f
     width: int = TREND_WIDTH
     height: int = TREND_HEIGHT
-    left: int = TREND_PAD
+    left: int = TREND_LEFT
     right: int = TREND_WIDTH - TREND_PAD
-    bottom: int = TREND_HEIGHT - TREND_PAD  # the zero line
+    plot_top: int = TREND_TOP
+    bottom: int = TREND_HEIGHT - TREND_BOTTOM  # the zero line
+
+    @property
+    def clipped(self) -> list[TrendPoint]:
+        return [p for p in self.points if p.clipped and p.upper > self.top]
 
 
 @dataclass(frozen=True)
@@ -155,23 +174,57 @@ def scan(reports_dir: Path) -> Archive:
     return archive
 
 
+def _thin(metrics: dict, rate: dict) -> bool:
+    """r_f measured on fewer GPU node-days than [analysis] min_gpu_node_days (a report of before
+    `not_measured`; a report since then has no value there, flows/figures/measured.py)."""
+    from flows.core.config import AnalysisConfig
+
+    needed = metrics.get("parameters", {}).get("min_gpu_node_days")
+    needed = AnalysisConfig().min_gpu_node_days if needed is None else needed
+    return rate.get("node_days") is not None and rate["node_days"] < needed
+
+
+def _ticks(top: float) -> list[float]:
+    """0 to at least `top` in 3 to 5 round steps (1, 2, 2.5 or 5 times a power of ten)."""
+    top = top if top > 0 else 1.0
+    magnitude = 10 ** math.floor(math.log10(top / 4))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude * 4 >= top)
+    return [round(i * step, 10) for i in range(math.ceil(top / step - 1e-9) + 1)]
+
+
+def _tick_label(value: float, step: float) -> str:
+    digits = next(d for d in range(6) if abs(round(step, d) - step) < 1e-9)
+    return f"{value:,.{digits}f}"
+
+
 def trend(months: list[MonthEntry]) -> Trend | None:
     """The chart of r_f (all GPU jobs) and its interval, oldest month on the left; None without a
     month that has exposure. A month whose r_f was not measured (too little GPU exposure: its value
-    is null, flows/figures/measured.py) is no point of it."""
-    rates = [
-        (m.month, rate)
-        for m in reversed(months)
-        if isinstance(rate := m.metrics.get("node_failure_rate", {}).get("all"), dict) and rate.get("value") is not None
-    ]
+    is null, flows/figures/measured.py) is no point of it, its month is on the month axis."""
+    built = list(reversed(months))
+    rates: dict[str, tuple[dict, str | None]] = {}
+    gaps = []
+    for m in built:
+        rate = m.metrics.get("node_failure_rate", {}).get("all")
+        if isinstance(rate, dict) and rate.get("value") is not None:
+            partial = not m.metrics.get("period", {}).get("complete", True)
+            thin = _thin(m.metrics, rate)
+            rates[m.month] = (rate, "a partial month" if partial else "too little GPU exposure" if thin else None)
+        else:
+            why = (rate or {}).get("not_measured") or m.metrics.get("not_measured", {}).get("node_failure_rate.all")
+            gaps.append((m.month, why or "no GPU exposure"))
     if not rates:
         return None
-    top = max(rate["upper"] for _, rate in rates) or 1.0
-    width, height = TREND_WIDTH - 2 * TREND_PAD, TREND_HEIGHT - 2 * TREND_PAD
-    step = width / (len(rates) - 1) if len(rates) > 1 else 0.0
+    scale = [r["value"] for r, _ in rates.values()] + [r["upper"] for r, why in rates.values() if why is None]
+    ticks = _ticks(max(scale))
+    top = ticks[-1]
+    left, right, plot_top, bottom = TREND_LEFT, TREND_WIDTH - TREND_PAD, TREND_TOP, TREND_HEIGHT - TREND_BOTTOM
+    step = (right - left) / (len(built) - 1) if len(built) > 1 else 0.0
+    every = math.ceil(MONTH_LABEL_UNITS / step) if step else 1
+    xs = {m.month: round(left + (i * step if len(built) > 1 else (right - left) / 2), 1) for i, m in enumerate(built)}
 
     def y(value: float) -> float:
-        return round(TREND_PAD + height * (1 - value / top), 1)
+        return round(bottom - (bottom - plot_top) * min(value, top) / top, 1)
 
     points = tuple(
         TrendPoint(
@@ -179,15 +232,35 @@ def trend(months: list[MonthEntry]) -> Trend | None:
             value=rate["value"],
             lower=rate["lower"],
             upper=rate["upper"],
-            x=round(TREND_PAD + (i * step if len(rates) > 1 else width / 2), 1),
+            x=xs[month],
             y=y(rate["value"]),
             y_lower=y(rate["lower"]),
             y_upper=y(rate["upper"]),
+            clipped=why,
         )
-        for i, (month, rate) in enumerate(rates)
+        for month, (rate, why) in rates.items()
     )
-    band = [f"{p.x},{p.y_upper}" for p in points] + [f"{p.x},{p.y_lower}" for p in reversed(points)]
-    return Trend(points, top, " ".join(f"{p.x},{p.y}" for p in points), " ".join(band))
+    runs: list[list[TrendPoint]] = []  # consecutive months built, each measured
+    order = [m.month for m in built]
+    for p in points:
+        if runs and order.index(p.month) == order.index(runs[-1][-1].month) + 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return Trend(
+        points=points,
+        top=top,
+        ticks=tuple((_tick_label(t, ticks[1] - ticks[0] if len(ticks) > 1 else t), y(t)) for t in ticks),
+        months=tuple((month, x, (len(built) - 1 - i) % every == 0) for i, (month, x) in enumerate(xs.items())),
+        lines=tuple(" ".join(f"{p.x},{p.y}" for p in run) for run in runs if len(run) > 1),
+        bands=tuple(
+            " ".join([f"{p.x},{p.y_upper}" for p in run] + [f"{p.x},{p.y_lower}" for p in reversed(run)])
+            for run in runs
+            if len(run) > 1
+        ),
+        whiskers=tuple(run[0] for run in runs if len(run) == 1),
+        not_measured=tuple(gaps),
+    )
 
 
 def nav(older: MonthEntry | None = None, newer: MonthEntry | None = None) -> str:
