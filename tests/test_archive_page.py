@@ -121,6 +121,8 @@ def test_a_partial_or_thin_months_interval_does_not_set_the_scale(reports, page)
     assert [p.month for p in t.points] == ["2026-07", "2026-08", "2026-10", "2026-11"]
     assert [m for m, _, _ in t.months] == ["2026-07", "2026-08", "2026-09", "2026-10", "2026-11"]
     assert len(t.lines) == 2  # no line drawn across the month not measured
+    assert t.bands == () and [p.month for p in t.whiskers] == [p.month for p in t.points]  # no band beside a cut one
+    assert page.count("trend-whisker trend-whisker-cut") == 2 and page.count("trend-point trend-point-open") == 2
 
 
 def test_the_month_cards_give_data_quality_warnings_in_words(page):
@@ -142,3 +144,18 @@ def test_counts_take_the_plural_rule(page):
         "rsc1 : 1 month, 2026-10 rsc2 : 5 months, 2026-07 to 2026-11" in text and "1 month built, October 2026." in text
     )
     assert "1 file " in text and "All 1 files" not in text and re.search(r"\b1 \w+s\b", text) is None
+
+
+def test_complete_months_share_a_band_and_many_months_are_labelled_as_many_as_fit():
+    from flows.publish.archive import MonthEntry, trend
+
+    names = [f"{2025 + (i + 9) // 12}-{(i + 9) % 12 + 1:02d}" for i in range(14)]  # 2025-10 to 2026-11
+    entries = [
+        MonthEntry("rsc3", name, month(name, {"value": 2.0 + i % 3, "lower": 1.0, "upper": 6.0 + i % 3}), ())
+        for i, name in enumerate(names)
+    ]
+    t = trend(list(reversed(entries)))  # newest first, as scan() lists them
+    assert len(t.bands) == 1 and t.whiskers == () and t.top == 8
+    labelled = [m for m, _, shown in t.months if shown]
+    assert labelled[-1] == "2026-11" and 3 <= len(labelled) <= 6  # the newest, and as many as fit
+    assert [label for label, _ in t.ticks] == ["0", "2", "4", "6", "8"]

@@ -75,17 +75,18 @@ class TrendPoint:
 class Trend:
     """r_f (all GPU jobs) over the months built, with its interval, in the SVG's coordinates: a value
     axis from 0 to `top` with its ticks, every month built on the month axis (labelled as many as fit),
-    a line and a band per run of consecutive months measured. The scale is set by the values and by
-    the intervals of complete months with enough exposure; a partial or thin month's interval is cut
-    at the top, with a mark."""
+    a line per run of consecutive months measured, a band per run of complete ones (a month alone, or
+    partial or thin: a whisker). The scale is set by the values and by the intervals of complete
+    months with enough exposure; a partial or thin month's interval is cut at the top, with a mark."""
 
     points: tuple[TrendPoint, ...]
     top: float  # the value at the top of the chart
     ticks: tuple[tuple[str, float], ...]  # the value axis: (label, y)
     months: tuple[tuple[str, float, bool], ...]  # every month built: (month, x, labelled)
     lines: tuple[str, ...]  # <polyline points> of each run of consecutive months measured
-    bands: tuple[str, ...]  # <polygon points> of their intervals
-    whiskers: tuple[TrendPoint, ...]  # the months measured alone (none beside them): their interval as a line
+    bands: tuple[str, ...]  # <polygon points> of the intervals of each run of complete months measured
+    whiskers: tuple[TrendPoint, ...]  # the months outside a band (alone, partial or thin): their interval as a line
+    gap_labels: bool  # room to write "not measured" at a month not measured
     not_measured: tuple[tuple[str, str], ...]  # (month, why) of the months built without an r_f
     width: int = TREND_WIDTH
     height: int = TREND_HEIGHT
@@ -247,6 +248,15 @@ def trend(months: list[MonthEntry]) -> Trend | None:
             runs[-1].append(p)
         else:
             runs.append([p])
+    steady: list[list[TrendPoint]] = []  # runs of consecutive months whose interval sets the scale: a band
+    for run in runs:
+        current: list[TrendPoint] = []
+        for p in [*run, None]:
+            if p is not None and p.clipped is None:
+                current.append(p)
+            elif current:
+                steady.append(current)
+                current = []
     return Trend(
         points=points,
         top=top,
@@ -255,10 +265,11 @@ def trend(months: list[MonthEntry]) -> Trend | None:
         lines=tuple(" ".join(f"{p.x},{p.y}" for p in run) for run in runs if len(run) > 1),
         bands=tuple(
             " ".join([f"{p.x},{p.y_upper}" for p in run] + [f"{p.x},{p.y_lower}" for p in reversed(run)])
-            for run in runs
+            for run in steady
             if len(run) > 1
         ),
-        whiskers=tuple(run[0] for run in runs if len(run) == 1),
+        whiskers=tuple(p for p in points if not any(p in run for run in steady if len(run) > 1)),
+        gap_labels=step >= MONTH_LABEL_UNITS * 1.4,
         not_measured=tuple(gaps),
     )
 
