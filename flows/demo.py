@@ -63,6 +63,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             partial=False,
             email="latest",
             debug=args.debug,
+            no_jobs_ran=False,
         )
     )
     report_dir = load_config(config_path).report_dir(last)
