@@ -519,7 +519,7 @@ def test_the_webhook_hears_of_each_set_of_figures_once(built, webhook_server, tm
     correction = webhook_server.posts[-1]["text"].splitlines()[1]
     lost = metrics["lost_goodput"]["lost_gpu_hours"]
     assert correction.startswith("Correction: this report replaces the one sent on")
-    assert f"Lost goodput {lost - 10:,.0f} → {lost:,.0f} GPU-hours" in correction
+    assert f"Lost goodput: {lost - 10:,.0f} → {lost:,.0f} GPU-hours" in correction
 
 
 def test_a_failing_webhook_leaves_the_sent_log_as_it_was(built, webhook_server, tmp_path):

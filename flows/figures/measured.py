@@ -169,9 +169,11 @@ def unmeasured_dict(figure: dict, why: str, keep: Collection[str] = ()) -> dict:
 
 
 # the keys of a dict figure that are its parameters or words, kept as they are when it is not measured
+# (r_f's failures and node-days are what was observed, too little to bound a rate: the headline says
+# how little; the fleet's faults are unknown without a node source, its nodes and node-days are not)
 KEEP = {
-    "node_failure_rate": ("unit", "definition"),
-    "fleet_fault_rate": ("unit", "definition"),
+    "node_failure_rate": ("unit", "definition", "failures", "node_days"),
+    "fleet_fault_rate": ("unit", "definition", "nodes", "node_days"),
     "ettr_vs_expected": ("r_f_definition", "ckpt_minutes", "min_run_hours"),
     "lost_goodput": ("estimator",),
     "lemon_nodes": ("window_start", "window_end", "window_days"),
