@@ -98,3 +98,15 @@ def test_a_thin_study_renders_and_says_not_measured_per_cluster():
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
     assert "rsc2 r_f (all) not measured" in html
     assert "list object" not in html and "Undefined" not in html
+    assert re.search(r"Lemon nodes .{0,900}Window 28 days to 2026-11-01 00:00 not measured Nodes", html)
+    assert "– days" not in html
+
+
+def test_a_study_with_no_rate_measured_says_why_it_has_no_trend_chart():
+    study = thin_study()
+    rsc1 = study["clusters"]["rsc1"]
+    rsc1["monthly"] = [m | {"all": m["all"] | {"value": None, "not_measured": "too little"}} for m in rsc1["monthly"]]
+    study["side_by_side"] = side_by_side(study["clusters"])
+    assert study["side_by_side"]["trend_measured"] is False
+    html = text_of(render_study(study).html)
+    assert "No trend chart: no cluster's r f is measured in any month of the range" in html

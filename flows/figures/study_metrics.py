@@ -83,7 +83,8 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
     - `job_mix_by_size`: each size bucket any cluster ran an attempt in, by bucket order, with each
       cluster's attempts and GPU-hours there (0 where it ran none: a count its job records give);
     - `monthly`: each month any cluster has a row for, oldest first, with each cluster's r_f (all);
-      a cluster without a row that month has no GPU node-days in it: not measured, with why."""
+      a cluster without a row that month has no GPU node-days in it: not measured, with why;
+    - `trend_measured`: whether any of those r_f is measured (else the study has no trend chart)."""
     sizes: dict[str, int] = {}
     for figures in clusters.values():
         sizes |= {r["size_bucket"]: r["bucket_order"] for r in figures.get("job_mix_by_size", []) if r["attempts"]}
@@ -94,6 +95,8 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
     months = sorted({month for rows in by_month.values() for month in rows})
     none = {"value": None, "lower": None, "upper": None}
     return {
+        # whether any cluster's r_f is measured in any month (else the trend has nothing to draw)
+        "trend_measured": any(r["value"] is not None for rows in by_month.values() for r in rows.values()),
         "job_mix_by_size": [
             {
                 "size_bucket": bucket,

@@ -149,6 +149,7 @@ def headline(metrics: dict) -> list[dict]:
     mom = metrics["month_over_month"]
     params = metrics["parameters"]
     gaps = metrics.get("not_measured", {})
+    no_gpu_attempts = metrics["totals"].get("gpu_attempts") == 0
     paper_previous = _previous(metrics, "paper")
     paper_change = (
         (rf["paper"]["value"] - paper_previous) / paper_previous
@@ -188,12 +189,18 @@ def headline(metrics: dict) -> list[dict]:
         {
             "key": "infra_failures",
             "label": "Infrastructure failures",
-            "value": metrics["totals"]["infra_failures"],
+            "value": None if no_gpu_attempts else metrics["totals"]["infra_failures"],
             # of GPU attempts where the marts count them (the GPU figures' attempts)
-            "unit": f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
+            "unit": "of GPU attempts"
+            if no_gpu_attempts
+            else f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
             if metrics["totals"].get("gpu_attempts") is not None
             else f"of {fmt_num(metrics['totals']['attempts'])} attempts",
             "format": "num",
+            # not "0 of 0 GPU attempts": with no GPU attempt there is nothing a failure could have ended
+            "not_measured": (gaps.get("node_failure_rate.all") or "no GPU job ran this month")
+            if no_gpu_attempts
+            else None,
         },
     ]
     if metrics["projections"]:
@@ -221,7 +228,9 @@ def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
             "key": "lost_goodput",
             "label": "Lost goodput",
             "value": lost["lost_gpu_hours"],
-            "unit": f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
+            "unit": "GPU-hours"
+            if "lost_goodput" in gaps
+            else f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
             "format": "num",
             "not_measured": gaps.get("lost_goodput"),
         },
@@ -229,7 +238,7 @@ def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
             "key": "lemon_candidates",
             "label": "Lemon-node candidates",
             "value": None if "lemon_nodes" in gaps else len(listed_candidates(metrics["lemon_nodes"])),
-            "unit": f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
+            "unit": "nodes" if "lemon_nodes" in gaps else f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
             "format": "num",
             "not_measured": gaps.get("lemon_nodes"),
         },
