@@ -9,9 +9,11 @@ from test_measured import JOBS_ONLY, PARAMS, golden_month, rendered, thin, words
 
 from flows.figures.measured import exposure, not_measured, trend_rates, window_rates
 from flows.figures.rates import failure_rate
+from flows.figures.summary import fmt_num
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart
+from flows.report.render import build_report
 
 
 def cpu_only_month() -> dict:
@@ -64,7 +66,9 @@ def test_a_headline_figure_not_measured_keeps_no_dash_in_its_unit():
     headline = {h["key"]: h for h in rendered(tiny_month())["metrics"]["summary"]["headline"]}
     assert headline["lost_goodput"]["unit"] == "GPU-hours"
     assert headline["lemon_candidates"]["unit"] == "nodes"
-    assert headline["infra_failures"]["unit"] == "of 12 GPU attempts" and headline["infra_failures"]["value"] is not None
+    assert (
+        headline["infra_failures"]["unit"] == "of 12 GPU attempts" and headline["infra_failures"]["value"] is not None
+    )
 
 
 def test_a_month_of_cpu_only_attempts_does_not_say_no_job_attempts():
@@ -108,3 +112,33 @@ def test_the_archive_names_a_single_month_once():
     assert "1 cluster, 1 monthly report." in page
     assert "ubhpc : 1 month, 2015-07" in page and "2015-07 to 2015-07" not in page
     assert "1 month built, July 2015." in page and "July 2015 to July 2015" not in page
+
+
+def test_lemons_not_measured_say_only_why():
+    page = words(rendered(tiny_month())["html"])
+    section = page[page.index("Lemon-node candidates Not measured") :]
+    assert section.startswith(
+        "Lemon-node candidates Not measured: no node-event or health source was configured, and no GPU job ended"
+    )
+    for said in ("No node stood out", "No node had a lemon signal", "bulk of the", "– days", "– nodes"):
+        assert said not in page, said
+
+
+def test_a_month_where_no_node_had_a_lemon_signal_says_so_in_place_of_the_chart():
+    m = golden_month()
+    lemons = m["lemon_nodes"]
+    lemons["signal_distribution"] = {signal: [[0.0, 1.0]] for signal in lemons["signal_distribution"]}
+    lemons["candidates"] = []
+    report = build_report(m)
+    assert "lemon_signals" not in report.charts
+    assert (
+        "No node had a lemon signal in the 28 days to 2026-11-01 00:00 (no health event, drain, ticket or failure "
+        "it caused): nothing to chart." in words(report.html)
+    )
+
+
+def test_a_few_gpu_seconds_are_not_printed_as_0_gpu_hours():
+    assert (fmt_num(0.0056), fmt_num(0.0), fmt_num(0.5), fmt_num(1234.4)) == ("< 1", "0", "< 1", "1,234")
+    m = tiny_month()
+    m["job_mix"] = [{"outcome": "completed", "attempts": 4, "attempt_share": 1.0, "gpu_hours": 0.0056, "gpu_hours_share": 1.0}]  # fmt: skip
+    assert "completed 4 100.0% &lt; 1 100.0%" in words(rendered(m)["html"])  # "< 1", escaped

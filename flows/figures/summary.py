@@ -24,7 +24,10 @@ def fmt_num(value) -> str:
         return value
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return "–" if _missing(value) else f"{value:,.0f}"
+    if _missing(value):
+        return "–"
+    # a few GPU-seconds are not "0" GPU-hours: a fraction under 1 is "< 1" (a true 0 stays 0)
+    return "< 1" if 0 < value < 1 else f"{value:,.0f}"
 
 
 def fmt_dec(value, digits: int = 2) -> str:
