@@ -9,7 +9,7 @@ from test_measured import JOBS_ONLY, PARAMS, golden_month, rendered, thin, words
 
 from flows.figures.measured import exposure, not_measured, trend_rates, window_rates
 from flows.figures.rates import failure_rate
-from flows.figures.summary import fmt_num
+from flows.figures.summary import earlier_months_note, fmt_num
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart
@@ -142,3 +142,15 @@ def test_a_few_gpu_seconds_are_not_printed_as_0_gpu_hours():
     m = tiny_month()
     m["job_mix"] = [{"outcome": "completed", "attempts": 4, "attempt_share": 1.0, "gpu_hours": 0.0056, "gpu_hours_share": 1.0}]  # fmt: skip
     assert "completed 4 100.0% &lt; 1 100.0%" in words(rendered(m)["html"])  # "< 1", escaped
+
+
+def test_a_first_month_says_all_earlier_months_are_missing_not_11_of_the_11():
+    m = tiny_month()
+    m["history"]["monthly"] = [r for r in m["history"]["monthly"] if r["month"] == m["month"]]
+    m["history"]["earlier_months_missing"] = [f"2025-{n}" for n in ("11", "12")] + [
+        f"2026-{n:02d}" for n in range(1, 10)
+    ]
+    note = earlier_months_note(m)
+    assert note.startswith("Not built: 2025-11 to 2026-09 (all 11 months before this one that the trailing windows")
+    m["history"]["earlier_months_missing"] = ["2026-09"]
+    assert "(the month before this one, which the trailing windows reach back to)" in earlier_months_note(m)

@@ -364,9 +364,14 @@ def earlier_months_note(metrics: dict) -> str | None:
     if not missing:
         return None
     reach = len(missing) + sum(m["month"] < metrics["month"] for m in metrics["history"]["monthly"])
+    if reach == 1:
+        which = "the month before this one, which the trailing windows reach back to"
+    elif len(missing) == reach:  # a first month: "11 of the 11" reads as a typo
+        which = f"all {reach} months before this one that the trailing windows reach back to"
+    else:
+        which = f"{len(missing)} of the {reach} months before this one that the trailing windows reach back to"
     return (
-        f"Not built: {month_spans(missing)} ({len(missing)} of the {reach} months before this one that the "
-        "trailing windows reach back to). Month-over-month change, the trailing windows, the trend and the "
+        f"Not built: {month_spans(missing)} ({which}). Month-over-month change, the trailing windows, the trend and the "
         "job runs that began before this month count only the months built; building those months "
         "refreshes this report."
     )
