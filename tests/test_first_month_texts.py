@@ -13,6 +13,7 @@ from flows.figures.summary import earlier_months_note, fmt_num
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart
+from flows.report.lemon_export import drain_reason, drain_script
 from flows.report.render import build_report
 
 
@@ -154,3 +155,12 @@ def test_a_first_month_says_all_earlier_months_are_missing_not_11_of_the_11():
     assert note.startswith("Not built: 2025-11 to 2026-09 (all 11 months before this one that the trailing windows")
     m["history"]["earlier_months_missing"] = ["2026-09"]
     assert "(the month before this one, which the trailing windows reach back to)" in earlier_months_note(m)
+
+
+def test_the_drain_script_of_lemons_not_measured_says_so_not_no_candidate():
+    lemons = tiny_month()["lemon_nodes"]
+    script = drain_script(lemons, "2026-10")
+    assert "# lemon nodes not measured: no node-event or health source was configured" in script
+    assert "no candidate this month" not in script and "scontrol" not in script.split("set -eu")[1]
+    one = {"node": "n1", "rules": ["repeat_offender"], "p_value": 1e-4, "failures": ["x"], "incident_hours": 0}
+    assert "1 infra failure, 0 incident hours" in drain_reason(one, "2026-10")
