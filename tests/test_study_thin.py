@@ -110,3 +110,33 @@ def test_a_study_with_no_rate_measured_says_why_it_has_no_trend_chart():
     assert study["side_by_side"]["trend_measured"] is False
     html = text_of(render_study(study).html)
     assert "No trend chart: no cluster's r f is measured in any month of the range" in html
+
+
+def cpu_only(figures: dict) -> dict:
+    """A cluster's study figures as a CPU-only cluster with only job records has them (Open XDMoD's dumps)."""
+    figures["node_failure_rate"]["all"] |= {"node_days": 0.0, "failures": 0}
+    figures["node_failure_rate"]["paper"] |= {"node_days": 0.0, "failures": 0}
+    figures["totals"] |= {"gpu_attempts": 0, "cpu_only_attempts": figures["totals"]["attempts"], "gpu_hours": 0.0}
+    gaps = not_measured(exposure({"sacct_xdmod"}, figures["totals"], figures["node_failure_rate"], "in the range"), PARAMS)  # fmt: skip
+    figures = write_unmeasured(figures, gaps) | {"lost_goodput_by_size": [], "job_mix_by_size": [], "job_mix": []}
+    figures["expected_ettr_grid"] = expected_ettr_grid(figures["node_failure_rate"], PARAMS)
+    figures["monthly"] = [m | {"all": m["all"] | {"value": None, "not_measured": "no GPU job ran"}} for m in figures["monthly"]]  # fmt: skip
+    return figures
+
+
+def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
+    study = json.loads(GOLDEN.read_text())
+    clusters = {name: cpu_only(figures) for name, figures in study["clusters"].items()}
+    months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
+    study = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+    assert set(study["side_by_side"]["unmeasured_everywhere"]) >= {"mttf_by_size", "breakdowns", "lemon_nodes"}
+    html = text_of(render_study(study).html)
+    assert (
+        "No GPU job attempt in the range: the job mix is of GPU attempts (rsc1: 83,337 attempts, all CPU-only;" in html
+    )
+    for table in ("Accounts by lost GPU-hours", "The fitted r f and the projected MTTF", "observed MTTF, 95%",
+                  "Nodes in the fleet", "attempts; GPU-hours"):  # fmt: skip
+        assert table not in html, table
+    for section in ("MTTF by job size", "Who lost the most"):
+        assert re.search(f"{section} .{{0,200}}rsc1: not measured: no GPU job ran in the range", html), section
+    assert re.search("Lemon nodes .{0,200}rsc1: not measured: no node-event or health source was configured", html)

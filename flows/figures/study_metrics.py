@@ -10,7 +10,7 @@ from collections.abc import Collection
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
-from flows.figures.measured import trend_rates
+from flows.figures.measured import FIGURES, trend_rates
 from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.figures.summary import label
@@ -84,7 +84,8 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
       cluster's attempts and GPU-hours there (0 where it ran none: a count its job records give);
     - `monthly`: each month any cluster has a row for, oldest first, with each cluster's r_f (all);
       a cluster without a row that month has no GPU node-days in it: not measured, with why;
-    - `trend_measured`: whether any of those r_f is measured (else the study has no trend chart)."""
+    - `trend_measured`: whether any of those r_f is measured (else the study has no trend chart);
+    - `unmeasured_everywhere`: the figure paths no cluster measured (their tables are left out)."""
     sizes: dict[str, int] = {}
     for figures in clusters.values():
         sizes |= {r["size_bucket"]: r["bucket_order"] for r in figures.get("job_mix_by_size", []) if r["attempts"]}
@@ -95,6 +96,10 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
     months = sorted({month for rows in by_month.values() for month in rows})
     none = {"value": None, "lower": None, "upper": None}
     return {
+        # the figures no cluster measured: their side-by-side tables would be all "not measured"
+        "unmeasured_everywhere": [
+            path for path in FIGURES if all(path in figures.get("not_measured", {}) for figures in clusters.values())
+        ],
         # whether any cluster's r_f is measured in any month (else the trend has nothing to draw)
         "trend_measured": any(r["value"] is not None for rows in by_month.values() for r in rows.values()),
         "job_mix_by_size": [
