@@ -184,7 +184,7 @@ def test_the_reasons_are_in_words():
     assert gaps["node_failure_rate.all"] == f"{THIN}, [analysis] min_gpu_node_days)"
     assert gaps["fleet_fault_rate"].startswith(NO_NODE_SOURCE)
     assert (
-        "0 infrastructure failures of GPU jobs this month are too few to single out a node (10 needed"
+        "no GPU job ended in an infrastructure failure this month (10 needed to single out a node"
         in (gaps["lemon_nodes"])
     )
     assert not any("_" in why.split("[analysis]")[0] for why in gaps.values())  # no reason code, no column name

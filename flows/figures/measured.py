@@ -82,7 +82,9 @@ def exposure(inputs: Collection[str], totals: dict, r_f: dict, within: str = "th
 
 
 def _days(value: float) -> str:
-    return f"{value:,.1f}"
+    """Node-days as a reader reads them: one decimal, or two significant digits below 0.05 (a few
+    minutes of GPU jobs are 0.0027 node-days, not "0.0")."""
+    return f"{value:.2g}" if 0 < value < 0.05 else f"{value:,.1f}"
 
 
 def _gpu_exposure(e: Exposure, params: AnalysisConfig) -> str | None:
@@ -121,6 +123,14 @@ def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
             "DCGM, GCM, link or IPMI logs), so nothing counted the nodes' faults"
         )
     if code == "no_node_source_few_failures":
+        if e.gpu_attempts == 0:
+            return f"no node-event or health source was configured, and no GPU job ran {e.within}"
+        if not e.gpu_infra_failures:
+            return (
+                "no node-event or health source was configured, and no GPU job ended in an infrastructure "
+                f"failure {e.within} ({params.lemon_min_infra_failures:,} needed to single out a node, "
+                "[analysis] lemon_min_infra_failures)"
+            )
         return (
             "no node-event or health source was configured, and "
             f"{_plural(e.gpu_infra_failures, 'infrastructure failure')} of GPU jobs {e.within} "
@@ -265,12 +275,24 @@ def trend_rates(rows: list[dict], params: AnalysisConfig) -> list[dict]:
     ]
 
 
-def window_rates(windows: list[dict], params: AnalysisConfig) -> list[dict]:
-    """A month's trailing windows (history.trailing), their r_f not measured below min_gpu_node_days."""
-    return [
-        {**w, **{d: exposure_rate(w[d], d, f"over the last {w['months']} months", params) for d in ("paper", "all")}}
-        for w in windows
-    ]
+def window_rates(windows: list[dict], params: AnalysisConfig, causes_measured: bool = True) -> list[dict]:
+    """A month's trailing windows (history.trailing), their r_f not measured below min_gpu_node_days;
+    a window whose r_f (all) is not measured has no rate by cause or MTTF by size either (the same
+    node-days: 3 failures on 0.0027 node-days are not "1,107,692 per 1000 node-days"), nor rates by
+    cause when the month's own failures by cause are not measured (`causes_measured`)."""
+    rated = []
+    for w in windows:
+        w = {
+            **w,
+            **{d: exposure_rate(w[d], d, f"over the last {w['months']} months", params) for d in ("paper", "all")},
+        }
+        thin = w["all"].get("not_measured") is not None
+        if "by_cause" in w and (thin or not causes_measured):
+            w["by_cause"] = []
+        if "mttf_by_size" in w and thin:
+            w["mttf_by_size"] = []
+        rated.append(w)
+    return rated
 
 
 def coverage(totals: dict) -> str | None:

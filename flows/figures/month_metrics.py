@@ -41,7 +41,12 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
     causes = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
     # the trend shows only the months and windows measured
-    trend |= {"monthly": trend_rates(trend["monthly"], params), "trailing": window_rates(trend["trailing"], params)}
+    trend |= {
+        "monthly": trend_rates(trend["monthly"], params),
+        "trailing": window_rates(
+            trend["trailing"], params, causes_measured="failures_by_cause" not in figures["not_measured"]
+        ),
+    }
     metrics = {
         **figures,
         "schema_version": SCHEMA_VERSION,

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
-from flows.figures.measured import trend_rates
+from flows.figures.measured import FIGURES, trend_rates
 from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.figures.summary import label
@@ -63,13 +63,66 @@ def assemble_study(clusters: dict[str, dict], months: list[Month], command: str)
 
 def shared_rows(clusters: dict[str, dict]) -> dict:
     """The rows the clusters' side-by-side tables share: every cause any cluster had (the first
-    cluster's order, then the others'), every size bucket with a measured ETTR (by size)."""
+    cluster's order, then the others'), every size bucket with a measured ETTR (by size), and the
+    tables joined by their key (`side_by_side`)."""
     causes: list[str] = []
     buckets: dict[str, int] = {}
     for figures in clusters.values():
         causes += [c["cause_category"] for c in figures["failures_by_cause"] if c["cause_category"] not in causes]
         buckets |= {r["size_bucket"]: r["bucket_order"] for r in figures["ettr_vs_expected"]["priority"]}
-    return {"causes": causes, "ettr_buckets": sorted(buckets, key=buckets.__getitem__)}
+    return {
+        "causes": causes,
+        "ettr_buckets": sorted(buckets, key=buckets.__getitem__),
+        "side_by_side": side_by_side(clusters),
+    }
+
+
+def side_by_side(clusters: dict[str, dict]) -> dict:
+    """The clusters' tables joined by their rows' key, never by position (one cluster's months or
+    size buckets may be fewer than another's, or none):
+    - `job_mix_by_size`: each size bucket any cluster ran an attempt in, by bucket order, with each
+      cluster's attempts and GPU-hours there (0 where it ran none: a count its job records give);
+    - `monthly`: each month any cluster has a row for, oldest first, with each cluster's r_f (all);
+      a cluster without a row that month has no GPU node-days in it: not measured, with why;
+    - `trend_measured`: whether any of those r_f is measured (else the study has no trend chart);
+    - `unmeasured_everywhere`: the figure paths no cluster measured (their tables are left out)."""
+    sizes: dict[str, int] = {}
+    for figures in clusters.values():
+        sizes |= {r["size_bucket"]: r["bucket_order"] for r in figures.get("job_mix_by_size", []) if r["attempts"]}
+    by_size = {
+        name: {r["size_bucket"]: r for r in figures.get("job_mix_by_size", [])} for name, figures in clusters.items()
+    }
+    by_month = {name: {r["month"]: r["all"] for r in figures["monthly"]} for name, figures in clusters.items()}
+    months = sorted({month for rows in by_month.values() for month in rows})
+    none = {"value": None, "lower": None, "upper": None}
+    return {
+        # the figures no cluster measured: their side-by-side tables would be all "not measured"
+        "unmeasured_everywhere": [
+            path for path in FIGURES if all(path in figures.get("not_measured", {}) for figures in clusters.values())
+        ],
+        # whether any cluster's r_f is measured in any month (else the trend has nothing to draw)
+        "trend_measured": any(r["value"] is not None for rows in by_month.values() for r in rows.values()),
+        "job_mix_by_size": [
+            {
+                "size_bucket": bucket,
+                "clusters": {
+                    name: {k: rows.get(bucket, {}).get(k, 0) for k in ("attempts", "gpu_hours")}
+                    for name, rows in by_size.items()
+                },
+            }
+            for bucket in sorted(sizes, key=sizes.__getitem__)
+        ],
+        "monthly": [
+            {
+                "month": month,
+                "clusters": {
+                    name: rows.get(month) or none | {"not_measured": f"no GPU node-days in {month}"}
+                    for name, rows in by_month.items()
+                },
+            }
+            for month in months
+        ],
+    }
 
 
 def study_summary(study: dict) -> dict:

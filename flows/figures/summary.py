@@ -25,7 +25,10 @@ def fmt_num(value) -> str:
         return value
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return "–" if _missing(value) else f"{value:,.0f}"
+    if _missing(value):
+        return "–"
+    # a few GPU-seconds are not "0" GPU-hours: a fraction under 1 is "< 1" (a true 0 stays 0)
+    return "< 1" if 0 < value < 1 else f"{value:,.0f}"
 
 
 def fmt_dec(value, digits: int = 2) -> str:
@@ -187,6 +190,7 @@ def headline(metrics: dict) -> list[dict]:
     mom = metrics["month_over_month"]
     params = metrics["parameters"]
     gaps = metrics.get("not_measured", {})
+    no_gpu_attempts = metrics["totals"].get("gpu_attempts") == 0
     paper_previous = _previous(metrics, "paper")
     paper_change = (
         (rf["paper"]["value"] - paper_previous) / paper_previous
@@ -226,12 +230,18 @@ def headline(metrics: dict) -> list[dict]:
         {
             "key": "infra_failures",
             "label": "Infrastructure failures",
-            "value": metrics["totals"]["infra_failures"],
+            "value": None if no_gpu_attempts else metrics["totals"]["infra_failures"],
             # of GPU attempts where the marts count them (the GPU figures' attempts)
-            "unit": f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
+            "unit": "of GPU attempts"
+            if no_gpu_attempts
+            else f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
             if metrics["totals"].get("gpu_attempts") is not None
             else f"of {fmt_num(metrics['totals']['attempts'])} attempts",
             "format": "num",
+            # not "0 of 0 GPU attempts": with no GPU attempt there is nothing a failure could have ended
+            "not_measured": (gaps.get("node_failure_rate.all") or "no GPU job ran this month")
+            if no_gpu_attempts
+            else None,
         },
     ]
     if metrics["projections"]:
@@ -259,7 +269,9 @@ def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
             "key": "lost_goodput",
             "label": "Lost goodput",
             "value": lost["lost_gpu_hours"],
-            "unit": f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
+            "unit": "GPU-hours"
+            if "lost_goodput" in gaps
+            else f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
             "format": "num",
             "not_measured": gaps.get("lost_goodput"),
         },
@@ -267,7 +279,7 @@ def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
             "key": "lemon_candidates",
             "label": "Lemon-node candidates",
             "value": None if "lemon_nodes" in gaps else len(listed_candidates(metrics["lemon_nodes"])),
-            "unit": f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
+            "unit": "nodes" if "lemon_nodes" in gaps else f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
             "format": "num",
             "not_measured": gaps.get("lemon_nodes"),
         },
@@ -390,9 +402,14 @@ def earlier_months_note(metrics: dict) -> str | None:
     if not missing:
         return None
     reach = len(missing) + sum(m["month"] < metrics["month"] for m in metrics["history"]["monthly"])
+    if reach == 1:
+        which = "the month before this one, which the trailing windows reach back to"
+    elif len(missing) == reach:  # a first month: "11 of the 11" reads as a typo
+        which = f"all {reach} months before this one that the trailing windows reach back to"
+    else:
+        which = f"{len(missing)} of the {reach} months before this one that the trailing windows reach back to"
     return (
-        f"Not built: {month_spans(missing)} ({len(missing)} of the {reach} months before this one that the "
-        "trailing windows reach back to). Month-over-month change, the trailing windows, the trend and the "
+        f"Not built: {month_spans(missing)} ({which}). Month-over-month change, the trailing windows, the trend and the "
         "job runs that began before this month count only the months built; building those months "
         "refreshes this report."
     )

@@ -32,7 +32,8 @@ def drain_reason(candidate: dict, month: str) -> str:
     window = f" over {candidate['window_days']} days" if "window_days" in candidate else ""
     return (
         f"lemon candidate {month}{window}: {rules} (p={candidate['p_value']:.2g}); "
-        f"{len(candidate['failures'])} infra failures, {candidate['incident_hours']} incident hours"
+        f"{len(candidate['failures'])} infra failure{'' if len(candidate['failures']) == 1 else 's'}, "
+        f"{candidate['incident_hours']} incident hours"
     )
 
 
@@ -54,7 +55,9 @@ def drain_script(lemon_nodes: dict, month: str) -> str:
     for candidate in listed:
         node, reason = shlex.quote(candidate["node"]), shlex.quote(drain_reason(candidate, month))
         lines.append(f"scontrol update nodename={node} state=drain reason={reason}")
-    if not listed:
+    if lemon_nodes.get("not_measured"):  # "no candidate" would claim the fleet was looked at
+        lines.append(f"# lemon nodes not measured: {lemon_nodes['not_measured']}")
+    elif not listed:
         lines.append("# no candidate this month")
     return "\n".join(lines) + "\n"
 

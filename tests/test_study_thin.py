@@ -1,0 +1,142 @@
+"""A study whose clusters are not alike (issue 42): one cluster measured, the other a mostly-CPU site
+with only job records, GPU jobs in fewer months and in fewer size buckets. Rendered through the
+study renderer (flows/report/study_report.py, charts included) from the golden study with its second
+cluster made thin as flows/figures/measured.py writes one; the side-by-side tables are joined by month
+and size bucket (flows/figures/study_metrics.py `side_by_side`), never by a row's position. Nothing
+here builds a month."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import DATA_DIR
+
+from flows.core.config import AnalysisConfig
+from flows.core.months import Month
+from flows.figures.measured import exposure, not_measured, write_unmeasured
+from flows.figures.models import expected_ettr_grid
+from flows.figures.study_metrics import assemble_study, side_by_side
+from flows.report.study_report import render_study
+
+GOLDEN = DATA_DIR / "golden" / "reports" / "study" / "metrics.json"
+PARAMS = AnalysisConfig()
+NO_NODE_SOURCE = "no node-event or health source was configured"
+
+
+def job_mix(figures: dict, sizes: int | None = None) -> list[dict]:
+    """The job mix by size (attempts and GPU-hours of each bucket), from the golden MTTF-by-size rows."""
+    rows = [
+        {k: r[k] for k in ("size_bucket", "bucket_order", "attempts", "gpu_hours")}
+        for r in figures["mttf_by_size"]
+        if r["size_bucket"] != "0"  # GPU attempts only (the golden study predates issue 42)
+    ]
+    return rows[:sizes] if sizes is not None else rows
+
+
+def thin_study() -> dict:
+    """The golden study with rsc2 thin: only job records, 14 GPU jobs of 1-2 GPUs in the last two
+    months (the others have no row), too few GPU node-days for any GPU figure."""
+    study = json.loads(GOLDEN.read_text())
+    clusters = study["clusters"]
+    for figures in clusters.values():
+        figures["job_mix_by_size"] = job_mix(figures)
+    rsc2 = clusters["rsc2"]
+    rsc2["job_mix_by_size"] = [r | {"attempts": 7, "gpu_hours": 400.0} for r in job_mix(rsc2, 2)]
+    rsc2["monthly"] = rsc2["monthly"][-2:]
+    rsc2["node_failure_rate"]["all"] |= {"node_days": 31.0, "failures": 0}
+    rsc2["node_failure_rate"]["paper"] |= {"node_days": 0.0, "failures": 0}
+    rsc2["totals"] |= {"gpu_attempts": 14, "cpu_only_attempts": 3858}
+    gaps = not_measured(exposure({"sacct_xdmod"}, rsc2["totals"], rsc2["node_failure_rate"], "in the range"), PARAMS)
+    rsc2 = write_unmeasured(rsc2, gaps) | {"lost_goodput_by_size": []}
+    rsc2["expected_ettr_grid"] = expected_ettr_grid(rsc2["node_failure_rate"], PARAMS)
+    rsc2["monthly"] = [m | {"all": m["all"] | {"value": None, "lower": None, "upper": None,
+                                                "not_measured": f"too little GPU exposure in {m['month']}"}}
+                       for m in rsc2["monthly"]]  # fmt: skip
+    clusters["rsc1"]["not_measured"], clusters["rsc2"] = {}, rsc2
+    months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
+    return json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+
+
+def text_of(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)))
+
+
+def test_the_side_by_side_tables_join_the_clusters_by_month_and_size():
+    rows = side_by_side(thin_study()["clusters"])
+    months = [m["month"] for m in rows["monthly"]]
+    assert months == sorted(months) and len(months) == 12  # every month either cluster has
+    first = rows["monthly"][0]["clusters"]
+    assert first["rsc1"]["value"] is not None
+    assert first["rsc2"] == {"value": None, "lower": None, "upper": None, "not_measured": "no GPU node-days in 2025-11"}
+    last = rows["monthly"][-1]
+    assert (
+        last["month"] == "2026-10" and last["clusters"]["rsc2"]["not_measured"] == "too little GPU exposure in 2026-10"
+    )
+    sizes = rows["job_mix_by_size"]
+    assert [b["size_bucket"] for b in sizes][:2] == ["1", "2"] and len(sizes) > 2
+    assert sizes[0]["clusters"]["rsc2"] == {"attempts": 7, "gpu_hours": 400.0}
+    assert sizes[-1]["clusters"]["rsc2"] == {"attempts": 0, "gpu_hours": 0}  # ran none there: a count, not unknown
+
+
+def test_a_cluster_with_no_gpu_attempts_is_a_column_of_zeros_not_a_crash():
+    study = thin_study()
+    study["clusters"]["rsc2"]["job_mix_by_size"] = []
+    rows = side_by_side(study["clusters"])
+    assert all(b["clusters"]["rsc2"] == {"attempts": 0, "gpu_hours": 0} for b in rows["job_mix_by_size"])
+
+
+def test_a_thin_study_renders_and_says_not_measured_per_cluster():
+    study = thin_study()
+    study["clusters"]["rsc2"]["job_mix_by_size"] = []  # no attempt of any size: the template's old crash
+    report = render_study(study)
+    html, text = text_of(report.html), report.text
+    assert "rsc2: r_f not measured: 14 GPU jobs on 31.0 GPU node-days in the range" in report.metrics["summary"]["text"]
+    for section in ("MTTF by job size", "Failures by cause", "Lemon nodes", "Lost goodput by job size"):
+        assert re.search(f"{section}.{{0,400}}rsc2: not measured:", html), section
+    assert re.search(r"2025-11 [\d.]+ [\d.]+ – [\d.]+ not measured no GPU node-days in 2025-11", html)
+    assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
+    assert "rsc2 r_f (all) not measured" in html
+    assert "list object" not in html and "Undefined" not in html
+    assert re.search(r"Lemon nodes .{0,900}Window 28 days to 2026-11-01 00:00 not measured Nodes", html)
+    assert "– days" not in html
+
+
+def test_a_study_with_no_rate_measured_says_why_it_has_no_trend_chart():
+    study = thin_study()
+    rsc1 = study["clusters"]["rsc1"]
+    rsc1["monthly"] = [m | {"all": m["all"] | {"value": None, "not_measured": "too little"}} for m in rsc1["monthly"]]
+    study["side_by_side"] = side_by_side(study["clusters"])
+    assert study["side_by_side"]["trend_measured"] is False
+    html = text_of(render_study(study).html)
+    assert "No trend chart: no cluster's r f is measured in any month of the range" in html
+
+
+def cpu_only(figures: dict) -> dict:
+    """A cluster's study figures as a CPU-only cluster with only job records has them (Open XDMoD's dumps)."""
+    figures["node_failure_rate"]["all"] |= {"node_days": 0.0, "failures": 0}
+    figures["node_failure_rate"]["paper"] |= {"node_days": 0.0, "failures": 0}
+    figures["totals"] |= {"gpu_attempts": 0, "cpu_only_attempts": figures["totals"]["attempts"], "gpu_hours": 0.0}
+    gaps = not_measured(exposure({"sacct_xdmod"}, figures["totals"], figures["node_failure_rate"], "in the range"), PARAMS)  # fmt: skip
+    figures = write_unmeasured(figures, gaps) | {"lost_goodput_by_size": [], "job_mix_by_size": [], "job_mix": []}
+    figures["expected_ettr_grid"] = expected_ettr_grid(figures["node_failure_rate"], PARAMS)
+    figures["monthly"] = [m | {"all": m["all"] | {"value": None, "not_measured": "no GPU job ran"}} for m in figures["monthly"]]  # fmt: skip
+    return figures
+
+
+def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
+    study = json.loads(GOLDEN.read_text())
+    clusters = {name: cpu_only(figures) for name, figures in study["clusters"].items()}
+    months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
+    study = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+    assert set(study["side_by_side"]["unmeasured_everywhere"]) >= {"mttf_by_size", "breakdowns", "lemon_nodes"}
+    html = text_of(render_study(study).html)
+    assert (
+        "No GPU job attempt in the range: the job mix is of GPU attempts (rsc1: 83,337 attempts, all CPU-only;" in html
+    )
+    for table in ("Accounts by lost GPU-hours", "The fitted r f and the projected MTTF", "observed MTTF, 95%",
+                  "Nodes in the fleet", "attempts; GPU-hours"):  # fmt: skip
+        assert table not in html, table
+    for section in ("MTTF by job size", "Who lost the most"):
+        assert re.search(f"{section} .{{0,200}}rsc1: not measured: no GPU job ran in the range", html), section
+    assert re.search("Lemon nodes .{0,200}rsc1: not measured: no node-event or health source was configured", html)
