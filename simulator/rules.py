@@ -72,6 +72,7 @@ GPU_EXPOSURE_FIGURES = (
     "node_failure_rate.all",
     "mttf_by_size",
     "projections",
+    "failures_by_cause",
     "ettr_vs_expected",
     "lost_goodput",
     "breakdowns",
@@ -85,11 +86,11 @@ def not_measurable(
     whether its dump has node events or health logs; the rest are its GPU attempts, their node-days
     (all, and of jobs above PAPER_MIN_GPUS) and the infrastructure failures the pipeline counts of them."""
     codes: dict[str, str] = {}
-    if not node_source:
-        codes |= dict.fromkeys(NODE_SOURCE_FIGURES, "no_node_source")
     gpu = "no_gpu_jobs" if gpu_attempts == 0 else "thin_gpu_exposure" if gpu_node_days < MIN_GPU_NODE_DAYS else None
     if gpu:
         codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
+    if not node_source:  # the more basic reason, where a figure has both
+        codes |= dict.fromkeys(NODE_SOURCE_FIGURES, "no_node_source")
     if paper_node_days < MIN_GPU_NODE_DAYS:
         codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if not node_source and gpu_infra_failures < LEMON_MIN_INFRA_FAILURES:

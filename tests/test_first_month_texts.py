@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from test_measured import JOBS_ONLY, PARAMS, golden_month, rendered, thin, words
 
+from flows.figures.formats import fmt_num
 from flows.figures.measured import exposure, not_measured, trend_rates, window_rates
 from flows.figures.rates import failure_rate
-from flows.figures.summary import earlier_months_note, fmt_num
+from flows.figures.summary import earlier_months_note
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart

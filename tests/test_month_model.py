@@ -167,4 +167,4 @@ def test_a_month_without_gpu_exposure_is_reported_with_a_warning(cluster: Path, 
     assert figures.get("no_jobs_declared", False) is not bool(records)
     assert figures["node_failure_rate"]["all"]["node_days"] == 0
     assert figures["summary"]["data_quality"]["status"] == "warning"
-    assert any("no GPU exposure" in reason for reason in figures["summary"]["data_quality"]["reasons"])
+    assert any("no GPU job ran" in reason for reason in figures["summary"]["data_quality"]["reasons"])

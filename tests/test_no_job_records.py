@@ -58,10 +58,10 @@ def no_start_up(monkeypatch):
 
 # each job-record kind: its file, and the span of its records
 KINDS = {
-    "sacct_psv": (SLURM / "sacct_fields_allocations.psv", "2026-11-22 to 2026-11-22"),
-    "sacct_xdmod": (XDMOD, "2015-06-26 to 2016-08-01"),
-    "sacct_json": (SLURM / "sacct.json", "2026-11-22 to 2026-11-22"),
-    "sacct_psv.gz": (SLURM / "sacct_fields_allocations.psv", "2026-11-22 to 2026-11-22"),
+    "sacct_psv": (SLURM / "sacct_fields_allocations.psv", "are all of 2026-11-22"),
+    "sacct_xdmod": (XDMOD, "run 2015-06-26 to 2016-08-01"),
+    "sacct_json": (SLURM / "sacct.json", "are all of 2026-11-22"),
+    "sacct_psv.gz": (SLURM / "sacct_fields_allocations.psv", "are all of 2026-11-22"),
 }
 
 
@@ -78,7 +78,7 @@ def test_run_refuses_a_month_with_no_job_record_before_any_work(kind: str, tmp_p
     assert main(["run", "--month", str(EMPTY), "--config", str(config)]) == EXIT_INPUT
     seconds = time.monotonic() - started
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert lines == [f"error: {EMPTY}: {path} has no job record in {EMPTY}; its records run {span}: {HINT}"]
+    assert lines == [f"error: {EMPTY}: {path} has no job record in {EMPTY}; its records {span}: {HINT}"]
     assert seconds < 3
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.toml", path.name])  # no data/, reports/
 
@@ -113,7 +113,7 @@ def test_a_backfill_is_refused_whole_naming_each_empty_month(tmp_path: Path, cap
     assert line == (
         "error: nothing built: 2 months have no job records: "
         f"2026-08: {logs / '2026-08' / 'sacct.psv'} has no job record in 2026-08; it holds no job record at all; "
-        f"2026-09: {logs / '2026-09' / 'sacct.psv'} has no job record in 2026-09; its records run 2026-11-22 to "
+        f"2026-09: {logs / '2026-09' / 'sacct.psv'} has no job record in 2026-09; its records are all of "
         "2026-11-22: is the range right? (if no job ran in those months, run the backfill again with --no-jobs-ran)"
     )
     assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
@@ -169,7 +169,9 @@ def test_a_live_pull_with_no_job_record_in_the_month_is_refused_before_anything_
     with pytest.raises(NoJobRecordsError) as refused:
         land_month(config, EMPTY)
     pulled = tmp_path / "data" / "pulled" / "ci" / str(EMPTY) / "sacct.usv"
-    assert str(refused.value).startswith(f"{EMPTY}: {pulled} has no job record in {EMPTY}; its records run 2026-11-22")
+    assert str(refused.value).startswith(
+        f"{EMPTY}: {pulled} has no job record in {EMPTY}; its records are all of 2026-11-22"
+    )
     assert not config.landed_dir(EMPTY).exists() and not config.raw_dir(EMPTY).exists()
 
 

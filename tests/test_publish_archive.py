@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import pytest
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
-from flows.figures.summary import month_name
+from flows.figures.formats import month_name
 from flows.publish.archive import refresh_archive
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

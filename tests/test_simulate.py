@@ -515,7 +515,8 @@ def _expected_not_measurable(month: dict) -> dict[str, str]:
     if rates["paper"]["node_days"] < 100:
         codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if gpu:
-        for path in ("node_failure_rate.all", "mttf_by_size", "projections", "ettr_vs_expected", "lost_goodput"):
+        paths = ("node_failure_rate.all", "mttf_by_size", "projections", "failures_by_cause", "ettr_vs_expected")
+        for path in (*paths, "lost_goodput"):
             codes[path] = gpu
         codes["breakdowns"] = gpu
     if not node_source:

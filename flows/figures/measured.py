@@ -44,6 +44,7 @@ GPU_EXPOSURE_FIGURES = (
     "node_failure_rate.all",
     "mttf_by_size",
     "projections",
+    "failures_by_cause",
     "ettr_vs_expected",
     "lost_goodput",
     "breakdowns",
@@ -99,10 +100,10 @@ def _gpu_exposure(e: Exposure, params: AnalysisConfig) -> str | None:
 def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
     """figure path -> reason code, for each figure the period's inputs cannot support."""
     codes: dict[str, str] = {}
-    if not e.node_sources:
-        codes |= dict.fromkeys(NODE_FIGURES, "no_node_source")
     if gpu := _gpu_exposure(e, params):
         codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
+    if not e.node_sources:  # the more basic reason, where a figure has both
+        codes |= dict.fromkeys(NODE_FIGURES, "no_node_source")
     if e.paper_node_days < params.min_gpu_node_days:
         codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if not e.node_sources and e.gpu_infra_failures < params.lemon_min_infra_failures:

@@ -61,6 +61,8 @@ class MonthRecords:
         """Where the file's records lie, in words."""
         if self.first is None or self.last is None:
             return "it holds no job record at all"
+        if self.first.date() == self.last.date():
+            return f"its records are all of {self.first:%Y-%m-%d}"
         return f"its records run {self.first:%Y-%m-%d} to {self.last:%Y-%m-%d}"
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from prefect.artifacts import create_markdown_artifact
 
 from flows.core.escape import escaped_logger
-from flows.figures.summary import headline_figure, month_name
+from flows.figures.formats import month_name
+from flows.figures.summary import headline_figure
 
 log = escaped_logger(__name__)
 OUTCOMES = ("built", "skipped", "failed")  # a backfill month's outcome, as flows/backfill.py names them

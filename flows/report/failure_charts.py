@@ -8,7 +8,7 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from flows.figures.summary import fmt_dec, fmt_duration, fmt_num, label
+from flows.figures.formats import fmt_dec, fmt_duration, fmt_num, label
 from flows.report.charts import (
     BLUE,
     GREEN,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
-from flows.figures.summary import fmt_dec, fmt_num, fmt_pct, label
+from flows.figures.formats import fmt_dec, fmt_num, fmt_pct, label
 from flows.report.charts import (
     GREY,
     PALETTE,

@@ -17,8 +17,8 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Annotation
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
+from flows.figures.formats import fmt_num, fmt_pct, label
 from flows.figures.lemons import FleetFit
-from flows.figures.summary import fmt_num, fmt_pct, label
 from flows.report.charts import BLUE, DPI, GREY, VERMILLION, chart_text, shown_name
 
 # The signals charted (the paper's Fig. 11), in the order of the panels, as a reader names them

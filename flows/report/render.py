@@ -36,7 +36,7 @@ from markupsafe import Markup, escape
 from flows import TEMPLATES_DIR
 from flows.core.escape import printable
 from flows.core.words import counted, plural
-from flows.figures.summary import (
+from flows.figures.formats import (
     FORMATS,
     fmt_change,
     fmt_dec,
@@ -46,8 +46,8 @@ from flows.figures.summary import (
     label,
     month_name,
     month_spans,
-    summarise,
 )
+from flows.figures.summary import summarise
 from flows.report.charts import Chart, draw_charts, month_period
 from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
 from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart

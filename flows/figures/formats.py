@@ -1,0 +1,76 @@
+"""The number and name formats the report, its charts and its texts use: counts, decimals,
+percentages, durations and changes ("–" for a missing value, never 0), taxonomy names for people,
+month names and runs of months."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from flows.core.months import Month
+
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+               "October", "November", "December")  # fmt: skip
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value)))
+
+
+def fmt_num(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if _missing(value):
+        return "–"
+    # a few GPU-seconds are not "0" GPU-hours: a fraction under 1 is "< 1" (a true 0 stays 0)
+    return "< 1" if 0 < value < 1 else f"{value:,.0f}"
+
+
+def fmt_dec(value, digits: int = 2) -> str:
+    return "–" if _missing(value) else f"{value:,.{digits}f}"
+
+
+def fmt_pct(value, digits: int = 1) -> str:
+    return "–" if _missing(value) else f"{100 * value:.{digits}f}%"
+
+
+def fmt_duration(hours) -> str:
+    if _missing(hours):
+        return "–"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:,.1f} d"
+
+
+def fmt_change(change) -> str:
+    """A relative change as a signed percentage, e.g. "+22%"."""
+    return "–" if _missing(change) else f"{100 * change:+.0f}%"
+
+
+FORMATS = {"num": fmt_num, "dec": fmt_dec, "duration": fmt_duration, "pct": fmt_pct}  # a headline figure's `format`
+
+
+def label(name: str) -> str:
+    """A taxonomy or rule name for people: "gpu_memory" -> "gpu memory"."""
+    return str(name).replace("_", " ")
+
+
+def month_name(month: str) -> str:
+    parsed = Month.parse(month)
+    return f"{MONTH_NAMES[parsed.start.month - 1]} {parsed.start.year}"
+
+
+def month_spans(months: Sequence[str]) -> str:
+    """Months as their runs of consecutive months: ["2026-01", "2026-02", "2026-03", "2026-05"] ->
+    "2026-01 to 2026-03, 2026-05"."""
+    spans: list[tuple[Month, Month]] = []
+    for month in sorted(map(Month.parse, months)):
+        if spans and spans[-1][1].next() == month:
+            spans[-1] = (spans[-1][0], month)
+        else:
+            spans.append((month, month))
+    return ", ".join(str(first) if first == last else f"{first} to {last}" for first, last in spans)
