@@ -61,7 +61,7 @@ def sent(tmp_path_factory) -> SentRecord:
 
 def test_the_sent_log_keeps_the_figures_the_message_shows(sent):
     shown = list(sent.shown.values())
-    assert "Infrastructure failures 4 of 6,752 attempts" in shown
+    assert "Infrastructure failures 4 of 6,752 GPU attempts" in shown
     assert any(text.startswith("MTTF by job size: 64 | 1,300 | 2 | 27.1 d 7.5 d – 223.6 d") for text in shown)  # a row
     assert not any("--config" in text or "lemon_p_value" in text for text in shown)  # how it was made: not figures
     assert sent.basis["inputs"]["sacct_psv"]["records"] == 6752 and sent.basis["taxonomy"]
@@ -145,7 +145,7 @@ def test_a_chat_message_is_corrected_only_when_its_own_figures_change(sent, tmp_
     changed job-mix row corrects the email, not the chat message."""
     figures = rendered(tmp_path / "a" / "2026-10", golden_metrics())
     posted = replace(sent, channel=WEBHOOK, recipients=(), shown=figures.shown_by(WEBHOOK))
-    assert "Infrastructure failures: 4 of 6,752 attempts" in posted.shown.values()
+    assert "Infrastructure failures: 4 of 6,752 GPU attempts" in posted.shown.values()
     metrics = golden_metrics()
     metrics["job_mix"][0]["attempts"] += 1
     figures = rendered(tmp_path / "b" / "2026-10", metrics)

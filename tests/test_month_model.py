@@ -160,11 +160,15 @@ CPU_ONLY = [
 
 @pytest.mark.parametrize("records", [CPU_ONLY, []], ids=["cpu-jobs-only", "no-jobs"])
 def test_a_month_without_gpu_exposure_is_reported_with_a_warning(cluster: Path, records: list[str]) -> None:
+    """CPU-only jobs: a data-quality warning that no GPU job ran. No job at all, declared with
+    --no-jobs-ran: the report says so in place of the figures, with no warning of what was declared."""
     write_month(cluster.parent, "2026-09", records)
     no_jobs = [] if records else ["--no-jobs-ran"]  # without it, a month with no job record is refused
     assert main(["run", "--config", str(cluster), "--month", "2026-09", *no_jobs]) == 0
     figures = metrics(cluster, "2026-09")
     assert figures.get("no_jobs_declared", False) is not bool(records)
     assert figures["node_failure_rate"]["all"]["node_days"] == 0
-    assert figures["summary"]["data_quality"]["status"] == "warning"
-    assert any("no GPU job ran" in reason for reason in figures["summary"]["data_quality"]["reasons"])
+    assert figures["not_measured"]["node_failure_rate.all"] == "no GPU job ran this month"
+    quality = figures["summary"]["data_quality"]
+    assert quality["status"] == ("warning" if records else "ok")
+    assert any("no GPU job ran" in reason for reason in quality["reasons"]) is bool(records)

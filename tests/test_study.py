@@ -145,32 +145,26 @@ def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):
 
 def test_a_study_sent_to_a_webhook_links_its_own_report(built, webhook_server):
     """The chat message of a study linked `<reports>/<cluster>/<subject>/report.html`, a path that
-    does not exist: studies are in `<reports>/studies/<name>/`."""
-    configs = list(built["configs"].values())
-    hooked = configs[0].with_name("rsc1-webhook.toml")
+    does not exist: studies are in `<reports>/studies/<name>/`. rsc1's config gets a webhook for the
+    test and its own text back after it, so the study's outputs (their reproduce line names the
+    configs) stay those the other tests read."""
+    rsc1, rsc2 = built["configs"]["rsc1"], built["configs"]["rsc2"]
+    original = rsc1.read_text()
     hook = f'\n[webhook]\nurl = "{webhook_server.url}"\nretry_wait_seconds = 0.01\n'
-    hooked.write_text(configs[0].read_text() + hook)
-    args = [
-        "study",
-        "--from",
-        str(FIRST),
-        "--to",
-        str(LAST),
-        "--send",
-        "--config",
-        str(hooked),
-        "--config",
-        str(configs[1]),
-    ]
-    assert main(args) == 0
-    (post,) = webhook_server.posts
-    link = post["text"].splitlines()[-1].removeprefix("Report: ")
-    assert Path(link) == built["dir"] / "report.html" and Path(link).is_file()
+    args = ["study", "--from", str(FIRST), "--to", str(LAST), "--send", "--config", str(rsc1), "--config", str(rsc2)]
+    try:
+        rsc1.write_text(original + hook)
+        assert main(args) == 0
+        (post,) = webhook_server.posts
+        link = post["text"].splitlines()[-1].removeprefix("Report: ")
+        assert Path(link) == built["dir"] / "report.html" and Path(link).is_file()
 
-    hooked.write_text(configs[0].read_text() + hook + 'report_url = "https://r.example.org/{cluster}/{month}/"\n')
-    assert main([*args, "--resend"]) == 0
-    link = webhook_server.posts[-1]["text"].splitlines()[-1].removeprefix("Report: ")
-    assert link == f"https://r.example.org/studies/{built['dir'].name}/"
+        rsc1.write_text(original + hook + 'report_url = "https://r.example.org/{cluster}/{month}/"\n')
+        assert main([*args, "--resend"]) == 0
+        link = webhook_server.posts[-1]["text"].splitlines()[-1].removeprefix("Report: ")
+        assert link == f"https://r.example.org/studies/{built['dir'].name}/"
+    finally:
+        rsc1.write_text(original)
 
 
 def test_the_study_built_the_month_its_warehouse_lacked_and_archived_its_report(built):
