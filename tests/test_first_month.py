@@ -90,7 +90,7 @@ def test_the_simulated_site_is_a_first_months_shape(site, month: Month) -> None:
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)
 def test_not_measured_exactly_where_the_truth_says(site, month: Month) -> None:
-    """(waits for issue42-measured) metrics.json's top-level `not_measured` names exactly the
+    """metrics.json's top-level `not_measured` names exactly the
     figures the truth's rules say its inputs cannot support; the fleet's fault rate keeps its keys
     with null numbers and says why; report.txt and report.html say "not measured"."""
     truth = site["truth"]["months"][str(month)]
@@ -138,7 +138,7 @@ def test_gpu_figures_equal_the_truth_over_gpu_jobs(site, month: Month) -> None:
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)
 def test_cpu_only_attempts_are_counted_in_the_totals_and_the_data_coverage(site, month: Month) -> None:
-    """(waits for issue42-marts: the totals' columns; issue42-measured: the coverage line)"""
+    """The totals count the CPU-only attempts the truth ran, and the report says they are left out."""
     truth = site["truth"]["months"][str(month)]
     built = site["built"][str(month)]
     totals = built["metrics"]["totals"]
@@ -151,7 +151,7 @@ def test_cpu_only_attempts_are_counted_in_the_totals_and_the_data_coverage(site,
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)
 def test_no_figure_has_a_zero_gpu_row(site, month: Month) -> None:
-    """(waits for issue42-marts) MTTF by size, ETTR by size, the breakdowns and the trailing
+    """MTTF by size, ETTR by size, the breakdowns and the trailing
     windows have no row for 0 GPUs, nor a breakdown row of 0 GPU-hours; the reports print none."""
     built = site["built"][str(month)]
     metrics = built["metrics"]

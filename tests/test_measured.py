@@ -428,9 +428,8 @@ def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path, fresh_warehous
     assert "NODE FAULTS OVER THE FLEET: not measured: no node-event or health source" in text
     assert "not measured: no node-event or health source" in html
     assert not prom_samples(prom, "node_failure_rate") and not prom_samples(prom, "lemon_candidates")
-    if "cpu_only_attempts" in metrics["totals"]:  # the marts count them (issue42-marts)
-        assert metrics["totals"]["gpu_attempts"] == 2 and node_days.startswith("2 GPU jobs on ")
-        assert f"{metrics['totals']['cpu_only_attempts']:,} CPU-only attempts are not in the GPU figures" in text
+    assert metrics["totals"]["gpu_attempts"] == 2 and node_days.startswith("2 GPU jobs on ")
+    assert f"{metrics['totals']['cpu_only_attempts']:,} CPU-only attempts are not in the GPU figures" in text
 
 
 def test_a_study_measures_with_the_inputs_landed_for_every_month_of_its_range(tmp_path: Path):
@@ -443,3 +442,15 @@ def test_a_study_measures_with_the_inputs_landed_for_every_month_of_its_range(tm
         (tmp_path / month / "manifest.json").write_text(json.dumps(manifest))
         landed[Month.parse(month)] = tmp_path / month
     assert range_inputs(landed, Month.parse("2026-08"), Month.parse("2026-10")) == {"sacct_psv", "xid_syslog"}
+
+
+def test_a_rate_measured_from_job_states_alone_says_it_is_a_lower_bound():
+    """Enough GPU exposure but only job records: r_f and MTTF are shown, and the data coverage says
+    they count only NODE_FAIL (a FAILED job a node fault ended is not attributed without node logs);
+    with node sources landed it says nothing of the kind."""
+    jobs_only = rendered(thin(golden_month(), JOBS_ONLY))
+    assert "node_failure_rate.all" not in jobs_only["metrics"]["not_measured"]
+    assert "the rate is a lower bound and MTTF an upper bound" in " ".join(jobs_only["metrics"]["summary"]["coverage"])
+    assert "the rate is a lower bound" in words(jobs_only["html"])
+    with_nodes = rendered(thin(golden_month(), ALL_INPUTS))
+    assert not any("lower bound" in line for line in with_nodes["metrics"]["summary"]["coverage"])

@@ -115,14 +115,23 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+NO_NODE_SOURCE = (
+    "no node-event or health source was configured (sacctmgr events, scontrol snapshots, Xid, NHC, "
+    "DCGM, GCM, link or IPMI logs), so nothing counted the nodes' faults"
+)
+# what r_f and MTTF count without a node source, though measured: the data-coverage line says it
+FROM_JOB_STATES_ONLY = (
+    "The node failure rate and MTTF count only the infrastructure failures the job records show (NODE_FAIL): "
+    "with no node-event or health source, a job that a node fault ended as FAILED is not attributed, so the "
+    "rate is a lower bound and MTTF an upper bound"
+)
+
+
 def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
     """Why the figure at `path` is not measured, in words a reader understands."""
     needed = f"{params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days"
     if code == "no_node_source":
-        return (
-            "no node-event or health source was configured (sacctmgr events, scontrol snapshots, Xid, NHC, "
-            "DCGM, GCM, link or IPMI logs), so nothing counted the nodes' faults"
-        )
+        return NO_NODE_SOURCE
     if code == "no_node_source_few_failures":
         if e.gpu_attempts == 0:
             return f"no node-event or health source was configured, and no GPU job ran {e.within}"
@@ -294,6 +303,12 @@ def window_rates(windows: list[dict], params: AnalysisConfig, causes_measured: b
             w["mttf_by_size"] = []
         rated.append(w)
     return rated
+
+
+def from_job_states_only(gaps: dict[str, str]) -> str | None:
+    """The data-coverage line of a period whose r_f is measured without a node source (none else)."""
+    measured_without_nodes = gaps.get("fleet_fault_rate") == NO_NODE_SOURCE and "node_failure_rate.all" not in gaps
+    return FROM_JOB_STATES_ONLY if measured_without_nodes else None
 
 
 def coverage(totals: dict) -> str | None:

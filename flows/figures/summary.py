@@ -10,7 +10,7 @@ from flows.core.months import Month
 from flows.core.words import counted
 from flows.figures.formats import FORMATS, fmt_change, fmt_dec, fmt_num, fmt_pct, label, month_name, month_spans
 from flows.figures.lemons import listed_candidates
-from flows.figures.measured import coverage
+from flows.figures.measured import coverage, from_job_states_only
 
 
 def _names(items: Sequence[str], limit: int = 3) -> str:
@@ -327,6 +327,8 @@ def coverage_lines(metrics: dict) -> list[str]:
     for why, names in by_reason.items():
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
         lines.append(f"Not measured: {listed}: {why}")
+    if note := from_job_states_only(gaps):
+        lines.append(note)
     return lines
 
 
