@@ -32,6 +32,14 @@ os.environ.pop("PREFECT_API_URL", None)
 DATA_DIR = Path(__file__).resolve().parent / "data"  # real Slurm and node-health output (data/README.md)
 
 
+@pytest.fixture(scope="module")
+def without_charts():
+    """Pages rendered without their charts (matplotlib takes seconds a chart), for tests of their texts."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("flows.report.render.render_charts", lambda metrics: {})
+        yield
+
+
 @pytest.fixture(scope="session")
 def health_fixtures() -> Path:
     return DATA_DIR / "health"

@@ -4,12 +4,12 @@ with its old and new value (flows/delivery/correction.py). Rendered from the gol
 metrics.json: no month is built, no server started."""
 
 import copy
-import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from saved_month import SAVED_MONTH, saved_metrics
 
 from flows.delivery import correction
 from flows.delivery.deliver import EMAIL, WEBHOOK, _kind, _unchanged, correction_notice
@@ -17,19 +17,7 @@ from flows.delivery.fingerprint import Figures
 from flows.delivery.sent_log import SENT, SentRecord
 from flows.report.render import write_report
 
-GOLDEN = Path(__file__).parent / "data" / "golden" / "reports" / "month"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_charts():
-    """The pages without their charts (matplotlib takes seconds a chart): the texts are what is tested."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("flows.report.render.render_charts", lambda metrics: {})
-        yield
-
-
-def golden_metrics() -> dict:
-    return json.loads((GOLDEN / "metrics.json").read_text())
+pytestmark = pytest.mark.usefixtures("without_charts")
 
 
 def rendered(directory: Path, metrics: dict) -> Figures:
@@ -41,7 +29,7 @@ def rendered(directory: Path, metrics: dict) -> Figures:
 @pytest.fixture(scope="module")
 def sent(tmp_path_factory) -> SentRecord:
     """The golden month as it was sent: its sent-log record."""
-    figures = rendered(tmp_path_factory.mktemp("sent") / "2026-10", golden_metrics())
+    figures = rendered(tmp_path_factory.mktemp("sent") / "2026-10", saved_metrics())
     return SentRecord(
         cluster="rsc2",
         month="2026-10",
@@ -65,13 +53,13 @@ def test_the_sent_log_keeps_the_figures_the_message_shows(sent):
     assert any(text.startswith("MTTF by job size: 64 | 1,300 | 2 | 27.1 d 7.5 d – 223.6 d") for text in shown)  # a row
     assert not any("--config" in text or "lemon_p_value" in text for text in shown)  # how it was made: not figures
     assert sent.basis["inputs"]["sacct_psv"]["records"] == 6752 and sent.basis["taxonomy"]
-    assert sorted(sent.basis["months_built"]) == [m["month"] for m in golden_metrics()["history"]["monthly"][:-1]]
+    assert sorted(sent.basis["months_built"]) == [m["month"] for m in saved_metrics()["history"]["monthly"][:-1]]
 
 
 def test_a_change_no_figure_of_the_message_shows_sends_nothing(sent, tmp_path):
     """What re-sent a month as a "Correction" with the same visible figures: metrics that differ
     only where the message shows nothing (here an earlier month's node-days, drawn in no text)."""
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     metrics["history"]["monthly"][0]["all"]["node_days"] += 0.001
     figures = rendered(tmp_path / "2026-10", metrics)
     assert figures.fingerprint != sent.figures_hash  # the figures differ ...
@@ -90,7 +78,7 @@ def test_a_reworded_report_is_no_change():
 
 
 def test_late_records_name_their_input_and_list_the_figures_old_and_new(sent, tmp_path):
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     metrics["inputs"]["sacct_psv"].update(records=6800, sha256="0" * 64)
     metrics["lost_goodput"]["lost_gpu_hours"] = 300.0
     next(h for h in metrics["summary"]["headline"] if h["key"] == "lost_goodput")["value"] = 300.0
@@ -106,7 +94,7 @@ def test_late_records_name_their_input_and_list_the_figures_old_and_new(sent, tm
 
 
 def test_an_earlier_month_built_for_the_first_time_is_the_cause_it_names(sent, tmp_path):
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     earlier = copy.deepcopy(metrics["history"]["monthly"][0])
     earlier["month"] = "2025-10"
     metrics["history"]["monthly"].insert(0, earlier)
@@ -129,8 +117,8 @@ def test_a_taxonomy_or_config_edit_is_named(sent, monkeypatch):
 
 def test_a_record_sent_before_the_shown_figures_were_kept_still_gets_a_correction(sent, tmp_path):
     old = SentRecord(**{**sent.__dict__, "shown": {}, "basis": {}})
-    shutil.copytree(GOLDEN, tmp_path / "copy")
-    metrics = golden_metrics()
+    shutil.copytree(SAVED_MONTH, tmp_path / "copy")
+    metrics = saved_metrics()
     metrics["totals"]["infra_failures"] += 2
     next(h for h in metrics["summary"]["headline"] if h["key"] == "infra_failures")["value"] += 2
     figures = rendered(tmp_path / "2026-10", metrics)
@@ -143,10 +131,10 @@ def test_a_record_sent_before_the_shown_figures_were_kept_still_gets_a_correctio
 def test_a_chat_message_is_corrected_only_when_its_own_figures_change(sent, tmp_path):
     """The chat message shows the summary and the headline figures (and links the report): a
     changed job-mix row corrects the email, not the chat message."""
-    figures = rendered(tmp_path / "a" / "2026-10", golden_metrics())
+    figures = rendered(tmp_path / "a" / "2026-10", saved_metrics())
     posted = replace(sent, channel=WEBHOOK, recipients=(), shown=figures.shown_by(WEBHOOK))
     assert "Infrastructure failures: 4 of 6,752 GPU attempts" in posted.shown.values()
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     metrics["job_mix"][0]["attempts"] += 1
     figures = rendered(tmp_path / "b" / "2026-10", metrics)
     assert _unchanged(sent, figures, EMAIL, resend=False) is None  # the email's table row changed

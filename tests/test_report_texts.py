@@ -3,34 +3,22 @@ month is built. English in the fleet-rate note, trailing windows that count the 
 shown once, lost goodput told apart from the job mix's "infra failed", an empty parameter as
 "(none)", and one plural rule (flows/core/words.py) for "1 source", "1 recipient"."""
 
-import json
 from pathlib import Path
 
 import pytest
+from saved_month import saved_metrics
 
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
 from flows.pipeline import stage_counts
 from flows.report.render import build_report
 
-GOLDEN = Path(__file__).parent / "data" / "golden" / "reports" / "month"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_charts():
-    """The pages without their charts (matplotlib takes seconds a chart): the texts are what is tested."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("flows.report.render.render_charts", lambda metrics: {})
-        yield
-
-
-def golden_metrics() -> dict:
-    return json.loads((GOLDEN / "metrics.json").read_text())
+pytestmark = pytest.mark.usefixtures("without_charts")
 
 
 @pytest.fixture(scope="module")
 def report():
-    return build_report(golden_metrics())
+    return build_report(saved_metrics())
 
 
 def test_the_fleet_rate_note_is_english(report):
@@ -43,7 +31,7 @@ def test_the_fleet_rate_note_is_english(report):
 
 def test_windows_that_count_the_same_built_months_are_shown_once():
     """Three months built: the 3-, 6- and 12-month windows printed as three identical rows."""
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     for window in metrics["history"]["trailing"]:
         window.update(months_available=3, paper=metrics["history"]["trailing"][0]["paper"])
         window["all"] = metrics["history"]["trailing"][0]["all"]
@@ -60,7 +48,7 @@ def test_windows_that_count_the_same_built_months_are_shown_once():
 
 
 def test_a_window_the_built_months_do_not_fill_says_so():
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     three, six, twelve = sorted(metrics["history"]["trailing"], key=lambda w: w["months"])
     six["months_available"], twelve["months_available"] = 5, 5
     html = build_report(metrics).html
@@ -96,7 +84,7 @@ def test_a_stage_with_one_source_says_source(monkeypatch):
 
 def test_counts_of_one_are_singular_in_the_report():
     """ "4 from 1 preemptions made for restarts" (the golden month), "1 suites"."""
-    metrics = golden_metrics()
+    metrics = saved_metrics()
     metrics["lost_goodput"]["infra_failures"] = 1
     metrics["data_quality"] = metrics["data_quality"][:1]
     report = build_report(metrics)
