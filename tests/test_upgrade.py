@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import REPO_ROOT, email_section
 from saved_month import saved_metrics
 
 import flows.warehouse.build
@@ -21,11 +27,12 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.delivery.deliver import EMAIL, _kind, _unchanged
 from flows.delivery.fingerprint import Figures, fingerprint_v2, same_figures
-from flows.delivery.sent_log import SENT, SentRecord
+from flows.delivery.sent_log import SENT, SentLog, SentRecord
 from flows.demo import write_demo_config
 from flows.figures import moved_keys
 from flows.warehouse import schema_version
 from flows.warehouse.build import build_month
+from simulator import SimParams, simulate
 
 # what the quick tests move: a top-level key into an object, and a key of every row of a list
 MOVES = {"totals": "figures.totals", "failures_by_cause.category": "failures_by_cause.cause"}
@@ -166,3 +173,78 @@ def test_the_schema_version_is_a_digest_of_the_dbt_project(tmp_path):
     assert schema_version.schema_version(project) == first
     (project / "seeds/t.csv").write_text("a\n1\n")
     assert schema_version.schema_version(project) != first
+
+
+VERSION_BEFORE = "3df86e2"  # the commit before issue 43 (bench/README.md: the test command's time at f70f6e9)
+FIRST, SENT_MONTH = "2026-09", "2026-10"
+
+
+@pytest.fixture
+def version_before(tmp_path) -> Iterator[Path]:
+    """A checkout of the commit before issue 43 (a git worktree of it), removed after the test. A copy
+    without that history (an sdist, a shallow clone) skips the test: .ci/run tests a clone."""
+    git = ["git", "-C", str(REPO_ROOT)]
+    if subprocess.run([*git, "cat-file", "-e", f"{VERSION_BEFORE}^{{commit}}"], capture_output=True).returncode:
+        pytest.skip(f"needs the git history back to {VERSION_BEFORE} (this checkout is not a clone of it)")
+    checkout = tmp_path / "version-before"
+    subprocess.run(
+        [*git, "worktree", "add", "--detach", str(checkout), VERSION_BEFORE], check=True, capture_output=True
+    )
+    try:
+        yield checkout
+    finally:
+        subprocess.run([*git, "worktree", "remove", "--force", str(checkout)], capture_output=True)
+        subprocess.run([*git, "worktree", "prune"], capture_output=True)
+
+
+def command(checkout: Path, *args: str) -> str:
+    """A command of the tool checked out in `checkout`, run with this project's Python; its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(checkout), "PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    return out
+
+
+@pytest.mark.slow
+def test_a_history_the_version_before_built_and_sent_is_taken_over(version_before, smtp_server, tmp_path):
+    work = tmp_path / "site"
+    work.mkdir()
+    config = write_demo_config(work, "up", work / "reports")
+    config.write_text(config.read_text() + email_section(smtp_server.port))
+    simulate(
+        SimParams("up", Month.parse(FIRST), last_month=Month.parse(SENT_MONTH), nodes=24, seed=5), work / "sim" / "up"
+    )
+    command(version_before, "backfill", "--from", FIRST, "--to", SENT_MONTH, "--config", str(config))
+    (sent,) = smtp_server.parsed()  # the backfill emails its last month
+    assert sent["Subject"] == f"Cluster reliability report: up, {SENT_MONTH}"
+    reports = {m: json.loads((work / "reports" / "up" / m / "metrics.json").read_text()) for m in (FIRST, SENT_MONTH)}
+    sent_log = work / "data" / "delivery" / "up.jsonl"
+    records = SentLog(sent_log).records()
+    warehouse = work / "warehouse" / "up.duckdb"
+
+    shutil.rmtree(work / "sim" / "up" / FIRST)  # the raw logs of a month built before are not needed again
+    out = command(REPO_ROOT, "run", "--month", SENT_MONTH, "--config", str(config))
+    (aside,) = warehouse.parent.glob("up.duckdb.previous-*")
+    assert f"warehouse {warehouse} built by another version of the tool (it records no schema version" in out
+    assert f"kept aside as {aside.name}; rebuilding it from the 2 landed months" in out
+    assert "not emailed again: these figures went to 1 recipient" in out, out[-4000:]
+    assert len(smtp_server.messages) == 1  # nothing sent again
+    assert SentLog(sent_log).records() == records  # the sent-log as it was
+    assert same_figures(
+        reports[SENT_MONTH], json.loads((work / "reports" / "up" / SENT_MONTH / "metrics.json").read_text())
+    )
+    for month in (FIRST, SENT_MONTH):  # every report still there
+        assert (work / "reports" / "up" / month / "report.html").is_file()
+    assert (work / "reports" / "index.html").is_file()
+    built = schema_version.recorded(warehouse)
+    assert built is not None and built[0] == schema_version.schema_version()
+    with duckdb.connect(str(warehouse), read_only=True) as con:  # both months rebuilt from their landed Parquet
+        months = con.execute("SELECT DISTINCT month FROM fct_attempts ORDER BY month").fetchall()
+    assert [m for (m,) in months] == [FIRST, SENT_MONTH]
