@@ -170,6 +170,7 @@ def test_the_schema_version_is_a_digest_of_the_dbt_project(tmp_path):
     first = schema_version.schema_version(project)
     (project / "analyses").mkdir()
     (project / "analyses/b.sql").write_text("select 2")  # not part of the warehouse's schema
+    (project / "models/marts/a.sql~").write_text("select 3")  # an editor's backup
     assert schema_version.schema_version(project) == first
     (project / "seeds/t.csv").write_text("a\n1\n")
     assert schema_version.schema_version(project) != first

@@ -64,7 +64,8 @@ class Figures:
     lines: list[str]  # the summary sentence, then the headline figures, for a chat message
     shown: dict[str, str] = field(default_factory=dict)  # the figures the message shows (correction.shown_figures)
     basis: dict = field(default_factory=dict)  # what the figures were made from (correction.basis)
-    earlier: frozenset[str] = frozenset()  # fingerprints of earlier schemes that stand for the same figures
+    # other fingerprints of the same figures: schema version 2's (fingerprint_v2), the replaced report's
+    earlier: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, report_dir: Path, in_place: Path | None = None) -> Figures:

@@ -22,13 +22,19 @@ from flows import DBT_PROJECT_DIR
 REASON = "built by another version of the tool"
 TABLE = "meta.built_by"  # one row: schema_version, tool_version, built_at
 PROJECT_PARTS = ("models", "macros", "seeds")  # with dbt_project.yml: what the schema version digests
+PROJECT_FILES = (".sql", ".yml", ".yaml", ".csv")  # the files of them dbt reads (not an editor's backup)
 
 
 def schema_version(project_dir: Path = DBT_PROJECT_DIR) -> str:
     """The digest (12 hex digits) of the dbt project's models, macros, seeds and dbt_project.yml:
-    each file's path in the project and its bytes."""
+    each SQL, YAML and CSV file's path in the project and its bytes."""
     files = [project_dir / "dbt_project.yml"]
-    files += sorted(p for part in PROJECT_PARTS for p in (project_dir / part).rglob("*") if p.is_file())
+    files += sorted(
+        p
+        for part in PROJECT_PARTS
+        for p in (project_dir / part).rglob("*")
+        if p.suffix in PROJECT_FILES and p.is_file()
+    )
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(project_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -44,7 +50,7 @@ def tool_version() -> str:
 
 def recorded(warehouse: Path) -> tuple[str, str, datetime] | None:
     """(schema version, tool version, built at) as the warehouse records them; None if it records none."""
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with duckdb.connect(str(warehouse)) as con:  # as warehouse_problem opens it: one configuration per process
         found = con.execute(
             "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'built_by'"
         ).fetchone()
