@@ -22,7 +22,8 @@ from flows.ingest.probe import input_problem
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, column_names
+from flows.ingest.sources.registry import SOURCE_KINDS
+from flows.ingest.sources.tables import STAGED_FIELDS, column_names
 from flows.ingest.sources.sql import sql_relation
 from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table
 
@@ -42,7 +43,7 @@ class Parsed:
 
 def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None = None) -> Parsed:
     """Run `kind`'s reader on `path` as the landing would, keeping every unreadable line."""
-    source = FORMATS[kind]
+    source = SOURCE_KINDS[kind]
     if problem := input_problem(path, directory=source.reads == "directory"):  # as the landing checks it
         raise MissingInputError(f"{kind}: {problem}")
     quarantine, stats = Quarantine(strict=False), source.new_stats()

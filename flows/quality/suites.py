@@ -43,7 +43,7 @@ import duckdb
 
 from flows import EXPECTATIONS_DIR
 from flows.core.months import Month
-from flows.ingest.sources.registry import TABLES, FieldType
+from flows.ingest.sources.tables import TABLES, FieldType
 from flows.warehouse.engines import DuckDBMarts, MartReader
 
 # The registry's types as DuckDB reads them from the landed Parquet

@@ -1,15 +1,104 @@
-"""The landed tables in Arrow: their schemas (from `registry.TABLES`) and a reader's output as rows of them."""
+"""The landed tables: each column once, as a typed `Field` (`TABLES`), their Arrow schemas, and a
+reader's output as rows of them. The landing writes these columns, the readers stage them and the
+landing's quality suites (flows/quality/suites.py) check them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pyarrow as pa
 
 from flows.ingest.sources.records import HealthCheck, NodeEvent, XidEvent
-from flows.ingest.sources.registry import TABLES, Field, FieldType
+
+FieldType = Literal["string", "int64", "timestamp"]  # timestamp: naive UTC, microseconds
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column of a landed table, defined once: the landing writes it with this type, the readers
+    stage it, and the landing's quality suites check its presence, type and (if `required`) values."""
+
+    name: str
+    type: FieldType
+    required: bool = False  # every landed row has a value
+
+
+def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
+    return tuple(field.name for field in fields)
+
+
+# The landed tables: each field once, with its type. `attempts` is written by DuckDB from the
+# job-record readers' `attempts` (its nodes land normalised, as host_lists / host_list_members).
+TABLES: dict[str, tuple[Field, ...]] = {
+    "attempts": (
+        Field("cluster", "string"),
+        Field("job_id", "string"),
+        Field("job_id_raw", "string", required=True),
+        Field("job_name", "string"),
+        Field("user_name", "string"),
+        Field("account", "string"),
+        Field("partition", "string"),
+        Field("qos", "string"),
+        Field("state", "string"),
+        Field("cancelled_by_uid", "int64"),
+        Field("exit_code", "int64"),
+        Field("exit_signal", "int64"),
+        Field("submit_at", "timestamp", required=True),
+        Field("eligible_at", "timestamp"),
+        Field("start_at", "timestamp"),
+        Field("end_at", "timestamp"),
+        Field("elapsed_seconds", "int64"),
+        Field("n_nodes", "int64"),
+        Field("node_list", "string"),
+        Field("gpus", "int64"),
+        Field("req_gpus", "int64"),
+        Field("reason", "string"),
+        Field("failed_node", "string"),  # sacct FailedNode (23.02+): the node whose failure ended the job
+        Field("restarts", "int64"),  # sacct Restarts (24.11+): times the job was requeued
+        Field("sluid", "string"),  # sacct SLUID (25.11+): unique per run
+        Field("admin_comment", "string"),  # sacct AdminComment: where a site marks who requeued a job
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+    "node_events": (
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("started_at", "timestamp", required=True),
+        Field("ended_at", "timestamp"),
+        Field("state", "string"),
+        Field("reason", "string"),
+        Field("user_name", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+    "health_checks": (
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("ts", "timestamp", required=True),
+        Field("source", "string"),
+        Field("check_name", "string"),
+        Field("status", "string"),
+        Field("message", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+    "xid_events": (
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("ts", "timestamp", required=True),
+        Field("xid", "int64"),
+        Field("pci", "string"),
+        Field("message", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+}
+# What a job-record reader stages (flows.ingest.sources.job_records): the attempt less what the landing adds.
+STAGED_FIELDS = tuple(field for field in TABLES["attempts"] if field.name not in ("cluster", "source_file"))
 
 ARROW_TYPES: dict[FieldType, pa.DataType] = {
     "string": pa.string(),
