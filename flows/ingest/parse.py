@@ -23,9 +23,8 @@ from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import SOURCE_KINDS
-from flows.ingest.sources.tables import STAGED_FIELDS, column_names
 from flows.ingest.sources.sql import sql_relation
-from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table
+from flows.ingest.sources.tables import SCHEMAS, STAGED_FIELDS, column_names, landed_rows, landed_table
 
 CELL_WIDTH = 40  # a longer value is cut in the table (never in --json)
 

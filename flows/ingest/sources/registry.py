@@ -45,7 +45,7 @@ from flows.ingest.sources import (
     xid_syslog,
 )
 
-# What the failure taxonomy's patterns match in a landed source's rows (int_health_events_classified.sql)
+# What the failure taxonomy's patterns match in a landed source's rows (the dbt model that classifies health events)
 Signal = Literal["xid", "reason", "check", "check: status", "check: status: message"]
 SIGNALS: dict[Signal, str] = {
     "xid": "the Xid code",
@@ -177,7 +177,7 @@ LANDED_SOURCES_SEED = DBT_PROJECT_DIR / "seeds" / "landed_sources.csv"
 
 
 def landed_sources_csv() -> str:
-    """The seed dbt reads the landed source names from (int_health_events_classified.sql and the
+    """The seed dbt reads the landed source names from (the health events' classification and the
     taxonomy's tests): one row per landed source, its table and its signal."""
     lines = ["source,landed_table,signal"]
     lines += [f"{source},{table},{signal}" for source, (table, signal) in LANDED_SOURCES.items()]

@@ -26,8 +26,8 @@ from flows.ingest.sources.files import gzip_break, open_text
 from flows.ingest.sources.job_records import finish_attempts
 from flows.ingest.sources.parsable import DELIMITERS, ParsableLayout, assemble_rows, parsable_layout
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.tables import STAGED_FIELDS, column_names
 from flows.ingest.sources.sql import create_temp_table, run_sql
+from flows.ingest.sources.tables import STAGED_FIELDS, column_names
 
 
 @dataclass(frozen=True)
