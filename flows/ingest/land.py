@@ -104,9 +104,9 @@ def _read_health_sources(
         path, stats = sources[kind], source.new_stats()
         found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
-            found = landed_table(source.table, config.cluster, found)
+            found = landed_table(source.table, config.cluster, source.source, found)
         else:
-            rows = landed_rows(source.table, config.cluster, path, found)
+            rows = landed_rows(source.table, config.cluster, source.source, path, found)
             if kind == "scontrol_nodes":
                 accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
                 rows = _not_in_accounting(rows, accounted)

@@ -57,9 +57,10 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
         else:
             found = source.read(quarantine, stats, path=path, clock=clock, year=year)
             if isinstance(found, pa.Table):
-                rows = landed_table(source.table, "", found)
+                rows = landed_table(source.table, "", source.source, found)
             else:
-                rows = pa.Table.from_pylist(list(landed_rows(source.table, "", path, found)), SCHEMAS[source.table])
+                found = landed_rows(source.table, "", source.source, path, found)
+                rows = pa.Table.from_pylist(list(found), SCHEMAS[source.table])
             rows = rows.drop_columns(["cluster"])
     except (OSError, EOFError) as exc:  # unreadable, a directory given for a file, a broken .gz
         raise UsageError(f"{kind}: cannot read {path}: {exc}") from None

@@ -123,7 +123,6 @@ def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
         "cluster": cluster,
         "node": check.node,
         "ts": naive_utc(check.ts),
-        "source": check.source,
         "check_name": check.check,
         "status": check.status,
         "message": check.message,
@@ -163,13 +162,18 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
 ROWS = {"health_checks": _check_row, "node_events": _event_row, "xid_events": _xid_row}
 
 
-def landed_rows(table: str, cluster: str, path: Path, found: Iterable) -> Iterable[dict]:
-    """The rows of a reader that yields row objects, as dicts of `table`'s columns."""
-    return (ROWS[table](cluster, path, record) for record in found)
+def landed_rows(table: str, cluster: str, source: str, path: Path, found: Iterable) -> Iterable[dict]:
+    """The rows of a reader that yields row objects, as dicts of `table`'s columns; a table with a
+    `source` column gets `source`, the landed source name its kind declares (not the reader's)."""
+    declared = {"source": source} if "source" in SCHEMAS[table].names else {}
+    return ({**ROWS[table](cluster, path, record), **declared} for record in found)
 
 
-def landed_table(table: str, cluster: str, found: pa.Table) -> pa.Table:
-    """The Arrow table of a reader that works in DuckDB (the table's columns less cluster), as landed."""
+def landed_table(table: str, cluster: str, source: str, found: pa.Table) -> pa.Table:
+    """The Arrow table of a reader that works in DuckDB (the table's columns less cluster and
+    source), as landed: with `cluster` and, in a table with that column, the declared `source`."""
     schema = SCHEMAS[table]
-    column = pa.array([cluster] * found.num_rows, pa.string())
-    return found.append_column("cluster", column).select(schema.names).cast(schema)
+    found = found.append_column("cluster", pa.array([cluster] * found.num_rows, pa.string()))
+    if "source" in schema.names:
+        found = found.append_column("source", pa.array([source] * found.num_rows, pa.string()))
+    return found.select(schema.names).cast(schema)
