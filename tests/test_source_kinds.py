@@ -1,14 +1,12 @@
-"""Each source kind is declared once (flows/ingest/sources/registry.py) and everything else reads it:
-no other module lists kinds or landed source names, every kind's reader is a real import, every
-landed source name is one the failure taxonomy has rules for, and the seed dbt reads the names from
-is the declarations' (a quick test: no dbt, no landing)."""
+"""Each source kind is declared once (flows/ingest/sources/registry.py; that no other module lists
+kinds: tests/test_architecture.py) and everything else reads it: every kind's reader is a real
+import, every landed source name is one the failure taxonomy has rules for, the landed-events suite
+allows exactly the declared names, and the seed dbt reads them from is the declarations' (a quick
+test: no dbt, no landing)."""
 
 from __future__ import annotations
 
-import ast
 import csv
-import json
-from pathlib import Path
 
 from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
 from flows.ingest.sources.registry import (
@@ -21,8 +19,6 @@ from flows.ingest.sources.registry import (
 from flows.ingest.sources.tables import TABLES, column_names
 from flows.quality.suites import suite_specs
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-REGISTRY = REPO_ROOT / "flows" / "ingest" / "sources" / "registry.py"
 TAXONOMY = DBT_PROJECT_DIR / "seeds" / "failure_taxonomy.csv"
 
 
@@ -74,43 +70,3 @@ def test_the_landed_events_suite_allows_the_declared_sources() -> None:
     ]
     assert in_set["kwargs"]["value_set"] == list(LANDED_SOURCES)
     assert "{landed_dir}" in specs["landed_health_events"]["meta"]["query"]
-
-
-def _listed_names(tree: ast.AST, names: set[str]) -> list[str]:
-    """The collection literals (tuple, list, set, dict keys) of a module that hold two or more of `names`."""
-    found = []
-    for node in ast.walk(tree):
-        items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
-        if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict) and items:
-            listed = [i.value for i in items if isinstance(i, ast.Constant) and i.value in names]
-            if len(listed) >= 2:
-                found.append(", ".join(listed))
-    return found
-
-
-def test_no_other_module_lists_kinds_or_landed_sources() -> None:
-    """Kinds and landed source names are listed once, in the declarations: no other module of flows/
-    holds two of them in one literal, no suite in expectations/ a set of source names, and the SQL
-    that classifies the health events names no source (it reads the seed)."""
-    names = set(SOURCE_KINDS) | set(LANDED_SOURCES)
-    listed = [
-        f"{path.relative_to(REPO_ROOT)}: {found}"
-        for path in sorted((REPO_ROOT / "flows").rglob("*.py"))
-        if path != REGISTRY
-        for found in _listed_names(ast.parse(path.read_text()), names)
-    ]
-    for path in sorted(EXPECTATIONS_DIR.glob("*.json")):
-        listed += [f"{path.name}: {found}" for found in _json_lists(json.loads(path.read_text()), names)]
-    classified = (DBT_PROJECT_DIR / "models" / "intermediate" / "int_health_events_classified.sql").read_text()
-    listed += [f"int_health_events_classified.sql: '{name}'" for name in LANDED_SOURCES if f"'{name}'" in classified]
-    assert not listed
-
-
-def _json_lists(value: object, names: set[str]) -> list[str]:
-    """The lists of a JSON document that hold two or more of `names`."""
-    if isinstance(value, dict):
-        return [found for item in value.values() for found in _json_lists(item, names)]
-    if not isinstance(value, list):
-        return []
-    listed = [item for item in value if isinstance(item, str) and item in names]
-    return ([", ".join(listed)] if len(listed) >= 2 else []) + [f for item in value for f in _json_lists(item, names)]
