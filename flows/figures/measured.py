@@ -2,7 +2,7 @@
 "not measured", never 0.
 
 - the fleet's fault rate and the failures by cause need a source that tells of the nodes' faults
-  (node events or health logs: flows/core/source_kinds.py NODE_SOURCES) landed for the period
+  (node events or health logs: flows/ingest/sources/registry.py NODE_SOURCES) landed for the period
   (`no_node_source`): without one nothing could have counted a fault;
 - r_f (every GPU job's), MTTF by size, its projections, ETTR, lost goodput and the breakdowns need
   [analysis] min_gpu_node_days GPU node-days (`no_gpu_jobs`: none ran; `thin_gpu_exposure`: fewer).
@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from flows.core.config import AnalysisConfig
-from flows.core.source_kinds import NODE_SOURCES, given_input
+from flows.ingest.sources.registry import NODE_SOURCES, given_input
 
 # every figure a rule covers, by its path in metrics.json
 FIGURES = (
