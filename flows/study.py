@@ -26,7 +26,7 @@ from flows.delivery.deliver import PartialDeliveryError, deliver_report
 from flows.edge import checked_study
 from flows.figures.period import Period, totals
 from flows.figures.study_metrics import assemble_study, cluster_figures
-from flows.ingest.land import LandedMonthError, read_manifest
+from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.publish.archive import refresh_archive
 from flows.report.study_report import write_study
 from flows.warehouse.build import build_study, landed_months, warehouse_problem
@@ -76,9 +76,7 @@ def build_cluster_study(config: ClusterConfig, first: Month, last: Month) -> dic
 
 def range_inputs(landed: dict[Month, Path], first: Month, last: Month) -> set[str]:
     """The inputs landed for every landed month of first..last: what the study's figures measured."""
-    return set.intersection(
-        *(set(read_manifest(landed[m])["sources"]) for m in month_range(first, last) if m in landed)
-    )
+    return set.intersection(*(set(read_manifest(landed[m]).sources) for m in month_range(first, last) if m in landed))
 
 
 def range_tables(config: ClusterConfig, first: Month, last: Month) -> dict[str, pa.Table]:

@@ -30,7 +30,8 @@ from flows.core.runlock import ClusterBusyError, run_lock
 from flows.delivery.deliver import deliver_report, delivery_status
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
 from flows.demo import write_demo_config
-from flows.ingest.land import LandedMonthError, land_month, read_manifest
+from flows.ingest.land import land_month
+from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.pipeline import clear_killed_runs
 from flows.warehouse.build import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
 from simulator import SimParams, simulate
@@ -330,7 +331,7 @@ def test_a_lock_file_naming_no_holder_left_by_a_killed_run_is_cleared(tmp_path, 
 @hostile(Outcome.FIGURE)
 def test_the_manifests_sha256_is_what_sha256sum_prints_and_a_relanding_gives_the_same(cluster) -> None:
     landed = cluster.data_dir / "landed" / "c" / str(MONTH)
-    sources = read_manifest(landed)["sources"]
+    sources = read_manifest(landed).inputs()
     events = cluster.config_path.parent / "sim" / "c" / str(MONTH) / "events.psv"
     assert (
         sources["sacctmgr_events_psv"]["sha256"] == subprocess.check_output(["sha256sum", events]).split()[0].decode()
@@ -342,7 +343,7 @@ def test_the_manifests_sha256_is_what_sha256sum_prints_and_a_relanding_gives_the
         == subprocess.check_output(listing, shell=True, cwd=dcgm).split()[0].decode()
     )
     land_month(cluster, MONTH)
-    assert {k: v["sha256"] for k, v in read_manifest(landed)["sources"].items()} == {
+    assert {k: v.sha256 for k, v in read_manifest(landed).sources.items()} == {
         k: v["sha256"] for k, v in sources.items()
     }
 

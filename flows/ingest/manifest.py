@@ -23,7 +23,7 @@ class LandedInput(BaseModel):
     `conflicts`, the first conflicting records described), which differ from reader to reader."""
 
     model_config = ConfigDict(extra="allow")
-    __pydantic_extra__: dict[str, StrictInt | None | list[str]]
+    __pydantic_extra__: dict[str, bool | StrictInt | None | list[str]]
 
     file: str
     records: StrictInt
@@ -59,6 +59,12 @@ class Manifest(BaseModel):
     def inputs(self) -> dict[str, dict]:
         """The sources as metrics.json's `inputs` gives them: each as landed, its statistics included."""
         return {kind: entry.model_dump(exclude_unset=True) for kind, entry in self.sources.items()}
+
+
+def write_manifest(landed_dir: Path, manifest: dict) -> None:
+    """Write the landed month's manifest.json, validated: a key the Manifest does not declare fails the landing."""
+    written = Manifest.model_validate(manifest).model_dump(mode="json", exclude_unset=True)
+    (landed_dir / "manifest.json").write_text(json.dumps(written, indent=1))
 
 
 def read_manifest(landed_dir: Path) -> Manifest:
