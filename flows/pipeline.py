@@ -36,6 +36,7 @@ from flows.delivery.deliver import (
     send_alert,
     sent_before,
 )
+from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
 from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.ingest.land import land_month
@@ -179,7 +180,7 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
     """Send the report (archive it only, when `held` gives the reason). A delivery that reached
     somebody but not every channel raises PartialDeliveryError: the report still goes in place (see
     monthly_report)."""
-    outcome = deliver_report(config, str(month), report_dir, resend=resend, held=held)
+    outcome = deliver_report(config, MonthSubject(month), report_dir, resend=resend, held=held)
     if outcome.errors:
         raise PartialDeliveryError(f"{month}: the report is in place but {'; '.join(outcome.errors)}")
     return outcome
@@ -358,7 +359,7 @@ def monthly_report(
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     # one run per cluster, and per warehouse (two configs may share one), writes at a time
     held = None if notify else "notify is off"
-    if refresh and notify and not sent_before(cfg, str(report)):
+    if refresh and notify and not sent_before(cfg, MonthSubject(report)):
         held = "refreshed after an earlier month was built; it was never sent"
     with run_lock(cfg):
         before = previous_figures(cfg.report_dir(report))

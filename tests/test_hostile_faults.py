@@ -29,6 +29,7 @@ from flows.core.months import Month
 from flows.core.runlock import ClusterBusyError, run_lock
 from flows.delivery.deliver import deliver_report, delivery_status
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
+from flows.delivery.subject import MonthSubject
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, read_manifest
@@ -105,7 +106,7 @@ def test_a_sent_log_cut_mid_line_is_repaired_and_never_sends_the_month_again(
     config = replace(config, email=load_config_email(tmp_path, smtp_server.port))
 
     report = report_dir(tmp_path)
-    outcome = deliver_report(config, str(MONTH), report)
+    outcome = deliver_report(config, MonthSubject(MONTH), report)
 
     assert smtp_server.messages == []  # it may have gone out: not a second time unasked
     assert outcome.done == [
@@ -118,7 +119,7 @@ def test_a_sent_log_cut_mid_line_is_repaired_and_never_sends_the_month_again(
     damaged = SentLog(log_path).records()[-1]
     assert (damaged.month, damaged.status, damaged.message_id) == (str(MONTH), DAMAGED, "<b@example.org>")
     assert lines[-1][:cut] in (log_path.parent / "c.jsonl.damaged").read_bytes()  # set aside, not dropped
-    assert delivery_status(config, str(MONTH), report) == (  # a backfill skips it too
+    assert delivery_status(config, MonthSubject(MONTH), report) == (  # a backfill skips it too
         True,
         "report built; line 4 of c.jsonl could not be read (set aside in c.jsonl.damaged), so it may have gone out "
         "(--resend to send)",
