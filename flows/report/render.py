@@ -36,6 +36,7 @@ from markupsafe import Markup, escape
 from flows import TEMPLATES_DIR
 from flows.core.escape import printable
 from flows.core.words import counted, plural
+from flows.figures.compare import distinct_windows
 from flows.figures.document import MonthDocument, write_document
 from flows.figures.formats import (
     FORMATS,
@@ -99,6 +100,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         label=label,
         month_name=month_name,
         month_spans=month_spans,
+        distinct_windows=distinct_windows,  # the trailing windows shown and tested (flows/figures/compare.py)
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
