@@ -4,7 +4,29 @@
     ), 0) / 3600
 {%- endmacro %}
 
-{% macro lost_goodput(where, by=[]) -%}
+{% macro lost_work() -%}
+    select
+        month,
+        size_bucket,
+        runtime_seconds,
+        gpus,
+        true as is_first_order
+    from {{ ref('fct_attempts') }}
+    where is_infra_failure and is_gpu_attempt
+    union all
+    -- a preemption's row has no bucket: its attempt's row of the same month has
+    select
+        preemptions.month,
+        attempts.size_bucket,
+        preemptions.runtime_seconds,
+        preemptions.gpus,
+        false as is_first_order
+    from {{ ref('fct_second_order_preemptions') }} as preemptions
+    left join {{ ref('fct_attempts') }} as attempts
+        on attempts.attempt_id = preemptions.attempt_id and attempts.month = preemptions.month
+{%- endmacro %}
+
+{% macro lost_goodput(lost_work, by) -%}
     select
         {%- for column in by %}
         {{ column }},
@@ -26,27 +48,7 @@
                 as second_order_preemptions,
             {{ lost_work_gpu_hours('lost_work.runtime_seconds', 'case when lost_work.is_first_order then 0 else lost_work.gpus end') }}
                 as second_order_gpu_hours
-        from (
-            select
-                size_bucket,
-                runtime_seconds,
-                gpus,
-                true as is_first_order
-            from {{ ref('fct_attempts') }}
-            where ({{ where }}) and is_infra_failure and is_gpu_attempt
-            union all
-            -- a preemption's row has no bucket: its attempt's row of the same month has
-            select
-                attempts.size_bucket,
-                preemptions.runtime_seconds,
-                preemptions.gpus,
-                false as is_first_order
-            from (select * from {{ ref('fct_second_order_preemptions') }} where {{ where }}) as preemptions
-            left join (select * from {{ ref('fct_attempts') }} where {{ where }}) as attempts
-                on attempts.attempt_id = preemptions.attempt_id and attempts.month = preemptions.month
-        ) as lost_work
-        {%- if by %}
+        from {{ lost_work }} as lost_work
         group by {% for column in by %}lost_work.{{ column }}{{ ', ' if not loop.last }}{% endfor %}
-        {%- endif %}
     ) as lost
 {%- endmacro %}

@@ -1,0 +1,136 @@
+"""What moved in metrics.json schema version 3 (docs/metrics.md "What moved in schema version 3"):
+a month's and a study's figures are one period's figures (flows/figures/period.py), so where the two
+documents named or placed a figure differently, one name and one place now hold it.
+
+Paths are dotted keys; a list's items share the list's path, and `*` stands for any key at its
+level (a study's cluster names). `apply_moves` turns a version-2 document into the version-3 shape
+(what tests/test_moved_keys.py compares number by number, and what compares figures across versions).
+"""
+
+from __future__ import annotations
+
+import copy
+
+_STUDY_TOTALS_MOVED = {
+    "paper_failures": "node_failure_rate.paper.failures",
+    "paper_node_days": "node_failure_rate.paper.node_days",
+    "all_failures": "node_failure_rate.all.failures",
+    "all_node_days": "node_failure_rate.all.node_days",
+    "fleet_faults": "fleet_fault_rate.failures",
+    "fleet_nodes": "fleet_fault_rate.nodes",
+    "fleet_node_days": "fleet_fault_rate.node_days",
+    "lost_gpu_hours": "lost_goodput.lost_gpu_hours",
+    "first_order_gpu_hours": "lost_goodput.first_order_gpu_hours",
+    "second_order_gpu_hours": "lost_goodput.second_order_gpu_hours",
+    "second_order_preemptions": "lost_goodput.second_order_preemptions",
+    "lost_share_of_gpu_hours": "lost_goodput.share_of_gpu_hours",
+}
+
+# old path -> new path: the figure is the same number under its new name or in its new place
+MOVED_KEYS: dict[str, str] = {
+    # a cause is `category` in both documents (the study called it `cause_category`)
+    "clusters.*.failures_by_cause.cause_category": "clusters.*.failures_by_cause.category",
+    # the shown breakdown rows are `rows` in both (the study called them `top`; `top` is their number)
+    "clusters.*.breakdowns.account.top": "clusters.*.breakdowns.account.rows",
+    "clusters.*.breakdowns.partition.top": "clusters.*.breakdowns.partition.rows",
+    # a study's totals held r_f's, the fleet's and lost goodput's counts: they are in those figures,
+    # as in a month's; the range is the study's own from_month..to_month
+    **{f"clusters.*.totals.{old}": f"clusters.*.{new}" for old, new in _STUDY_TOTALS_MOVED.items()},
+    "clusters.*.totals.from_month": "from_month",
+    "clusters.*.totals.to_month": "to_month",
+}
+
+# list path -> (column, value): the rows of such a list that version 3 leaves out. A study lists the
+# size buckets with attempts, as a month does (it listed every bucket, zeros where nothing ran).
+DROPPED_ROWS: dict[str, tuple[str, object]] = {
+    "clusters.*.mttf_by_size": ("attempts", 0),
+    "clusters.*.job_mix_by_size": ("attempts", 0),
+}
+
+# paths new in version 3: a figure that one document had and the other gains
+ADDED_KEYS: frozenset[str] = frozenset(
+    {
+        # the month's
+        "totals.months_built",
+        "failures_by_cause.node_days",
+        "ettr_vs_expected.all.bucket_order",
+        "ettr_vs_expected.priority.bucket_order",
+        # the study's
+        "clusters.*.totals.open_attempts",
+        "clusters.*.totals.unknown_states",
+        "clusters.*.failures_by_cause.node_fail",
+        "clusters.*.failures_by_cause.failed",
+        "clusters.*.failures_by_cause.requeued",
+        "clusters.*.node_failure_rate.paper.definition",
+        "clusters.*.node_failure_rate.all.definition",
+        "clusters.*.ettr_vs_expected.all.runs_from_earlier_months",
+        "clusters.*.ettr_vs_expected.all.formula_valid",
+        "clusters.*.ettr_vs_expected.priority.runs_from_earlier_months",
+        "clusters.*.ettr_vs_expected.priority.formula_valid",
+        "clusters.*.ettr_vs_expected.priority_qos",
+        "clusters.*.ettr_vs_expected.priority_partition",
+        "clusters.*.ettr_vs_expected.min_run_hours",
+        "clusters.*.breakdowns.top",
+        "clusters.*.lost_goodput.infra_failures",
+        "clusters.*.lost_goodput.estimator",
+    }
+)
+
+
+def matches(path: tuple[str, ...], pattern: str) -> bool:
+    """Whether a path of keys is the dotted `pattern` (`*`: any one key)."""
+    parts = pattern.split(".")
+    return len(parts) == len(path) and all(p in ("*", k) for p, k in zip(parts, path, strict=True))
+
+
+def apply_moves(document: dict) -> dict:
+    """A version-2 metrics.json (a month's or a study's) in the version-3 shape: each MOVED_KEYS
+    value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up)."""
+    moved = copy.deepcopy(document)
+    for old, new in MOVED_KEYS.items():
+        for path, value in _found(moved, (), old.split(".")):
+            _pop(moved, path)
+            target = [path[i] if part == "*" else part for i, part in enumerate(new.split("."))]
+            _put(moved, target, value)
+    for pattern, (column, value) in DROPPED_ROWS.items():
+        for path, rows in _found(moved, (), pattern.split(".")):
+            _put(moved, list(path), [row for row in rows if row.get(column) != value])
+    return moved
+
+
+def _found(node, path: tuple[str, ...], parts: list[str]):
+    """(path, value) of each value at the dotted parts below `node`; a list's items share its path
+    (their values are gathered into a list, in order)."""
+    if not parts:
+        yield path, node
+        return
+    if isinstance(node, list):
+        items = [list(_found(item, path, parts)) for item in node]
+        if any(items):
+            yield path + tuple(parts), [value for found in items for _, value in found]
+        return
+    if isinstance(node, dict):
+        for key in list(node) if parts[0] == "*" else [parts[0]] if parts[0] in node else []:
+            yield from _found(node[key], (*path, key), parts[1:])
+
+
+def _pop(node, path: tuple[str, ...]) -> None:
+    """Remove the key at `path` (from every item of a list on the way)."""
+    if isinstance(node, list):
+        for item in node:
+            _pop(item, path)
+    elif len(path) == 1:
+        node.pop(path[0], None)
+    elif path[0] in node:
+        _pop(node[path[0]], path[1:])
+
+
+def _put(node, path: list[str], value) -> None:
+    """Set the key at `path` (a list's items each get their value of `value`, in order)."""
+    if isinstance(node, list):
+        for item, item_value in zip(node, value, strict=True):
+            _put(item, path, item_value)
+    elif len(path) == 1:
+        node[path[0]] = value
+    else:
+        _put(node.setdefault(path[0], {}), path[1:], value)

@@ -1,0 +1,67 @@
+"""The figures did not change when the month's and the study's figures became one period's (issue
+43): every value of the version-2 goldens (tests/data/golden/v2, as main wrote them before) is in
+the goldens this version writes (tests/data/golden/reports, tests/test_study.py), at its path after
+the moves of flows/figures/moved_keys.py, and nothing else is new but ADDED_KEYS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.figures.moved_keys import ADDED_KEYS, apply_moves, matches
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+DOCUMENTS = ("month", "study")
+
+
+def differences(ours, theirs, path: tuple[str, ...] = ()) -> list[str]:
+    """Where `ours` (version 3) differs from `theirs` (version 2, moved): a value not equal, a key
+    missing, or a key new in ours that ADDED_KEYS does not name. Numbers must be equal."""
+    where = ".".join(path) or "metrics"
+    if isinstance(theirs, dict):
+        if not isinstance(ours, dict):
+            return [f"{where}: not an object"]
+        found = [f"{where}.{k}: missing" for k in theirs if k not in ours]
+        found += [
+            f"{where}.{k}: new"
+            for k in ours
+            if k not in theirs and not any(matches((*path, k), added) for added in ADDED_KEYS)
+        ]
+        for key in theirs.keys() & ours.keys():
+            found += differences(ours[key], theirs[key], (*path, key))
+        return found
+    if isinstance(theirs, list):
+        if not isinstance(ours, list) or len(ours) != len(theirs):
+            return [f"{where}: {len(theirs)} items, not {len(ours) if isinstance(ours, list) else ours!r}"]
+        return [d for mine, old in zip(ours, theirs, strict=True) for d in differences(mine, old, path)]
+    return [] if ours == theirs and type(ours) is type(theirs) else [f"{where}: {ours!r} was {theirs!r}"]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_figure_of_version_2_is_in_version_3(document: str) -> None:
+    theirs = apply_moves(json.loads((GOLDEN / "v2" / f"{document}.metrics.json").read_text()))
+    ours = json.loads((GOLDEN / "reports" / document / "metrics.json").read_text())
+    assert differences(ours, theirs) == []
+
+
+def test_the_moves_keep_their_values() -> None:
+    """A moved key's value arrives at its new path, in a list's every item; dropped rows go."""
+    study = {
+        "from_month": "2026-01",
+        "clusters": {
+            "a": {
+                "totals": {"attempts": 3, "paper_failures": 2, "from_month": "2026-01"},
+                "failures_by_cause": [{"cause_category": "gpu", "failures": 2}],
+                "breakdowns": {"account": {"top": [{"key": "x"}], "not_shown": 0}},
+                "mttf_by_size": [{"size_bucket": "1", "attempts": 3}, {"size_bucket": "2", "attempts": 0}],
+            }
+        },
+    }
+    moved = apply_moves(study)["clusters"]["a"]
+    assert moved["totals"] == {"attempts": 3}
+    assert moved["node_failure_rate"] == {"paper": {"failures": 2}}
+    assert moved["failures_by_cause"] == [{"failures": 2, "category": "gpu"}]
+    assert moved["breakdowns"]["account"] == {"rows": [{"key": "x"}], "not_shown": 0}
+    assert moved["mttf_by_size"] == [{"size_bucket": "1", "attempts": 3}]
