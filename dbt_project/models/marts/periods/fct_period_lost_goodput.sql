@@ -17,8 +17,8 @@ summed as (
         coalesce(sum(facts.lost_gpu_hours), 0) as lost_gpu_hours,
         coalesce(sum(facts.first_order_gpu_hours), 0) as first_order_gpu_hours,
         coalesce(sum(facts.second_order_gpu_hours), 0) as second_order_gpu_hours,
-        cast(coalesce(sum(facts.infra_failures), 0) as bigint) as infra_failures,
-        cast(coalesce(sum(facts.second_order_preemptions), 0) as bigint) as second_order_preemptions
+        cast(coalesce(sum(facts.second_order_preemptions), 0) as bigint) as second_order_preemptions,
+        cast(coalesce(sum(facts.infra_failures), 0) as bigint) as infra_failures
     from {{ ref('dim_period_months') }} as periods
     left join by_month as facts on facts.month = periods.month
     group by periods.period_id

@@ -52,17 +52,17 @@ by_month as (
 
     select
         months.month,
-        coalesce(attempts.attempts, 0) as attempts,
-        coalesce(attempts.gpu_attempts, 0) as gpu_attempts,
-        coalesce(attempts.cpu_only_attempts, 0) as cpu_only_attempts,
-        coalesce(attempts.gpu_seconds, 0) as gpu_seconds,
-        coalesce(attempts.gpu_node_seconds, 0) as gpu_node_seconds,
-        coalesce(attempts.infra_failures, 0) as infra_failures,
-        coalesce(attempts.open_attempts, 0) as open_attempts,
-        coalesce(attempts.unknown_states, 0) as unknown_states,
-        coalesce(events.health_events, 0) as health_events,
-        coalesce(events.unclassified_health_events, 0) as unclassified_health_events,
-        coalesce(nodes.cpu_only_nodes, 0) as cpu_only_nodes
+        attempts.attempts,
+        attempts.gpu_attempts,
+        attempts.cpu_only_attempts,
+        attempts.gpu_seconds,
+        attempts.gpu_node_seconds,
+        attempts.infra_failures,
+        attempts.open_attempts,
+        attempts.unknown_states,
+        events.health_events,
+        events.unclassified_health_events,
+        nodes.cpu_only_nodes
     from {{ ref('fct_months_built') }} as months
     left join attempts on attempts.month = months.month
     left join nodes on nodes.month = months.month
@@ -79,17 +79,17 @@ summed as (
         periods.last_month,
         periods.window_months,
         count(*) as months_built,
-        cast(sum(facts.attempts) as bigint) as attempts,
-        cast(sum(facts.gpu_attempts) as bigint) as gpu_attempts,
-        cast(sum(facts.cpu_only_attempts) as bigint) as cpu_only_attempts,
-        cast(sum(facts.gpu_seconds) as bigint) / 3600e0 as gpu_hours,
-        cast(sum(facts.gpu_node_seconds) as bigint) / 86400e0 as gpu_node_days,
-        cast(sum(facts.infra_failures) as bigint) as infra_failures,
-        cast(sum(facts.open_attempts) as bigint) as open_attempts,
-        cast(sum(facts.unknown_states) as bigint) as unknown_states,
-        cast(sum(facts.health_events) as bigint) as health_events,
-        cast(sum(facts.unclassified_health_events) as bigint) as unclassified_health_events,
-        cast(max(facts.cpu_only_nodes) as bigint) as cpu_only_nodes
+        cast(coalesce(sum(facts.attempts), 0) as bigint) as attempts,
+        cast(coalesce(sum(facts.gpu_attempts), 0) as bigint) as gpu_attempts,
+        cast(coalesce(sum(facts.cpu_only_attempts), 0) as bigint) as cpu_only_attempts,
+        cast(coalesce(sum(facts.gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours,
+        cast(coalesce(sum(facts.gpu_node_seconds), 0) as bigint) / 86400e0 as gpu_node_days,
+        cast(coalesce(sum(facts.infra_failures), 0) as bigint) as infra_failures,
+        cast(coalesce(sum(facts.open_attempts), 0) as bigint) as open_attempts,
+        cast(coalesce(sum(facts.unknown_states), 0) as bigint) as unknown_states,
+        cast(coalesce(sum(facts.health_events), 0) as bigint) as health_events,
+        cast(coalesce(sum(facts.unclassified_health_events), 0) as bigint) as unclassified_health_events,
+        cast(coalesce(max(facts.cpu_only_nodes), 0) as bigint) as cpu_only_nodes
     from {{ period_rows('by_month') }}
     group by periods.period_id, periods.kind, periods.first_month, periods.last_month, periods.window_months
 
