@@ -40,6 +40,12 @@ MOVED_KEYS: dict[str, str] = {
     "clusters.*.totals.to_month": "to_month",
 }
 
+# paths version 3 leaves out: a study's breakdown rows said their dimension, which the table they
+# are in (`breakdowns.account`, `breakdowns.partition`) says
+DROPPED_KEYS: frozenset[str] = frozenset(
+    {"clusters.*.breakdowns.account.top.dimension", "clusters.*.breakdowns.partition.top.dimension"}
+)
+
 # list path -> (column, value): the rows of such a list that version 3 leaves out. A study lists the
 # size buckets with attempts, as a month does (it listed every bucket, zeros where nothing ran).
 DROPPED_ROWS: dict[str, tuple[str, object]] = {
@@ -58,6 +64,7 @@ ADDED_KEYS: frozenset[str] = frozenset(
         # the study's
         "clusters.*.totals.open_attempts",
         "clusters.*.totals.unknown_states",
+        "clusters.*.mttf_by_size.ended_attempts",
         "clusters.*.failures_by_cause.node_fail",
         "clusters.*.failures_by_cause.failed",
         "clusters.*.failures_by_cause.requeued",
@@ -84,9 +91,13 @@ def matches(path: tuple[str, ...], pattern: str) -> bool:
 
 
 def apply_moves(document: dict) -> dict:
-    """A version-2 metrics.json (a month's or a study's) in the version-3 shape: each MOVED_KEYS
-    value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up)."""
+    """A version-2 metrics.json (a month's or a study's) in the version-3 shape: the DROPPED_KEYS
+    left out, each MOVED_KEYS value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not
+    made up)."""
     moved = copy.deepcopy(document)
+    for dropped in DROPPED_KEYS:
+        for path, _ in list(_found(moved, (), dropped.split("."))):
+            _pop(moved, path)
     for old, new in MOVED_KEYS.items():
         for path, value in _found(moved, (), old.split(".")):
             _pop(moved, path)
