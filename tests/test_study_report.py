@@ -237,7 +237,7 @@ def headline_strings(study: dict) -> list[str]:
         for d in ("paper", "all"):
             rate = figures["node_failure_rate"][d]
             strings += [f"{rate['value']:.2f}", f"{rate['lower']:.2f}", f"{rate['upper']:.2f}"]
-        strings += [f"{figures['totals']['infra_failures']:,}", f"{figures['totals']['lost_gpu_hours']:,.0f}"]
+        strings += [f"{figures['totals']['infra_failures']:,}", f"{figures['lost_goodput']['lost_gpu_hours']:,.0f}"]
     ratio = next(r for r in study["comparison"][0]["ratios"] if r["measure"] == "r_f (all)")
     return strings + [f"{ratio['ratio']:.2f}", f"{ratio['lower']:.2f}", f"{ratio['upper']:.2f}"]
 
