@@ -121,7 +121,7 @@ BREAKDOWNS = Mart(
     ("key", "rank", "infra_failures", "lost_gpu_hours", "gpu_hours", "ettr_runs", "mean_ettr"),
 )
 
-# what each r_f counts (docs/methodology.md "The node failure rate"), as a month's metrics.json says it
+# what each r_f counts (docs/methodology.md "The node failure rate"), as metrics.json says it
 R_F_DEFINITIONS = {
     "paper": "infra failures of attempts with > {paper_min_gpus} GPUs over their node-days",
     "all": "every infra failure of a GPU attempt over all GPU node-days",
