@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.figures.moved_keys import ADDED_KEYS, apply_moves, matches
+from flows.figures.moved_keys import ADDED_KEYS, matches, moved, without_added
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 DOCUMENTS = ("month", "study")
@@ -54,14 +54,16 @@ def differences(ours, theirs, path: tuple[str, ...] = ()) -> list[str]:
 
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_every_figure_of_version_2_is_in_version_3(document: str) -> None:
-    theirs = apply_moves(json.loads((GOLDEN / "v2" / f"{document}.metrics.json").read_text()))
+    theirs = moved(json.loads((GOLDEN / "v2" / f"{document}.metrics.json").read_text()))
     ours = json.loads((GOLDEN / "reports" / document / "metrics.json").read_text())
     assert differences(ours, theirs) == []
 
 
 def test_the_moves_keep_their_values() -> None:
-    """A moved key's value arrives at its new path, in a list's every item; dropped rows go."""
+    """A moved key's value arrives at its new path, in a list's every item; dropped rows go; a
+    version-3 document is read as it is, and without its added keys it has the old one's."""
     study = {
+        "schema_version": 2,
         "from_month": "2026-01",
         "clusters": {
             "a": {
@@ -72,9 +74,18 @@ def test_the_moves_keep_their_values() -> None:
             }
         },
     }
-    moved = apply_moves(study)["clusters"]["a"]
-    assert moved["totals"] == {"attempts": 3}
-    assert moved["node_failure_rate"] == {"paper": {"failures": 2}}
-    assert moved["failures_by_cause"] == [{"failures": 2, "category": "gpu"}]
-    assert moved["breakdowns"]["account"] == {"rows": [{"key": "x"}], "not_shown": 0}
-    assert moved["mttf_by_size"] == [{"size_bucket": "1", "attempts": 3}]
+    v3 = moved(study)
+    cluster = v3["clusters"]["a"]
+    assert cluster["totals"] == {"attempts": 3}
+    assert cluster["node_failure_rate"] == {"paper": {"failures": 2}}
+    assert cluster["failures_by_cause"] == [{"failures": 2, "category": "gpu"}]
+    assert cluster["breakdowns"]["account"] == {"rows": [{"key": "x"}], "not_shown": 0}
+    assert cluster["mttf_by_size"] == [{"size_bucket": "1", "attempts": 3}]
+    assert study["clusters"]["a"]["totals"]["paper_failures"] == 2  # a copy: the document read is as it was
+    assert moved({**v3, "schema_version": 3}) == {**v3, "schema_version": 3}
+    month = {
+        "schema_version": 3,
+        "totals": {"attempts": 3, "months_built": 1},
+        "failures_by_cause": [{"node_days": 2.0}],
+    }
+    assert without_added(month) == {"schema_version": 3, "totals": {"attempts": 3}, "failures_by_cause": [{}]}

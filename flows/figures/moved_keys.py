@@ -1,10 +1,13 @@
-"""What moved in metrics.json schema version 3 (docs/metrics.md "What moved in schema version 3"):
-a month's and a study's figures are one period's figures (flows/figures/period.py), so where the two
-documents named or placed a figure differently, one name and one place now hold it.
+"""metrics.json keys that moved in schema version 3 (docs/metrics.md "What moved in schema version
+3"): a month's and a study's figures are one period's figures (flows/figures/period.py), so where the
+two documents named or placed a figure differently, one name and one place now hold it.
 
-Paths are dotted keys; a list's items share the list's path, and `*` stands for any key at its
-level (a study's cluster names). `apply_moves` turns a version-2 document into the version-3 shape
-(what tests/test_moved_keys.py compares number by number, and what compares figures across versions).
+A path is dotted keys; a list's items share the list's path (a move under a list is made in every
+item of it), and `*` stands for any key at its level (a study's cluster names). `moved` reads a
+document of an earlier schema version in the version-3 shape: tests/test_moved_keys.py compares the
+version-2 goldens through it number by number, and flows/delivery/fingerprint.py compares a month
+sent before the keys moved by its figures, not by their names (with `without_added`: a figure a
+version-2 document did not have is no change of the figures it had).
 """
 
 from __future__ import annotations
@@ -90,23 +93,38 @@ def matches(path: tuple[str, ...], pattern: str) -> bool:
     return len(parts) == len(path) and all(p in ("*", k) for p, k in zip(parts, path, strict=True))
 
 
-def apply_moves(document: dict) -> dict:
-    """A version-2 metrics.json (a month's or a study's) in the version-3 shape: the DROPPED_KEYS
-    left out, each MOVED_KEYS value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not
-    made up)."""
-    moved = copy.deepcopy(document)
+MOVED_IN = 3  # the schema version the keys moved in: a document of an earlier version has the old paths
+
+
+def moved(document: dict) -> dict:
+    """`document` (a month's or a study's metrics.json) in the version-3 shape when it is of a
+    schema version before MOVED_IN (a copy): the DROPPED_KEYS left out, each MOVED_KEYS value at its
+    new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up); else `document` itself."""
+    version = document.get("schema_version")
+    if not isinstance(version, int) or version >= MOVED_IN:
+        return document
+    result = copy.deepcopy(document)
     for dropped in DROPPED_KEYS:
-        for path, _ in list(_found(moved, (), dropped.split("."))):
-            _pop(moved, path)
+        for path, _ in list(_found(result, (), dropped.split("."))):
+            _pop(result, path)
     for old, new in MOVED_KEYS.items():
-        for path, value in _found(moved, (), old.split(".")):
-            _pop(moved, path)
+        for path, value in list(_found(result, (), old.split("."))):
+            _pop(result, path)
             target = [path[i] if part == "*" else part for i, part in enumerate(new.split("."))]
-            _put(moved, target, value)
+            _put(result, target, value)
     for pattern, (column, value) in DROPPED_ROWS.items():
-        for path, rows in _found(moved, (), pattern.split(".")):
-            _put(moved, list(path), [row for row in rows if row.get(column) != value])
-    return moved
+        for path, rows in list(_found(result, (), pattern.split("."))):
+            _put(result, list(path), [row for row in rows if row.get(column) != value])
+    return result
+
+
+def without_added(document: dict) -> dict:
+    """A copy of a version-3 `document` without the ADDED_KEYS: the figures a version-2 one had."""
+    kept = copy.deepcopy(document)
+    for added in ADDED_KEYS:
+        for path, _ in list(_found(kept, (), added.split("."))):
+            _pop(kept, path)
+    return kept
 
 
 def _found(node, path: tuple[str, ...], parts: list[str]):
