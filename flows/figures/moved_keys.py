@@ -6,8 +6,7 @@ A path is dotted keys; a list's items share the list's path (a move under a list
 item of it), and `*` stands for any key at its level (a study's cluster names). `moved` reads a
 document of an earlier schema version in the version-3 shape: tests/test_moved_keys.py compares the
 version-2 goldens through it number by number, and flows/delivery/fingerprint.py compares a month
-sent before the keys moved by its figures, not by their names (with `without_added`: a figure a
-version-2 document did not have is no change of the figures it had).
+sent before the keys moved by its figures, not by their names.
 """
 
 from __future__ import annotations
@@ -116,15 +115,6 @@ def moved(document: dict) -> dict:
         for path, rows in list(_found(result, (), pattern.split("."))):
             _put(result, list(path), [row for row in rows if row.get(column) != value])
     return result
-
-
-def without_added(document: dict) -> dict:
-    """A copy of a version-3 `document` without the ADDED_KEYS: the figures a version-2 one had."""
-    kept = copy.deepcopy(document)
-    for added in ADDED_KEYS:
-        for path, _ in list(_found(kept, (), added.split("."))):
-            _pop(kept, path)
-    return kept
 
 
 def _found(node, path: tuple[str, ...], parts: list[str]):
