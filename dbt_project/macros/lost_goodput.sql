@@ -1,7 +1,13 @@
-{% macro lost_work_gpu_hours(runtime_seconds='runtime_seconds', gpus='gpus') -%}
+{% macro lost_work_gpu_seconds(runtime_seconds='runtime_seconds', gpus='gpus') -%}
     coalesce(sum(
         least({{ runtime_seconds }}, {{ run_parameter('lost_work_cap_minutes') }} * 60) * {{ gpus }}
-    ), 0) / 3600
+    ), 0)
+{%- endmacro %}
+
+{% macro lost_gpu_hours(first_order_gpu_seconds, second_order_gpu_seconds) -%}
+    {{ first_order_gpu_seconds }} / 3600 as first_order_gpu_hours,
+    {{ second_order_gpu_seconds }} / 3600 as second_order_gpu_hours,
+    {{ first_order_gpu_seconds }} / 3600 + {{ second_order_gpu_seconds }} / 3600 as lost_gpu_hours
 {%- endmacro %}
 
 {% macro lost_work() -%}
@@ -32,22 +38,22 @@
         {{ column }},
         {%- endfor %}
         infra_failures,
-        first_order_gpu_hours,
         second_order_preemptions,
-        second_order_gpu_hours,
-        first_order_gpu_hours + second_order_gpu_hours as lost_gpu_hours
+        first_order_gpu_seconds,
+        second_order_gpu_seconds,
+        {{ lost_gpu_hours('first_order_gpu_seconds', 'second_order_gpu_seconds') }}
     from (
         select
             {%- for column in by %}
             lost_work.{{ column }},
             {%- endfor %}
             cast(coalesce(sum(case when lost_work.is_first_order then 1 else 0 end), 0) as bigint) as infra_failures,
-            {{ lost_work_gpu_hours('lost_work.runtime_seconds', 'case when lost_work.is_first_order then lost_work.gpus else 0 end') }}
-                as first_order_gpu_hours,
+            {{ lost_work_gpu_seconds('lost_work.runtime_seconds', 'case when lost_work.is_first_order then lost_work.gpus else 0 end') }}
+                as first_order_gpu_seconds,
             cast(coalesce(sum(case when lost_work.is_first_order then 0 else 1 end), 0) as bigint)
                 as second_order_preemptions,
-            {{ lost_work_gpu_hours('lost_work.runtime_seconds', 'case when lost_work.is_first_order then 0 else lost_work.gpus end') }}
-                as second_order_gpu_hours
+            {{ lost_work_gpu_seconds('lost_work.runtime_seconds', 'case when lost_work.is_first_order then 0 else lost_work.gpus end') }}
+                as second_order_gpu_seconds
         from {{ lost_work }} as lost_work
         group by {% for column in by %}lost_work.{{ column }}{{ ', ' if not loop.last }}{% endfor %}
     ) as lost

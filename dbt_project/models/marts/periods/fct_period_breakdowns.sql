@@ -1,7 +1,7 @@
 -- Each period's (dim_periods) infrastructure failures, lost GPU-hours, GPU-hours and ETTR by account
 -- and by partition (docs/metrics.md `breakdowns`): one row per account and per partition with
 -- attempts in the period, ranked by lost GPU-hours (macro breakdowns). Each month's figures first,
--- then their sums over the period's months built. Lost GPU-hours are the paper's estimate as in
+-- then their sums over the period's months built (of whole GPU-seconds: the same in any order). Lost GPU-hours are the paper's estimate as in
 -- fct_period_lost_goodput: each infrastructure failure's (first order) plus each attempt preempted
 -- for a restart after a failure (second order, fct_second_order_preemptions), the latter charged to
 -- the preempted attempt's own account and partition, whose work was lost. So each dimension's rows
@@ -43,8 +43,8 @@ by_month as (
         key,
         cast(sum(case when is_infra_failure then 1 else 0 end) as bigint) as infra_failures,
         -- the other attempts count with no GPUs (not with a null runtime: least() skips nulls)
-        {{ lost_work_gpu_hours(gpus='case when is_lost_work then gpus else 0 end') }} as lost_gpu_hours,
-        cast(coalesce(sum(gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours
+        {{ lost_work_gpu_seconds(gpus='case when is_lost_work then gpus else 0 end') }} as lost_gpu_seconds,
+        cast(coalesce(sum(gpu_seconds), 0) as bigint) as gpu_seconds
     from keyed_attempts
     group by month, dimension, key
     -- the failures stay (each dimension's rows add up to the month's); a lost GPU-hour has a GPU-hour
@@ -59,8 +59,8 @@ attempt_figures as (
         facts.dimension,
         facts.key,
         cast(sum(facts.infra_failures) as bigint) as infra_failures,
-        sum(facts.lost_gpu_hours) as lost_gpu_hours,
-        sum(facts.gpu_hours) as gpu_hours
+        sum(facts.lost_gpu_seconds) / 3600 as lost_gpu_hours,
+        cast(sum(facts.gpu_seconds) as bigint) / 3600e0 as gpu_hours
     from {{ period_rows('by_month') }}
     group by periods.period_id, facts.dimension, facts.key
 
