@@ -149,7 +149,7 @@ def parse_once(root: Path, cluster: str) -> None:
     """Land the month and let dbt parse the project for the cluster's warehouse (kept from then on:
     a new month re-uses it), so that a measured run is a warm one."""
     config = load_config(write_demo_config(root, cluster, root / "reports"))
-    dbt_command(config, MONTH, pull_and_land.fn(config, MONTH, None), "parse")
+    dbt_command(config, {MONTH: pull_and_land.fn(config, MONTH, None)}, "parse")
 
 
 def end_to_end(root: Path, cluster: str, repeat: int) -> float:

@@ -43,7 +43,7 @@ from flows.publish.archive import refresh_archive
 from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact
 from flows.report.render import reproduce, write_report
-from flows.warehouse.build import build_month
+from flows.warehouse.build import build_months
 from flows.warehouse.engines import open_marts
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
@@ -122,7 +122,7 @@ def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None, n
 
 @task(name="dbt", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
-    return build_month(config, month, landed_dir)
+    return build_months(config, {month: landed_dir})
 
 
 @task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)

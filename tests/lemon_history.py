@@ -160,7 +160,7 @@ def build_history(
     )
     config = load_config(write_demo_config(work, cluster, work / "reports"))
     for month in history:
-        built = dbt_command(config, month, land_month(config, month), "build", *LEMON_MODELS, *NO_TESTS)
+        built = dbt_command(config, {month: land_month(config, month)}, "build", *LEMON_MODELS, *NO_TESTS)
         assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
     return LemonHistory(set(truth["lemon_nodes"]), truth, config, history)
 

@@ -32,7 +32,7 @@ from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogErro
 from flows.demo import write_demo_config
 from flows.ingest.land import LandedMonthError, land_month, read_manifest
 from flows.pipeline import clear_killed_runs
-from flows.warehouse.build import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
+from flows.warehouse.build import WarehouseBusyError, build_months, check_landed, landed_tables, warehouse_problem
 from simulator import SimParams, simulate
 
 MONTH = Month.parse("2026-10")
@@ -211,7 +211,7 @@ def test_a_corrupt_warehouse_is_kept_aside_and_rebuilt_from_every_landed_month(t
     config.warehouse_path.parent.mkdir(parents=True)
     config.warehouse_path.write_bytes(b"not a database" * 100)
 
-    assert build_month(config, MONTH, landed) == {"success": 1}
+    assert build_months(config, {MONTH: landed}) == {"success": 1}
 
     assert builds == ["2026-08", "2026-09", "2026-10", "2026-11"]  # oldest first: a trend reads the months before
     (aside,) = config.warehouse_path.parent.glob("c.duckdb.corrupt-*")
@@ -228,12 +228,12 @@ def test_a_missing_warehouse_is_rebuilt_leaving_out_a_landed_month_that_lost_a_t
     land_fake(config, "2026-09", without="attempts")
     landed = land_fake(config, str(MONTH))
 
-    build_month(config, MONTH, landed)
+    build_months(config, {MONTH: landed})
 
     assert builds == ["2026-08", "2026-10"]
     missing = config.data_dir / "landed" / "c" / "2026-09" / "attempts.parquet"
     assert f"c 2026-09 left out of the rebuilt warehouse: {missing} does not exist; run the month again" in caplog.text
-    build_month(config, MONTH, landed)
+    build_months(config, {MONTH: landed})
     assert builds == ["2026-08", "2026-10", "2026-10"]  # once there, no rebuild
 
 

@@ -55,7 +55,7 @@ def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
         for month in month_range(FIRST, LAST):
             if (i, month) != (len(CLUSTERS) - 1, LAST):
                 done = dbt_command(
-                    config, month, land_month(config, month), "build", "--exclude", "tag:study", *NO_TESTS
+                    config, {month: land_month(config, month)}, "build", "--exclude", "tag:study", *NO_TESTS
                 )
                 assert done.success, [r.message for r in done.result.results if str(r.status) != "success"]
         configs.append(path)

@@ -6,8 +6,9 @@
         attempts,
         -- from whole GPU-seconds: exact in any order, whichever engine sums them
         gpu_seconds / 3600e0 as gpu_hours,
-        {{ share('attempts', 'sum(attempts) over ()') }} as attempt_share,
-        {{ share('gpu_seconds', 'sum(gpu_seconds) over ()') }} as gpu_hours_share
+        {%- set over = '(partition by month)' if 'month' in by else '()' %}
+        {{ share('attempts', 'sum(attempts) over ' ~ over) }} as attempt_share,
+        {{ share('gpu_seconds', 'sum(gpu_seconds) over ' ~ over) }} as gpu_hours_share
     from (
         select
             {%- for column in by %}

@@ -1,3 +1,19 @@
 {% macro run_parameter(name) -%}
     (select {{ name }} from {{ source('run', 'parameters') }})
 {%- endmacro %}
+
+{% macro run_months() -%}
+    (select month from {{ source('run', 'months') }})
+{%- endmacro %}
+
+{% macro for_each_run_month() -%}
+    {#- the caller's single-month query once per month of run.months, its rows unioned; the caller
+        gets the month as a SQL string literal -#}
+    {#- the table itself, not source(): a unit test of the model reads the months being built too -#}
+    {%- set table = env_var('DBT_RUN_SCHEMA', 'run') ~ '.months' -%}
+    {%- set months = run_query('select month from ' ~ table ~ ' order by month').columns[0].values() if execute else ['0000-00'] -%}
+    {%- for month in months %}
+    select * from ({{ caller("'" ~ month ~ "'") }}) as month_{{ loop.index }}
+    {{ 'union all' if not loop.last }}
+    {%- endfor %}
+{%- endmacro %}

@@ -6,7 +6,7 @@
         {%- for column in columns %}
         monthly.{{ column }}{{ ',' if not loop.last }}
         {%- endfor %}
-    from {{ source('run', 'parameters') }} as this_month
+    from {{ source('run', 'months') }} as this_month
     cross join {{ source('run', 'trailing_windows') }} as windows
     inner join {{ ref('fct_node_failure_rate_monthly') }} as built
         on

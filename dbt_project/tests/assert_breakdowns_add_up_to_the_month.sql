@@ -4,48 +4,56 @@
 with breakdowns as (
 
     select
+        month,
         dimension,
         sum(infra_failures) as infra_failures,
         sum(lost_gpu_hours) as lost_gpu_hours,
         sum(gpu_hours) as gpu_hours,
         sum(ettr_runs) as ettr_runs
     from {{ ref('fct_breakdowns_monthly') }}
-    where month = {{ run_parameter('month') }}
-    group by dimension
+    where month in {{ run_months() }}
+    group by month, dimension
 
 ),
 
 totals as (
 
     select
+        month,
         infra_failures,
         gpu_hours
     from {{ ref('fct_month_totals') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
 lost as (
 
-    select lost_gpu_hours
+    select
+        month,
+        lost_gpu_hours
     from {{ ref('fct_lost_goodput_monthly') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
 ettr as (
 
-    select coalesce(sum(runs), 0) as runs
-    from {{ ref('fct_ettr_by_size_ended_monthly') }}
-    where month = {{ run_parameter('month') }} and run_set = 'all'
+    select
+        months.month,
+        coalesce(sum(by_size.runs), 0) as runs
+    from {{ source('run', 'months') }} as months
+    left join {{ ref('fct_ettr_by_size_ended_monthly') }} as by_size
+        on by_size.month = months.month and by_size.run_set = 'all'
+    group by months.month
 
 )
 
 select breakdowns.*
 from breakdowns
-cross join totals
-cross join lost
-cross join ettr
+inner join totals on totals.month = breakdowns.month
+inner join lost on lost.month = breakdowns.month
+inner join ettr on ettr.month = breakdowns.month
 where
     breakdowns.infra_failures <> totals.infra_failures
     or abs(breakdowns.gpu_hours - totals.gpu_hours) > 1e-9 * greatest(totals.gpu_hours, 1)

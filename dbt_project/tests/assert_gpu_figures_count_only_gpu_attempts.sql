@@ -8,31 +8,31 @@ with sized as (
         'fct_mttf_by_size_monthly' as mart,
         size_bucket
     from {{ ref('fct_mttf_by_size_monthly') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
     union all
     select
         'fct_job_mix_monthly' as mart,
         size_bucket
     from {{ ref('fct_job_mix_monthly') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
     union all
     select
         'fct_job_runs' as mart,
         size_bucket
     from {{ ref('fct_job_runs') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
     union all
     select
         'fct_ettr_by_size_ended_monthly' as mart,
         size_bucket
     from {{ ref('fct_ettr_by_size_ended_monthly') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
     union all
     select
         'fct_failures' as mart,
         size_bucket
     from {{ ref('fct_failures') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
@@ -48,20 +48,20 @@ problems as (
         'fct_breakdowns_monthly' as mart,
         'a row with no GPU-hours and no infrastructure failure' as problem
     from {{ ref('fct_breakdowns_monthly') }}
-    where month = {{ run_parameter('month') }} and gpu_hours = 0 and infra_failures = 0
+    where month in {{ run_months() }} and gpu_hours = 0 and infra_failures = 0
     union all
     select
         'fct_month_totals' as mart,
         'gpu_attempts + cpu_only_attempts is not attempts' as problem
     from {{ ref('fct_month_totals') }}
-    where month = {{ run_parameter('month') }} and gpu_attempts + cpu_only_attempts <> attempts
+    where month in {{ run_months() }} and gpu_attempts + cpu_only_attempts <> attempts
     union all
     select
         'fct_node_failure_rate_monthly' as mart,
         'all_node_days is not fct_month_totals.gpu_node_days' as problem
     from {{ ref('fct_node_failure_rate_monthly') }} as rates
     inner join {{ ref('fct_month_totals') }} as totals on totals.month = rates.month
-    where rates.month = {{ run_parameter('month') }} and abs(rates.all_node_days - totals.gpu_node_days) > 1e-9
+    where rates.month in {{ run_months() }} and abs(rates.all_node_days - totals.gpu_node_days) > 1e-9
 
 )
 

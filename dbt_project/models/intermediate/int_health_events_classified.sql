@@ -1,8 +1,10 @@
--- Every node signal as one health-event table, classified by the first matching taxonomy rule.
+-- Every node signal as one health-event table, classified by the first matching taxonomy rule; each
+-- event under the month whose landing it came from (a log repeated across a month end is in both).
 
 with xid as (
 
     select
+        month,
         cluster,
         node,
         event_at,
@@ -20,6 +22,7 @@ with xid as (
 slurm_events as (
 
     select
+        month,
         cluster,
         node,
         event_at,
@@ -37,6 +40,7 @@ slurm_events as (
 checks as (
 
     select
+        month,
         cluster,
         node,
         event_at,
@@ -125,7 +129,7 @@ matched as (
         -- the event's number among those of its source line and node: a DCGM file's checks all
         -- have line 1 and a GCM line can hold several records of one node, and each is an event
         row_number() over (
-            partition by events.source, events.source_file, events.source_line, events.node
+            partition by events.month, events.source, events.source_file, events.source_line, events.node
             order by events.event_at, events.check_name, events.code, events.message
         ) as line_event
     from events
@@ -142,6 +146,7 @@ final as (
         {{ dbt.hash(dbt.concat(["matched.source", "'|'", "matched.source_file", "'|'",
                                 "cast(matched.source_line as " ~ dbt.type_string() ~ ")", "'|'", "matched.node", "'|'",
                                 "cast(matched.line_event as " ~ dbt.type_string() ~ ")"])) }} as event_id,
+        matched.month,
         matched.cluster,
         matched.node,
         matched.event_at,

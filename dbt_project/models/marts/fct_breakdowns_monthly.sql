@@ -9,11 +9,12 @@
 -- run's account and the partition of its last attempt. GPU attempts only (is_gpu_attempt): a key
 -- with no GPU-hours and no infrastructure failure of a GPU attempt has no row.
 
+{% call(month) for_each_run_month() %}
 with preempted as (
 
     select attempt_id
     from {{ ref('fct_second_order_preemptions') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ month }}
 
 ),
 
@@ -30,7 +31,7 @@ attempts as (
         attempts.gpu_seconds
     from {{ ref('fct_attempts') }} as attempts
     left join preempted on preempted.attempt_id = attempts.attempt_id
-    where attempts.month = {{ run_parameter('month') }} and attempts.is_gpu_attempt
+    where attempts.month = {{ month }} and attempts.is_gpu_attempt
 
 ),
 
@@ -59,7 +60,7 @@ attempt_figures as (
 runs as (
 
     select * from {{ ref('fct_job_run_histories') }}
-    where month = {{ run_parameter('month') }} and is_ettr_run
+    where month = {{ month }} and is_ettr_run
 
 ),
 
@@ -70,6 +71,7 @@ breakdowns as (
 )
 
 select
-    {{ run_parameter('month') }} as month,
+    {{ month }} as month,
     breakdowns.*
 from breakdowns
+{% endcall %}

@@ -4,10 +4,11 @@
 -- E[ETTR] (its Fig. 9). The mean's spread (stddev_ettr) gives its interval; mean_gpus the size
 -- E[ETTR] is taken at.
 
+{% call(month) for_each_run_month() %}
 with runs as (
 
     select * from {{ ref('fct_job_run_histories') }}
-    where month = {{ run_parameter('month') }} and is_ettr_run
+    where month = {{ month }} and is_ettr_run
 
 ),
 
@@ -18,6 +19,7 @@ by_size as (
 )
 
 select
-    {{ run_parameter('month') }} as month,
+    {{ month }} as month,
     by_size.*
 from by_size
+{% endcall %}

@@ -9,5 +9,5 @@ select
     {{ median('ettr') }} as median_ettr,
     min(ettr) as min_ettr
 from {{ ref('fct_job_runs') }}
-where month = {{ run_parameter('month') }} and is_ettr_run
+where month in {{ run_months() }} and is_ettr_run
 group by month, size_bucket, bucket_order

@@ -4,7 +4,7 @@
 with failures as (
 
     select * from {{ ref('fct_failures') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
@@ -22,7 +22,7 @@ exposure as (
         totals.gpu_hours
     from {{ ref('fct_node_failure_rate_monthly') }} as rates
     inner join {{ ref('fct_month_totals') }} as totals on totals.month = rates.month
-    where rates.month = {{ run_parameter('month') }}
+    where rates.month in {{ run_months() }}
 
 ),
 
@@ -50,7 +50,7 @@ select
     by_cause.node_fail,
     by_cause.failed,
     by_cause.requeued,
-    {{ share('by_cause.failures', 'sum(by_cause.failures) over ()') }} as share_of_failures,
+    {{ share('by_cause.failures', 'sum(by_cause.failures) over (partition by by_cause.month)') }} as share_of_failures,
     exposure.all_node_days as node_days,
     {{ failure_rates('by_cause.failures', 'exposure.all_node_days', 'exposure.gpu_hours') }}
 from by_cause

@@ -11,7 +11,7 @@ with in_window as (
 window_totals as (
 
     select * from {{ ref('fct_node_failure_rate_trailing') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 

@@ -8,5 +8,5 @@ select
     source,
     count(*) as events
 from {{ ref('fct_health_events') }}
-where month = {{ run_parameter('month') }}
+where month in {{ run_months() }}
 group by month, category, severity, source

@@ -10,5 +10,5 @@ select
     cast(sum(gpu_seconds) as bigint) as gpu_seconds,
     cast(sum(gpu_seconds) as bigint) / 3600e0 as gpu_hours
 from {{ ref('fct_attempts') }}
-where month = {{ run_parameter('month') }} and is_gpu_attempt
+where month in {{ run_months() }} and is_gpu_attempt
 group by month, outcome, size_bucket, bucket_order

@@ -6,13 +6,14 @@
 {% set counts = ['xid_cnt', 'out_count', 'tickets', 'incident_hours', 'failure_incidents',
                  'multi_node_node_fails', 'single_node_node_fails'] %}
 
+{% call(month) for_each_run_month() %}
 with fleet as (
 
     select
         lemon_window,
         nodes_without_signals
     from {{ ref('fct_lemon_fleet_monthly') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ month }}
 
 ),
 
@@ -20,7 +21,7 @@ signals as (
 
     select *
     from {{ ref('fct_node_lemon_signals') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ month }}
 
 ),
 
@@ -75,7 +76,7 @@ per_value as (
 )
 
 select
-    {{ run_parameter('month') }} as month,
+    {{ month }} as month,
     {{ run_parameter('cluster') }} as cluster,
     lemon_window,
     signal,
@@ -84,3 +85,4 @@ select
     cast(sum(nodes) over (partition by lemon_window, signal order by value) as double)
     / sum(nodes) over (partition by lemon_window, signal) as share_at_or_below
 from per_value
+{% endcall %}

@@ -4,9 +4,10 @@
 -- a restart after a failure (second order, fct_second_order_preemptions), and their share of the
 -- month's GPU-hours.
 
+{% call(month) for_each_run_month() %}
 with lost as (
 
-    {{ lost_goodput('month = ' ~ run_parameter('month')) }}
+    {{ lost_goodput('month = ' ~ month) }}
 
 )
 
@@ -20,4 +21,5 @@ select
     {{ share('lost.lost_gpu_hours', 'totals.gpu_hours') }} as share_of_gpu_hours
 from {{ ref('fct_month_totals') }} as totals
 cross join lost
-where totals.month = {{ run_parameter('month') }}
+where totals.month = {{ month }}
+{% endcall %}

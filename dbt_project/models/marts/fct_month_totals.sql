@@ -5,17 +5,18 @@
 -- no taxonomy rule classified, and the CPU-only nodes seen in the month (not dim_nodes.is_gpu_node:
 -- in neither the fleet's fault rate nor the lemon fleet). One row per month built.
 
+{% call(month) for_each_run_month() %}
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ month }}
 
 ),
 
 health_events as (
 
     select * from {{ ref('fct_health_events') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ month }}
 
 ),
 
@@ -41,7 +42,7 @@ node_totals as (
     select cast(count(distinct case when not nodes.is_gpu_node then node_days.node end) as bigint) as cpu_only_nodes
     from {{ ref('fct_node_days') }} as node_days
     inner join {{ ref('dim_nodes') }} as nodes on nodes.node = node_days.node
-    where node_days.month = {{ run_parameter('month') }}
+    where node_days.month = {{ month }}
 
 ),
 
@@ -69,7 +70,9 @@ select
     event_totals.unclassified_health_events,
     node_totals.cpu_only_nodes,
     {{ share('event_totals.unclassified_health_events', 'event_totals.health_events') }} as unclassified_share
-from {{ source('run', 'parameters') }} as parameters
+from {{ source('run', 'months') }} as parameters
 cross join attempt_totals
 cross join event_totals
 cross join node_totals
+where parameters.month = {{ month }}
+{% endcall %}

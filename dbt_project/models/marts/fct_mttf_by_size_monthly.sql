@@ -5,7 +5,7 @@
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }} and is_gpu_attempt
+    where month in {{ run_months() }} and is_gpu_attempt
 
 ),
 

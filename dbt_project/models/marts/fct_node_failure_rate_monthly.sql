@@ -9,10 +9,11 @@
 -- month without attempts. The
 -- node-seconds are kept as integers so that sums over months are exact in any order.
 
+{% call(month) for_each_run_month() %}
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }} and is_gpu_attempt
+    where month = {{ month }} and is_gpu_attempt
 
 ),
 
@@ -22,7 +23,8 @@ parameters as (
         month,
         month_start,
         period_end
-    from {{ source('run', 'parameters') }}
+    from {{ source('run', 'months') }}
+    where month = {{ month }}
 
 ),
 
@@ -40,7 +42,7 @@ fleet as (
     select count(distinct node_days.node) as fleet_nodes
     from {{ ref('fct_node_days') }} as node_days
     inner join gpu_nodes on gpu_nodes.node = node_days.node
-    where node_days.month = {{ run_parameter('month') }}
+    where node_days.month = {{ month }}
 
 ),
 
@@ -49,7 +51,7 @@ faults as (
     select count(*) as fleet_faults
     from {{ ref('fct_node_faults') }} as node_faults
     inner join gpu_nodes on gpu_nodes.node = node_faults.node
-    where node_faults.month = {{ run_parameter('month') }}
+    where node_faults.month = {{ month }}
 
 ),
 
@@ -87,3 +89,4 @@ from parameters
 cross join counted
 cross join fleet
 cross join faults
+{% endcall %}

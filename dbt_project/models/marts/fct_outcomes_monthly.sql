@@ -2,4 +2,4 @@
 -- and GPU-hours (the job mix of the report, macro job_mix_shares; fct_job_mix_monthly splits them
 -- by size too).
 
-{{ job_mix_shares('month = ' ~ run_parameter('month'), ['month', 'outcome']) }}
+{{ job_mix_shares('month in ' ~ run_months(), ['month', 'outcome']) }}
