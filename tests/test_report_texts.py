@@ -76,7 +76,7 @@ def test_one_plural_rule():
 
 def test_a_stage_with_one_source_says_source(monkeypatch):
     """The progress line said "1 records from 1 sources"."""
-    monkeypatch.setattr("flows.pipeline.read_manifest", lambda landed: {"sources": {"sacct_psv": {"records": 1}}})
+    monkeypatch.setattr("flows.stages.read_manifest", lambda landed: {"sources": {"sacct_psv": {"records": 1}}})
     assert stage_counts("land", Path("landed")) == "1 record from 1 source"
     metrics = {"totals": {"attempts": 1, "infra_failures": 1}}
     assert stage_counts("metrics", type("F", (), {"metrics": metrics})()) == "1 attempt, 1 infrastructure failure"
