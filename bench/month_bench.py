@@ -124,7 +124,7 @@ def pipeline_stages(
             stage("floor", floor, sim_dir)
             stage("floor_buffered", floor, sim_dir, BUFFERED_READ)
         landed = stage("land", pull_and_land.fn, config, MONTH, None)
-        stage("dbt", build_warehouse.fn, config, MONTH, landed)
+        stage("dbt", build_warehouse.fn, config, {MONTH: landed})
         quality = stage("quality", check_quality.fn, config, MONTH, landed)
         figures = stage("analysis", analyse.fn, config, MONTH)
         stage("render", render.fn, config, MONTH, figures, quality, landed, config.report_dir(MONTH))

@@ -116,8 +116,7 @@ def built(tmp_path_factory, fresh_warehouse) -> dict:
     loaded = load_config(config)
     # the pipeline's stages without Prefect, the data-quality suites or the first month's report
     # (test_pipeline.py and test_history.py run them whole)
-    for month in MONTHS:
-        build_months(loaded, {month: land_month(loaded, month)})
+    build_months(loaded, {month: land_month(loaded, month) for month in MONTHS})
     landed = landed_months(loaded)[LAST]
     with open_marts(loaded) as marts:
         figures = month_figures(marts, LAST, loaded.analysis, read_manifest(landed)["sources"])
