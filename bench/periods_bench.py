@@ -101,7 +101,7 @@ def main() -> None:
             rounds[name].append(measure(name, code, sim, first))
             load.append(os.getloadavg()[0])
     result = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "months": f"{first}..{LAST}"}
-    result |= {"nodes": args.nodes, "before": args.before, "load_1min": load}
+    result |= {"nodes": args.nodes, "before_commit": args.before, "load_1min": load}
     for name, runs in rounds.items():
         median = {command: statistics.median(r[command] for r in runs) for command in runs[0]}
         ratios = {f"{command}/run": median[command] / median["run"] for command in ("backfill", "rerun")}
