@@ -158,6 +158,16 @@ whole as (
 
 -- the default highest priority: the QOS of each month's largest job runs (the most common among
 -- them, then the first by name)
+largest_gpus as (
+
+    select
+        month,
+        max(gpus) as gpus
+    from this_month
+    group by month
+
+),
+
 largest_qos_counts as (
 
     select
@@ -165,14 +175,8 @@ largest_qos_counts as (
         this_month.qos,
         row_number() over (partition by this_month.month order by count(*) desc, this_month.qos) as qos_rank
     from this_month
-    inner join (
-        select
-            month,
-            max(gpus) as gpus
-        from this_month
-        group by month
-    ) as largest
-        on largest.month = this_month.month and largest.gpus = this_month.gpus
+    inner join largest_gpus
+        on largest_gpus.month = this_month.month and largest_gpus.gpus = this_month.gpus
     where this_month.qos is not null
     group by this_month.month, this_month.qos
 

@@ -87,10 +87,10 @@ events as (
         events.month,
         events.node,
         {{ dbt.date_trunc('day', 'events.event_at') }} as day_start,
-        cast(sum(case when severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
-        cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events,
+        cast(sum(case when events.severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
+        cast(sum(case when events.severity = 'warning' then 1 else 0 end) as bigint) as warning_events,
         -- only a node with NVIDIA GPUs logs an Xid or a DCGM health report
-        cast(sum(case when source in ('xid', 'dcgm') then 1 else 0 end) as bigint) as gpu_events
+        cast(sum(case when events.source in ('xid', 'dcgm') then 1 else 0 end) as bigint) as gpu_events
     from {{ ref('int_health_events_classified') }} as events
     inner join {{ source('run', 'months') }} as months
         on

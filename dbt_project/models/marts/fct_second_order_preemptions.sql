@@ -99,6 +99,20 @@ in_window as (
 -- node lists of just these attempts, compared as lists: joining node rows to node rows lets the
 -- planner pair every attempt on a node with every other one first (tens of GB on a 1.5M-attempt
 -- month). The list type and its overlap test are engine-specific: macros/portable.sql.
+paired as (
+
+    select
+        month,
+        attempt_id
+    from in_window
+    union
+    select
+        month,
+        restart_attempt_id as attempt_id
+    from in_window
+
+),
+
 node_lists as (
 
     select
@@ -106,17 +120,7 @@ node_lists as (
         attempt_nodes.attempt_id,
         {{ node_set('attempt_nodes.node') }} as nodes
     from attempt_nodes
-    inner join (
-        select
-            in_window.month,
-            in_window.attempt_id
-        from in_window
-        union
-        select
-            in_window.month,
-            in_window.restart_attempt_id as attempt_id
-        from in_window
-    ) as paired
+    inner join paired
         on paired.month = attempt_nodes.month and paired.attempt_id = attempt_nodes.attempt_id
     group by attempt_nodes.month, attempt_nodes.attempt_id
 
