@@ -124,7 +124,7 @@ def pipeline_stages(
             stage("floor", floor, sim_dir)
             stage("floor_buffered", floor, sim_dir, BUFFERED_READ)
         landed = stage("land", pull_and_land.fn, config, MONTH, None)
-        stage("dbt", build_warehouse.fn, config, MONTH, landed)
+        stage("dbt", build_warehouse.fn, config, {MONTH: landed})
         quality = stage("quality", check_quality.fn, config, MONTH, landed)
         figures = stage("analysis", analyse.fn, config, MONTH)
         stage("render", render.fn, config, MONTH, figures, quality, landed, config.report_dir(MONTH))
@@ -149,7 +149,7 @@ def parse_once(root: Path, cluster: str) -> None:
     """Land the month and let dbt parse the project for the cluster's warehouse (kept from then on:
     a new month re-uses it), so that a measured run is a warm one."""
     config = load_config(write_demo_config(root, cluster, root / "reports"))
-    dbt_command(config, MONTH, pull_and_land.fn(config, MONTH, None), "parse")
+    dbt_command(config, {MONTH: pull_and_land.fn(config, MONTH, None)}, "parse")
 
 
 def end_to_end(root: Path, cluster: str, repeat: int) -> float:

@@ -1,13 +1,14 @@
-"""Backfill: build a range of past months of one cluster, oldest first, one at a time; or of
-several clusters side by side, each in its own process.
+"""Backfill: build a range of past months of one cluster; or of several clusters side by side,
+each in its own process.
 
-A cluster's months run sequentially (dbt must never build two months into one DuckDB file at once,
-and each month's incremental marts and run history follow from the months before it), each as a
-`monthly-report` subflow holding the cluster lock. A month whose report exists is skipped unless
-`force`, or unless it is one to send and its figures were not sent, or unless an earlier month of
-the range was built: then it is refreshed from the records it landed, and so are the months built
-after the range (flows/pipeline.py `refresh_later_months`). A failed month is reported and the
-next one still runs. Only the months `email` names are sent: rebuilding a year must not email
+A cluster's months are landed one by one, then built in ONE dbt build with the months built after
+the range (each month's incremental marts and run history follow from the months before it: one
+build computes them all), then each is checked, computed, rendered and delivered as a
+`monthly-report` subflow (`built`), oldest first, under the cluster lock. A month whose report
+exists is skipped unless `force`, or unless it is one to send and its figures were not sent, or
+unless an earlier month of the range is built: then it is built again from the records it landed,
+and the months built after the range are reported again (flows/pipeline.py
+`refresh_later_months`). A month whose landing failed is reported failed; the others still build. Only the months `email` names are sent: rebuilding a year must not email
 a year of reports. Clusters share nothing (warehouse, lock, data directories), so
 `backfill-clusters` runs their backfills at the same time.
 """
@@ -18,29 +19,36 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import IO, Literal
 
 from prefect import flow, get_client, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
+from prefect.runtime import flow_run as flow_run_info
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.core.config import ClusterConfig
-from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code
+from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
+from flows.core.escape import printable_lines
 from flows.core.months import Month
-from flows.delivery.deliver import channels, delivery_status
+from flows.core.runlock import run_lock
+from flows.delivery.deliver import channels, delivery_status, send_alert
 from flows.delivery.subject import MonthSubject
 from flows.edge import checked_range, deployment_config
 from flows.pipeline import (
+    build_warehouse,
+    clear_killed_runs,
     config_path,
-    failure,
-    month_outcome,
+    landed_before,
+    landed_later_months,
     monthly_report,
-    progress,
+    pull_and_land,
     refresh_later_months,
     send_failure_alert,
 )
 from flows.report.artifact import publish_backfill_artifact
+from flows.stages import MonthRun, failed_outcome, failure, month_outcome, month_runs, progress
 
 EmailChoice = Literal["none", "latest", "all"]
 
@@ -103,46 +111,97 @@ def backfill(
     else:
         cfg = config
     months = month_range(from_month, to_month)
-    outcomes = []
-    built_earlier = False  # a month of this backfill was built: the later ones are refreshed, never skipped
-    for i, month in enumerate(months, 1):
-        progress.info("[%d/%d] %s %s", i, len(months), cluster, month)
+    outcomes: dict[Month, dict] = {}
+    rebuilt: dict[Month, bool] = {}  # the months to build -> whether a report of it exists (refreshed)
+    for month in months:
         notify = email == "all" or (email == "latest" and month == months[-1])
         delivered, status = delivery_status(cfg, MonthSubject(month), cfg.report_dir(month))
         up_to_date = not force and status != "no report" and (delivered or not notify)
-        if up_to_date and not built_earlier:
-            outcome = {"month": str(month), "outcome": "skipped", "detail": status}
+        if up_to_date and not rebuilt:  # an earlier month built: the later ones are refreshed, never skipped
+            outcomes[month] = {"month": str(month), "outcome": "skipped", "detail": status}
         else:
-            state = monthly_report(
-                cluster=cluster,
-                config=cfg,
-                month=str(month),
-                resend=resend,
-                notify=notify,
-                refresh=up_to_date,  # built before, and only an earlier month changed
-                update_later=False,  # the range's later months follow here, the months after it below
-                no_jobs_ran=no_jobs_ran,
-                return_state=True,
+            rebuilt[month] = up_to_date
+    with run_lock(cfg):
+        landed = land_months(cfg, rebuilt, no_jobs_ran, outcomes)
+        later = landed_later_months(cfg, months[-1]) if landed else {}
+        built = build_months_once(cfg, {**landed, **later}, outcomes)
+        for i, month in enumerate(months, 1):
+            if month in landed and built:
+                notify = email == "all" or (email == "latest" and month == months[-1])
+                state = monthly_report(
+                    cluster=cluster,
+                    config=cfg,
+                    month=str(month),
+                    resend=resend,
+                    notify=notify,
+                    refresh=rebuilt[month],  # built before, and only an earlier month changed
+                    update_later=False,  # the range's later months follow here, the months after it below
+                    built=True,
+                    return_state=True,
+                )
+                held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
+                note = f"archived, not sent (--email {email})" if held else None
+                outcomes[month] = month_outcome(cfg, month, state, "refreshed" if rebuilt[month] else "built", note)
+            outcome = outcomes[month]
+            progress.info(
+                "[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"]
             )
-            held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
-            note = f"archived, not sent (--email {email})" if held else None
-            outcome = month_outcome(cfg, month, state, "refreshed" if up_to_date else "built", note)
-            built_earlier |= state.is_completed()
-        progress.info("[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"])
-        logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
-        outcomes.append(outcome)
-    if built_earlier:
-        outcomes += refresh_later_months(cfg, months[-1], notify=email != "none")
-    publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes)
-    failed = [o for o in outcomes if o["outcome"] == "failed"]
+            logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
+        refreshed = refresh_later_months(cfg, months[-1], email != "none", frozenset(later)) if built else []
+    outcomes_list = [outcomes[month] for month in months] + refreshed
+    publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes_list)
+    failed = [o for o in outcomes_list if o["outcome"] == "failed"]
     if failed:
         raise BackfillError(
-            f"{len(failed)} of {len(outcomes)} months failed: "
+            f"{len(failed)} of {len(outcomes_list)} months failed: "
             + "; ".join(f"{o['month']}: {o['detail']}" for o in failed),
             inputs_only=all(o["input_error"] for o in failed),
             stages=", ".join(f"{o['month']} {o['stage']}" for o in failed),
         )
-    return outcomes
+    return outcomes_list
+
+
+def land_months(
+    config: ClusterConfig, months: dict[Month, bool], no_jobs_ran: bool, outcomes: dict[Month, dict]
+) -> dict[Month, Path]:
+    """Land each of `months` (-> whether it was reported before: then the records it landed are
+    used, when whole); returns the landed directories. A month whose landing failed gets its
+    failed outcome in `outcomes` and is left out."""
+    clear_killed_runs(config)
+    landed = {}
+    for i, (month, reported) in enumerate(months.items(), 1):
+        progress.info("[%d/%d] %s %s", i, len(months), config.cluster, month)
+        if reported and landed_before(config, month):
+            landed[month] = config.landed_dir(month)
+            continue
+        month_runs[str(flow_run_info.id)] = MonthRun(config, month)  # the stage's progress lines name the month
+        state = pull_and_land(config, month, None, no_jobs_ran, return_state=True)
+        del month_runs[str(flow_run_info.id)]
+        if state.is_completed():  # (its result: the landing's manifest)
+            landed[month] = config.landed_dir(month)
+            continue
+        error = state.result(raise_on_failure=False)
+        detail = f"{type(error).__name__}: {printable_lines(str(error))}"
+        outcomes[month] = failed_outcome(month, "land", detail, is_input_error(error))
+        rerun = f"reliability-report run --config {config.config_path} --month {month}"
+        progress.info("%s %s: alert: %s", config.cluster, month, send_alert(config, str(month), "land", detail, rerun))
+    return landed
+
+
+def build_months_once(config: ClusterConfig, months: dict[Month, Path], outcomes: dict[Month, dict]) -> bool:
+    """Build `months` (-> landed directory) in one dbt build; whether it succeeded. When it failed,
+    each month of the range among them gets its failed outcome in `outcomes`."""
+    if not months:
+        return False
+    progress.info("%s: dbt: one build of %s", config.cluster, ", ".join(str(m) for m in sorted(months)))
+    state = build_warehouse(config, months, return_state=True)
+    if state.is_completed():
+        progress.info("%s: dbt: %d nodes built", config.cluster, sum(state.result().values()))
+        return True
+    error = state.result(raise_on_failure=False)
+    for month in months:
+        outcomes[month] = failed_outcome(month, "dbt", f"{type(error).__name__}: {printable_lines(str(error))}", False)
+    return False
 
 
 def backfill_command(

@@ -155,6 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("later months refreshed (their comparisons and job runs include this month):")
         for outcome in summary["refreshed"]:
             print(f"  {outcome['month']}  {outcome['outcome']:<9} {outcome['detail']}")
+        changed = [o["month"] for o in summary["refreshed"] if o.get("changed")]
+        print(f"reports whose figures changed: {' '.join(changed) if changed else 'none'}")
     if failed := [o for o in summary["refreshed"] if o["outcome"] == "failed"]:
         months = " ".join(o["month"] for o in failed)
         print(

@@ -26,7 +26,9 @@ def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
     return path
 
 
-DEMO_MONTHS = 3  # the demo reports the last of three continuous months, so its trend has a history
+# the demo reports the last of twelve continuous months, built in one dbt build: its trend and every
+# trailing window (up to 12 months) are filled in, so its report names no month as not built
+DEMO_MONTHS = 12
 
 
 def months_before(month: Month, count: int) -> Month:

@@ -1,6 +1,8 @@
 """The monthly pipeline as a Prefect flow: land → dbt build → data quality → metrics → report → deliver.
 
-Each stage is a Prefect task named after it, a thin wrapper around a plain function that is tested
+A month is built in one dbt build with the months built after it (their comparisons, trailing
+windows and job runs read it), which are then reported again; a backfill lands its months, builds
+them in one build and reports each with `built` (flows/backfill.py). Each stage is a Prefect task named after it, a thin wrapper around a plain function that is tested
 on its own. The stages' state hooks print the progress lines, time each stage (its task run's time
 in the Running state) and note the stage that failed; the flow's one failure hook names that stage
 in the alert. No stage has Prefect retries: a live pull retries inside the landing, delivery retries
@@ -10,24 +12,19 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from prefect.exceptions import ParameterTypeError
-from prefect.logging.loggers import flow_run_logger, task_run_logger
+from prefect.logging.loggers import flow_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
 from flows.core.atomic import clear_leftovers, staged_replacement
 from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config
-from flows.core.errors import is_input_error
-from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import MONTH_RE, Month, observed_end
 from flows.core.runlock import run_lock
-from flows.core.words import counted
 from flows.delivery.deliver import (
     DeliveryOutcome,
     Figures,
@@ -45,14 +42,9 @@ from flows.publish.archive import refresh_archive
 from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact
 from flows.report.render import reproduce, write_report
-from flows.warehouse.build import build_month
+from flows.stages import STAGE_HOOKS, MonthRun, failure, month_outcome, month_runs, progress
+from flows.warehouse.build import build_months
 from flows.warehouse.engines import open_marts
-
-# Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
-progress = escaped_logger("flows.progress")
-# Prefect's run loggers (get_run_logger, the failure hook's, Prefect's own lines on a failed task,
-# which quote the error) escape what they log too: it reaches a terminal or the Prefect UI.
-RUN_LOGGERS = [escaped_logger(name) for name in ("prefect.flow_runs", "prefect.task_runs")]
 
 
 def config_path(parameter: str | dict) -> str:
@@ -68,55 +60,6 @@ def clear_killed_runs(config: ClusterConfig) -> None:
         clear_leftovers(parent / config.cluster)
 
 
-@dataclass
-class MonthRun:
-    """A monthly-report flow run: its config and month, parsed once at its start, and its stages as
-    their tasks' state hooks saw them (for the progress lines, the summary and the failure alert)."""
-
-    config: ClusterConfig
-    month: Month
-    seconds: dict[str, float] = field(default_factory=dict)  # stage -> time in the Running state
-    running: str | None = None  # the stage started and not finished (a crash leaves it set)
-    failed: str | None = None  # the stage whose task failed
-
-
-# Flow run id -> its MonthRun. A failed run's record stays for its readers (the failure hook, and a
-# backfill reading its month's state); a completed run's is removed when the flow returns.
-_runs: dict[str, MonthRun] = {}
-
-
-def _run_of(task_run) -> MonthRun | None:
-    """The MonthRun of a stage's task run (none when a task is called outside the flow)."""
-    return _runs.get(str(task_run.flow_run_id))
-
-
-def stage_running(task, task_run, state) -> None:
-    """Task hook: a stage starts."""
-    if run := _run_of(task_run):
-        run.running = task.name
-        progress.info("%s %s: %s ...", run.config.cluster, run.month, task.name)
-
-
-def stage_completed(task, task_run, state) -> None:
-    """Task hook: a stage is done; its time is its task run's time in the Running state."""
-    if run := _run_of(task_run):
-        run.running = None
-        seconds = run.seconds[task.name] = round(task_run.total_run_time.total_seconds(), 2)
-        counts = stage_counts(task.name, state.result())
-        line = f"{run.config.cluster} {run.month}: {task.name} done in {seconds:.1f} s: {counts}"
-        progress.info(line)
-        task_run_logger(task_run, task).info(line)
-
-
-def stage_failed(task, task_run, state) -> None:
-    """Task hook: a stage failed (the flow run fails with it)."""
-    if run := _run_of(task_run):
-        run.running, run.failed = None, task.name
-
-
-STAGE_HOOKS = {"on_running": [stage_running], "on_completion": [stage_completed], "on_failure": [stage_failed]}
-
-
 @task(name="land", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None, no_jobs_ran: bool = False) -> Manifest:
     """Land the month; its manifest, read once for the run's stages."""
@@ -124,8 +67,8 @@ def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None, n
 
 
 @task(name="dbt", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
-    return build_month(config, month, landed_dir)
+def build_warehouse(config: ClusterConfig, months: dict[Month, Path]) -> dict[str, int]:
+    return build_months(config, months)
 
 
 @task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -186,45 +129,6 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
     return outcome
 
 
-def stage_counts(stage: str, result) -> str:
-    """What a stage produced, in a few words with counts, for the progress lines."""
-    if stage == "land":
-        sources = result.sources  # the landing's Manifest
-        return f"{counted(sum(s.records for s in sources.values()), 'record')} from {counted(len(sources), 'source')}"
-    if stage == "dbt":
-        return f"{sum(result.values())} dbt nodes ({', '.join(f'{n} {s}' for s, n in sorted(result.items()))})"
-    if stage == "quality":
-        passed = sum(q.successful for q in result)
-        return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {counted(len(result), 'suite')}"
-    if stage == "metrics":
-        totals = result.metrics["totals"]
-        return (
-            f"{counted(totals['attempts'], 'attempt')}, {counted(totals['infra_failures'], 'infrastructure failure')}"
-        )
-    if stage == "render":
-        return f"{result['report']} (in place once delivery is decided)"
-    return str(result)
-
-
-def failed_stage(flow_run_id, error: BaseException | None) -> str:
-    """The stage a flow run failed at: the stage whose task failed (or was running when the run
-    crashed), else `parameters` for parameters Prefect refused, else `start` (before the first)."""
-    run = _runs.get(str(flow_run_id))
-    if run and (run.failed or run.running):
-        return run.failed or run.running
-    return "parameters" if isinstance(error, ParameterTypeError) else "start"
-
-
-def failure(state) -> tuple[str, str]:
-    """(stage, error) of a failed monthly-report run's final state; the error's text escaped (it
-    may quote the logs), for the alert, the backfill's outcomes and their log lines."""
-    error = state.result(raise_on_failure=False)
-    if not isinstance(error, BaseException):
-        return failed_stage(state.state_details.flow_run_id, None), printable_lines(str(state.message))
-    stage = failed_stage(state.state_details.flow_run_id, error)
-    return stage, f"{type(error).__name__}: {printable_lines(str(error))}"
-
-
 def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun: str, config=None) -> None:
     """Say which run failed, at which stage and why, in the run log and by email to `alert_to`."""
     logger = flow_run_logger(flow_run, flow)
@@ -238,7 +142,7 @@ def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun:
 
 def alert_on_failure(flow, flow_run, state) -> None:
     """The monthly-report flow's failure hook (failed or crashed)."""
-    params, run = flow_run.parameters, _runs.get(str(flow_run.id))
+    params, run = flow_run.parameters, month_runs.get(str(flow_run.id))
     what = str(run.month) if run else params.get("month") or str(Month.last_full(flow_run.expected_start_time))
     stage, error = failure(state)
     rerun = f"reliability-report run --config {config_path(params['config'])} --month {what}"
@@ -270,38 +174,23 @@ def built_months_after(config: ClusterConfig, month: Month) -> list[Month]:
     ]
 
 
-def month_outcome(config: ClusterConfig, month: Month, state, built: str, delivery_note: str | None = None) -> dict:
-    """A month's line in a backfill's or a refresh's outcomes, from its monthly-report run's `state`:
-    month, outcome (`built`, e.g. "built" or "refreshed"; or "failed") and detail."""
-    if not state.is_completed():
-        stage, error = failure(state)
-        return {
-            "month": str(month),
-            "outcome": "failed",
-            "stage": stage,
-            "detail": f"at stage {stage}: {error}",
-            "input_error": is_input_error(state.result(raise_on_failure=False)),
-        }
-    summary = state.result()
-    changed = summary["changed"]  # None: not built before
-    changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
-    counts = (
-        f"{counted(summary['attempts'], 'attempt')}, {counted(summary['infra_failures'], 'infrastructure failure')}"
-    )
-    seconds = sum(summary["stage_seconds"].values())
+def landed_later_months(config: ClusterConfig, month: Month) -> dict[Month, Path]:
+    """The months built after `month` (built_months_after) whose landed records are on disk: the
+    ones a build of `month` builds again with it."""
     return {
-        "month": str(month),
-        "outcome": built,
-        "detail": f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}",
+        later: config.landed_dir(later) for later in built_months_after(config, month) if landed_before(config, later)
     }
 
 
-def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = True) -> list[dict]:
-    """Rebuild, oldest first, every month built after `month`, from the records each landed: their
-    month-over-month change, trailing windows, trend and job runs that began earlier depend on the
-    months before them, so figures never depend on the order months were built in. A refreshed
-    month whose figures went out is sent again only as a correction, when they changed (unless not
-    `notify`); one never sent is archived. Returns one outcome per month (month_outcome)."""
+def refresh_later_months(
+    config: ClusterConfig, month: Month, notify: bool = True, built: frozenset[Month] = frozenset()
+) -> list[dict]:
+    """Report again, oldest first, every month built after `month`: their month-over-month change,
+    trailing windows, trend and job runs that began earlier depend on the months before them, so
+    figures never depend on the order months were built in. The months in `built` were built with
+    `month`; any other is rebuilt from the records it landed. A refreshed month whose figures went
+    out is sent again only as a correction, when they changed (unless not `notify`); one never sent
+    is archived. Returns one outcome per month (month_outcome)."""
     outcomes = []
     for later in built_months_after(config, month):
         progress.info("%s %s: refreshing, as it follows %s", config.cluster, later, month)
@@ -311,6 +200,7 @@ def refresh_later_months(config: ClusterConfig, month: Month, notify: bool = Tru
             month=str(later),  # built once, so reportable (a partial month is refreshed as far as it was landed)
             notify=notify,
             refresh=True,
+            built=later in built,
             return_state=True,
         )
         outcome = month_outcome(config, later, state, "refreshed")
@@ -331,14 +221,18 @@ def monthly_report(
     refresh: bool = False,
     update_later: bool = True,
     no_jobs_ran: bool = False,
+    built: bool = False,
 ) -> dict:
     """Build, check and report one cluster's month (default: the last full month); returns a summary.
 
     Email and the webhook go out once per set of figures; `resend` sends the unchanged report
     again; without `notify` the report is archived only. With `update_later` (default), every month
-    built after this one is then refreshed (`refresh_later_months`): its comparisons, trailing
-    windows and job-run histories include this month's records. A `refresh` rebuilds the month from
-    the records it landed before (no pull) and sends it only as a correction where it was sent. The
+    built after this one is built with it in one dbt build, then reported again
+    (`refresh_later_months`; the summary's `refreshed`, each with the parts of its figures that
+    changed): its comparisons, trailing windows and job-run histories include this month's
+    records. A `refresh` rebuilds the month from the records it landed before (no pull) and sends
+    it only as a correction where it was sent. `built`: the caller built the month from its landed
+    records (a backfill's one build, or the build of an earlier month); it is only reported. The
     new report replaces the month's previous one once delivery is decided: a delivery that reaches
     nobody leaves the previous report (and the sent-log) as they were. A month that has not ended
     needs `partial`. `as_of` (ISO 8601) says when the records were dumped (default: the pull time of
@@ -356,21 +250,22 @@ def monthly_report(
         dumped_at = checked_month(cfg, report, partial, as_of, no_jobs_ran)
     else:
         cfg, report, dumped_at = config, month, as_of
-    run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
+    run = month_runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     # one run per cluster, and per warehouse (two configs may share one), writes at a time
     held = None if notify else "notify is off"
     if refresh and notify and not sent_before(cfg, MonthSubject(report)):
         held = "refreshed after an earlier month was built; it was never sent"
     with run_lock(cfg):
         before = previous_figures(cfg.report_dir(report))
-        if refresh and (manifest := landed_before(cfg, report)):
+        if (refresh or built) and (manifest := landed_before(cfg, report)):
             landed = manifest.landed_at or "an earlier run"
             progress.info("%s %s: land: the records landed on %s", cluster, report, landed)
         else:
             clear_killed_runs(cfg)
             manifest = pull_and_land(cfg, report, dumped_at, no_jobs_ran)
         landed_dir = cfg.landed_dir(report)
-        dbt_statuses = build_warehouse(cfg, report, landed_dir)
+        later = landed_later_months(cfg, report) if update_later and not refresh else {}
+        dbt_statuses = {} if built else build_warehouse(cfg, {report: landed_dir, **later})
         quality = check_quality(cfg, report, landed_dir, manifest)
         figures = analyse(cfg, report, manifest)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
@@ -378,10 +273,10 @@ def monthly_report(
             paths = render(cfg, report, figures, quality, manifest, staged)
             delivery = deliver(cfg, report, staged, resend, held)
         refresh_archive(cfg.reports_dir, cfg.cluster)  # reports/index.html and the reports' links (flows/publish)
-        refreshed = refresh_later_months(cfg, report, notify) if update_later and not refresh else []
+        refreshed = refresh_later_months(cfg, report, notify, frozenset(later)) if update_later and not refresh else []
     get_run_logger().info("report for %s %s written to %s", cluster, report, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
-    del _runs[str(flow_run_info.id)]
+    del month_runs[str(flow_run_info.id)]
     return {
         "changed": None if before is None else Figures.of(cfg.report_dir(report)).changed_parts(before.sections),
         "refreshed": refreshed,

@@ -4,7 +4,7 @@ While a test that is not marked `slow` runs (its fixtures' set-up and tear-down 
 module fixture's too), the ways into a month build refuse and fail that test, naming it:
 
 - a Prefect flow run (monthly-report, backfill, study...: each starts Prefect's server and builds months);
-- dbt on a month's data (flows.warehouse.build.dbt_command, which build_month, its rebuild and
+- dbt on a month's data (flows.warehouse.build.dbt_command, which build_months, its rebuild and
   build_study call; and its run parameters, which every dbt run writes first, for a test that
   imported dbt_command by name). The dbt models' tests on a two-node month (tests/test_models_unit.py,
   their unit tests among them) are the quick tier's one file that runs dbt;

@@ -1,5 +1,5 @@
-"""`reliability-report backfill`: months in order, one at a time; a failed month is reported and the
-next one still runs; months already built are skipped unless --force; only the months --email names
+"""`reliability-report backfill`: months landed in order, built in one dbt build, then reported one
+at a time; a month whose landing failed is reported and the others still build; months already built are skipped unless --force; only the months --email names
 are sent (default: the latest), and every month says truthfully whether it was emailed or archived;
 changed figures send a correction, and so do the later months whose comparisons they change. Email goes to a real SMTP server on 127.0.0.1. Several clusters
 (--config repeated) are built side by side, each in its own process; a failed one stops no other."""
@@ -46,10 +46,11 @@ def test_a_failed_month_is_reported_and_the_rest_still_built(cluster, smtp_serve
     assert code == 2  # its only failure is a missing input, as `run` says it
     lines = [line.split("  ", 1)[1] for line in out.splitlines() if re.match(r"\d\d:\d\d:\d\d  ", line)]
     assert lines[:2] == ["bf 2026-08..2026-09: starting (Prefect, dbt, Great Expectations) ...", "[1/2] bf 2026-08"]
-    stages = ("land", "dbt", "quality", "metrics", "render", "deliver")
+    stages = ("land", "quality", "metrics", "render", "deliver")  # its dbt build is the range's one
     assert [line for line in lines if line.startswith("bf 2026-08: ") and line.endswith(" ...")] == [
         f"bf 2026-08: {stage} ..." for stage in stages
     ]
+    assert [line for line in lines if line.startswith("bf: dbt: ")][0] == "bf: dbt: one build of 2026-08"
     assert re.search(r"^bf 2026-08: land done in [\d.]+ s: [\d,]+ records from 5 sources$", "\n".join(lines), re.M)
     assert any(line.startswith("[1/2] bf 2026-08: built: ") for line in lines)
     assert any(

@@ -20,7 +20,7 @@ from flows.figures.month_metrics import month_figures
 from flows.ingest.land import land_month
 from flows.ingest.manifest import read_manifest
 from flows.pipeline import render
-from flows.warehouse.build import build_month, build_study, landed_months
+from flows.warehouse.build import build_months, build_study, landed_months
 from flows.warehouse.engines import open_marts
 from simulator import SimParams, simulate
 
@@ -117,8 +117,7 @@ def built(tmp_path_factory, fresh_warehouse) -> dict:
     loaded = load_config(config)
     # the pipeline's stages without Prefect, the data-quality suites or the first month's report
     # (test_pipeline.py and test_history.py run them whole)
-    for month in MONTHS:
-        build_month(loaded, month, land_month(loaded, month))
+    build_months(loaded, {month: land_month(loaded, month) for month in MONTHS})
     landed = landed_months(loaded)[LAST]
     with open_marts(loaded) as marts:
         figures = month_figures(marts, LAST, loaded.analysis, read_manifest(landed).sources)

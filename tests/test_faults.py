@@ -200,7 +200,7 @@ def test_a_failing_stage_is_alerted_by_email_and_sends_no_report(cluster, smtp_s
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("flows.pipeline.build_month", full_disk)
+    monkeypatch.setattr("flows.pipeline.build_months", full_disk)
     with pytest.raises(OSError, match="No space left on device"):
         monthly_report("kill", str(cluster["config"]), MONTH, resend=True)
     (alert,) = smtp_server.parsed()
@@ -225,7 +225,7 @@ def test_the_alert_names_the_stage_whose_task_failed(cluster, smtp_server, monke
         raise ZeroDivisionError("no node-days")
 
     # the stages before it pass as cheaply as they can: what they build is not read here
-    monkeypatch.setattr("flows.pipeline.build_month", lambda *args, **kwargs: {"success": 1})
+    monkeypatch.setattr("flows.pipeline.build_months", lambda *args, **kwargs: {"success": 1})
     monkeypatch.setattr("flows.pipeline.validate_month", lambda *args, **kwargs: [])
     monkeypatch.setattr("flows.pipeline.month_figures", no_metrics)
     with pytest.raises(ZeroDivisionError, match="no node-days") as raised:

@@ -34,7 +34,7 @@ from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.pipeline import clear_killed_runs
-from flows.warehouse.build import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
+from flows.warehouse.build import WarehouseBusyError, build_months, check_landed, landed_tables, warehouse_problem
 from simulator import SimParams, simulate
 
 MONTH = Month.parse("2026-10")
@@ -189,14 +189,16 @@ def land_fake(config: ClusterConfig, month: str, *, without: str | None = None) 
 
 @pytest.fixture
 def builds(monkeypatch) -> list[str]:
-    """The months dbt is asked to build, in order (dbt itself replaced: tests/test_faults.py builds for real)."""
+    """The months dbt is asked to build, in order, each build's months joined by "+" (dbt itself
+    replaced: tests/test_faults.py builds for real)."""
     built: list[str] = []
 
-    def build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
+    def build(config: ClusterConfig, months: dict[Month, Path]) -> dict[str, int]:
         config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
-        assert landed_dir == config.data_dir / "landed" / config.cluster / str(month)
+        for month, landed_dir in months.items():
+            assert landed_dir == config.data_dir / "landed" / config.cluster / str(month)
         duckdb.connect(str(config.warehouse_path)).close()
-        built.append(str(month))
+        built.append("+".join(str(month) for month in sorted(months)))
         return {"success": 1}
 
     monkeypatch.setattr(flows.warehouse.build, "_build", build)
@@ -213,9 +215,9 @@ def test_a_corrupt_warehouse_is_kept_aside_and_rebuilt_from_every_landed_month(t
     config.warehouse_path.parent.mkdir(parents=True)
     config.warehouse_path.write_bytes(b"not a database" * 100)
 
-    assert build_month(config, MONTH, landed) == {"success": 1}
+    assert build_months(config, {MONTH: landed}) == {"success": 1}
 
-    assert builds == ["2026-08", "2026-09", "2026-10", "2026-11"]  # oldest first: a trend reads the months before
+    assert builds == ["2026-08+2026-09+2026-10+2026-11"]  # one build of every landed month
     (aside,) = config.warehouse_path.parent.glob("c.duckdb.corrupt-*")
     assert aside.read_bytes() == b"not a database" * 100  # kept as it was, for a post-mortem
     assert f"warehouse {config.warehouse_path} cannot be opened (IO Error: " in caplog.text
@@ -230,13 +232,13 @@ def test_a_missing_warehouse_is_rebuilt_leaving_out_a_landed_month_that_lost_a_t
     land_fake(config, "2026-09", without="attempts")
     landed = land_fake(config, str(MONTH))
 
-    build_month(config, MONTH, landed)
+    build_months(config, {MONTH: landed})
 
-    assert builds == ["2026-08", "2026-10"]
+    assert builds == ["2026-08+2026-10"]
     missing = config.data_dir / "landed" / "c" / "2026-09" / "attempts.parquet"
     assert f"c 2026-09 left out of the rebuilt warehouse: {missing} does not exist; run the month again" in caplog.text
-    build_month(config, MONTH, landed)
-    assert builds == ["2026-08", "2026-10", "2026-10"]  # once there, no rebuild
+    build_months(config, {MONTH: landed})
+    assert builds == ["2026-08+2026-10", "2026-10"]  # once there, no rebuild
 
 
 @hostile(Outcome.ERROR)

@@ -95,13 +95,13 @@ def test_a_month_of_array_records_with_compressed_ids_builds(tmp_path: Path):
     import duckdb
 
     from flows.quality.suites import validate_month
-    from flows.warehouse.build import build_month
+    from flows.warehouse.build import build_months
 
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs-with-job-arrays.log", tmp_path / "x.log")
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
     month = Month.parse("2015-07")
     landed = land_month(config, month)
-    build_month(config, month, landed)
+    build_months(config, {month: landed})
     assert all(r.success for r in validate_month(config.warehouse_path, month, landed_dir=landed))
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
         ended = con.execute("SELECT job_id FROM fct_attempts WHERE month = '2015-07' ORDER BY job_id").fetchall()

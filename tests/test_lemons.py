@@ -279,7 +279,7 @@ def test_on_a_mixed_cluster_the_fleet_is_its_gpu_nodes(tmp_path, fresh_warehouse
     config_path = write_demo_config(tmp_path, cluster, tmp_path / "reports")
     fresh_warehouse(config_path)
     config = load_config(config_path)
-    built = dbt_command(config, MONTH, land_month(config, MONTH), "build", *MIXED_MODELS, *NO_TESTS)
+    built = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", *MIXED_MODELS, *NO_TESTS)
     assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
 

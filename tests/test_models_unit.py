@@ -1,6 +1,6 @@
 """The dbt models' unit tests (attribution window edges, cause priority, job-run chaining, month
 boundaries...): they check the SQL, not a month's data, so they run here, in the quick tier, rather
-than in every monthly build (flows/warehouse/build.py build_month leaves them out)."""
+than in every monthly build (flows/warehouse/build.py build_months leaves them out)."""
 
 from pathlib import Path
 
@@ -31,7 +31,7 @@ def test_the_models_unit_tests_pass(tmp_path: Path, fresh_warehouse) -> None:
     # in a build: a unit test reads its inputs' columns from them, and the month's intermediate
     # tables exist only during a build (in its in-memory scratch database); without the data tests,
     # which check a month's data (every month build runs them)
-    result = dbt_command(config, MONTH, land_month(config, MONTH), "build", "--exclude-resource-type", "test")
+    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", "--exclude-resource-type", "test")
     unit = [r for r in result.result.results if r.node.resource_type == "unit_test"]
     assert result.success and declared >= 7
     assert len(unit) == declared and all(str(r.status) == "pass" for r in unit)
@@ -85,7 +85,7 @@ def test_gpu_figures_count_only_gpu_attempts(tmp_path: Path, fresh_warehouse) ->
     with open(sim / "sacct.psv", "a") as sacct:
         sacct.write("\n".join(cpu_lines + GPU_FAILURES) + "\n")
     config = load_config(config_path)
-    result = dbt_command(config, MONTH, land_month(config, MONTH), "build", "--exclude-resource-type", "unit_test")
+    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", "--exclude-resource-type", "unit_test")
     failed = [r.node.name for r in result.result.results if str(r.status) not in ("pass", "success")]
     assert result.success, failed
 
@@ -172,7 +172,7 @@ def test_the_fleet_figures_count_only_gpu_nodes(tmp_path: Path, fresh_warehouse)
     with open(sim / "events.psv", "a") as events:
         events.write("\n".join(CPU_NODE_EVENTS) + "\n")
     config = load_config(config_path)
-    result = dbt_command(config, MONTH, land_month(config, MONTH), "build", "--exclude-resource-type", "unit_test")
+    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", "--exclude-resource-type", "unit_test")
     failed = [r.node.name for r in result.result.results if str(r.status) not in ("pass", "success")]
     assert result.success, failed
 
@@ -195,7 +195,7 @@ def test_the_fleet_figures_count_only_gpu_nodes(tmp_path: Path, fresh_warehouse)
     gpu_faults = rows("select count(*) from fct_node_faults where month = ? and node like 'gpu%'")[0][0]
     fleet = rows(
         "select fleet_nodes, fleet_faults, fleet_node_days, "
-        "datediff('second', (select month_start from run.parameters), (select period_end from run.parameters)) / 86400e0 "
+        "datediff('second', (select month_start from run.months), (select period_end from run.months)) / 86400e0 "
         "from fct_period_node_failure_rate where period_id = 'month:' || ?"
     )[0]
     assert fleet[:2] == (len(gpu_nodes), gpu_faults)

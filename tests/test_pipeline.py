@@ -17,7 +17,7 @@ from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.pipeline import monthly_report
 from flows.quality.suites import DataQualityError, validate_month
-from flows.warehouse.build import build_month
+from flows.warehouse.build import build_months
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -437,9 +437,9 @@ def two_months(tmp_path_factory, fresh_warehouse) -> dict:
         simulate(SimParams("hist", month, nodes=16, seed=seed, r_f=30.0), work / "sim" / "hist" / str(month))
     built: dict = {}
     loaded = load_config(config)
-    build_month(loaded, october, land_month(loaded, october))
+    build_months(loaded, {october: land_month(loaded, october)})
     built["october_first"] = mart_rows(warehouse, october)
-    build_month(loaded, september, land_month(loaded, september))
+    build_months(loaded, {september: land_month(loaded, september)})
     built["september_first"] = mart_rows(warehouse, september)
     monthly_report(cluster="hist", config=str(config), month=str(september))
     built["september_rebuilt"], built["october_after"] = mart_rows(warehouse, september), mart_rows(warehouse, october)

@@ -17,7 +17,7 @@ from flows.pipeline import monthly_report
 
 
 def test_builds_a_month():
-    build._build(None, "2026-10", None)  # as build_month does
+    build._build(None, {"2026-10": None})  # as build_months does
 
 
 def test_catches_the_refusal():
@@ -33,7 +33,7 @@ def test_runs_the_monthly_flow():
 
 @pytest.fixture(scope="module")
 def built_month():
-    return build.dbt_command(None, "2026-10", None, "build")
+    return build.dbt_command(None, {"2026-10": None}, "build")
 
 
 def test_reads_a_built_month(built_month):
@@ -42,7 +42,7 @@ def test_reads_a_built_month(built_month):
 
 @pytest.mark.slow
 def test_slow_builds_a_month():
-    assert build.dbt_command(None, "2026-10", None, "build") == "dbt ran"
+    assert build.dbt_command(None, {"2026-10": None}, "build") == "dbt ran"
 """
 
 MODELS = """
@@ -50,7 +50,7 @@ import flows.warehouse.build as build
 
 
 def test_the_models_unit_tests():
-    assert build.dbt_command(None, "2026-10", None, "build") == "dbt ran"
+    assert build.dbt_command(None, {"2026-10": None}, "build") == "dbt ran"
 """
 
 

@@ -10,8 +10,8 @@ from saved_month import saved_metrics
 
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
-from flows.pipeline import stage_counts
 from flows.report.render import build_report
+from flows.stages import stage_counts
 
 pytestmark = pytest.mark.usefixtures("without_charts")
 

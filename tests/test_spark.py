@@ -115,8 +115,7 @@ def build_both(work: Path, server: ConnectServer) -> dict:
         landed = spark.data_dir / "landed" / CLUSTER / str(month)
         result = dbt_command(
             spark,
-            month,
-            landed,
+            {month: landed},
             "build",
             "--exclude-resource-type",
             "test",

@@ -20,7 +20,7 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month
-from flows.warehouse.build import build_month, build_study, landed_months
+from flows.warehouse.build import build_months, build_study, landed_months
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 from simulator.truth import BUCKET_OF
@@ -96,7 +96,7 @@ def history(tmp_path_factory, fresh_warehouse) -> dict:
     fresh_warehouse(config_path, "module")
     config = load_config(config_path)
     for month in MONTHS[:2]:
-        build_month(config, month, land_month(config, month))
+        build_months(config, {month: land_month(config, month)})
     studies = {}
 
     def study(first: Month, last: Month) -> None:
@@ -104,7 +104,7 @@ def history(tmp_path_factory, fresh_warehouse) -> dict:
         studies[first, last] = study_tables(config, first, last)
 
     study(*RANGES[0])
-    build_month(config, LAST, land_month(config, LAST))  # the third month's own build, after a study
+    build_months(config, {LAST: land_month(config, LAST)})  # the third month's own build, after a study
     month_build = {"periods": {r["period_id"] for r in rows(config, "select period_id from dim_periods")}}
     study(*RANGES[1])
     study(*RANGES[2])

@@ -31,7 +31,7 @@ from flows.delivery.sent_log import SENT, SentLog, SentRecord
 from flows.demo import write_demo_config
 from flows.figures import moved_keys
 from flows.warehouse import schema_version
-from flows.warehouse.build import build_month
+from flows.warehouse.build import build_months
 from simulator import SimParams, simulate
 
 # what the quick tests move: a top-level key into an object, and a key of every row of a list
@@ -136,9 +136,9 @@ def test_a_warehouse_another_version_built_is_kept_aside_and_rebuilt(tmp_path, m
     config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
     built: list[str] = []
 
-    def build(config, month: Month, landed_dir: Path) -> dict[str, int]:  # dbt replaced: the slow test builds
+    def build(config, months: dict[Month, Path]) -> dict[str, int]:  # dbt replaced: the slow test builds
         duckdb.connect(str(config.warehouse_path)).close()
-        built.append(str(month))
+        built.extend(str(month) for month in months)
         return {"success": 1}
 
     monkeypatch.setattr(flows.warehouse.build, "_build", build)
@@ -151,7 +151,7 @@ def test_a_warehouse_another_version_built_is_kept_aside_and_rebuilt(tmp_path, m
         with duckdb.connect(str(warehouse)) as con:
             con.execute(f"UPDATE {schema_version.TABLE} SET schema_version = ?", [recorded])
 
-    assert build_month(config, MONTH, tmp_path / "landed") == {"success": 1}
+    assert build_months(config, {MONTH: tmp_path / "landed"}) == {"success": 1}
     (aside,) = warehouse.parent.glob("c.duckdb.previous-*")
     why = f"schema version {recorded}, tool " if recorded else "it records no schema version"
     assert f"warehouse {warehouse} built by another version of the tool ({why}" in caplog.text
@@ -161,7 +161,7 @@ def test_a_warehouse_another_version_built_is_kept_aside_and_rebuilt(tmp_path, m
     assert schema_version.recorded(warehouse)[:2] == (schema_version.schema_version(), schema_version.tool_version())
 
     caplog.clear()
-    build_month(config, MONTH, tmp_path / "landed")  # built by this version: built, not rebuilt
+    build_months(config, {MONTH: tmp_path / "landed"})  # built by this version: built, not rebuilt
     assert built == [str(MONTH)] * 2 and "rebuilding" not in caplog.text
     assert len(list(warehouse.parent.glob("c.duckdb.*"))) == 1
 

@@ -14,7 +14,7 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month
-from flows.warehouse.build import build_month, dbt_work_dir
+from flows.warehouse.build import build_months, dbt_work_dir
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -54,10 +54,10 @@ def test_new_months_and_alternating_clusters_reuse_the_parse(landed):
     first, second = MONTHS
     parses = {}
     for cluster, (config, months) in landed.items():
-        build_month(config, first, months[first])
+        build_months(config, {first: months[first]})
         parses[cluster] = saved_parse(config)
     for cluster, (config, months) in landed.items():
-        build_month(config, second, months[second])
+        build_months(config, {second: months[second]})
         assert saved_parse(config) == parses[cluster], f"{cluster} {second}: dbt parsed the project again"
         assert clusters_and_months_built(config) == [(cluster, str(first)), (cluster, str(second))]
 
@@ -76,8 +76,8 @@ def test_a_build_from_a_removed_checkout_does_not_break_this_ones(landed, tmp_pa
     )
     with monkeypatch.context() as patch:
         patch.setattr(flows.warehouse.build, "DBT_PROJECT_DIR", other_checkout)
-        build_month(config, month, months[month])
+        build_months(config, {month: months[month]})
     shutil.rmtree(other_checkout)
 
-    build_month(config, month, months[month])
+    build_months(config, {month: months[month]})
     assert clusters_and_months_built(config) == [("east", str(month))]

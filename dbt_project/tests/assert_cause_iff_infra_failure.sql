@@ -2,7 +2,7 @@
 select attempt_id, outcome, cause_category
 from {{ ref('fct_attempts') }}
 where
-    month = {{ run_parameter('month') }}
+    month in {{ run_months() }}
     and (
         (is_infra_failure and cause_category is null)
         or (not is_infra_failure and cause_category is not null)

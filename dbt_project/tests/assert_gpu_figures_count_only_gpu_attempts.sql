@@ -18,7 +18,7 @@ with sized as (
         'fct_job_runs' as mart,
         size_bucket
     from {{ ref('fct_job_runs') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
     union all
     select
         'fct_period_ettr_by_size' as mart,
@@ -29,7 +29,7 @@ with sized as (
         'fct_failures' as mart,
         size_bucket
     from {{ ref('fct_failures') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 

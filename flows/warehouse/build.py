@@ -1,18 +1,22 @@
-"""Build the month in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
+"""Build months in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
 
-The warehouse is a cache of the landed months on disk: one that is missing, cannot be opened
-(corrupt) or was built by another version of the tool (flows/warehouse/schema_version.py) is rebuilt
-from them, every landed month in order, the old file kept aside.
+One dbt build takes any number of months (build_months): every model computes each month of
+run.months from that month's landing, and the incremental marts replace those months' rows. The
+warehouse is a cache of the landed months on disk: one that is missing, cannot be opened (corrupt)
+or was built by another version of the tool (flows/warehouse/schema_version.py) is rebuilt from
+them, every landed month in one build, the old file kept aside.
 
-The run's parameters and its landed Parquet files reach dbt as data in the warehouse (table
-run.parameters, views landed.*), not as dbt vars: the parsed project is then the same for every
-month and cluster, and dbt re-uses its parse (partial parsing) instead of parsing it all again.
+The run's parameters, its months and their landed Parquet files reach dbt as data in the warehouse
+(tables run.parameters and run.months, views landed.*), not as dbt vars: the parsed project is then
+the same for every set of months and cluster, and dbt re-uses its parse (partial parsing) instead
+of parsing it all again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,18 +31,19 @@ from flows.core.months import MONTH_RE, Month, observed_end
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.ingest.sources.sql import sql_quote
 from flows.warehouse import schema_version
-from flows.warehouse.engines import input_schemas, spark_missing, write_spark_profile, write_spark_run_inputs
+from flows.warehouse.engines import (
+    input_schemas,
+    landed_select,
+    spark_missing,
+    write_spark_profile,
+    write_spark_run_inputs,
+)
 
 # The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
 PARAMETER_COLUMNS = {
     "cluster": "VARCHAR",
-    "month": "VARCHAR",
     "study_from": "VARCHAR",
     "study_to": "VARCHAR",
-    "month_start": "TIMESTAMP",
-    "month_end": "TIMESTAMP",
-    "as_of": "TIMESTAMP",
-    "period_end": "TIMESTAMP",
     "gpus_per_node": "INTEGER",
     "attr_before_minutes": "INTEGER",
     "attr_after_minutes": "INTEGER",
@@ -55,6 +60,14 @@ PARAMETER_COLUMNS = {
     "lemon_trailing_days": "INTEGER",
     "lemon_repeat_days": "INTEGER",
     "lemon_repeat_failures": "INTEGER",
+}
+# A row of run.months, one per month of the build: name -> DuckDB type (`month` its key).
+MONTH_COLUMNS = {
+    "month": "VARCHAR",
+    "month_start": "TIMESTAMP",
+    "month_end": "TIMESTAMP",
+    "as_of": "TIMESTAMP",
+    "period_end": "TIMESTAMP",
 }
 
 
@@ -74,23 +87,15 @@ def landed_as_of(landed_dir: Path) -> datetime:
     return read_manifest(landed_dir).as_of.time
 
 
-def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_from: Month | None = None) -> dict:
-    """What the dbt models read from run.parameters for this cluster and month. `period_end` is
-    where the month's observed time ends: its end, or the dump time `as_of` if that came first
-    (exposure and queue time are clipped there, so nothing is counted that had not happened).
-    `study_from`..`month` is the range of a study's build (a period of dim_periods); a month's own
-    build has the month alone."""
+def run_parameters(config: ClusterConfig, study_from: Month, study_to: Month) -> dict:
+    """What the dbt models read from run.parameters for this cluster: its analysis settings, and
+    `study_from`..`study_to`, the range of a study's build (a period of dim_periods; a build of
+    months has its first and last months)."""
     a = config.analysis
-    month_start, month_end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
     return {
         "cluster": config.cluster,
-        "month": str(month),
-        "study_from": str(study_from or month),
-        "study_to": str(month),
-        "month_start": month_start,  # naive UTC, like every landed timestamp
-        "month_end": month_end,
-        "as_of": as_of,
-        "period_end": observed_end(month, as_of),
+        "study_from": str(study_from),
+        "study_to": str(study_to),
         "gpus_per_node": a.gpus_per_node,
         "attr_before_minutes": a.attr_before_minutes,
         "attr_after_minutes": a.attr_after_minutes,
@@ -110,6 +115,20 @@ def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_f
     }
 
 
+def run_month(month: Month, landed_dir: Path) -> dict:
+    """A month's row of run.months. `period_end` is where the month's observed time ends: its end,
+    or the dump time `as_of` if that came first (exposure and queue time are clipped there, so
+    nothing is counted that had not happened)."""
+    as_of = landed_as_of(landed_dir)
+    return {
+        "month": str(month),
+        "month_start": month.start.replace(tzinfo=None),  # naive UTC, like every landed timestamp
+        "month_end": month.end.replace(tzinfo=None),
+        "as_of": as_of,
+        "period_end": observed_end(month, as_of),
+    }
+
+
 def landed_tables(project_dir: Path) -> list[str]:
     """The tables of dbt's `landed` source, one Parquet file each in a landed month."""
     sources = yaml.safe_load((project_dir / "models" / "staging" / "_slurm__sources.yml").read_text())["sources"]
@@ -118,23 +137,36 @@ def landed_tables(project_dir: Path) -> list[str]:
 
 
 def write_run_inputs(
-    warehouse: Path, parameters: dict, trailing_months: tuple[int, ...], landed_dir: Path, tables: list[str]
+    warehouse: Path,
+    parameters: dict,
+    months: list[dict],
+    trailing_months: tuple[int, ...],
+    landed: Mapping[Month, Path],
+    tables: list[str],
 ) -> None:
-    """run.parameters holds `parameters`, run.trailing_windows one row per trailing window's length
-    in months; landed.<table> is a view over landed_dir/<table>.parquet."""
-    columns = ", ".join(f"{name} {PARAMETER_COLUMNS[name]} NOT NULL" for name in parameters)
+    """run.parameters holds `parameters`, run.months the `months` rows, run.trailing_windows one row
+    per trailing window's length in months; landed.<table> is a view over every landed month's
+    <table>.parquet (a month landed by an older version may lack a newer column: matched by name)."""
     with duckdb.connect(str(warehouse)) as con:
         con.begin()
         con.execute("CREATE SCHEMA IF NOT EXISTS run")
-        con.execute(f"CREATE OR REPLACE TABLE run.parameters ({columns})")
-        placeholders = ", ".join(["?"] * len(parameters))
-        con.execute(f"INSERT INTO run.parameters VALUES ({placeholders})", list(parameters.values()))
+        for table, columns, rows, key in (
+            ("parameters", PARAMETER_COLUMNS, [parameters], ""),
+            ("months", MONTH_COLUMNS, months, ", PRIMARY KEY (month)"),
+        ):
+            ddl = ", ".join(f"{name} {columns[name]} NOT NULL" for name in rows[0])
+            con.execute(f"CREATE OR REPLACE TABLE run.{table} ({ddl}{key})")
+            placeholders = ", ".join(["?"] * len(rows[0]))
+            con.executemany(f"INSERT INTO run.{table} VALUES ({placeholders})", [list(row.values()) for row in rows])
         con.execute("CREATE OR REPLACE TABLE run.trailing_windows (window_months INTEGER NOT NULL PRIMARY KEY)")
         con.executemany("INSERT INTO run.trailing_windows VALUES (?)", [[m] for m in sorted(set(trailing_months))])
         con.execute("CREATE SCHEMA IF NOT EXISTS landed")
         for table in tables:
-            parquet = sql_quote(str(landed_dir.absolute() / f"{table}.parquet"))
-            con.execute(f"CREATE OR REPLACE VIEW landed.{table} AS SELECT * FROM read_parquet({parquet})")
+            selects = [
+                landed_select(month, f"read_parquet({sql_quote(str(landed_dir.absolute() / f'{table}.parquet'))})")
+                for month, landed_dir in sorted(landed.items())
+            ]
+            con.execute(f"CREATE OR REPLACE VIEW landed.{table} AS " + " UNION ALL BY NAME ".join(selects))
         con.commit()
 
 
@@ -148,53 +180,43 @@ def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
     return warehouse.parent / "dbt" / f"{warehouse.stem}-{checkout}"
 
 
-def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
-    """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
+def build_months(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[str, int]:
+    """One `dbt build` of `months` (each month -> its landed directory); returns counts of nodes by
+    status. Raises naming every failed node.
 
     A missing or corrupt warehouse, or one built by another version of the tool, is rebuilt
-    instead, from every landed month of the cluster (rebuild); a DuckDB warehouse then records that
-    this version built it (schema_version). The models' unit tests check the SQL, not the month's
-    data: they run in the test suite (a `dbt_command(..., "build")`, which includes them), not in
-    every monthly build.
+    instead, from every landed month of the cluster in one build (rebuild); a DuckDB warehouse then
+    records that this version built it (schema_version). The models' unit tests check the SQL, not
+    the months' data: they run in the test suite (a `dbt_command(..., "build")`, which includes
+    them), not in every build.
     """
     if config.warehouse.engine == "spark":
-        return (
-            rebuild(config, month, landed_dir, "missing")
-            if spark_missing(config)
-            else _build(config, month, landed_dir)
-        )
+        return rebuild(config, months, "missing") if spark_missing(config) else _build(config, months)
     warehouse = config.warehouse_path
     if problem := warehouse_problem(warehouse):
-        statuses = rebuild(config, month, landed_dir, problem)
+        statuses = rebuild(config, months, problem)
     elif other := schema_version.other_version(warehouse):
-        statuses = rebuild(config, month, landed_dir, other, aside="previous")
+        statuses = rebuild(config, months, other, aside="previous")
     else:
-        statuses = _build(config, month, landed_dir)
+        statuses = _build(config, months)
     schema_version.record(warehouse)
     return statuses
 
 
-def _build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
-    result = dbt_command(config, month, landed_dir, "build", "--exclude-resource-type", "unit_test")
+def _build(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[str, int]:
+    result = dbt_command(config, months, "build", "--exclude-resource-type", "unit_test")
     return _statuses(result)
 
 
 def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Path) -> dict[str, int]:
     """`dbt build` of the periods (dim_periods and the figures' marts, tag `periods`) with the
-    study's range `first`..`last` among them: a month's build but for the months' own rows, which
-    are built. `landed_dir` is `last`'s landed month (its run parameters are the study's). Returns
-    counts of nodes by status."""
+    study's range `first`..`last` among them: a build but for the months' own rows, which are
+    built. `landed_dir` is `last`'s landed month (the build's run.months). Returns counts of nodes
+    by status."""
     result = dbt_command(
-        config,
-        last,
-        landed_dir,
-        "build",
-        "--select",
-        "tag:periods",
-        "--exclude-resource-type",
-        "unit_test",
+        config, {last: landed_dir}, "build", "--select", "tag:periods", "--exclude-resource-type", "unit_test",
         study_from=first,
-    )
+    )  # fmt: skip
     return _statuses(result)
 
 
@@ -253,14 +275,24 @@ def check_landed(landed_dir: Path, tables: list[str]) -> None:
 
 
 def rebuild(
-    config: ClusterConfig, month: Month, landed_dir: Path, problem: str, aside: str = "corrupt"
+    config: ClusterConfig, months: Mapping[Month, Path], problem: str, aside: str = "corrupt"
 ) -> dict[str, int]:
-    """Build every landed month of the cluster, `month` among them, into a new warehouse, oldest
-    first (a month's trend reads the months before it); returns `month`'s build_month counts. An
-    existing warehouse (`problem` says what is wrong with it) is kept aside as `<name>.<aside>-<time>`
-    (a failed rebuild loses nothing); a landed month that cannot be used is named and left out."""
+    """Build every landed month of the cluster, `months` among them, into a new warehouse in one
+    build; returns its counts. An existing warehouse (`problem` says what is wrong with it) is kept
+    aside as `<name>.<aside>-<time>` (a failed rebuild loses nothing); a landed month that cannot be
+    used (not one of `months`) is named and left out."""
     warehouse = config.warehouse_path
-    months = {**landed_months(config), month: landed_dir}
+    tables = landed_tables(DBT_PROJECT_DIR)
+    usable = dict(months)
+    for landed, landed_dir in landed_months(config).items():
+        if landed in usable:
+            continue
+        try:
+            check_landed(landed_dir, tables)
+        except LandedMonthError as error:
+            log.warning("%s %s left out of the rebuilt warehouse: %s", config.cluster, landed, error)
+            continue
+        usable[landed] = landed_dir
     if problem != "missing":
         kept = warehouse.with_name(f"{warehouse.name}.{aside}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
         warehouse.rename(kept)
@@ -272,47 +304,42 @@ def rebuild(
             warehouse,
             problem,
             kept.name,
-            len(months),
+            len(usable),
         )
-    elif len(months) > 1:
-        log.warning("warehouse %s is missing: rebuilding it from the %d landed months", warehouse, len(months))
-    tables = landed_tables(DBT_PROJECT_DIR)
-    statuses: dict[str, int] = {}
-    for built, built_dir in sorted(months.items()):
-        if built == month:
-            statuses = _build(config, month, landed_dir)
-            continue
-        try:
-            check_landed(built_dir, tables)
-        except LandedMonthError as error:
-            log.warning("%s %s left out of the rebuilt warehouse: %s", config.cluster, built, error)
-            continue
-        log.warning("rebuilding %s %s into the warehouse", config.cluster, built)
-        _build(config, built, built_dir)
-    return statuses
+    elif len(usable) > len(months):
+        log.warning("warehouse %s is missing: rebuilding it from the %d landed months", warehouse, len(usable))
+    return _build(config, usable)
 
 
-def dbt_command(config: ClusterConfig, month: Month, landed_dir: Path, *command: str, study_from: Month | None = None):
-    """A dbt command (e.g. "build") on the cluster's warehouse for the month's landed data (with
-    `study_from`, for the study of the months from it to `month`); returns dbt's result, raising
-    only when dbt could not run at all."""
+def dbt_command(config: ClusterConfig, months: Mapping[Month, Path], *command: str, study_from: Month | None = None):
+    """A dbt command (e.g. "build") on the cluster's warehouse for `months` (each month -> its
+    landed directory; with `study_from`, for the study of the months from it to the last of
+    `months`); returns dbt's result, raising only when dbt could not run at all."""
     from dbt.cli.main import dbtRunner
 
-    parameters = run_parameters(config, month, landed_as_of(landed_dir), study_from)
+    first, last = min(months), max(months)
+    parameters = run_parameters(config, study_from or first, last)
+    month_rows = [run_month(month, landed_dir) for month, landed_dir in sorted(months.items())]
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     tables = landed_tables(DBT_PROJECT_DIR)
     for source, schema in input_schemas(config).items():
         os.environ[f"DBT_{source.upper()}_SCHEMA"] = schema
     if config.warehouse.engine == "spark":
         write_spark_run_inputs(
-            config, PARAMETER_COLUMNS, parameters, config.analysis.trailing_months, landed_dir, tables
+            config,
+            PARAMETER_COLUMNS | MONTH_COLUMNS,
+            parameters,
+            month_rows,
+            config.analysis.trailing_months,
+            months,
+            tables,
         )
         profiles_dir = work_dir / "profile"
         write_spark_profile(config, profiles_dir)
     else:
         config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
         # before dbt opens the file: dbt-duckdb holds its lock until the end of the invocation
-        write_run_inputs(config.warehouse_path, parameters, config.analysis.trailing_months, landed_dir, tables)
+        write_run_inputs(config.warehouse_path, parameters, month_rows, config.analysis.trailing_months, months, tables)
         os.environ["DBT_DUCKDB_PATH"] = str(config.warehouse_path)
         os.environ["DBT_DUCKDB_MEMORY_LIMIT"] = config.warehouse.duckdb_settings(config.warehouse_path)["memory_limit"]
         profiles_dir = DBT_PROJECT_DIR

@@ -1,7 +1,7 @@
 """The warehouse engines: DuckDB (one file per cluster, the default) or Spark ([warehouse] engine).
 
 Everything engine-specific outside dbt lives here: where dbt's run inputs (run.parameters,
-run.trailing_windows, the landed.* views over the month's Parquet) are written, the dbt profile,
+run.months, run.trailing_windows, the landed.* views over the months' Parquet) are written, the dbt profile,
 and `MartReader`, the one interface through which the analysis and the quality checks read marts.
 The SQL they send is the common subset of both engines, with `?` parameters.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -23,9 +23,18 @@ import yaml
 
 from flows import RUNTIME_ROOT
 from flows.core.config import ClusterConfig
+from flows.core.months import Month
 
 # run.parameters' column types on each engine (the DuckDB names are the ones flows/warehouse/build.py uses).
 SPARK_TYPES = {"VARCHAR": "string", "TIMESTAMP": "timestamp_ntz", "INTEGER": "int", "DOUBLE": "double"}
+# The first column of each landed.<table> view: the month whose landing the row came from.
+LANDED_MONTH = "landed_month"
+
+
+def landed_select(month: Month, source: str) -> str:
+    """One month's rows of a landed.<table> view: `landed_month`, then the columns of `source`
+    (the engine's SQL reading the month's Parquet file)."""
+    return f"SELECT '{month}' AS {LANDED_MONTH}, * FROM {source}"
 
 
 class Result(Protocol):
@@ -203,29 +212,40 @@ def write_spark_run_inputs(
     config: ClusterConfig,
     columns: dict[str, str],
     parameters: dict,
+    months: list[dict],
     trailing_months: tuple[int, ...],
-    landed_dir: Path,
+    landed: Mapping[Month, Path],
     tables: list[str],
 ) -> None:
-    """Spark's form of flows/warehouse/build.py write_run_inputs: run.parameters and run.trailing_windows as
-    tables, landed.<table> as views over the month's Parquet files (which the Spark session must be
-    able to read: a local path in local mode, shared storage for a cluster)."""
+    """Spark's form of flows/warehouse/build.py write_run_inputs: run.parameters, run.months and
+    run.trailing_windows as tables, landed.<table> as views over the months' Parquet files (which
+    the Spark session must be able to read: a local path in local mode, shared storage for a
+    cluster; the months' files must have the same columns)."""
     spark = spark_session(config)
     schemas = input_schemas(config)
     for schema in (*schemas.values(), spark_schema(config)):
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    schema_ddl = ", ".join(f"{name} {SPARK_TYPES[columns[name]]}" for name in parameters)
-    row = [value.replace(tzinfo=None) if isinstance(value, datetime) else value for value in parameters.values()]
-    spark.createDataFrame([row], schema_ddl).write.mode("overwrite").format("parquet").saveAsTable(
-        f"{schemas['run']}.parameters"
-    )
+    for table, rows in (("parameters", [parameters]), ("months", months)):
+        schema_ddl = ", ".join(f"{name} {SPARK_TYPES[columns[name]]}" for name in rows[0])
+        values = [
+            [value.replace(tzinfo=None) if isinstance(value, datetime) else value for value in row.values()]
+            for row in rows
+        ]
+        spark.createDataFrame(values, schema_ddl).write.mode("overwrite").format("parquet").saveAsTable(
+            f"{schemas['run']}.{table}"
+        )
     windows = [[m] for m in sorted(set(trailing_months))]
     spark.createDataFrame(windows, "window_months int").write.mode("overwrite").format("parquet").saveAsTable(
         f"{schemas['run']}.trailing_windows"
     )
     for table in tables:
-        path = str(landed_dir.absolute() / f"{table}.parquet").replace("`", "``")
-        spark.sql(f"CREATE OR REPLACE VIEW {schemas['landed']}.{table} AS SELECT * FROM parquet.`{path}`")
+        selects = [
+            landed_select(
+                month, "parquet.`{}`".format(str(landed_dir.absolute() / f"{table}.parquet").replace("`", "``"))
+            )
+            for month, landed_dir in sorted(landed.items())
+        ]
+        spark.sql(f"CREATE OR REPLACE VIEW {schemas['landed']}.{table} AS " + " UNION ALL ".join(selects))
 
 
 def spark_missing(config: ClusterConfig) -> bool:

@@ -9,6 +9,7 @@
 with candidates as (
 
     select
+        attempts.month,
         attempts.attempt_id,
         attempts.end_at,
         {{ dbt.dateadd('minute', '-parameters.attr_before_minutes', 'attempts.end_at') }} as window_start,
@@ -38,6 +39,7 @@ critical_events as (
 candidate_nodes as {{ materialized_cte() }} (
 
     select
+        candidates.month,
         candidates.attempt_id,
         candidates.end_at,
         candidates.window_start,
@@ -45,13 +47,14 @@ candidate_nodes as {{ materialized_cte() }} (
         attempt_nodes.node
     from candidates
     inner join {{ ref('stg_slurm__attempt_nodes') }} as attempt_nodes
-        on attempt_nodes.attempt_id = candidates.attempt_id
+        on attempt_nodes.month = candidates.month and attempt_nodes.attempt_id = candidates.attempt_id
 
 ),
 
 matches as (
 
     select
+        candidate_nodes.month,
         candidate_nodes.attempt_id,
         critical_events.event_id,
         critical_events.category,
@@ -63,7 +66,8 @@ matches as (
     from candidate_nodes
     inner join critical_events
         on
-            critical_events.node = candidate_nodes.node
+            critical_events.month = candidate_nodes.month
+            and critical_events.node = candidate_nodes.node
             and critical_events.event_at >= candidate_nodes.window_start
             and critical_events.event_at <= candidate_nodes.window_end
 
@@ -75,9 +79,9 @@ incidents as (
 
     select
         *,
-        min(seconds_from_end) over (partition by attempt_id, node) as incident_seconds_from_end,
-        row_number() over (partition by attempt_id, node order by event_at, cause_priority, event_id) as node_rank,
-        count(*) over (partition by attempt_id) as n_matched_events
+        min(seconds_from_end) over (partition by month, attempt_id, node) as incident_seconds_from_end,
+        row_number() over (partition by month, attempt_id, node order by event_at, cause_priority, event_id) as node_rank,
+        count(*) over (partition by month, attempt_id) as n_matched_events
     from matches
 
 ),
@@ -87,7 +91,7 @@ ranked as (
     select
         *,
         row_number() over (
-            partition by attempt_id order by incident_seconds_from_end, cause_priority, event_at, node
+            partition by month, attempt_id order by incident_seconds_from_end, cause_priority, event_at, node
         ) as cause_rank
     from incidents
     where node_rank = 1
@@ -97,6 +101,7 @@ ranked as (
 distinct_categories as (
 
     select distinct
+        month,
         attempt_id,
         category
     from matches
@@ -106,14 +111,16 @@ distinct_categories as (
 co_occurring as (
 
     select
+        month,
         attempt_id,
         {{ sorted_text_list('category', "','") }} as matched_categories
     from distinct_categories
-    group by attempt_id
+    group by month, attempt_id
 
 )
 
 select
+    ranked.month,
     ranked.attempt_id,
     ranked.category as cause_category,
     ranked.failure_domain,
@@ -122,5 +129,5 @@ select
     ranked.n_matched_events,
     co_occurring.matched_categories
 from ranked
-inner join co_occurring on co_occurring.attempt_id = ranked.attempt_id
+inner join co_occurring on co_occurring.month = ranked.month and co_occurring.attempt_id = ranked.attempt_id
 where ranked.cause_rank = 1

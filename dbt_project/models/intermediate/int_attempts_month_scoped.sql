@@ -1,4 +1,5 @@
--- Attempts that touch the report month, with their exposure and queue time clipped to it
+-- Attempts that touch their month (each month of the build, run.months: an attempt is read from
+-- its month's landing), with their exposure and queue time clipped to it
 -- (docs: the month model). The month is observed up to period_end: its end, or the time the
 -- records were dumped (as_of) if that came first. An attempt's outcome belongs to the month its
 -- End falls in; one still running at the month's end (or at the dump) is open: it counts its
@@ -19,10 +20,11 @@ with attempts as (
 bounds as (
 
     select
+        month,
         month_start,
         month_end,
         period_end
-    from {{ source('run', 'parameters') }}
+    from {{ source('run', 'months') }}
 
 ),
 
@@ -30,6 +32,7 @@ bounds as (
 scoped as (
 
     select
+        attempts.month,
         attempts.attempt_id,
         attempts.cluster,
         attempts.job_id,
@@ -74,7 +77,7 @@ scoped as (
                 then least(coalesce(attempts.start_at, bounds.period_end), bounds.period_end)
         end as queue_end
     from attempts
-    cross join bounds
+    inner join bounds on bounds.month = attempts.month
     where
         (attempts.end_at is null or attempts.end_at >= bounds.month_start)
         and attempts.submit_at < bounds.month_end
@@ -82,6 +85,7 @@ scoped as (
 )
 
 select
+    month,
     attempt_id,
     cluster,
     job_id,

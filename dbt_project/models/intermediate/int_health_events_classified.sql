@@ -1,4 +1,5 @@
--- Every node signal as one health-event table, classified by the first matching taxonomy rule.
+-- Every node signal as one health-event table, classified by the first matching taxonomy rule; each
+-- event under the month whose landing it came from (a log repeated across a month end is in both).
 -- The landed source names and what each source's rules match come from the seed landed_sources
 -- (written from the source kinds' declarations, flows/ingest/sources/registry.py).
 
@@ -11,6 +12,7 @@ with landed_sources as (
 xid as (
 
     select
+        xid_events.month,
         xid_events.cluster,
         xid_events.node,
         xid_events.event_at,
@@ -30,6 +32,7 @@ xid as (
 slurm_events as (
 
     select
+        node_events.month,
         node_events.cluster,
         node_events.node,
         node_events.event_at,
@@ -49,6 +52,7 @@ slurm_events as (
 checks as (
 
     select
+        checks.month,
         checks.cluster,
         checks.node,
         checks.event_at,
@@ -139,7 +143,7 @@ matched as (
         -- the event's number among those of its source line and node: a DCGM file's checks all
         -- have line 1 and a GCM line can hold several records of one node, and each is an event
         row_number() over (
-            partition by events.source, events.source_file, events.source_line, events.node
+            partition by events.month, events.source, events.source_file, events.source_line, events.node
             order by events.event_at, events.check_name, events.code, events.message
         ) as line_event
     from events
@@ -156,6 +160,7 @@ final as (
         {{ dbt.hash(dbt.concat(["matched.source", "'|'", "matched.source_file", "'|'",
                                 "cast(matched.source_line as " ~ dbt.type_string() ~ ")", "'|'", "matched.node", "'|'",
                                 "cast(matched.line_event as " ~ dbt.type_string() ~ ")"])) }} as event_id,
+        matched.month,
         matched.cluster,
         matched.node,
         matched.event_at,

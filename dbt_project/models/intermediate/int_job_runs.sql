@@ -1,4 +1,4 @@
--- Which job run each attempt of the month belongs to (docs/methodology.md "Units"). A job is every attempt
+-- Which job run each attempt of its month belongs to (the runs of each month of the build apart) (docs/methodology.md "Units"). A job is every attempt
 -- with one job id; a job run is a job plus the later jobs chained to it: same user, account and
 -- job name, submitted at most run_link_gap_minutes after the previous job ended other than
 -- COMPLETED. A gap of 0 switches chaining off (each job is its own run).
@@ -12,6 +12,7 @@ with attempts as (
 jobs as (
 
     select
+        month,
         cluster,
         job_id_raw,
         min(user_name) as user_name,
@@ -23,7 +24,7 @@ jobs as (
         {{ value_at_max('slurm_state', 'submit_at') }} as last_state,
         bool_or(is_open) as is_open
     from attempts
-    group by cluster, job_id_raw
+    group by month, cluster, job_id_raw
 
 ),
 
@@ -35,7 +36,7 @@ ordered as (
         lag(last_state) over chain as previous_state,
         lag(is_open) over chain as previous_open
     from jobs
-    window chain as (partition by cluster, user_name, account, job_name order by first_submit_at, job_id_raw)
+    window chain as (partition by month, cluster, user_name, account, job_name order by first_submit_at, job_id_raw)
 
 ),
 
@@ -64,7 +65,7 @@ runs as (
         -- a run is named after its first job: the last job so far that did not continue a run
         -- (one window, the same as `ordered`'s, so the jobs are sorted once)
         {{ last_value_ignoring_nulls('case when not continues_run then job_id_raw end') }} over (
-            partition by cluster, user_name, account, job_name
+            partition by month, cluster, user_name, account, job_name
             order by first_submit_at, job_id_raw
             rows between unbounded preceding and current row
         ) as run_first_job_id_raw
@@ -73,6 +74,7 @@ runs as (
 )
 
 select
+    attempts.month,
     attempts.attempt_id,
     {{ dbt.hash(dbt.concat(["runs.cluster", "'|'", "runs.run_first_job_id_raw"])) }} as job_run_id,
     runs.run_first_job_id_raw,
@@ -85,5 +87,6 @@ select
 from attempts
 inner join runs
     on
-        runs.cluster = attempts.cluster
+        runs.month = attempts.month
+        and runs.cluster = attempts.cluster
         and runs.job_id_raw = attempts.job_id_raw

@@ -23,6 +23,7 @@ buckets as (
 runs as (
 
     select
+        month,
         attempt_id,
         job_run_id
     from {{ ref('int_job_runs') }}
@@ -59,7 +60,7 @@ classified as (
             else 'unknown'
         end as outcome
     from attempts
-    left join attributed on attributed.attempt_id = attempts.attempt_id
+    left join attributed on attributed.month = attempts.month and attributed.attempt_id = attempts.attempt_id
 
 ),
 
@@ -68,7 +69,7 @@ final as (
     select
         classified.attempt_id,
         classified.cluster,
-        {{ run_parameter('month') }} as month,
+        classified.month,
         classified.job_id,
         classified.job_id_raw,
         runs.job_run_id,
@@ -110,7 +111,7 @@ final as (
         classified.source_file,
         classified.source_line
     from classified
-    left join runs on runs.attempt_id = classified.attempt_id
+    left join runs on runs.month = classified.month and runs.attempt_id = classified.attempt_id
     -- sized by size_gpus (int_attempts_month_scoped): a CPU-only attempt falls in bucket 0, which no
     -- GPU figure shows (they count is_gpu_attempt only)
     inner join buckets on classified.size_gpus between buckets.min_gpus and buckets.max_gpus

@@ -1,11 +1,11 @@
--- One row per infrastructure failure of the month: the attempt, its size, the winning cause with
+-- One row per infrastructure failure of each month of the build: the attempt, its size, the winning cause with
 -- the node and health event that decided it, and every category that matched in its window. GPU
 -- attempts only (is_gpu_attempt): failures by cause and the lemon signals count these.
 
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }} and is_infra_failure and is_gpu_attempt
+    where month in {{ run_months() }} and is_infra_failure and is_gpu_attempt
 
 ),
 
@@ -37,4 +37,4 @@ select
     attempts.runtime_seconds,
     attempts.gpu_seconds / 3600e0 as gpu_hours
 from attempts
-left join attributed on attributed.attempt_id = attempts.attempt_id
+left join attributed on attributed.month = attempts.month and attributed.attempt_id = attempts.attempt_id

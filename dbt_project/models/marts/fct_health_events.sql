@@ -4,16 +4,18 @@
 
 with events as (
 
-    select * from {{ ref('int_health_events_classified') }}
-    where
-        event_at >= {{ run_parameter('month_start') }}
-        and event_at < {{ run_parameter('month_end') }}
+    select classified.* from {{ ref('int_health_events_classified') }} as classified
+    inner join {{ source('run', 'months') }} as months
+        on
+            months.month = classified.month
+            and classified.event_at >= months.month_start
+            and classified.event_at < months.month_end
 
 )
 
 select
     events.event_id,
-    {{ run_parameter('month') }} as month,
+    events.month,
     events.cluster,
     events.node,
     events.event_at,

@@ -1,4 +1,4 @@
--- One row per job run that ended in the month, with its whole history: a run still going at a
+-- One row per job run that ended in a month of the build (run.months), with its whole history: a run still going at a
 -- month's end is counted in the month it ends, its earlier months' parts added (docs/methodology.md
 -- "ETTR as the paper measured it"). A month's part of a run continues in the next month under the
 -- job it was running at the month's end (fct_job_runs.last_job_id_raw, is_open), so the history is
@@ -23,7 +23,7 @@ open_parts as (
         lost_seconds,
         productive_seconds
     from {{ ref('fct_job_runs') }}
-    where is_open and month < {{ run_parameter('month') }}
+    where is_open
 
 ),
 
@@ -42,20 +42,18 @@ parameters as (
 this_month as (
 
     select * from {{ ref('fct_job_runs') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
--- the jobs running at the previous month's end
-previous_month_open_jobs as (
+-- the jobs running at each month's end
+open_jobs as (
 
     select distinct
+        month,
         cluster,
         last_job_id_raw
     from open_parts
-    where
-        {{ dbt.datediff("cast(month || '-01' as date)", "cast(" ~ run_parameter('month') ~ " || '-01' as date)", 'month') }}
-        = 1
 
 ),
 
@@ -67,10 +65,12 @@ ended as (
         this_month.*,
         previous_part.last_job_id_raw is not null as continues_earlier_part
     from this_month
-    left join previous_month_open_jobs as previous_part
+    left join open_jobs as previous_part
         on
             previous_part.cluster = this_month.cluster
             and previous_part.last_job_id_raw = this_month.first_job_id_raw
+            and {{ dbt.datediff("cast(previous_part.month || '-01' as date)", "cast(this_month.month || '-01' as date)", 'month') }}
+            = 1
     where not this_month.is_open
 
 ),
@@ -80,6 +80,7 @@ ended as (
 history as (
 
     select
+        month as ended_month,
         job_run_id as history_run_id,
         0 as months_back,
         month,
@@ -97,6 +98,7 @@ history as (
     union all
 
     select
+        history.ended_month,
         history.history_run_id,
         history.months_back + 1 as months_back,
         earlier.month,
@@ -121,6 +123,7 @@ history as (
 whole as (
 
     select
+        ended_month,
         history_run_id,
         min(month) as first_month,
         count(*) as months,
@@ -132,11 +135,12 @@ whole as (
         sum(lost_seconds) as lost_seconds,
         sum(productive_seconds) as productive_seconds
     from history
-    group by history_run_id
+    group by ended_month, history_run_id
 
     union all
 
     select
+        month as ended_month,
         job_run_id as history_run_id,
         month as first_month,
         1 as months,
@@ -152,30 +156,45 @@ whole as (
 
 ),
 
--- the default highest priority: the QOS of the month's largest job runs (the most common among
+-- the default highest priority: the QOS of each month's largest job runs (the most common among
 -- them, then the first by name)
-largest_qos as (
+largest_gpus as (
 
-    select this_month.qos
+    select
+        month,
+        max(gpus) as gpus
     from this_month
-    where
-        this_month.qos is not null
-        and this_month.gpus = (select max(largest.gpus) from this_month as largest)
-    group by this_month.qos
-    order by count(*) desc, this_month.qos
-    limit 1
+    group by month
+
+),
+
+largest_qos_counts as (
+
+    select
+        this_month.month,
+        this_month.qos,
+        row_number() over (partition by this_month.month order by count(*) desc, this_month.qos) as qos_rank
+    from this_month
+    inner join largest_gpus
+        on largest_gpus.month = this_month.month and largest_gpus.gpus = this_month.gpus
+    where this_month.qos is not null
+    group by this_month.month, this_month.qos
 
 ),
 
 priority as (
 
     select
+        months.month,
         case
             when parameters.ettr_priority_qos <> '' then parameters.ettr_priority_qos
-            when parameters.ettr_priority_partition = '' then (select largest_qos.qos from largest_qos)
+            when parameters.ettr_priority_partition = '' then largest_qos.qos
         end as priority_qos,
         nullif(parameters.ettr_priority_partition, '') as priority_partition
-    from parameters
+    from {{ source('run', 'months') }} as months
+    cross join parameters
+    left join largest_qos_counts as largest_qos
+        on largest_qos.month = months.month and largest_qos.qos_rank = 1
 
 )
 
@@ -215,7 +234,7 @@ select
     priority.priority_qos,
     priority.priority_partition
 from ended
-inner join whole on whole.history_run_id = ended.job_run_id
+inner join whole on whole.ended_month = ended.month and whole.history_run_id = ended.job_run_id
 inner join buckets on whole.gpus between buckets.min_gpus and buckets.max_gpus
 cross join parameters
-cross join priority
+inner join priority on priority.month = ended.month

@@ -1,4 +1,4 @@
--- One row per job run with attempts in the month (int_job_runs chains jobs into runs): its jobs
+-- One row per job run and month of the build it has attempts in (int_job_runs chains jobs into runs): its jobs
 -- and attempts, size, in-month runtime, the time it waited in the queue, its interruptions, the
 -- outcome of its last attempt, and its ETTR (docs/methodology.md "ETTR of a job run").
 -- An interruption is an attempt that ended infra_failed, preempted or requeued: each costs the
@@ -13,7 +13,7 @@
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }} and is_gpu_attempt
+    where month in {{ run_months() }} and is_gpu_attempt
 
 ),
 
@@ -64,7 +64,7 @@ aggregated as (
         {{ value_at_max('attempts.job_id_raw', 'attempts.submit_at') }} as last_job_id_raw,
         bool_or(attempts.is_open) as is_open
     from attempts
-    inner join runs on runs.attempt_id = attempts.attempt_id
+    inner join runs on runs.month = attempts.month and runs.attempt_id = attempts.attempt_id
     group by runs.job_run_id, attempts.month
 
 ),

@@ -4,9 +4,11 @@
 -- lemon_window_days, the GPU nodes seen in the month), and how many of them have no row in
 -- fct_node_lemon_signals (zero in every signal of the fleet fits).
 
+{% call(month) for_each_run_month() %}
 with parameters as (
 
-    {{ lemon_window() }}
+    select * from ({{ lemon_window() }}) as windows
+    where month = {{ month }}
 
 ),
 
@@ -42,7 +44,7 @@ signals as (
         count(*) as nodes_with_signals,
         count(case when health_events > 0 then 1 end) as nodes_with_health_events
     from {{ ref('fct_node_lemon_signals') }}
-    where month = {{ run_parameter('month') }}
+    where month = {{ month }}
     group by lemon_window
 
 )
@@ -60,3 +62,4 @@ select
 from parameters
 inner join fleet on fleet.lemon_window = parameters.lemon_window
 left join signals on signals.lemon_window = parameters.lemon_window
+{% endcall %}

@@ -9,10 +9,11 @@
 with fleet as (
 
     select
+        month,
         lemon_window,
         nodes_without_signals
     from {{ ref('fct_lemon_fleet_monthly') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
@@ -20,7 +21,7 @@ signals as (
 
     select *
     from {{ ref('fct_node_lemon_signals') }}
-    where month = {{ run_parameter('month') }}
+    where month in {{ run_months() }}
 
 ),
 
@@ -28,13 +29,14 @@ node_values as (
 
     {% for signal in counts + ['single_node_node_failure_rate'] %}
         select
+            month,
             lemon_window,
             '{{ signal }}' as signal,
             cast({{ signal }} as double) as value,
             count(*) as nodes
         from signals
         where {{ signal }} is not null
-        group by lemon_window, {{ signal }}
+        group by month, lemon_window, {{ signal }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 
@@ -43,6 +45,7 @@ node_values as (
 with_zeros as (
 
     select
+        month,
         lemon_window,
         signal,
         value,
@@ -50,6 +53,7 @@ with_zeros as (
     from node_values
     union all
     select
+        fleet.month,
         fleet.lemon_window,
         count_signals.signal,
         0e0 as value,
@@ -65,22 +69,23 @@ with_zeros as (
 per_value as (
 
     select
+        month,
         lemon_window,
         signal,
         value,
         sum(nodes) as nodes
     from with_zeros
-    group by lemon_window, signal, value
+    group by month, lemon_window, signal, value
 
 )
 
 select
-    {{ run_parameter('month') }} as month,
+    month,
     {{ run_parameter('cluster') }} as cluster,
     lemon_window,
     signal,
     value,
     nodes,
-    cast(sum(nodes) over (partition by lemon_window, signal order by value) as double)
-    / sum(nodes) over (partition by lemon_window, signal) as share_at_or_below
+    cast(sum(nodes) over (partition by month, lemon_window, signal order by value) as double)
+    / sum(nodes) over (partition by month, lemon_window, signal) as share_at_or_below
 from per_value

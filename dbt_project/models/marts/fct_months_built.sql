@@ -1,6 +1,6 @@
 -- One row per month built (the months of every period, dim_periods): its first instant, its end,
 -- when its job records were dumped and where its observed time ends (period_end: the fleet's
--- node-days are counted up to it). The month's own build writes its row.
+-- node-days are counted up to it). A build writes the rows of its months (run.months).
 
 select
     month,
@@ -8,4 +8,4 @@ select
     month_end,
     as_of,
     period_end
-from {{ source('run', 'parameters') }}
+from {{ source('run', 'months') }}

@@ -1,4 +1,4 @@
--- Exposure and signals by node and UTC day of the month: busy time of the attempts that ran on
+-- Exposure and signals by node and UTC day of each month of the build: busy time of the attempts that ran on
 -- the node (split at day and month boundaries), GPU-busy time, critical and warning health
 -- events, and the infrastructure failures the node was named as the cause of. A node appears on
 -- a day when it ran something or logged something: every node seen, CPU-only nodes included. The
@@ -10,6 +10,7 @@
 with attempts as (
 
     select
+        month,
         attempt_id,
         exposure_start,
         exposure_end,
@@ -31,15 +32,18 @@ attempt_nodes as (
 
 days as (
 
-    select cast(spine.day_start as timestamp) as day_start
-    from {{ source('run', 'parameters') }} as parameters
-    cross join {{ day_spine('parameters.month_start', 'parameters.month_end', 'spine') }}
+    select
+        months.month,
+        cast(spine.day_start as timestamp) as day_start
+    from {{ source('run', 'months') }} as months
+    cross join {{ day_spine('months.month_start', 'months.month_end', 'spine') }}
 
 ),
 
 busy as (
 
     select
+        attempts.month,
         attempt_nodes.node,
         days.day_start,
         -- an attempt names each node once (the landing refuses a host list naming one twice)
@@ -66,57 +70,66 @@ busy as (
             else 0
         end) as bigint) as single_node_attempts_ended
     from attempts
-    inner join attempt_nodes on attempt_nodes.attempt_id = attempts.attempt_id
+    inner join attempt_nodes
+        on attempt_nodes.month = attempts.month and attempt_nodes.attempt_id = attempts.attempt_id
     inner join days
         on
-            days.day_start < attempts.exposure_end
+            days.month = attempts.month
+            and days.day_start < attempts.exposure_end
             and {{ dbt.dateadd('day', 1, 'days.day_start') }} > attempts.exposure_start
-    group by attempt_nodes.node, days.day_start
+    group by attempts.month, attempt_nodes.node, days.day_start
 
 ),
 
 events as (
 
     select
-        node,
-        {{ dbt.date_trunc('day', 'event_at') }} as day_start,
-        cast(sum(case when severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
-        cast(sum(case when severity = 'warning' then 1 else 0 end) as bigint) as warning_events,
+        events.month,
+        events.node,
+        {{ dbt.date_trunc('day', 'events.event_at') }} as day_start,
+        cast(sum(case when events.severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
+        cast(sum(case when events.severity = 'warning' then 1 else 0 end) as bigint) as warning_events,
         -- only a node with NVIDIA GPUs logs an Xid or a DCGM health report
-        cast(sum(case when source in ('xid', 'dcgm') then 1 else 0 end) as bigint) as gpu_events
-    from {{ ref('int_health_events_classified') }}
-    where
-        event_at >= {{ run_parameter('month_start') }}
-        and event_at < {{ run_parameter('month_end') }}
-    group by node, {{ dbt.date_trunc('day', 'event_at') }}
+        cast(sum(case when events.source in ('xid', 'dcgm') then 1 else 0 end) as bigint) as gpu_events
+    from {{ ref('int_health_events_classified') }} as events
+    inner join {{ source('run', 'months') }} as months
+        on
+            months.month = events.month
+            and events.event_at >= months.month_start
+            and events.event_at < months.month_end
+    group by events.month, events.node, {{ dbt.date_trunc('day', 'events.event_at') }}
 
 ),
 
 failures as (
 
     select
+        month,
         cause_node as node,
         {{ dbt.date_trunc('day', 'failed_at') }} as day_start,
         count(*) as infra_failures
     from {{ ref('fct_failures') }}
-    where month = {{ run_parameter('month') }} and cause_node is not null
-    group by cause_node, {{ dbt.date_trunc('day', 'failed_at') }}
+    where month in {{ run_months() }} and cause_node is not null
+    group by month, cause_node, {{ dbt.date_trunc('day', 'failed_at') }}
 
 ),
 
 node_days as (
 
     select
+        month,
         node,
         day_start
     from busy
     union
     select
+        month,
         node,
         day_start
     from events
     union
     select
+        month,
         node,
         day_start
     from failures
@@ -124,7 +137,7 @@ node_days as (
 )
 
 select
-    {{ run_parameter('month') }} as month,
+    node_days.month,
     {{ run_parameter('cluster') }} as cluster,
     node_days.node,
     cast(node_days.day_start as date) as day,
@@ -138,6 +151,6 @@ select
     coalesce(events.gpu_events, 0) as gpu_events,
     coalesce(failures.infra_failures, 0) as infra_failures
 from node_days
-left join busy on busy.node = node_days.node and busy.day_start = node_days.day_start
-left join events on events.node = node_days.node and events.day_start = node_days.day_start
-left join failures on failures.node = node_days.node and failures.day_start = node_days.day_start
+left join busy on busy.month = node_days.month and busy.node = node_days.node and busy.day_start = node_days.day_start
+left join events on events.month = node_days.month and events.node = node_days.node and events.day_start = node_days.day_start
+left join failures on failures.month = node_days.month and failures.node = node_days.node and failures.day_start = node_days.day_start

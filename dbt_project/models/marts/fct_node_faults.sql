@@ -1,4 +1,4 @@
--- The month's node faults (docs/methodology.md "The fleet's node fault rate"): every node's
+-- Each month's node faults (docs/methodology.md "The fleet's node fault rate"): every node's
 -- critical health events (node DOWN/DRAIN events with a failure reason, hardware Xids, failed
 -- health checks: what the taxonomy calls critical), grouped into incidents by the rule of the
 -- macro starts_incident. One row per fault whose first event falls in the month, whether or not a
@@ -8,11 +8,12 @@
 with parameters as (
 
     select
-        month,
-        cluster,
-        month_start,
-        month_end
-    from {{ source('run', 'parameters') }}
+        months.month,
+        run_parameters.cluster,
+        months.month_start,
+        months.month_end
+    from {{ source('run', 'months') }} as months
+    cross join {{ source('run', 'parameters') }} as run_parameters
 
 ),
 
@@ -21,6 +22,7 @@ with parameters as (
 critical as (
 
     select
+        events.month,
         events.event_id,
         events.node,
         events.event_at,
@@ -28,10 +30,10 @@ critical as (
         events.category,
         events.cause_priority,
         lag(events.event_at) over (
-            partition by events.node order by events.event_at, events.cause_priority, events.event_id
+            partition by events.month, events.node order by events.event_at, events.cause_priority, events.event_id
         ) as previous_event_at
     from {{ ref('int_health_events_classified') }} as events
-    cross join parameters
+    inner join parameters on parameters.month = events.month
     where
         events.severity = 'critical'
         and events.event_at >= {{ dbt.dateadd('hour', -1, 'parameters.month_start') }}
@@ -44,10 +46,10 @@ numbered as (
     select
         *,
         sum(case when {{ starts_incident('event_at', 'previous_event_at') }} then 1 else 0 end) over (
-            partition by node order by event_at, cause_priority, event_id
+            partition by month, node order by event_at, cause_priority, event_id
             rows between unbounded preceding and current row
         ) as fault_number,
-        row_number() over (partition by node order by event_at, cause_priority, event_id) as event_number
+        row_number() over (partition by month, node order by event_at, cause_priority, event_id) as event_number
     from critical
 
 ),
@@ -55,6 +57,7 @@ numbered as (
 faults as (
 
     select
+        month,
         node,
         fault_number,
         min(event_at) as fault_at,
@@ -62,7 +65,7 @@ faults as (
         count(*) as critical_events,
         min(event_number) as first_event_number
     from numbered
-    group by node, fault_number
+    group by month, node, fault_number
 
 )
 
@@ -81,7 +84,8 @@ select
 from faults
 inner join numbered
     on
-        numbered.node = faults.node
+        numbered.month = faults.month
+        and numbered.node = faults.node
         and numbered.event_number = faults.first_event_number
-cross join parameters
+inner join parameters on parameters.month = faults.month
 where faults.fault_at >= parameters.month_start

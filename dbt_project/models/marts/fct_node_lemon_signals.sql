@@ -1,5 +1,5 @@
 -- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over each lemon window ending
--- at the month's end (the macro lemon_window: the month's lemon_window_days, and the trailing
+-- at each built month's end (the macro lemon_window: the month's lemon_window_days, and the trailing
 -- lemon_trailing_days): health-event counts from fct_health_events (every month the window spans),
 -- the infrastructure failures that named the node as the cause, grouped into incidents, and the
 -- most incidents within lemon_repeat_days (the repeat-offender signal). One row per window and GPU
@@ -16,6 +16,7 @@ with parameters as (
 events as (
 
     select
+        parameters.month as window_month,
         parameters.lemon_window,
         health_events.*
     from {{ ref('fct_health_events') }} as health_events
@@ -29,6 +30,7 @@ events as (
 health as (
 
     select
+        window_month,
         lemon_window,
         node,
         count(*) as health_events,
@@ -41,19 +43,20 @@ health as (
         ) as bigint) as out_count,
         cast(sum(case when source = 'ticket' then 1 else 0 end) as bigint) as tickets
     from events
-    group by lemon_window, node
+    group by window_month, lemon_window, node
 
 ),
 
 failures as (
 
     select
+        parameters.month as window_month,
         parameters.lemon_window,
         node_failures.cause_node as node,
         node_failures.failed_at,
         node_failures.n_nodes,
         lag(node_failures.failed_at) over (
-            partition by parameters.lemon_window, node_failures.cause_node order by node_failures.failed_at
+            partition by parameters.month, parameters.lemon_window, node_failures.cause_node order by node_failures.failed_at
         ) as previous_failed_at
     from {{ ref('fct_failures') }} as node_failures
     inner join parameters
@@ -69,6 +72,7 @@ failures as (
 incidents as (
 
     select
+        window_month,
         lemon_window,
         node,
         failed_at as incident_at
@@ -82,6 +86,7 @@ incidents as (
 incidents_within as (
 
     select
+        later.window_month,
         later.lemon_window,
         later.node,
         later.incident_at,
@@ -89,36 +94,39 @@ incidents_within as (
     from incidents as later
     inner join incidents as earlier
         on
-            earlier.lemon_window = later.lemon_window
+            earlier.window_month = later.window_month
+            and earlier.lemon_window = later.lemon_window
             and earlier.node = later.node
             and earlier.incident_at <= later.incident_at
             and earlier.incident_at
             >= {{ dbt.dateadd('day', '-1 * ' ~ run_parameter('lemon_repeat_days'), 'later.incident_at') }}
-    group by later.lemon_window, later.node, later.incident_at
+    group by later.window_month, later.lemon_window, later.node, later.incident_at
 
 ),
 
 node_incidents as (
 
     select
+        window_month,
         lemon_window,
         node,
         count(*) as failure_incidents,
         max(incidents_within) as most_incidents_within_repeat_days
     from incidents_within
-    group by lemon_window, node
+    group by window_month, lemon_window, node
 
 ),
 
 node_failures as (
 
     select
+        window_month,
         lemon_window,
         node,
         count(*) as node_fails,
         cast(sum(case when n_nodes = 1 then 1 else 0 end) as bigint) as single_node_node_fails
     from failures
-    group by lemon_window, node
+    group by window_month, lemon_window, node
 
 ),
 
@@ -127,6 +135,7 @@ node_failures as (
 single_node_attempts as (
 
     select
+        parameters.month as window_month,
         parameters.lemon_window,
         node_days.node,
         sum(node_days.single_node_attempts_ended) as single_node_attempts
@@ -135,18 +144,20 @@ single_node_attempts as (
         on
             node_days.day >= cast(parameters.window_start as date)
             and node_days.day < cast(parameters.window_end as date)
-    group by parameters.lemon_window, node_days.node
+    group by parameters.month, parameters.lemon_window, node_days.node
 
 ),
 
 signalled as (
 
     select
+        window_month,
         lemon_window,
         node
     from health
     union
     select
+        window_month,
         lemon_window,
         node
     from node_failures
@@ -156,6 +167,7 @@ signalled as (
 nodes as (
 
     select
+        signalled.window_month,
         signalled.lemon_window,
         signalled.node
     from signalled
@@ -191,12 +203,18 @@ final as (
         coalesce(node_incidents.failure_incidents, 0) as failure_incidents,
         coalesce(node_incidents.most_incidents_within_repeat_days, 0) as most_incidents_within_repeat_days
     from nodes
-    inner join parameters on parameters.lemon_window = nodes.lemon_window
-    left join health on health.lemon_window = nodes.lemon_window and health.node = nodes.node
-    left join node_failures on node_failures.lemon_window = nodes.lemon_window and node_failures.node = nodes.node
-    left join node_incidents on node_incidents.lemon_window = nodes.lemon_window and node_incidents.node = nodes.node
+    inner join parameters on parameters.month = nodes.window_month and parameters.lemon_window = nodes.lemon_window
+    left join health
+        on health.window_month = nodes.window_month and health.lemon_window = nodes.lemon_window and health.node = nodes.node
+    left join node_failures
+        on node_failures.window_month = nodes.window_month and node_failures.lemon_window = nodes.lemon_window and node_failures.node = nodes.node
+    left join node_incidents
+        on node_incidents.window_month = nodes.window_month and node_incidents.lemon_window = nodes.lemon_window and node_incidents.node = nodes.node
     left join single_node_attempts
-        on single_node_attempts.lemon_window = nodes.lemon_window and single_node_attempts.node = nodes.node
+        on
+            single_node_attempts.window_month = nodes.window_month
+            and single_node_attempts.lemon_window = nodes.lemon_window
+            and single_node_attempts.node = nodes.node
 
 )
 

@@ -7,7 +7,7 @@
 with attempts as (
 
     select * from {{ ref('fct_attempts') }}
-    where month = {{ run_parameter('month') }} and is_gpu_attempt
+    where month in {{ run_months() }} and is_gpu_attempt
 
 ),
 
@@ -22,17 +22,19 @@ attempt_nodes as (
 failed_runs as (
 
     select
+        month,
         job_run_id,
         min(end_at) as first_failure_end_at
     from attempts
     where is_infra_failure
-    group by job_run_id
+    group by month, job_run_id
 
 ),
 
 restarts as (
 
     select
+        restart.month,
         restart.attempt_id,
         restart.job_run_id,
         restart.start_at,
@@ -40,7 +42,8 @@ restarts as (
     from attempts as restart
     inner join failed_runs
         on
-            failed_runs.job_run_id = restart.job_run_id
+            failed_runs.month = restart.month
+            and failed_runs.job_run_id = restart.job_run_id
             and failed_runs.first_failure_end_at <= restart.start_at
 
 ),
@@ -58,6 +61,7 @@ preempted as (
 restart_hours as (
 
     select
+        month,
         attempt_id,
         job_run_id,
         start_at,
@@ -65,6 +69,7 @@ restart_hours as (
     from restarts
     union
     select
+        month,
         attempt_id,
         job_run_id,
         start_at,
@@ -76,6 +81,7 @@ restart_hours as (
 in_window as (
 
     select
+        preempted.month,
         preempted.attempt_id,
         restart_hours.attempt_id as restart_attempt_id,
         restart_hours.job_run_id as restart_job_run_id,
@@ -83,7 +89,8 @@ in_window as (
     from preempted
     inner join restart_hours
         on
-            {{ dbt.date_trunc('hour', 'preempted.end_at') }} = restart_hours.hour_start
+            restart_hours.month = preempted.month
+            and {{ dbt.date_trunc('hour', 'preempted.end_at') }} = restart_hours.hour_start
             and preempted.end_at >= {{ dbt.dateadd('minute', -5, 'restart_hours.start_at') }}
             and preempted.end_at <= restart_hours.start_at
 
@@ -92,30 +99,44 @@ in_window as (
 -- node lists of just these attempts, compared as lists: joining node rows to node rows lets the
 -- planner pair every attempt on a node with every other one first (tens of GB on a 1.5M-attempt
 -- month). The list type and its overlap test are engine-specific: macros/portable.sql.
+paired as (
+
+    select
+        month,
+        attempt_id
+    from in_window
+    union
+    select
+        month,
+        restart_attempt_id as attempt_id
+    from in_window
+
+),
+
 node_lists as (
 
     select
-        attempt_id,
-        {{ node_set('node') }} as nodes
+        attempt_nodes.month,
+        attempt_nodes.attempt_id,
+        {{ node_set('attempt_nodes.node') }} as nodes
     from attempt_nodes
-    where
-        attempt_id in (
-            select in_window.attempt_id from in_window
-            union
-            select in_window.restart_attempt_id from in_window
-        )
-    group by attempt_id
+    inner join paired
+        on paired.month = attempt_nodes.month and paired.attempt_id = attempt_nodes.attempt_id
+    group by attempt_nodes.month, attempt_nodes.attempt_id
 
 ),
 
 sharing_a_node as (
 
     select
+        in_window.month,
         in_window.attempt_id,
         in_window.restart_attempt_id
     from in_window
-    inner join node_lists as victim on victim.attempt_id = in_window.attempt_id
-    inner join node_lists as restart on restart.attempt_id = in_window.restart_attempt_id
+    inner join node_lists as victim
+        on victim.month = in_window.month and victim.attempt_id = in_window.attempt_id
+    inner join node_lists as restart
+        on restart.month = in_window.month and restart.attempt_id = in_window.restart_attempt_id
     where {{ node_sets_overlap('victim.nodes', 'restart.nodes') }}
 
 ),
@@ -126,14 +147,15 @@ pairs as (
         in_window.*,
         row_number() over (
             partition by
-                in_window.attempt_id order by
+                in_window.month, in_window.attempt_id order by
                 in_window.restart_start_at,
                 in_window.restart_attempt_id
         ) as pair_rank
     from in_window
     inner join sharing_a_node
         on
-            sharing_a_node.attempt_id = in_window.attempt_id
+            sharing_a_node.month = in_window.month
+            and sharing_a_node.attempt_id = in_window.attempt_id
             and sharing_a_node.restart_attempt_id = in_window.restart_attempt_id
 
 )
@@ -150,5 +172,5 @@ select
     pairs.restart_job_run_id,
     pairs.restart_start_at
 from pairs
-inner join preempted on preempted.attempt_id = pairs.attempt_id
+inner join preempted on preempted.month = pairs.month and preempted.attempt_id = pairs.attempt_id
 where pairs.pair_rank = 1

@@ -7,6 +7,7 @@ with source as (
 renamed as (
 
     select
+        landed_month as month,
         cluster,
         node,
         ts as event_at,

@@ -7,6 +7,7 @@ with source as (
 renamed as (
 
     select
+        landed_month as month,
         {{ attempt_id() }} as attempt_id,
         cluster,
         job_id,

@@ -1,0 +1,118 @@
+"""Benchmark: one dbt build for every month it touches (issue 43, item 2), before and after, in one run.
+
+    .venv/bin/python bench/periods_bench.py [--before 3df86e2] [--nodes 256] [--months 12] [--repeat 1]
+
+Simulates the demo cluster (256 nodes, seed 2025) over `--months` consecutive months once
+(bench/results/periods/sim/, kept), then times, for the commit `--before` (checked out into a git
+worktree under bench/results/periods/, with this checkout's venv) and for this checkout, each
+command as `reliability-report` in a fresh process (its Prefect start-up included), emails off:
+  first_run  `run --month <last>` into an empty warehouse (dbt parses the project: a new warehouse
+             has no saved parse)
+  run        the same `run` again: one month's run as a site's monthly run does it, parse saved
+  backfill   `backfill --from <first> --to <last> --email none` into another empty warehouse
+  rerun      `run --month <first>` on that backfilled warehouse: the oldest of the built months
+             again (the months after it are refreshed)
+The variants alternate in each repetition (before, after); the medians, the ratios backfill/run
+and rerun/run of each (issue 43's targets: <= 3 and <= 2; the backfill parses the project once, as
+first_run does, the rerun reads its saved parse) and the machine's load go to stdout and
+bench/results/periods.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from flows.core.months import Month
+from flows.demo import months_before, write_demo_config
+from simulator import SimParams, simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+WORK = RESULTS / "periods"
+CLUSTER = "demo"
+LAST = Month.parse("2026-10")
+
+
+def worktree(commit: str) -> Path:
+    """A checkout of `commit` (a detached git worktree, made once and kept)."""
+    path = WORK / f"checkout-{commit}"
+    if not path.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit], check=True)
+    return path
+
+
+def cli(code: Path, workdir: Path, *args: str) -> float:
+    """Seconds `reliability-report <args>` took, run from the checkout `code` with this venv."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=code, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} in {code} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return seconds
+
+
+def fresh_config(variant: str, sim: Path, name: str) -> Path:
+    """A demo config of its own (data, warehouse, reports) reading the simulated logs in `sim`."""
+    workdir = WORK / variant / name
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    (workdir / "sim").symlink_to(sim)
+    return write_demo_config(workdir, CLUSTER, workdir / "reports")
+
+
+def measure(variant: str, code: Path, sim: Path, first: Month) -> dict[str, float]:
+    """The three commands' seconds for one checkout (see the module's docstring)."""
+    one = fresh_config(variant, sim, "run")
+    run = ["run", "--config", str(one), "--month", str(LAST)]
+    seconds = {"first_run": cli(code, one.parent, *run), "run": cli(code, one.parent, *run)}
+    many = fresh_config(variant, sim, "backfill")
+    backfill = ["backfill", "--config", str(many), "--from", str(first), "--to", str(LAST), "--email", "none"]
+    seconds["backfill"] = cli(code, many.parent, *backfill)
+    seconds["rerun"] = cli(code, many.parent, "run", "--config", str(many), "--month", str(first))
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", default="3df86e2", help="the commit before the issue")
+    parser.add_argument("--nodes", type=int, default=256)
+    parser.add_argument("--months", type=int, default=12)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    first = months_before(LAST, args.months - 1)
+    sim = WORK / "sim" / f"{args.nodes}-{args.months}"
+    if not sim.exists():
+        simulate(SimParams(CLUSTER, first, last_month=LAST, nodes=args.nodes, seed=2025), sim / CLUSTER)
+    variants = {"before": worktree(args.before), "after": ROOT}
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
+    load = [os.getloadavg()[0]]
+    for _ in range(args.repeat):
+        for name, code in variants.items():
+            rounds[name].append(measure(name, code, sim, first))
+            load.append(os.getloadavg()[0])
+    result = {"when": datetime.now(UTC).isoformat(timespec="seconds"), "months": f"{first}..{LAST}"}
+    result |= {"nodes": args.nodes, "before_commit": args.before, "load_1min": load}
+    for name, runs in rounds.items():
+        median = {command: statistics.median(r[command] for r in runs) for command in runs[0]}
+        ratios = {f"{command}/run": median[command] / median["run"] for command in ("backfill", "rerun")}
+        result[name] = {"seconds": runs, "median": median, "ratios": ratios}
+        print(
+            f"{name:>6}: run {median['run']:.1f} s (first {median['first_run']:.1f} s), {args.months}-month backfill {median['backfill']:.1f} s "
+            f"({ratios['backfill/run']:.2f}x), rerun of {first} {median['rerun']:.1f} s ({ratios['rerun/run']:.2f}x)"
+        )
+    print(f"load (1 min) before, between and after: {', '.join(f'{x:.1f}' for x in load)}")
+    (RESULTS / "periods.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
