@@ -22,6 +22,7 @@ from flows.figures.lemons import lemon_candidates
 from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
 from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
+from flows.figures.repair import node_repairs
 from flows.warehouse.engines import MartReader
 
 
@@ -47,6 +48,11 @@ class Period:
     first: Month
     last: Month
     monthly: bool
+
+    @property
+    def period_id(self) -> str:
+        """The period's row in dim_periods."""
+        return f"month:{self.last}" if self.monthly else f"study:{self.first}:{self.last}"
 
     @classmethod
     def of_month(cls, month: Month) -> Period:
@@ -149,6 +155,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
         "ettr_vs_expected": ettr_vs_expected(con, period, r_f, params),
         "lemon_nodes": lemon_candidates(con, period.last, params),
         "breakdowns": breakdowns(con, period, params.breakdown_top),
+        "node_repairs": node_repairs(con, period.period_id),
     }
     return write_unmeasured(figures, gaps)
 

@@ -11,6 +11,7 @@ with xid as (
         cast(xid as {{ dbt.type_string() }}) as code,
         message,
         cast(xid as {{ dbt.type_string() }}) as signal_text,
+        cast(null as {{ dbt.type_timestamp() }}) as ended_at,
         source_file,
         source_line
     from {{ ref('stg_health__xid_events') }}
@@ -28,6 +29,8 @@ slurm_events as (
         node_state as code,
         reason as message,
         reason as signal_text,
+        -- when the node was back (a node event's end; none while it is still out): node repair times
+        ended_at,
         source_file,
         source_line
     from {{ ref('stg_slurm__node_events') }}
@@ -52,6 +55,7 @@ checks as (
             when source = 'gcm' then check_name || ': ' || status || ': ' || message
             else check_name
         end as signal_text,
+        cast(null as {{ dbt.type_timestamp() }}) as ended_at,
         source_file,
         source_line
     from {{ ref('stg_health__checks') }}
@@ -149,6 +153,7 @@ final as (
         matched.check_name,
         matched.code,
         matched.message,
+        matched.ended_at,
         coalesce(matched.category, 'unclassified') as category,
         coalesce(matched.severity, 'warning') as severity,
         categories.failure_domain,
