@@ -180,6 +180,7 @@ def test_the_thresholds_are_config_keys():
         "node_failure_rate.paper",
         "fleet_fault_rate",
         "failures_by_cause",
+        "node_repairs",
     }
 
 
