@@ -12,9 +12,11 @@ jobs in one month only and whose ETTR rows include CPU-only runs). Nothing here 
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
 import json
 from itertools import combinations
+from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
@@ -24,7 +26,8 @@ from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter
 from matplotlib.transforms import Bbox
 
-from flows.report import charts, failure_charts, goodput_charts
+import flows.report
+from flows.report import charts
 from flows.report.charts import NARROWEST_PX, WIDTH_PX, draw_charts, month_period, study_period
 from flows.report.failure_charts import causes_by_month_chart, trend_chart
 from flows.report.goodput_charts import lemon_signals_chart
@@ -32,7 +35,14 @@ from flows.report.render import MONTH_CHARTS, build_report
 from flows.report.study_report import STUDY_CHARTS
 
 GOLDEN = REPO_ROOT / "tests" / "data" / "golden" / "reports"
-CHART_MODULES = (charts, failure_charts, goodput_charts)
+# the canvas and every flows/report/*_charts.py: a new chart module is covered without editing this test
+CHART_MODULES = (
+    charts,
+    *(
+        importlib.import_module(f"flows.report.{path.stem}")
+        for path in sorted(Path(flows.report.__file__).parent.glob("*_charts.py"))
+    ),
+)
 TOLERANCE_PX = 1.0  # in the PNG's pixels (2 per CSS px): anti-aliasing, not a collision
 
 

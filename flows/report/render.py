@@ -53,6 +53,7 @@ from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
 from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
+from flows.report.repair_charts import repair_chart
 
 CHARTS_DIR = "charts"
 CID_DOMAIN = "reliability-report"
@@ -107,7 +108,15 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
 
 
 # the month's charts, in the order the report shows them
-MONTH_CHARTS = (job_mix_chart, mttf_chart, trend_chart, causes_chart, expected_ettr_chart, lemon_signals_chart)
+MONTH_CHARTS = (
+    job_mix_chart,
+    mttf_chart,
+    trend_chart,
+    causes_chart,
+    expected_ettr_chart,
+    lemon_signals_chart,
+    repair_chart,
+)
 
 
 def render_charts(metrics: dict) -> dict[str, Chart]:
@@ -149,7 +158,9 @@ def build_report(metrics: dict) -> Report:
     metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
     metrics["summary"] = summarise(metrics)
     charts = render_charts(metrics)
-    html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, metrics=metrics)
+    html, email_html, text = render_pages(
+        "report.html.j2", "report.txt.j2", charts, metrics=metrics, period_clusters=[(metrics["cluster"], metrics)]
+    )
     return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=metrics)
 
 

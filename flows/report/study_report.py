@@ -22,6 +22,7 @@ from flows.report.goodput_charts import (
     measured_ettr_chart,
 )
 from flows.report.render import CHARTS_DIR, Report, render_pages
+from flows.report.repair_charts import repair_chart
 
 # the study's charts, in the order it shows them: the same figures as a month's where it has them
 STUDY_CHARTS = (
@@ -35,6 +36,7 @@ STUDY_CHARTS = (
     expected_ettr_grid_chart,
     lemon_signal_comparison_chart,
     lost_goodput_chart,
+    repair_chart,
 )
 
 
@@ -48,7 +50,9 @@ def render_study(study: dict) -> Report:
     # as metrics.json stores it: a study rendered again from the saved file is byte-identical
     study = json.loads(json.dumps(study, sort_keys=True, default=str))
     charts = render_study_charts(study)
-    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, study=study)
+    html, email_html, text = render_pages(
+        "study.html.j2", "study.txt.j2", charts, study=study, period_clusters=list(study["clusters"].items())
+    )
     return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=study)
 
 
