@@ -3,8 +3,19 @@ one bar per cluster of the period (flows/figures/repair.py)."""
 
 from __future__ import annotations
 
+from matplotlib.ticker import FuncFormatter
+
 from flows.figures.formats import fmt_dec, fmt_num, fmt_pct, label
-from flows.report.charts import Chart, Period, finish_chart, legend, legend_rows, new_figure, shown_name
+from flows.report.charts import (
+    Chart,
+    Period,
+    finish_chart,
+    legend,
+    legend_rows,
+    log_limits,
+    new_figure,
+    shown_name,
+)
 
 
 def _causes(period: Period) -> list[str]:
@@ -19,7 +30,8 @@ def _causes(period: Period) -> list[str]:
 
 def repair_chart(period: Period) -> Chart | None:
     """Median hours from a node's DOWN/DRAIN to its return, by cause, with the median's interval
-    (none where fewer than 6 repairs give one), one bar per cluster; its repairs counted on the bar."""
+    (none where fewer than 6 repairs give one), one mark per cluster, on a log scale (repairs take
+    minutes to weeks); a single cluster's repairs counted beside each cause."""
     causes = _causes(period)
     if not causes:
         return None
@@ -27,33 +39,34 @@ def repair_chart(period: Period) -> Chart | None:
     height = 130 + (14 + 22 * n) * len(causes) + legend_rows(n, 3)
     fig = new_figure(height)
     ax = fig.add_subplot()
-    width = 0.8 / n
+    step = 0.8 / n
+    counts: dict[str, int] = {}
     for i, series in enumerate(period.series):
         rows = {r["category"]: r for r in series.figures.get("node_repairs", {}).get("by_cause", []) if r["repairs"]}
-        drawn = [(len(causes) - 1 - causes.index(c) + 0.4 - width * (i + 0.5), rows[c]) for c in causes if c in rows]
+        drawn = [(len(causes) - 1 - causes.index(c) + 0.4 - step * (i + 0.5), rows[c]) for c in causes if c in rows]
         if not drawn:
             continue
+        counts = {c: rows[c]["repairs"] for c in rows} if n == 1 else {}
         values = [r["median_hours"] for _, r in drawn]
-        lower = [
-            v - (r["median_lower_hours"] if r["median_lower_hours"] is not None else v)
+        bounds = [
+            (r["median_lower_hours"] if r["median_lower_hours"] is not None else v,
+             r["median_upper_hours"] if r["median_upper_hours"] is not None else v)
             for v, (_, r) in zip(values, drawn, strict=True)
-        ]
-        upper = [
-            (r["median_upper_hours"] if r["median_upper_hours"] is not None else v) - v
-            for v, (_, r) in zip(values, drawn, strict=True)
-        ]
-        ax.barh([y for y, _ in drawn], values, xerr=[lower, upper], color=series.colour, height=width * 0.9,
-                error_kw={"elinewidth": 1.2, "capsize": 3, "ecolor": "#52606d"},
-                label=f"{shown_name(series.name)}, 95% interval")  # fmt: skip
-        for y, r in drawn:
-            ax.annotate(fmt_num(r["repairs"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
-                        color="white")  # fmt: skip
+        ]  # fmt: skip
+        ax.errorbar(values, [y for y, _ in drawn], xerr=[[v - lo for v, (lo, _) in zip(values, bounds, strict=True)],
+                    [hi - v for v, (_, hi) in zip(values, bounds, strict=True)]], fmt="o", color=series.colour,
+                    markersize=7, capsize=3, elinewidth=1.5, label=f"{shown_name(series.name)}, 95% interval")  # fmt: skip
+    ax.set_xscale("log")
+    log_limits(ax, "x")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.set_yticks(range(len(causes)))
-    ax.set_yticklabels([shown_name(label(c)) for c in causes[::-1]])
+    ax.set_yticklabels(
+        [shown_name(label(c)) + (f" ({fmt_num(counts[c])})" if c in counts else "") for c in causes[::-1]]
+    )
+    ax.set_ylim(-0.6, len(causes) - 0.4)
     ax.grid(axis="y", visible=False)
-    ax.set_xlim(left=0)
-    ax.set_xlabel("median hours to repair (repairs on the bar)")
-    ax.set_title("Node repair time by cause")
+    ax.set_xlabel("median hours to repair")
+    ax.set_title("Node repair time by cause" + (" (repairs)" if n == 1 else ""))
     legend(fig, 3)
     return finish_chart("repair", fig, _alt(period, causes), height)
 
