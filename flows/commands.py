@@ -15,11 +15,11 @@ from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config, starter_config
 from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError
 from flows.core.prefect_api import start_api, wait_for_api
-from flows.core.source_kinds import JOB_RECORD_SOURCES
 from flows.core.words import counted
 from flows.edge import checked_month, checked_range, checked_study
 from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, source_problems
+from flows.ingest.sources.registry import JOB_RECORD_SOURCES
 
 
 class _StdoutHandler(logging.StreamHandler):

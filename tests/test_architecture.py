@@ -1,16 +1,20 @@
 """Rules of the code's shape that a reviewer would otherwise check by hand, computed from the code:
 every figure is computed in the dbt DAG, so nothing outside it reads a staging or intermediate model
 (issue 20); no function over 80 lines, no module over 400, no import cycle, no import from a higher
-stage, a simulator that shares nothing with the code it tests, and one chart function and one
-template section per figure (issue 36)."""
+stage, a simulator that shares nothing with the code it tests, one chart function and one
+template section per figure (issue 36), and each source kind declared once (issue 43; what each
+declaration holds: tests/test_source_kinds.py)."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections import defaultdict
 from pathlib import Path
 
+from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
+from flows.ingest.sources.registry import LANDED_SOURCES, SOURCE_KINDS
 from flows.report.render import MONTH_CHARTS
 from flows.report.study_report import STUDY_CHARTS
 
@@ -49,8 +53,12 @@ def test_nothing_outside_dbt_reads_a_staging_or_intermediate_model() -> None:
 
 MAX_MODULE_LINES = 400
 # The stages, lowest first: a module imports from its own stage or a lower one, never a higher one.
-# flows' own top-level modules (the Prefect flows and the CLI) are the top.
-STAGES = ["core", "ingest", "warehouse", "quality", "figures", "report", "publish", "delivery"]
+# flows' own top-level modules (the Prefect flows and the CLI) are the top. The source formats'
+# readers (flows/ingest/sources) use core's utilities, and the config reads the source kinds from
+# their declarations (flows/ingest/sources/registry.py, each with its reader): the readers are a
+# stage between core and the config.
+STAGES = ["core", "sources", "config", "ingest", "warehouse", "quality", "figures", "report", "publish", "delivery"]
+CONFIG_MODULES = ("flows.core.config", "flows.core.config_file", "flows.core.runlock")
 
 
 def module_name(path: Path) -> str:
@@ -80,6 +88,10 @@ def import_graph(root: str) -> dict[str, set[str]]:
 def stage_of(module: str) -> int:
     if module == "flows":
         return 0  # the package's __init__: the runtime folders' paths, which every stage may read
+    if module in CONFIG_MODULES:
+        return STAGES.index("config")
+    if module.startswith("flows.ingest.sources"):
+        return STAGES.index("sources")
     parts = module.split(".")
     return STAGES.index(parts[1]) if len(parts) > 1 and parts[1] in STAGES else len(STAGES)
 
@@ -201,3 +213,43 @@ def test_each_chart_is_shown_by_one_section() -> None:
             shown[chart].add(path.name)
     assert shown
     assert {chart: sorted(paths) for chart, paths in shown.items() if len(paths) > 1} == {}
+
+
+def _listed_names(tree: ast.AST, names: set[str]) -> list[str]:
+    """The collection literals (tuple, list, set, dict keys) of a module that hold two or more of `names`."""
+    found = []
+    for node in ast.walk(tree):
+        items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+        if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict) and items:
+            listed = [i.value for i in items if isinstance(i, ast.Constant) and i.value in names]
+            if len(listed) >= 2:
+                found.append(", ".join(listed))
+    return found
+
+
+def test_no_other_module_lists_kinds_or_landed_sources() -> None:
+    """Kinds and landed source names are listed once, in the declarations: no other module of flows/
+    holds two of them in one literal, no suite in expectations/ a set of source names, and the SQL
+    that classifies the health events names no source (it reads the seed)."""
+    names = set(SOURCE_KINDS) | set(LANDED_SOURCES)
+    listed = [
+        f"{path.relative_to(REPO_ROOT)}: {found}"
+        for path in sorted((REPO_ROOT / "flows").rglob("*.py"))
+        if path != REPO_ROOT / "flows" / "ingest" / "sources" / "registry.py"
+        for found in _listed_names(ast.parse(path.read_text()), names)
+    ]
+    for path in sorted(EXPECTATIONS_DIR.glob("*.json")):
+        listed += [f"{path.name}: {found}" for found in _json_lists(json.loads(path.read_text()), names)]
+    classified = (DBT_PROJECT_DIR / "models" / "intermediate" / "int_health_events_classified.sql").read_text()
+    listed += [f"int_health_events_classified.sql: '{name}'" for name in LANDED_SOURCES if f"'{name}'" in classified]
+    assert not listed
+
+
+def _json_lists(value: object, names: set[str]) -> list[str]:
+    """The lists of a JSON document that hold two or more of `names`."""
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in _json_lists(item, names)]
+    if not isinstance(value, list):
+        return []
+    listed = [item for item in value if isinstance(item, str) and item in names]
+    return ([", ".join(listed)] if len(listed) >= 2 else []) + [f for item in value for f in _json_lists(item, names)]

@@ -1,5 +1,6 @@
 """The hostile-input corpus of the node-health sources (issue 21): syslog (Xid, NHC), dmesg, DCGM,
-GCM, repair tickets, link downs and IPMI SEL, each case marked with its class of outcome.
+GCM, repair tickets and IPMI SEL (link downs: tests/test_source_link_syslog.py), each case marked
+with its class of outcome.
 
 Every case reads a bad input beside good ones and asserts both its own outcome (the error or the
 quarantine with its file, line and field, or the figure) and that the good rows still land.
@@ -23,7 +24,6 @@ from flows.ingest.sources.dcgm_health import DcgmReadStats, read_dcgm_health_dir
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.gcm_health import GcmReadStats, read_gcm_health_dir
 from flows.ingest.sources.ipmi_sel import SelReadStats, read_ipmi_sel_dir
-from flows.ingest.sources.link_syslog import LinkReadStats, read_link_syslog
 from flows.ingest.sources.nhc_log import read_nhc_log
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.repair_tickets import TicketReadStats, read_repair_tickets
@@ -523,49 +523,6 @@ def test_an_empty_ticket_file_is_an_error_naming_its_header(tmp_path: Path):
     path = write(tmp_path / "tickets.csv", "")
     with pytest.raises(InputFormatError, match=r"tickets.csv:1: field header=.*missing columns node, opened_at"):
         list(read_repair_tickets(path, UTC, quarantine=lenient()))
-
-
-# --- network links that went down -----------------------------------------------------------------
-
-
-@hostile(Outcome.FIGURE)
-def test_real_link_lines_land_one_check_per_physical_link_down(health_fixtures: Path, tmp_path: Path):
-    log = write(tmp_path / "links.log", "\n".join(lines_of(health_fixtures, "link_lines.tsv")) + "\n")
-    stats = LinkReadStats()
-    rows = read_link_syslog(log, UTC, 2026, stats).to_pylist()
-    assert [(r["node"], r["check_name"], r["status"], r["source_line"]) for r in rows] == [
-        ("hostname", "eth0", "Lost carrier", 1),
-        ("hostname", "eth0.1", "Lost carrier", 2),
-        ("str-s6100-acs-4", "eth0", "NIC Link is Down", 5),  # SONiC's severity word is not the host
-        ("superserver", "eth11", "NIC Link is Down", 7),
-        ("gpu0101", "ens9f0v5", "Link down", 8),
-        ("gpu0101", "0000:0b:00.1", "Port module event: module 1, Cable unplugged", 9),
-    ]
-    assert rows[2]["ts"].isoformat() == "2026-04-09T21:05:38.106121"
-    assert (stats.lines, stats.matched, stats.virtual_links, stats.other_lines) == (9, 7, 1, 2)  # tun0; ups
-
-
-@pytest.mark.parametrize(
-    ("bad", "field"),
-    [
-        pytest.param(
-            "Nov  3 10:00:01 gpu 2 kernel: ib0: Link is Down",
-            "host",
-            id="link-host-with-a-space",
-            marks=hostile(Outcome.QUARANTINE),
-        ),
-        pytest.param(
-            "kernel: ib0: Link is Down", "timestamp", id="link-without-prefix", marks=hostile(Outcome.QUARANTINE)
-        ),
-    ],
-)
-def test_a_bad_link_line_is_quarantined_and_the_good_one_lands(tmp_path: Path, bad: str, field: str):
-    good = "2026-11-03T10:00:00+00:00 gpu0001 kernel: mlx5_core 0000:3b:00.0 ibp59s0: Link down"
-    log = write(tmp_path / "links.log", f"{good}\n{bad}\n")
-    quarantine = lenient()
-    rows = read_link_syslog(log, UTC, 2026, quarantine=quarantine).to_pylist()
-    assert [(r["node"], r["check_name"]) for r in rows] == [("gpu0001", "ibp59s0")]
-    assert [where(e) for e in quarantine.errors] == [("links.log", 2, field)]
 
 
 # --- IPMI SEL -------------------------------------------------------------------------------------

@@ -451,7 +451,7 @@ def test_a_repaired_node_count_lands_with_the_type_of_every_count(tmp_path: Path
 
     import duckdb
 
-    from flows.ingest.sources.registry import TABLES
+    from flows.ingest.sources.tables import TABLES
     from flows.quality.suites import SQL_TYPES
 
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")

@@ -20,7 +20,6 @@ from conftest import DATA_DIR
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
-from flows.core.source_kinds import NODE_SOURCES
 from flows.figures.measured import (
     FIGURES,
     GPU_EXPOSURE_FIGURES,
@@ -36,6 +35,7 @@ from flows.figures.models import expected_ettr_curves, expected_ettr_grid, proje
 from flows.figures.rates import failure_rate, rate_ratio
 from flows.figures.study_metrics import assemble_study
 from flows.figures.summary import data_quality, summarise
+from flows.ingest.sources.registry import NODE_SOURCES
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.openmetrics import month_exposition
 from flows.report.render import render_pages

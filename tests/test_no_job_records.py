@@ -22,7 +22,7 @@ from flows.core.months import Month
 from flows.edge import checked_month
 from flows.ingest.land import land_month
 from flows.ingest.month_records import NoJobRecordsError, count_month_records, landed_month_records
-from flows.ingest.sources.registry import FORMATS
+from flows.ingest.sources.registry import SOURCE_KINDS
 
 DATA = Path(__file__).parent / "data"
 XDMOD = DATA / "xdmod" / "accounting-logs.log"  # records 2015-06-26 .. 2016-08-01
@@ -145,8 +145,12 @@ def test_the_count_before_any_work_is_the_landings_count(kind: str, tmp_path: Pa
     path = KINDS[kind][0]
     month = Month.parse("2026-11")
     with duckdb.connect() as con:
-        FORMATS[kind].read(
-            Quarantine(strict=False), FORMATS[kind].new_stats(), con=con, path=path, clock=LocalClock(ZoneInfo("UTC"))
+        SOURCE_KINDS[kind].read(
+            Quarantine(strict=False),
+            SOURCE_KINDS[kind].new_stats(),
+            con=con,
+            path=path,
+            clock=LocalClock(ZoneInfo("UTC")),
         )
         landed = landed_month_records(con, kind, path, month)
     assert count_month_records(kind, path, [month]).in_month == landed.in_month == {month: 18}

@@ -1,5 +1,5 @@
 """`reliability-report parse --kind K FILE`: one reader on one real file, its typed rows and its
-quarantine (tests/data/), and the registry every command reads the formats from."""
+quarantine (tests/data/). The declarations of the kinds: tests/test_source_kinds.py."""
 
 import json
 import subprocess
@@ -12,8 +12,8 @@ from job_records import sacct_with_bad_elapsed
 
 from flows.cli import main
 from flows.core.errors import EXIT_INPUT
-from flows.core.source_kinds import SOURCE_KINDS
-from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, TABLES, _resolve, column_names
+from flows.ingest.sources.registry import SOURCE_KINDS
+from flows.ingest.sources.tables import STAGED_FIELDS, TABLES, column_names
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ def test_every_kind_of_real_slurm_output(capsys, slurm_fixtures: Path, kind: str
     rows, quarantined, summary = json_lines(out)
     assert code == 0 and quarantined == [] and summary["rows"] == len(rows) > 0
     assert any(expected.items() <= row.items() for row in rows), rows
-    table = FORMATS[kind].table
+    table = SOURCE_KINDS[kind].table
     assert list(rows[0]) == [name for name in column_names(TABLES[table]) if name != "cluster"] or table == "attempts"
 
 
@@ -175,20 +175,6 @@ def test_parse_runs_in_a_few_seconds_without_the_pipeline(slurm_fixtures: Path):
     assert done.returncode == 0 and "t_timeout" in done.stdout
     assert "heavy: []" in done.stderr.splitlines()  # no Prefect, dbt or GX imported
     assert elapsed < 10  # about a second on an idle machine (the CI runners are shared)
-
-
-def test_the_registry_names_only_what_exists():
-    assert tuple(FORMATS) == tuple(SOURCE_KINDS)  # a format for each kind the config accepts, in its order
-    for source in FORMATS.values():
-        assert source.table in TABLES
-        for dotted in (source.reader, source.stats, source.check, source.pull):
-            if dotted:
-                assert callable(_resolve(dotted)), dotted
-        if source.reads == "command":
-            assert source.pull and source.pulled_file and FORMATS[source.provides].reads == "file"
-        else:
-            assert source.reader and not source.pull
-        assert not source.provides or FORMATS[source.provides].table == source.table
 
 
 def test_each_staged_attempt_column_is_read_from_one_sacct_field():

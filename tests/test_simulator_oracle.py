@@ -52,8 +52,8 @@ def test_its_size_buckets_are_the_seeds() -> None:
 def test_its_measurability_rules_are_the_pipelines() -> None:
     """The truth's `not_measurable` (simulator/rules.py) and the pipeline's (flows/figures/measured.py)
     use the same thresholds, cover the same figures and give the same reason codes."""
-    from flows.core.source_kinds import NODE_SOURCES, given_input
     from flows.figures import measured
+    from flows.ingest.sources.registry import NODE_SOURCES, given_input
 
     defaults = AnalysisConfig()
     assert rules.MIN_GPU_NODE_DAYS == defaults.min_gpu_node_days

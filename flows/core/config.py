@@ -47,14 +47,12 @@ from flows.core.config_types import (
     fill_placeholders,
 )
 from flows.core.months import Month
-from flows.core.source_kinds import COMMAND_KINDS, FILE_KINDS, JOB_RECORD_SOURCES, given_input
+from flows.ingest.sources.clock import EARLIEST_RECORD
+from flows.ingest.sources.registry import COMMAND_KINDS, FILE_KINDS, JOB_RECORD_SOURCES, given_input
 
 FileKind = Literal[FILE_KINDS]  # a file or a directory
 CommandKind = Literal[tuple(COMMAND_KINDS)]  # live sources run a command (["sacct"], ["ssh", "head", "sacct"])
 SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
-# The earliest date a record may carry unless [ingest] earliest_record says otherwise: Slurm's
-# accounting is younger, so anything before is a clock at 1970 or a corrupt time.
-EARLIEST_RECORD = date(2000, 1, 1)
 
 
 # ---- the sections ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from flows.core.config import (
 )
 from flows.core.config_types import fill_placeholders
 from flows.core.errors import ConfigError
-from flows.core.source_kinds import COMMAND_KINDS, SOURCE_KINDS, given_input
+from flows.ingest.sources.registry import COMMAND_KINDS, SOURCE_KINDS, given_input
 
 SOURCE_KIND_NAMES = tuple(SOURCE_KINDS)
 CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "user", "login"}

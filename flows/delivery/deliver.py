@@ -109,7 +109,7 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
         return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
     figures = Figures.of(report_dir)
     if all(
-        record is not None and (record.figures_hash == figures.fingerprint or _same_shown(record, figures, channel))
+        record is not None and (figures.carries(record.figures_hash) or _same_shown(record, figures, channel))
         for channel, record in last.items()
     ):
         when = max(record.time for record in last.values())[:10]
@@ -135,7 +135,8 @@ def deliver_report(
         return DeliveryOutcome(done=["archived only (no email recipients or webhook configured)"])
     if held:
         return DeliveryOutcome(done=[f"archived, not sent ({held})"])
-    figures = Figures.of(report_dir)
+    # the report it replaces (what was sent, if anything was) stands for the same figures under earlier names
+    figures = Figures.of(report_dir, in_place=location or config.reports_dir / config.cluster / month)
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     outcome = DeliveryOutcome()
     for channel in due:
@@ -158,7 +159,7 @@ def deliver_report(
 def _kind(last: SentRecord | None, figures: Figures) -> str:
     if last is None:
         return "report"
-    changed = last.figures_hash != figures.fingerprint and shown_changes(last, figures) != []
+    changed = not figures.carries(last.figures_hash) and shown_changes(last, figures) != []
     return "correction" if changed and last.status != DAMAGED else "resend"
 
 
@@ -169,7 +170,7 @@ def _same_shown(last: SentRecord | None, figures: Figures, channel: str) -> bool
         channel != PUSHGATEWAY
         and last is not None
         and last.status == SENT
-        and last.figures_hash != figures.fingerprint
+        and not figures.carries(last.figures_hash)
         and shown_changes(last, figures) == []
     )
 
@@ -178,7 +179,7 @@ def _unchanged(last: SentRecord | None, figures: Figures, channel: str, resend: 
     if last and last.status == DAMAGED and not resend:  # it may have gone out: never a second one unasked
         return f"not {_past(channel)} again: {last.error}, so it may have gone out (--resend to send)"
     to = counted(len(last.recipients), "recipient") if last and channel == EMAIL else f"the {channel}"
-    if last and last.figures_hash == figures.fingerprint and not resend:
+    if last and figures.carries(last.figures_hash) and not resend:
         return f"not {_past(channel)} again: these figures went to {to} on {last.time} (--resend to send)"
     if _same_shown(last, figures, channel) and not resend:
         parts = ", ".join(figures.changed_parts(last.sections)) or "none"

@@ -1,7 +1,14 @@
 """A report's figures as delivery compares them: the fingerprint of what metrics.json holds as
 figures (a rerun with the same fingerprint sends nothing), a digest per part of the report, the
 headline, the lines of a chat message, and the figures its message shows with what they were made
-from (flows/delivery/correction.py)."""
+from (flows/delivery/correction.py).
+
+Figures are compared, not the names they are kept under: a metrics.json of an earlier schema
+version is read through the keys that moved since (flows/figures/moved_keys.py), its schema
+version is no figure, and a whole number is the same figure written 3 or 3.0. A sent-log record
+written before this rule holds the fingerprint schema version 2 computed (fingerprint_v2): the
+report it sent, still in place, stands for it when it shows the same figures (Figures.carries).
+"""
 
 from __future__ import annotations
 
@@ -11,14 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flows.delivery import correction
+from flows.figures.moved_keys import moved
 from flows.figures.summary import headline_lines
 
 # metrics.json keys that say how the figures were made, not what they are: a change here alone sends nothing.
 NOT_FIGURES = (
+    "schema_version",  # how metrics.json is laid out: the same figures under new names are the same
     "parameters",  # the parameters in force: one that changes no figure changes nothing shown as a figure
     "reproduce",  # the rebuild command: the config's path, the tool's version
     "quarantine_sample",  # examples of quarantined lines with their file paths (the counts are in `inputs`)
 )
+NOT_FIGURES_V2 = NOT_FIGURES[1:]  # schema version 2's fingerprint (fingerprint_v2) digested its schema version
 # per input: where it was read, its checksum and examples naming its path (its counts stay)
 INPUT_PROVENANCE = ("file", "sha256", "conflicts")
 SECTION_NAMES = {  # what a correction calls a changed part of the report
@@ -54,15 +64,21 @@ class Figures:
     lines: list[str]  # the summary sentence, then the headline figures, for a chat message
     shown: dict[str, str] = field(default_factory=dict)  # the figures the message shows (correction.shown_figures)
     basis: dict = field(default_factory=dict)  # what the figures were made from (correction.basis)
+    # other fingerprints of the same figures: schema version 2's (fingerprint_v2), the replaced report's
+    earlier: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, report_dir: Path) -> Figures:
+    def of(cls, report_dir: Path, in_place: Path | None = None) -> Figures:
+        """The figures of the report in `report_dir`; `in_place`: the directory of the report it
+        replaces, whose fingerprints stand for these figures too when it shows the same ones."""
         metrics = json.loads((report_dir / "metrics.json").read_text())
-        sections = {
-            key: _digest(_without_provenance(key, value))
-            for key, value in sorted(metrics.items())
-            if key not in NOT_FIGURES and key != "summary"  # the summary is made from the others
-        }
+        figures = figures_of(metrics)
+        sections = _sections(figures)
+        earlier = {fingerprint_v2(metrics)}
+        if in_place is not None and in_place != report_dir and (in_place / "metrics.json").is_file():
+            before = json.loads((in_place / "metrics.json").read_text())
+            if same_figures(before, metrics):
+                earlier |= {fingerprint_v2(before), _digest(_sections(figures_of(before)))}
         return cls(
             fingerprint=_digest(sections),
             sections=sections,
@@ -70,7 +86,13 @@ class Figures:
             lines=[metrics["summary"]["text"], *headline_lines(metrics)],
             shown=correction.read_shown(report_dir),
             basis=correction.basis(metrics),
+            earlier=frozenset(earlier),
         )
+
+    def carries(self, figures_hash: str) -> bool:
+        """Whether a sent-log record's fingerprint stands for these figures: it is theirs, or that of
+        a report of the same figures under an earlier scheme (`earlier`)."""
+        return figures_hash == self.fingerprint or figures_hash in self.earlier
 
     def shown_by(self, channel: str) -> dict[str, str]:
         """The figures a channel's message shows: the email the whole report's; a chat message its
@@ -86,6 +108,65 @@ class Figures:
         keys = sorted(set(self.sections) | set(previous))
         changed = [key for key in keys if self.sections.get(key) != previous.get(key)]
         return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
+
+
+def figures_of(metrics: dict) -> dict:
+    """What metrics.json holds as figures, by their names in the current schema: the keys moved
+    since its version at their new paths, without NOT_FIGURES, the summary (it is made from the
+    others) and the inputs' provenance, each whole number written as an integer."""
+    current = moved(metrics)
+    return {
+        key: _whole(_without_provenance(key, value))
+        for key, value in current.items()
+        if key not in NOT_FIGURES and key != "summary"
+    }
+
+
+def same_figures(before: dict, after: dict) -> bool:
+    """Whether metrics.json `after` shows every figure `before` showed, with the same value: equal
+    figures; when `before` is of an earlier schema version, `after` may show figures it did not
+    (a figure new in this version; a list keeps its length, so a row more is a change)."""
+    old, new = _leaves(figures_of(before)), _leaves(figures_of(after))
+    if before.get("schema_version") == after.get("schema_version"):
+        return old == new
+    return all(path in new and new[path] == value for path, value in old.items())
+
+
+def fingerprint_v2(metrics: dict) -> str:
+    """The fingerprint schema version 2's tool recorded in the sent-log for a metrics.json: the
+    digest of its keys' digests, as written (names, schema version and number formats included)."""
+    return _digest(
+        {
+            key: _digest(_without_provenance(key, value))
+            for key, value in sorted(metrics.items())
+            if key not in NOT_FIGURES_V2 and key != "summary"
+        }
+    )
+
+
+def _sections(figures: dict) -> dict[str, str]:
+    return {key: _digest(value) for key, value in sorted(figures.items())}
+
+
+def _leaves(value, path: str = "") -> dict[str, object]:
+    """Every value of a document by its path ("a.b.0.c"); a list's length at "<path>.#"."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _leaves(item, f"{path}.{key}").items()}
+    if isinstance(value, list):
+        found = {f"{path}.#": len(value)}
+        for i, item in enumerate(value):
+            found |= _leaves(item, f"{path}.{i}")
+        return found
+    return {path: value}
+
+
+def _whole(value):
+    """`value` with each float that is a whole number as an integer (3.0 and 3: the same figure)."""
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _without_provenance(key: str, value):

@@ -2,7 +2,7 @@
 "not measured", never 0.
 
 - the fleet's fault rate and the failures by cause need a source that tells of the nodes' faults
-  (node events or health logs: flows/core/source_kinds.py NODE_SOURCES) landed for the period
+  (node events or health logs: flows/ingest/sources/registry.py NODE_SOURCES) landed for the period
   (`no_node_source`): without one nothing could have counted a fault;
 - r_f (every GPU job's), MTTF by size, its projections, ETTR, lost goodput and the breakdowns need
   [analysis] min_gpu_node_days GPU node-days (`no_gpu_jobs`: none ran; `thin_gpu_exposure`: fewer).
@@ -12,7 +12,7 @@
 - the lemon-node candidates need a node-event or health source, or [analysis]
   lemon_min_infra_failures infrastructure failures of GPU jobs (`no_node_source_few_failures`);
 - the node repair times and availability need a node-event source (sacctmgr events, scontrol
-  snapshots: source_kinds.py `nodes = "events"`; `no_node_event_source`): health logs say when a
+  snapshots: the registry's `nodes = "events"`; `no_node_event_source`): health logs say when a
   node failed, not when it was back.
 
 metrics.json (docs/metrics.md "not_measured"): an unmeasured dict figure keeps its keys with null
@@ -27,7 +27,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from flows.core.config import AnalysisConfig
-from flows.core.source_kinds import NODE_SOURCES, given_input, node_input
+from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input
 
 # every figure a rule covers, by its path in metrics.json
 FIGURES = (

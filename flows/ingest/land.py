@@ -30,27 +30,19 @@ from flows.core.atomic import replace_dir_atomically
 from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.core.months import Month
-from flows.core.source_kinds import COMMAND_KINDS, given_input
 from flows.ingest.month_records import landed_month_records, refuse_empty_months
 from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import (
-    FORMATS,
-    JOB_RECORD_KINDS,
-    TABLES,
-    column_names,
-    import_readers,
-)
+from flows.ingest.sources.registry import COMMAND_KINDS, JOB_RECORD_KINDS, SOURCE_KINDS, given_input
 from flows.ingest.sources.slurm_live import Retry
 from flows.ingest.sources.sql import run_sql
-from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table, naive_utc
+from flows.ingest.sources.tables import SCHEMAS, TABLES, column_names, landed_rows, landed_table, naive_utc
 
 # the tables the node-signal sources land in, each written (maybe empty) every month
-SIGNAL_TABLES = tuple(dict.fromkeys(f.table for f in FORMATS.values() if f.table != "attempts"))
+SIGNAL_TABLES = tuple(dict.fromkeys(k.table for k in SOURCE_KINDS.values() if k.table != "attempts"))
 QUARANTINE_SAMPLE = 10
-import_readers()  # here, not in the threads that read the sources side by side
 
 
 def _check_quarantines(
@@ -106,15 +98,15 @@ def _read_health_sources(
     _yield_to_the_job_records()
     pieces: dict[str, list[pa.Table]] = {name: [] for name in SIGNAL_TABLES}
     manifest: dict[str, dict] = {}
-    for kind, source in FORMATS.items():
+    for kind, source in SOURCE_KINDS.items():
         if kind not in sources or source.table == "attempts":
             continue
         path, stats = sources[kind], source.new_stats()
         found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
-            found = landed_table(source.table, config.cluster, found)
+            found = landed_table(source.table, config.cluster, source.source, found)
         else:
-            rows = landed_rows(source.table, config.cluster, path, found)
+            rows = landed_rows(source.table, config.cluster, source.source, path, found)
             if kind == "scontrol_nodes":
                 accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
                 rows = _not_in_accounting(rows, accounted)
@@ -232,7 +224,7 @@ def _pull_live_sources(
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
     for live in config.command_sources():
         pulled_dir.mkdir(parents=True, exist_ok=True)
-        command = FORMATS[live.kind]
+        command = SOURCE_KINDS[live.kind]
         retry = Retry(live.attempts, live.retry_wait_seconds)
         sources[command.input] = command.pull_to(list(live.command), month, pulled_dir, retry)
         if live.kind == "sacct_command" and as_of is None:
@@ -243,7 +235,7 @@ def _pull_live_sources(
 def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datetime | None) -> dict[str, LocalClock]:
     """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC; a record's
     times lie between the configured earliest date and the dump's time (`as_of`, else now)."""
-    pulled_kinds = {FORMATS[live.kind].input for live in config.command_sources()}
+    pulled_kinds = {SOURCE_KINDS[live.kind].input for live in config.command_sources()}
     return {
         kind: LocalClock(
             ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone), config.ingest.earliest_record, as_of
@@ -336,7 +328,7 @@ def _land_month(
         health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
         raw = pool.submit(replace_dir_atomically, raw_dir, write_raw, remove_old_in_background=True)
         try:
-            job_records = FORMATS[sacct_format]
+            job_records = SOURCE_KINDS[sacct_format]
             stats = job_records.new_stats()
             job_records.read(quarantines["sacct_psv"], stats, con=jobs, path=sacct_path, clock=clocks["sacct_psv"])
             manifest["sources"]["sacct_psv"] = {

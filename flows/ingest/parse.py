@@ -22,9 +22,9 @@ from flows.ingest.probe import input_problem
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import FORMATS, STAGED_FIELDS, column_names
+from flows.ingest.sources.registry import SOURCE_KINDS
 from flows.ingest.sources.sql import sql_relation
-from flows.ingest.sources.tables import SCHEMAS, landed_rows, landed_table
+from flows.ingest.sources.tables import SCHEMAS, STAGED_FIELDS, column_names, landed_rows, landed_table
 
 CELL_WIDTH = 40  # a longer value is cut in the table (never in --json)
 
@@ -42,7 +42,7 @@ class Parsed:
 
 def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None = None) -> Parsed:
     """Run `kind`'s reader on `path` as the landing would, keeping every unreadable line."""
-    source = FORMATS[kind]
+    source = SOURCE_KINDS[kind]
     if problem := input_problem(path, directory=source.reads == "directory"):  # as the landing checks it
         raise MissingInputError(f"{kind}: {problem}")
     quarantine, stats = Quarantine(strict=False), source.new_stats()
@@ -57,9 +57,10 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
         else:
             found = source.read(quarantine, stats, path=path, clock=clock, year=year)
             if isinstance(found, pa.Table):
-                rows = landed_table(source.table, "", found)
+                rows = landed_table(source.table, "", source.source, found)
             else:
-                rows = pa.Table.from_pylist(list(landed_rows(source.table, "", path, found)), SCHEMAS[source.table])
+                found = landed_rows(source.table, "", source.source, path, found)
+                rows = pa.Table.from_pylist(list(found), SCHEMAS[source.table])
             rows = rows.drop_columns(["cluster"])
     except (OSError, EOFError) as exc:  # unreadable, a directory given for a file, a broken .gz
         raise UsageError(f"{kind}: cannot read {path}: {exc}") from None

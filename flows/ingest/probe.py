@@ -16,10 +16,9 @@ from pathlib import Path
 from flows.core.config import ClusterConfig
 from flows.core.errors import ConfigError, MissingInputError
 from flows.core.months import Month
-from flows.core.source_kinds import DIRECTORY_KINDS
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
-from flows.ingest.sources.registry import FORMATS, JOB_RECORD_KINDS
+from flows.ingest.sources.registry import DIRECTORY_KINDS, JOB_RECORD_KINDS, SOURCE_KINDS
 
 
 def source_problems(config: ClusterConfig, month: Month) -> list[str]:
@@ -109,7 +108,7 @@ def _check_header(kind: str, path: Path, site_timezone: str) -> None:
     """The file opens and reads (a broken .gz fails here), then the format's own header check."""
     with open_text(path) as handle:
         handle.read(4096)
-    FORMATS[kind].check_header(path, site_timezone)
+    SOURCE_KINDS[kind].check_header(path, site_timezone)
 
 
 def missing_inputs(month: Month, sources: dict[str, Path]) -> None:

@@ -2,12 +2,15 @@
 
 A suite's `meta` says what it checks: `table` (a warehouse table or view, with `filter_by_month`
 to take the month's rows) or `query`, SQL with `{month}`, `{month_start}`, `{month_end}` and
-`{landed_dir}` filled in (so the landed Parquet and shares of rows can be checked too). Each
+`{landed_dir}` filled in (so the landed Parquet and shares of rows can be checked too), and
+`{landed_signals}`: every landed node signal (the landed tables of the declared sources, each row
+with its `source`), whose suite also gets the expectation that each `source` is one a source kind
+declares (flows/ingest/sources/registry.py, `LANDED_SOURCES`). Each
 expectation is `critical` (the default: a failure stops the run) or, with `"meta": {"severity":
 "warning"}`, a warning that is reported but lets the run go on.
 
 The landed tables' schema is not restated here: it comes from the registry of formats
-(`flows.ingest.sources.registry.TABLES`, one typed Field per column). With a landed directory, the suite
+(`flows.ingest.sources.tables.TABLES`, one typed Field per column). With a landed directory, the suite
 `landed_schema` checks that each landed table has the registry's columns with their types, and
 each landed table's `required` fields are checked not null: in the suite that names the table as
 its `landed_table` (which then reads its Parquet), or else in a suite `landed_<table>` of its own.
@@ -43,7 +46,8 @@ import duckdb
 
 from flows import EXPECTATIONS_DIR
 from flows.core.months import Month
-from flows.ingest.sources.registry import TABLES, FieldType
+from flows.ingest.sources.registry import LANDED_SOURCES
+from flows.ingest.sources.tables import TABLES, FieldType, column_names
 from flows.warehouse.engines import DuckDBMarts, MartReader
 
 # The registry's types as DuckDB reads them from the landed Parquet
@@ -112,6 +116,34 @@ def landed_schema_suite() -> dict:
     }  # fmt: skip
 
 
+def landed_signals_relation() -> str:
+    """`{landed_signals}`: the landed tables of the declared sources as one relation, by column name
+    (a column another table lacks is null), each row with its `source`: its own, or the one source
+    declared for a table that has no such column."""
+    selects = []
+    for table in dict.fromkeys(table for table, _ in LANDED_SOURCES.values()):
+        if "source" in column_names(TABLES[table]):
+            selects.append(f"select * from {_parquet(table)}")
+        else:
+            (source,) = (source for source, (landed, _) in LANDED_SOURCES.items() if landed == table)
+            selects.append(f"select '{source}' as source, * from {_parquet(table)}")
+    return "(" + " union all by name ".join(selects) + ")"
+
+
+def with_landed_signals(spec: dict) -> dict:
+    """A suite whose query reads `{landed_signals}`, with that relation and the expectation that each
+    landed `source` is a declared one; any other suite as it is."""
+    query = spec.get("meta", {}).get("query", "")
+    if "{landed_signals}" not in query:
+        return spec
+    in_set = {
+        "type": "expect_column_values_to_be_in_set",
+        "kwargs": {"column": "source", "value_set": list(LANDED_SOURCES)},
+    }
+    meta = {**spec["meta"], "query": query.replace("{landed_signals}", landed_signals_relation())}
+    return {**spec, "meta": meta, "expectations": [*spec["expectations"], in_set]}
+
+
 def required_fields_expectations(table: str) -> list[dict]:
     return [
         {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": f.name}}
@@ -123,7 +155,9 @@ def required_fields_expectations(table: str) -> list[dict]:
 def suite_specs(suites_dir: Path, landed: bool) -> list[tuple[str, dict]]:
     """The suites to run, each with where it came from: the files in `suites_dir` and, when the
     landed Parquet is checked too (`landed`), what the registry says about the landed tables."""
-    specs = [(str(path), json.loads(path.read_text())) for path in sorted(suites_dir.glob("*.json"))]
+    specs = [
+        (str(path), with_landed_signals(json.loads(path.read_text()))) for path in sorted(suites_dir.glob("*.json"))
+    ]
     if not landed:
         return specs
     for _, spec in specs:

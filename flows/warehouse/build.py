@@ -1,7 +1,8 @@
 """Build the month in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
 
-The warehouse is a cache of the landed months on disk: one that is missing or cannot be opened
-(corrupt) is rebuilt from them, every landed month in order, the damaged file kept aside.
+The warehouse is a cache of the landed months on disk: one that is missing, cannot be opened
+(corrupt) or was built by another version of the tool (flows/warehouse/schema_version.py) is rebuilt
+from them, every landed month in order, the old file kept aside.
 
 The run's parameters and its landed Parquet files reach dbt as data in the warehouse (table
 run.parameters, views landed.*), not as dbt vars: the parsed project is then the same for every
@@ -25,6 +26,7 @@ from flows.core.escape import escaped_logger
 from flows.core.months import MONTH_RE, Month, observed_end
 from flows.ingest.land import LandedMonthError, read_manifest
 from flows.ingest.sources.sql import sql_quote
+from flows.warehouse import schema_version
 from flows.warehouse.engines import input_schemas, spark_missing, write_spark_profile, write_spark_run_inputs
 
 # The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
@@ -149,17 +151,27 @@ def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
 def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
     """`dbt build` for one month; returns counts of nodes by status. Raises naming every failed node.
 
-    A missing or corrupt warehouse is rebuilt instead, from every landed month of the cluster
-    (rebuild). The models' unit tests check the SQL, not the month's data: they run in the test
-    suite (a `dbt_command(..., "build")`, which includes them), not in every monthly build.
+    A missing or corrupt warehouse, or one built by another version of the tool, is rebuilt
+    instead, from every landed month of the cluster (rebuild); a DuckDB warehouse then records that
+    this version built it (schema_version). The models' unit tests check the SQL, not the month's
+    data: they run in the test suite (a `dbt_command(..., "build")`, which includes them), not in
+    every monthly build.
     """
-    if problem := (
-        ("missing" if spark_missing(config) else None)
-        if config.warehouse.engine == "spark"
-        else warehouse_problem(config.warehouse_path)
-    ):
-        return rebuild(config, month, landed_dir, problem)
-    return _build(config, month, landed_dir)
+    if config.warehouse.engine == "spark":
+        return (
+            rebuild(config, month, landed_dir, "missing")
+            if spark_missing(config)
+            else _build(config, month, landed_dir)
+        )
+    warehouse = config.warehouse_path
+    if problem := warehouse_problem(warehouse):
+        statuses = rebuild(config, month, landed_dir, problem)
+    elif other := schema_version.other_version(warehouse):
+        statuses = rebuild(config, month, landed_dir, other, aside="previous")
+    else:
+        statuses = _build(config, month, landed_dir)
+    schema_version.record(warehouse)
+    return statuses
 
 
 def _build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
@@ -202,7 +214,7 @@ def _statuses(result) -> dict[str, int]:
 
 
 def warehouse_problem(warehouse: Path) -> str | None:
-    """Why the warehouse must be rebuilt ("missing", or DuckDB's error opening it), or None.
+    """Why the warehouse must be rebuilt ("missing", or "cannot be opened (<DuckDB's error>)"), or None.
     Raises WarehouseBusyError if another process holds DuckDB's lock on it."""
     if not warehouse.exists():
         return "missing"
@@ -214,7 +226,7 @@ def warehouse_problem(warehouse: Path) -> str | None:
             raise WarehouseBusyError(
                 f"warehouse {warehouse} is open in another process; close it and run again ({error})"
             ) from None
-        return str(error).splitlines()[0]
+        return f"cannot be opened ({str(error).splitlines()[0]})"
     return None
 
 
@@ -241,24 +253,26 @@ def check_landed(landed_dir: Path, tables: list[str]) -> None:
             ) from None
 
 
-def rebuild(config: ClusterConfig, month: Month, landed_dir: Path, problem: str) -> dict[str, int]:
+def rebuild(
+    config: ClusterConfig, month: Month, landed_dir: Path, problem: str, aside: str = "corrupt"
+) -> dict[str, int]:
     """Build every landed month of the cluster, `month` among them, into a new warehouse, oldest
-    first (a month's trend reads the months before it); returns `month`'s build_month counts. A
-    corrupt warehouse is kept aside as `<name>.corrupt-<time>`; a landed month that cannot be used
-    is named and left out."""
+    first (a month's trend reads the months before it); returns `month`'s build_month counts. An
+    existing warehouse (`problem` says what is wrong with it) is kept aside as `<name>.<aside>-<time>`
+    (a failed rebuild loses nothing); a landed month that cannot be used is named and left out."""
     warehouse = config.warehouse_path
     months = {**landed_months(config), month: landed_dir}
     if problem != "missing":
-        aside = warehouse.with_name(f"{warehouse.name}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
-        warehouse.rename(aside)
+        kept = warehouse.with_name(f"{warehouse.name}.{aside}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+        warehouse.rename(kept)
         wal = warehouse.with_name(warehouse.name + ".wal")
         if wal.exists():
-            wal.rename(aside.with_name(aside.name + ".wal"))
+            wal.rename(kept.with_name(kept.name + ".wal"))
         log.warning(
-            "warehouse %s cannot be opened (%s): kept aside as %s; rebuilding it from the %d landed months",
+            "warehouse %s %s: kept aside as %s; rebuilding it from the %d landed months",
             warehouse,
             problem,
-            aside.name,
+            kept.name,
             len(months),
         )
     elif len(months) > 1:

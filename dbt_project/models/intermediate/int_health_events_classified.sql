@@ -1,64 +1,78 @@
 -- Every node signal as one health-event table, classified by the first matching taxonomy rule.
+-- The landed source names and what each source's rules match come from the seed landed_sources
+-- (written from the source kinds' declarations, flows/ingest/sources/registry.py).
 
-with xid as (
+with landed_sources as (
+
+    select * from {{ ref('landed_sources') }}
+
+),
+
+xid as (
 
     select
-        cluster,
-        node,
-        event_at,
-        'xid' as source,
-        'xid' as check_name,
-        cast(xid as {{ dbt.type_string() }}) as code,
-        message,
-        cast(xid as {{ dbt.type_string() }}) as signal_text,
+        xid_events.cluster,
+        xid_events.node,
+        xid_events.event_at,
+        landed_sources.source,
+        landed_sources.source as check_name,
+        cast(xid_events.xid as {{ dbt.type_string() }}) as code,
+        xid_events.message,
+        cast(xid_events.xid as {{ dbt.type_string() }}) as signal_text,
         cast(null as {{ dbt.type_timestamp() }}) as ended_at,
-        source_file,
-        source_line
-    from {{ ref('stg_health__xid_events') }}
+        xid_events.source_file,
+        xid_events.source_line
+    from {{ ref('stg_health__xid_events') }} as xid_events
+    inner join landed_sources
+        on landed_sources.landed_table = 'xid_events'
 
 ),
 
 slurm_events as (
 
     select
-        cluster,
-        node,
-        event_at,
-        'slurm_event' as source,
-        node_state as check_name,
-        node_state as code,
-        reason as message,
-        reason as signal_text,
+        node_events.cluster,
+        node_events.node,
+        node_events.event_at,
+        landed_sources.source,
+        node_events.node_state as check_name,
+        node_events.node_state as code,
+        node_events.reason as message,
+        node_events.reason as signal_text,
         -- when the node was back (a node event's end; none while it is still out): node repair times
-        ended_at,
-        source_file,
-        source_line
-    from {{ ref('stg_slurm__node_events') }}
+        node_events.ended_at,
+        node_events.source_file,
+        node_events.source_line
+    from {{ ref('stg_slurm__node_events') }} as node_events
+    inner join landed_sources
+        on landed_sources.landed_table = 'node_events'
 
 ),
 
 checks as (
 
     select
-        cluster,
-        node,
-        event_at,
-        source,
-        check_name,
-        status as code,
-        message,
-        -- NHC and ticket rules match the check name (ticket: its category); DCGM rules match
-        -- "<system>: <Failure|Warning>", link rules "<interface>: <event>", IPMI SEL rules
-        -- "<sensor>: <event>"; GCM rules "<check>: <CRITICAL|WARNING|UNKNOWN>: <message>"
-        case
-            when source in ('dcgm', 'link', 'ipmi_sel') then check_name || ': ' || status
-            when source = 'gcm' then check_name || ': ' || status || ': ' || message
-            else check_name
+        checks.cluster,
+        checks.node,
+        checks.event_at,
+        checks.source,
+        checks.check_name,
+        checks.status as code,
+        checks.message,
+        -- what the source's rules match (landed_sources.signal): the check's name, or with its
+        -- status (DCGM "<system>: <Failure|Warning>", links "<interface>: <event>", IPMI SEL
+        -- "<sensor>: <event>"), or with its status and message (GCM)
+        case landed_sources.signal
+            when 'check: status' then checks.check_name || ': ' || checks.status
+            when 'check: status: message' then checks.check_name || ': ' || checks.status || ': ' || checks.message
+            else checks.check_name
         end as signal_text,
         cast(null as {{ dbt.type_timestamp() }}) as ended_at,
-        source_file,
-        source_line
-    from {{ ref('stg_health__checks') }}
+        checks.source_file,
+        checks.source_line
+    from {{ ref('stg_health__checks') }} as checks
+    left join landed_sources
+        on landed_sources.source = checks.source
 
 ),
 

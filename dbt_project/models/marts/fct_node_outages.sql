@@ -37,7 +37,9 @@ events as (
     from {{ ref('int_health_events_classified') }} as events
     cross join parameters
     -- up to the dump: an event after the month's end may continue an outage begun in it
-    where events.source = 'slurm_event' and events.event_at < parameters.as_of
+    where
+        events.source in (select source from {{ ref('landed_sources') }} where landed_table = 'node_events')
+        and events.event_at < parameters.as_of
 
 ),
 

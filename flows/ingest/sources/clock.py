@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from flows.core.config import EARLIEST_RECORD
-
 FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than the dump by more is a bad record
+# The earliest date a record may carry unless [ingest] earliest_record says otherwise: Slurm's
+# accounting is younger, so anything before is a clock at 1970 or a corrupt time.
+EARLIEST_RECORD = date(2000, 1, 1)
 
 
 @dataclass(frozen=True)

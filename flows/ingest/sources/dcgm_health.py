@@ -164,7 +164,7 @@ class _Checks:
     source_file: str
 
     def __call__(self, check: str, status: str, message: str, line: int = 1) -> HealthCheck:
-        return HealthCheck(self.node, self.ts, "dcgm", check, status, message, self.source_file, line)
+        return HealthCheck(self.node, self.ts, check, status, message, self.source_file, line)
 
 
 def _documents(text: str, path: Path) -> Iterator[object]:

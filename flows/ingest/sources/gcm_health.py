@@ -122,7 +122,6 @@ def _check(record: _Record, path: Path, line_no: int, source_file: str) -> Healt
     return HealthCheck(
         node=node,
         ts=ts,
-        source="gcm",
         check=record.health_check,
         status=RESULTS[record.result],
         message=(record.message or "").strip(),

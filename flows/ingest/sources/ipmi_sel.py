@@ -109,7 +109,6 @@ def _entry(
     return HealthCheck(
         node=node,
         ts=_time(fields[1], fields[2], path, line_no, clock),
-        source="ipmi_sel",
         check=fields[3],
         status=fields[4],
         message=" | ".join([f"record {record}", *fields[6:]]),

@@ -1,6 +1,6 @@
 """What every job-record reader (sacct text, sacct JSON) ends with, in DuckDB.
 
-A reader leaves temp table `attempts_staged` (registry.STAGED_FIELDS, one row per attempt, times naive in
+A reader leaves temp table `attempts_staged` (tables.STAGED_FIELDS, one row per attempt, times naive in
 the reader's clock) and hands over here: times go to UTC (DST doubts counted), host lists are
 sized and expanded, records that cannot be right are quarantined (sql/job_records__problems.sql: the
 host list, NNodes against it, times against the clock's window, the times a state needs and their

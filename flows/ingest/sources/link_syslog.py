@@ -45,15 +45,14 @@ class LinkReadStats(SyslogReadStats):
 def read_link_syslog(
     path: Path, tz: TimeZone, year: int, stats: LinkReadStats | None = None, quarantine: Quarantine | None = None
 ) -> pa.Table:
-    """One row per link down, as the health-check table has them: node, ts (naive UTC), source,
-    check_name (the interface), status (the event), message, source_file, source_line."""
+    """One row per link down, as the health-check table has them (less its cluster and source): node,
+    ts (naive UTC), check_name (the interface), status (the event), message, source_file, source_line."""
     stats = stats if stats is not None else LinkReadStats()
     found = read_syslog_messages(path, MARKERS, LINK_DOWN_FIELDS, ["device", "event"], tz, year, stats, quarantine)
     physical = pa.array([not VIRTUAL.match(device) for device in found["device"].to_pylist()], pa.bool_())
     stats.virtual_links += found.num_rows - pc.sum(physical).as_py() if found.num_rows else 0
     found = found.filter(physical)
     checks = {
-        "source": pa.array(["link"] * found.num_rows, pa.string()),
         "check_name": found["device"],
         "status": found["event"],
         "message": pc.utf8_trim_whitespace(found["rest"]),

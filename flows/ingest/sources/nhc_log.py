@@ -23,13 +23,12 @@ FAILED_CHECK_FIELDS = r"(ERROR|WARNING):\s+nhc:\s+Health check failed:\s+(\w+):\
 def read_nhc_log(
     path: Path, tz: TimeZone, year: int, stats: SyslogReadStats | None = None, quarantine: Quarantine | None = None
 ) -> pa.Table:
-    """One row per failed check, as the health-check table has them: node, ts (naive UTC), source,
-    check_name, status, message, source_file, source_line."""
+    """One row per failed check, as the health-check table has them (less its cluster and source):
+    node, ts (naive UTC), check_name, status, message, source_file, source_line."""
     found = read_syslog_messages(
         path, "Health check failed", FAILED_CHECK_FIELDS, ["status", "check_name"], tz, year, stats, quarantine
     )
     checks = {
-        "source": pa.array(["nhc"] * found.num_rows, pa.string()),
         "check_name": found["check_name"],
         "status": found["status"],
         "message": pc.utf8_trim_whitespace(found["rest"]),

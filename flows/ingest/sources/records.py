@@ -8,11 +8,11 @@ from datetime import datetime
 
 @dataclass
 class HealthCheck:
-    """A failed or warning health check on a node (NHC, DCGM, ...): one row of the health-event table."""
+    """A failed or warning health check on a node (NHC, DCGM, ...): one row of the health-event table
+    (its `source` is the one its kind declares, flows/ingest/sources/registry.py, added by the landing)."""
 
     node: str
     ts: datetime
-    source: str  # nhc, dcgm
     check: str  # check_fs_mount, "Memory system", ...
     status: str  # the check's own verdict: ERROR, Failure, Warning
     message: str

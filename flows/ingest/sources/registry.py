@@ -1,197 +1,189 @@
-"""The source formats, one `SourceFormat` line each, and the landed tables, one typed `Field` a column.
+"""The source kinds a config's `[[sources]]` may name: one `SourceKind` declaration each, read by the
+config (its kinds, `init`'s examples), the landing, `check --month`, `parse`, the landing's quality
+suites (the landed source names) and the failure taxonomy's tests (the seed
+dbt_project/seeds/landed_sources.csv is written from here: `python -m flows.ingest.sources.registry`).
 
-The landing, `check`, `parse` and the landing's quality suites (flows/quality/suites.py) read them here.
+A declaration says how the kind is given (a file, a directory or a command), the input it gives (its
+own, or another kind's: `sacct_json` is another way to give the job records of `sacct_psv`), the
+landed table its rows go to, its reader (a real import) with the arguments it takes, its statistics,
+its header check, the landed `source` name its rows carry and the text of its rows the failure
+taxonomy's patterns match (`signal`). Adding a format is its module, its declaration here, its
+taxonomy rows (dbt_project/seeds/failure_taxonomy.csv) and its test (docs/sources.md, "Adding a
+format").
 
-Adding a format touches its module, its test, its kind's line in flows/core/source_kinds.py
-(what it reads: a file, a directory or a command; the input it provides, its own kind or
-another's: `sacct_json` is another way to give the job records of `sacct_psv`; its `init`
-example) and one registry line: the module has the reader (and, if `check --month` should look at
-the header first, a `check_header(path, site_timezone)`); its line below says the table its rows
-land in, how its reader is called and its statistics. The landing's readers and pullers, the
-header checks and `reliability-report parse` all come from `FORMATS`; a format whose rows fit an
-existing table needs nothing else (a new table: its typed columns in `TABLES`, one line a field).
-
-Readers are named as "module:function" and imported when used, so loading a config stays light.
 A reader is called with the positional `arguments` it names (`con`: a DuckDB connection the
 job-record readers leave their `attempts` in; `path`: the file or directory; `clock`: a LocalClock
-in the site's zone, which also bounds the times a record may carry; `year`: the report month's, for syslog lines that print none) and with
-`quarantine=` and, when the format has statistics, `stats=`. It returns row objects (see
-`flows.ingest.sources.records`), an Arrow table of the landed columns less `cluster`, or (job records)
-DuckDB's `attempts`.
+in the site's zone, which also bounds the times a record may carry; `year`: the report month's, for
+syslog lines that print none) and with `quarantine=` and, when the kind has statistics, `stats=`. It
+returns row objects (see `flows.ingest.sources.records`), an Arrow table of the landed columns less
+`cluster`, or (job records) DuckDB's `attempts`.
 """
 
 from __future__ import annotations
 
-import importlib
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
-from flows.core.source_kinds import FILE_KINDS, SOURCE_KINDS, given_input
+from flows import DBT_PROJECT_DIR
+from flows.ingest.sources import (
+    dcgm_health,
+    gcm_health,
+    ipmi_sel,
+    link_syslog,
+    nhc_log,
+    repair_tickets,
+    sacct,
+    sacct_json,
+    sacctmgr_events,
+    scontrol_nodes,
+    slurm_live,
+    syslog,
+    xid_dmesg,
+    xid_syslog,
+)
 
-FieldType = Literal["string", "int64", "timestamp"]  # timestamp: naive UTC, microseconds
-
-
-@dataclass(frozen=True)
-class Field:
-    """A column of a landed table, defined once: the landing writes it with this type, the readers
-    stage it, and the landing's quality suites check its presence, type and (if `required`) values."""
-
-    name: str
-    type: FieldType
-    required: bool = False  # every landed row has a value
-
-
-def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
-    return tuple(field.name for field in fields)
-
-
-# The landed tables: each field once, with its type. `attempts` is written by DuckDB from the
-# job-record readers' `attempts` (its nodes land normalised, as host_lists / host_list_members).
-TABLES: dict[str, tuple[Field, ...]] = {
-    "attempts": (
-        Field("cluster", "string"),
-        Field("job_id", "string"),
-        Field("job_id_raw", "string", required=True),
-        Field("job_name", "string"),
-        Field("user_name", "string"),
-        Field("account", "string"),
-        Field("partition", "string"),
-        Field("qos", "string"),
-        Field("state", "string"),
-        Field("cancelled_by_uid", "int64"),
-        Field("exit_code", "int64"),
-        Field("exit_signal", "int64"),
-        Field("submit_at", "timestamp", required=True),
-        Field("eligible_at", "timestamp"),
-        Field("start_at", "timestamp"),
-        Field("end_at", "timestamp"),
-        Field("elapsed_seconds", "int64"),
-        Field("n_nodes", "int64"),
-        Field("node_list", "string"),
-        Field("gpus", "int64"),
-        Field("req_gpus", "int64"),
-        Field("reason", "string"),
-        Field("failed_node", "string"),  # sacct FailedNode (23.02+): the node whose failure ended the job
-        Field("restarts", "int64"),  # sacct Restarts (24.11+): times the job was requeued
-        Field("sluid", "string"),  # sacct SLUID (25.11+): unique per run
-        Field("admin_comment", "string"),  # sacct AdminComment: where a site marks who requeued a job
-        Field("source_file", "string"),
-        Field("source_line", "int64"),
-    ),
-    "node_events": (
-        Field("cluster", "string"),
-        Field("node", "string", required=True),
-        Field("started_at", "timestamp", required=True),
-        Field("ended_at", "timestamp"),
-        Field("state", "string"),
-        Field("reason", "string"),
-        Field("user_name", "string"),
-        Field("source_file", "string"),
-        Field("source_line", "int64"),
-    ),
-    "health_checks": (
-        Field("cluster", "string"),
-        Field("node", "string", required=True),
-        Field("ts", "timestamp", required=True),
-        Field("source", "string"),
-        Field("check_name", "string"),
-        Field("status", "string"),
-        Field("message", "string"),
-        Field("source_file", "string"),
-        Field("source_line", "int64"),
-    ),
-    "xid_events": (
-        Field("cluster", "string"),
-        Field("node", "string", required=True),
-        Field("ts", "timestamp", required=True),
-        Field("xid", "int64"),
-        Field("pci", "string"),
-        Field("message", "string"),
-        Field("source_file", "string"),
-        Field("source_line", "int64"),
-    ),
+# What the failure taxonomy's patterns match in a landed source's rows (the dbt model that classifies health events)
+Signal = Literal["xid", "reason", "check", "check: status", "check: status: message"]
+SIGNALS: dict[Signal, str] = {
+    "xid": "the Xid code",
+    "reason": "the node event's reason",
+    "check": "the check's name (a ticket's category)",
+    "check: status": "<check>: <status>",
+    "check: status: message": "<check>: <status>: <message>",
 }
-# What a job-record reader stages (flows.ingest.sources.job_records): the attempt less what the landing adds.
-STAGED_FIELDS = tuple(field for field in TABLES["attempts"] if field.name not in ("cluster", "source_file"))
-
-
-def import_readers() -> None:
-    """Import every format's modules now (the landing does, before its threads read in parallel)."""
-    for source in FORMATS.values():
-        for dotted in (source.reader, source.stats, source.check, source.pull):
-            if dotted:
-                _resolve(dotted)
-
-
-def _resolve(dotted: str) -> Any:
-    module, _, name = dotted.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 @dataclass(frozen=True)
-class SourceFormat:
-    kind: str  # the config's `kind` (flows/core/source_kinds.py: how it is given, the input it gives)
-    table: str  # the landed table its rows go to (a key of TABLES)
-    reader: str = ""  # "module:function"; a command's output is read by the reader of the kind it provides
+class SourceKind:
+    """One kind of `[[sources]]`, declared once (see the module docstring)."""
+
+    kind: str  # the config's `kind`
+    reads: Literal["file", "directory", "command"]  # how it is given
+    table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES)
+    example: str | tuple[str, ...]  # `init`: the path (or the command) ...
+    explanation: str  # ... and one line on what it is
+    reader: Callable[..., Any] | None = None  # a command's output is read by the reader of the kind it provides
     arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
-    stats: str = ""  # "module:Class" of the reader's statistics ('' : none beyond the landed count)
-    pull: str = ""  # commands: "module:function(command, month, out, retry)" writing the output ...
-    pulled_file: str = ""  # ... to this file, which lands like an input file
-    check: str = ""  # "module:function(path, site_timezone)": `check --month`'s look at the header
-
-    @property
-    def reads(self) -> str:
-        return SOURCE_KINDS[self.kind].reads
-
-    @property
-    def provides(self) -> str:
-        return SOURCE_KINDS[self.kind].provides
+    stats: type | None = None  # the reader's statistics (None: none beyond the landed count)
+    check: Callable[[Path, str], None] | None = None  # `check --month`'s look at the header (path, site_timezone)
+    pull: Callable[..., Path] | None = None  # commands: (command, month, out, retry) writing the output ...
+    pulled_file: str = ""  # ... to this file, which lands like an input file of the kind it provides
+    provides: str = ""  # the kind whose input it is another way to give ('': its own)
+    source: str = ""  # the landed `source` of its rows ('': job records, no node signal)
+    signal: Signal | None = None  # what the taxonomy's patterns match in its rows
+    # what its own input tells of the nodes (kinds that provide another's input have the other's):
+    # "events" (a node's DOWN/DRAIN), "health" (a node's health checks and logs), "" (nothing: the
+    # job records, tickets). flows/figures/measured.py: without either, nothing counts a node's faults.
+    nodes: Literal["events", "health", ""] = ""
 
     @property
     def input(self) -> str:
         """The input it gives: its own kind, or the kind it is another way to give."""
-        return given_input(self.kind)
+        return self.provides or self.kind
+
+    @property
+    def landed_source(self) -> str:
+        """The landed `source` of its rows (a command's: that of the kind it provides)."""
+        return SOURCE_KINDS[self.input].source
 
     def new_stats(self) -> Any:
-        return _resolve(self.stats)() if self.stats else None
+        return self.stats() if self.stats else None
 
     def read(self, quarantine: Any, stats: Any = None, **context: Any) -> Any:
-        """Run the reader on `context`'s path (with its con, clock, year as the format needs)."""
+        """Run the reader on `context`'s path (with its con, clock, year as the kind needs)."""
+        assert self.reader is not None, f"{self.kind} is read as {self.provides}"
         extra = {"stats": stats} if self.stats else {}
-        return _resolve(self.reader)(*(context[name] for name in self.arguments), quarantine=quarantine, **extra)
+        return self.reader(*(context[name] for name in self.arguments), quarantine=quarantine, **extra)
 
-    def check_header(self, path: Any, site_timezone: str) -> None:
+    def check_header(self, path: Path, site_timezone: str) -> None:
         if self.check:
-            _resolve(self.check)(path, site_timezone)
+            self.check(path, site_timezone)
 
-    def pull_to(self, command: list[str], month: Any, out_dir: Any, retry: Any) -> Any:
-        return _resolve(self.pull)(command, month, out_dir / self.pulled_file, retry)
+    def pull_to(self, command: list[str], month: Any, out_dir: Path, retry: Any) -> Path:
+        assert self.pull is not None, f"{self.kind} is not pulled"
+        return self.pull(command, month, out_dir / self.pulled_file, retry)
 
 
-# In the order of SOURCE_KINDS (the landing's too: node events from sacctmgr come before the
-# scontrol snapshot, which is deduplicated against them)
+LOGS = "logs/{month}"
+TIME = ("path", "clock")  # a reader's arguments: the file and the site's clock ...
+SYSLOG = ("path", "clock", "year")  # ... and the year, for syslog lines that print none
+JOBS = ("con", "path", "clock")  # the job-record readers leave `attempts` in the connection
+# The order is the config's (error messages list the kinds in it) and the landing's: node events
+# from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
 # fmt: off
-FORMATS = {
-    f.kind: f
-    for f in (
-        SourceFormat("sacct_psv", "attempts", reader="flows.ingest.sources.sacct:read_sacct", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct:SacctReadStats", check="flows.ingest.sources.sacct:check_header"),
-        SourceFormat("sacct_xdmod", "attempts", reader="flows.ingest.sources.sacct:read_sacct_xdmod", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct:SacctReadStats", check="flows.ingest.sources.sacct:check_xdmod_header"),
-        SourceFormat("sacct_json", "attempts", reader="flows.ingest.sources.sacct_json:read_sacct_json", arguments=("con", "path", "clock"), stats="flows.ingest.sources.sacct_json:SacctJsonReadStats", check="flows.ingest.sources.sacct_json:check_header"),
-        SourceFormat("sacctmgr_events_psv", "node_events", reader="flows.ingest.sources.sacctmgr_events:read_sacctmgr_events", arguments=("path", "clock"), check="flows.ingest.sources.sacctmgr_events:check_header"),
-        SourceFormat("scontrol_nodes", "node_events", reader="flows.ingest.sources.scontrol_nodes:read_scontrol_nodes", arguments=("path", "clock"), stats="flows.ingest.sources.scontrol_nodes:ScontrolReadStats"),
-        SourceFormat("xid_syslog", "xid_events", reader="flows.ingest.sources.xid_syslog:read_xid_syslog", arguments=("path", "clock", "year"), stats="flows.ingest.sources.syslog:SyslogReadStats"),
-        SourceFormat("xid_dmesg_dir", "xid_events", reader="flows.ingest.sources.xid_dmesg:read_xid_dmesg_dir", arguments=("path", "clock", "year"), stats="flows.ingest.sources.xid_dmesg:DmesgReadStats"),
-        SourceFormat("nhc_syslog", "health_checks", reader="flows.ingest.sources.nhc_log:read_nhc_log", arguments=("path", "clock", "year"), stats="flows.ingest.sources.syslog:SyslogReadStats"),
-        SourceFormat("dcgm_health_dir", "health_checks", reader="flows.ingest.sources.dcgm_health:read_dcgm_health_dir", stats="flows.ingest.sources.dcgm_health:DcgmReadStats"),
-        SourceFormat("gcm_health_dir", "health_checks", reader="flows.ingest.sources.gcm_health:read_gcm_health_dir", stats="flows.ingest.sources.gcm_health:GcmReadStats"),
-        SourceFormat("link_syslog", "health_checks", reader="flows.ingest.sources.link_syslog:read_link_syslog", arguments=("path", "clock", "year"), stats="flows.ingest.sources.link_syslog:LinkReadStats"),
-        SourceFormat("ipmi_sel_dir", "health_checks", reader="flows.ingest.sources.ipmi_sel:read_ipmi_sel_dir", arguments=("path", "clock"), stats="flows.ingest.sources.ipmi_sel:SelReadStats"),
-        SourceFormat("repair_tickets_csv", "health_checks", reader="flows.ingest.sources.repair_tickets:read_repair_tickets", arguments=("path", "clock"), stats="flows.ingest.sources.repair_tickets:TicketReadStats", check="flows.ingest.sources.repair_tickets:check_header"),
-        SourceFormat("sacct_command", "attempts", pull="flows.ingest.sources.slurm_live:pull_sacct", pulled_file="sacct.usv"),
-        SourceFormat("sacctmgr_events_command", "node_events", pull="flows.ingest.sources.slurm_live:pull_node_events", pulled_file="events.psv"),
-        SourceFormat("scontrol_nodes_command", "node_events", pull="flows.ingest.sources.slurm_live:pull_node_states", pulled_file="scontrol_nodes.txt"),
-    )
-}
+SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
+    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the four job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
+               reader=sacct.read_sacct, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_header),
+    SourceKind("sacct_xdmod", "file", "attempts", f"{LOGS}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)",
+               reader=sacct.read_sacct_xdmod, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_xdmod_header, provides="sacct_psv"),
+    SourceKind("sacct_json", "file", "attempts", f"{LOGS}/jobs.json", "or sacct --json / slurmrestd output",
+               reader=sacct_json.read_sacct_json, arguments=JOBS, stats=sacct_json.SacctJsonReadStats, check=sacct_json.check_header, provides="sacct_psv"),
+    SourceKind("sacctmgr_events_psv", "file", "node_events", f"{LOGS}/events.psv", "optional: sacctmgr -P show event: node DOWN/DRAIN events",
+               reader=sacctmgr_events.read_sacctmgr_events, arguments=TIME, check=sacctmgr_events.check_header, source="slurm_event", signal="reason", nodes="events"),
+    SourceKind("scontrol_nodes", "file", "node_events", f"{LOGS}/scontrol_nodes.txt", "optional: `scontrol show node -o` snapshots (cron)",
+               reader=scontrol_nodes.read_scontrol_nodes, arguments=TIME, stats=scontrol_nodes.ScontrolReadStats, source="slurm_event", signal="reason", nodes="events"),
+    SourceKind("xid_syslog", "file", "xid_events", f"{LOGS}/xid.log", "optional: NVIDIA Xid kernel lines from syslog",
+               reader=xid_syslog.read_xid_syslog, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="xid", signal="xid", nodes="health"),
+    SourceKind("xid_dmesg_dir", "directory", "xid_events", f"{LOGS}/dmesg", "optional: kernel-log captures, <dir>/<node>/<any file>[.gz]",
+               reader=xid_dmesg.read_xid_dmesg_dir, arguments=SYSLOG, stats=xid_dmesg.DmesgReadStats, source="xid", signal="xid", nodes="health"),
+    SourceKind("nhc_syslog", "file", "health_checks", f"{LOGS}/nhc.log", "optional: LBNL NHC 'Health check failed' lines from syslog",
+               reader=nhc_log.read_nhc_log, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="nhc", signal="check", nodes="health"),
+    SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
+               reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health"),
+    SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
+               reader=gcm_health.read_gcm_health_dir, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
+    SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
+               reader=link_syslog.read_link_syslog, arguments=SYSLOG, stats=link_syslog.LinkReadStats, source="link", signal="check: status", nodes="health"),
+    SourceKind("ipmi_sel_dir", "directory", "health_checks", f"{LOGS}/sel", "optional: `ipmitool sel elist` captures, <dir>/<node>/<any file>[.gz]",
+               reader=ipmi_sel.read_ipmi_sel_dir, arguments=TIME, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
+    SourceKind("repair_tickets_csv", "file", "health_checks", "logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)",
+               reader=repair_tickets.read_repair_tickets, arguments=TIME, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check"),
+    SourceKind("sacct_command", "command", "attempts", ("sacct",), 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',
+               pull=slurm_live.pull_sacct, pulled_file="sacct.usv", provides="sacct_psv"),
+    SourceKind("sacctmgr_events_command", "command", "node_events", ("sacctmgr",), "or pull them live",
+               pull=slurm_live.pull_node_events, pulled_file="events.psv", provides="sacctmgr_events_psv"),
+    SourceKind("scontrol_nodes_command", "command", "node_events", ("scontrol",), "or one snapshot now",
+               pull=slurm_live.pull_node_states, pulled_file="scontrol_nodes.txt", provides="scontrol_nodes"),
+)}
 # fmt: on
 
-JOB_RECORD_KINDS = tuple(kind for kind in FILE_KINDS if FORMATS[kind].table == "attempts")  # without these, no month
+
+def given_input(kind: str) -> str:
+    """The input a kind gives: its own, or the one it is another way to give."""
+    return SOURCE_KINDS[kind].input
+
+
+def node_input(kind: str) -> str:
+    """What a kind's input tells of the nodes: "events", "health" or "" (see SourceKind.nodes)."""
+    return SOURCE_KINDS[given_input(kind)].nodes
+
+
+FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads != "command")  # a file or a directory
+DIRECTORY_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads == "directory")
+COMMAND_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "command"}
+# the ways to give the job records (without them there is no month), for the message that asks for one
+JOB_RECORD_SOURCES = tuple(kind for kind in SOURCE_KINDS if given_input(kind) == "sacct_psv")
+JOB_RECORD_KINDS = tuple(kind for kind in FILE_KINDS if SOURCE_KINDS[kind].table == "attempts")  # read from a file
+# the kinds that tell of a node's faults (node events or health): the fleet's fault rate needs one
+NODE_SOURCES = tuple(kind for kind in SOURCE_KINDS if node_input(kind))
+# The landed `source` names, each with its landed table and signal, in the order of the kinds
+LANDED_SOURCES: dict[str, tuple[str, Signal]] = {
+    k.source: (k.table, k.signal) for k in SOURCE_KINDS.values() if k.source and k.signal
+}
+LANDED_SOURCES_SEED = DBT_PROJECT_DIR / "seeds" / "landed_sources.csv"
+
+
+def landed_sources_csv() -> str:
+    """The seed dbt reads the landed source names from (the health events' classification and the
+    taxonomy's tests): one row per landed source, its table and its signal."""
+    lines = ["source,landed_table,signal"]
+    lines += [f"{source},{table},{signal}" for source, (table, signal) in LANDED_SOURCES.items()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # write the seed after a declaration changed (tests/test_source_kinds.py says when)
+    LANDED_SOURCES_SEED.write_text(landed_sources_csv())
+    print(f"wrote {LANDED_SOURCES_SEED}", file=sys.stderr)

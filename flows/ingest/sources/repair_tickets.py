@@ -92,7 +92,6 @@ def _ticket(row: dict, path: Path, line_no: int, tz: TimeZone) -> HealthCheck:
     return HealthCheck(
         node=node,
         ts=ts,
-        source="ticket",
         check=(row.get("category") or "").strip() or "repair",
         status="CLOSED" if closed else "OPEN",
         message=": ".join(part for part in (ticket_id, summary) if part),

@@ -26,14 +26,14 @@ from flows.ingest.sources.files import gzip_break, open_text
 from flows.ingest.sources.job_records import finish_attempts
 from flows.ingest.sources.parsable import DELIMITERS, ParsableLayout, assemble_rows, parsable_layout
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import STAGED_FIELDS, column_names
 from flows.ingest.sources.sql import create_temp_table, run_sql
+from flows.ingest.sources.tables import STAGED_FIELDS, column_names
 
 
 @dataclass(frozen=True)
 class SacctField:
     """A field of sacct's `--format`, defined once: the attempt columns typed from it (their types
-    are the registry's, `TABLES["attempts"]`) and whether a dump must have it."""
+    are the landed table's, `tables.TABLES["attempts"]`) and whether a dump must have it."""
 
     name: str
     gives: tuple[str, ...]

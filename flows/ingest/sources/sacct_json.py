@@ -23,9 +23,8 @@ from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.job_records import finish_attempts
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import STAGED_FIELDS
 from flows.ingest.sources.sql import create_temp_table
-from flows.ingest.sources.tables import arrow_schema
+from flows.ingest.sources.tables import STAGED_FIELDS, arrow_schema
 
 
 @dataclass

@@ -1,15 +1,104 @@
-"""The landed tables in Arrow: their schemas (from `registry.TABLES`) and a reader's output as rows of them."""
+"""The landed tables: each column once, as a typed `Field` (`TABLES`), their Arrow schemas, and a
+reader's output as rows of them. The landing writes these columns, the readers stage them and the
+landing's quality suites (flows/quality/suites.py) check them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pyarrow as pa
 
 from flows.ingest.sources.records import HealthCheck, NodeEvent, XidEvent
-from flows.ingest.sources.registry import TABLES, Field, FieldType
+
+FieldType = Literal["string", "int64", "timestamp"]  # timestamp: naive UTC, microseconds
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column of a landed table, defined once: the landing writes it with this type, the readers
+    stage it, and the landing's quality suites check its presence, type and (if `required`) values."""
+
+    name: str
+    type: FieldType
+    required: bool = False  # every landed row has a value
+
+
+def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
+    return tuple(field.name for field in fields)
+
+
+# The landed tables: each field once, with its type. `attempts` is written by DuckDB from the
+# job-record readers' `attempts` (its nodes land normalised, as host_lists / host_list_members).
+TABLES: dict[str, tuple[Field, ...]] = {
+    "attempts": (
+        Field("cluster", "string"),
+        Field("job_id", "string"),
+        Field("job_id_raw", "string", required=True),
+        Field("job_name", "string"),
+        Field("user_name", "string"),
+        Field("account", "string"),
+        Field("partition", "string"),
+        Field("qos", "string"),
+        Field("state", "string"),
+        Field("cancelled_by_uid", "int64"),
+        Field("exit_code", "int64"),
+        Field("exit_signal", "int64"),
+        Field("submit_at", "timestamp", required=True),
+        Field("eligible_at", "timestamp"),
+        Field("start_at", "timestamp"),
+        Field("end_at", "timestamp"),
+        Field("elapsed_seconds", "int64"),
+        Field("n_nodes", "int64"),
+        Field("node_list", "string"),
+        Field("gpus", "int64"),
+        Field("req_gpus", "int64"),
+        Field("reason", "string"),
+        Field("failed_node", "string"),  # sacct FailedNode (23.02+): the node whose failure ended the job
+        Field("restarts", "int64"),  # sacct Restarts (24.11+): times the job was requeued
+        Field("sluid", "string"),  # sacct SLUID (25.11+): unique per run
+        Field("admin_comment", "string"),  # sacct AdminComment: where a site marks who requeued a job
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+    "node_events": (
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("started_at", "timestamp", required=True),
+        Field("ended_at", "timestamp"),
+        Field("state", "string"),
+        Field("reason", "string"),
+        Field("user_name", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+    "health_checks": (
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("ts", "timestamp", required=True),
+        Field("source", "string"),
+        Field("check_name", "string"),
+        Field("status", "string"),
+        Field("message", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+    "xid_events": (
+        Field("cluster", "string"),
+        Field("node", "string", required=True),
+        Field("ts", "timestamp", required=True),
+        Field("xid", "int64"),
+        Field("pci", "string"),
+        Field("message", "string"),
+        Field("source_file", "string"),
+        Field("source_line", "int64"),
+    ),
+}
+# What a job-record reader stages (flows.ingest.sources.job_records): the attempt less what the landing adds.
+STAGED_FIELDS = tuple(field for field in TABLES["attempts"] if field.name not in ("cluster", "source_file"))
 
 ARROW_TYPES: dict[FieldType, pa.DataType] = {
     "string": pa.string(),
@@ -34,7 +123,6 @@ def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
         "cluster": cluster,
         "node": check.node,
         "ts": naive_utc(check.ts),
-        "source": check.source,
         "check_name": check.check,
         "status": check.status,
         "message": check.message,
@@ -74,13 +162,18 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
 ROWS = {"health_checks": _check_row, "node_events": _event_row, "xid_events": _xid_row}
 
 
-def landed_rows(table: str, cluster: str, path: Path, found: Iterable) -> Iterable[dict]:
-    """The rows of a reader that yields row objects, as dicts of `table`'s columns."""
-    return (ROWS[table](cluster, path, record) for record in found)
+def landed_rows(table: str, cluster: str, source: str, path: Path, found: Iterable) -> Iterable[dict]:
+    """The rows of a reader that yields row objects, as dicts of `table`'s columns; a table with a
+    `source` column gets `source`, the landed source name its kind declares (not the reader's)."""
+    declared = {"source": source} if "source" in SCHEMAS[table].names else {}
+    return ({**ROWS[table](cluster, path, record), **declared} for record in found)
 
 
-def landed_table(table: str, cluster: str, found: pa.Table) -> pa.Table:
-    """The Arrow table of a reader that works in DuckDB (the table's columns less cluster), as landed."""
+def landed_table(table: str, cluster: str, source: str, found: pa.Table) -> pa.Table:
+    """The Arrow table of a reader that works in DuckDB (the table's columns less cluster and
+    source), as landed: with `cluster` and, in a table with that column, the declared `source`."""
     schema = SCHEMAS[table]
-    column = pa.array([cluster] * found.num_rows, pa.string())
-    return found.append_column("cluster", column).select(schema.names).cast(schema)
+    found = found.append_column("cluster", pa.array([cluster] * found.num_rows, pa.string()))
+    if "source" in schema.names:
+        found = found.append_column("source", pa.array([source] * found.num_rows, pa.string()))
+    return found.select(schema.names).cast(schema)

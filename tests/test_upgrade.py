@@ -1,0 +1,251 @@
+"""An upgrade keeps a site's history: a warehouse built by another version of the tool is rebuilt
+from the landed months (flows/warehouse/schema_version.py), and a month sent by the version before
+is not sent again when its figures did not change, whatever their keys are called now
+(flows/delivery/fingerprint.py, flows/figures/moved_keys.py).
+
+The quick tests read the golden month's metrics.json; the slow one builds a history with the code
+of the commit before issue 43 (a git worktree of it) and runs this code over it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import REPO_ROOT, email_section
+from saved_month import saved_metrics
+
+import flows.warehouse.build
+from flows.core.config_file import load_config
+from flows.core.months import Month
+from flows.delivery.deliver import EMAIL, _kind, _unchanged
+from flows.delivery.fingerprint import Figures, fingerprint_v2, same_figures
+from flows.delivery.sent_log import SENT, SentLog, SentRecord
+from flows.demo import write_demo_config
+from flows.figures import moved_keys
+from flows.warehouse import schema_version
+from flows.warehouse.build import build_month
+from simulator import SimParams, simulate
+
+# what the quick tests move: a top-level key into an object, and a key of every row of a list
+MOVES = {"totals": "figures.totals", "failures_by_cause.category": "failures_by_cause.cause"}
+
+
+def as_v3(metrics: dict) -> dict:
+    """`metrics` (schema version 2) as a version 3 tool would write the same figures under MOVES:
+    the keys moved, the schema version bumped, whole numbers written as floats, a new figure."""
+    v3 = copy.deepcopy(metrics)
+    v3["figures"] = {"totals": {k: float(v) if type(v) is int else v for k, v in v3.pop("totals").items()}}
+    for row in v3["failures_by_cause"]:
+        row["cause"] = row.pop("category")
+    v3["schema_version"] = 3
+    v3["node_repair"] = {"mean_hours": 5.5, "rows": [1, 2]}  # a figure the version before did not have
+    return v3
+
+
+def report(directory: Path, metrics: dict) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "metrics.json").write_text(json.dumps(metrics))
+    return directory
+
+
+def sent_record(metrics: dict) -> SentRecord:
+    """The sent-log record the version before wrote when it emailed `metrics` (its fingerprint scheme)."""
+    return SentRecord(
+        cluster="rsc2",
+        month="2026-10",
+        status=SENT,
+        figures_hash=fingerprint_v2(metrics),
+        message_id="<1@example.org>",
+        recipients=("ops@example.org",),
+        subject="Cluster reliability report: rsc2, 2026-10",
+        kind="report",
+        time="2026-11-02T06:00:00+00:00",
+    )
+
+
+@pytest.fixture
+def moves(monkeypatch) -> None:
+    monkeypatch.setattr(moved_keys, "MOVED_KEYS", MOVES)
+
+
+def test_moved_keys_move_a_key_and_the_key_of_every_row(moves):
+    v2 = saved_metrics()
+    got = moved_keys.moved(v2)
+    assert got["figures"]["totals"] == v2["totals"] and "totals" not in got
+    assert [row["cause"] for row in got["failures_by_cause"]] == [row["category"] for row in v2["failures_by_cause"]]
+    assert saved_metrics() == v2  # a copy: the document read is as it was
+    assert moved_keys.moved(as_v3(v2)) == as_v3(v2)  # a version 3 document has the new paths already
+
+
+def test_the_same_figures_under_moved_keys_are_the_same_and_a_changed_number_is_not(moves):
+    v2 = saved_metrics()
+    assert same_figures(v2, as_v3(v2))
+    changed = as_v3(v2)
+    changed["figures"]["totals"]["infra_failures"] += 1
+    assert not same_figures(v2, changed)
+    longer = as_v3(v2)
+    longer["failures_by_cause"].append(copy.deepcopy(longer["failures_by_cause"][0]))  # a row more
+    assert not same_figures(v2, longer)
+    assert not same_figures(as_v3(v2), {**as_v3(v2), "node_repair": {"mean_hours": 5.6, "rows": [1, 2]}})
+
+
+def test_a_month_the_version_before_sent_is_not_sent_again_when_its_figures_did_not_change(moves, tmp_path):
+    v2 = saved_metrics()
+    record = sent_record(v2)
+    in_place = report(tmp_path / "reports" / "rsc2" / "2026-10", v2)  # the report that was sent
+    new = Figures.of(report(tmp_path / "staged", as_v3(v2)), in_place=in_place)
+    assert new.fingerprint != record.figures_hash and new.carries(record.figures_hash)
+    assert _unchanged(record, new, EMAIL, resend=False).startswith("not emailed again: these figures went to")
+    assert Figures.of(in_place).carries(record.figures_hash)  # the report in place is what was sent
+
+    changed = as_v3(v2)
+    changed["figures"]["totals"]["infra_failures"] += 1
+    figures = Figures.of(report(tmp_path / "changed", changed), in_place=in_place)
+    assert not figures.carries(record.figures_hash)
+    assert _unchanged(record, figures, EMAIL, resend=False) is None and _kind(record, figures) == "correction"
+
+    other = report(tmp_path / "rebuilt" / "2026-10", {**v2, "totals": {**v2["totals"], "attempts": 1}})
+    assert not Figures.of(report(tmp_path / "again", as_v3(v2)), in_place=other).carries(record.figures_hash)
+
+
+def test_the_fingerprint_ignores_the_schema_version_and_how_a_whole_number_is_written(tmp_path):
+    v2 = saved_metrics()
+    v3 = {**v2, "schema_version": 3, "totals": {k: float(v) if type(v) is int else v for k, v in v2["totals"].items()}}
+    assert fingerprint_v2(v2) != fingerprint_v2(v3)
+    assert Figures.of(report(tmp_path / "v2", v2)).fingerprint == Figures.of(report(tmp_path / "v3", v3)).fingerprint
+
+
+MONTH = Month.parse("2026-10")
+
+
+@pytest.mark.parametrize("recorded", [None, "0123456789ab"], ids=["no schema version", "another schema version"])
+def test_a_warehouse_another_version_built_is_kept_aside_and_rebuilt(tmp_path, monkeypatch, caplog, recorded):
+    config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
+    built: list[str] = []
+
+    def build(config, month: Month, landed_dir: Path) -> dict[str, int]:  # dbt replaced: the slow test builds
+        duckdb.connect(str(config.warehouse_path)).close()
+        built.append(str(month))
+        return {"success": 1}
+
+    monkeypatch.setattr(flows.warehouse.build, "_build", build)
+    warehouse = config.warehouse_path
+    warehouse.parent.mkdir(parents=True)
+    with duckdb.connect(str(warehouse)) as con:  # as the version before left it, with a mart
+        con.execute("CREATE TABLE fct_attempts AS SELECT 1 AS attempts")
+    if recorded:
+        schema_version.record(warehouse)
+        with duckdb.connect(str(warehouse)) as con:
+            con.execute(f"UPDATE {schema_version.TABLE} SET schema_version = ?", [recorded])
+
+    assert build_month(config, MONTH, tmp_path / "landed") == {"success": 1}
+    (aside,) = warehouse.parent.glob("c.duckdb.previous-*")
+    why = f"schema version {recorded}, tool " if recorded else "it records no schema version"
+    assert f"warehouse {warehouse} built by another version of the tool ({why}" in caplog.text
+    assert f"kept aside as {aside.name}; rebuilding it" in caplog.text
+    with duckdb.connect(str(aside), read_only=True) as con:  # nothing of the old warehouse lost
+        assert con.execute("SELECT attempts FROM fct_attempts").fetchall() == [(1,)]
+    assert schema_version.recorded(warehouse)[:2] == (schema_version.schema_version(), schema_version.tool_version())
+
+    caplog.clear()
+    build_month(config, MONTH, tmp_path / "landed")  # built by this version: built, not rebuilt
+    assert built == [str(MONTH)] * 2 and "rebuilding" not in caplog.text
+    assert len(list(warehouse.parent.glob("c.duckdb.*"))) == 1
+
+
+def test_the_schema_version_is_a_digest_of_the_dbt_project(tmp_path):
+    project = tmp_path / "dbt_project"
+    for part in ("models/marts", "macros", "seeds"):
+        (project / part).mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: x\n")
+    (project / "models/marts/a.sql").write_text("select 1")
+    first = schema_version.schema_version(project)
+    (project / "analyses").mkdir()
+    (project / "analyses/b.sql").write_text("select 2")  # not part of the warehouse's schema
+    (project / "models/marts/a.sql~").write_text("select 3")  # an editor's backup
+    assert schema_version.schema_version(project) == first
+    (project / "seeds/t.csv").write_text("a\n1\n")
+    assert schema_version.schema_version(project) != first
+
+
+VERSION_BEFORE = "3df86e2"  # the commit before issue 43 (bench/README.md: the test command's time at f70f6e9)
+FIRST, SENT_MONTH = "2026-09", "2026-10"
+
+
+@pytest.fixture
+def version_before(tmp_path) -> Iterator[Path]:
+    """A checkout of the commit before issue 43 (a git worktree of it), removed after the test. A copy
+    without that history (an sdist, a shallow clone) skips the test: .ci/run tests a clone."""
+    git = ["git", "-C", str(REPO_ROOT)]
+    if subprocess.run([*git, "cat-file", "-e", f"{VERSION_BEFORE}^{{commit}}"], capture_output=True).returncode:
+        pytest.skip(f"needs the git history back to {VERSION_BEFORE} (this checkout is not a clone of it)")
+    checkout = tmp_path / "version-before"
+    subprocess.run(
+        [*git, "worktree", "add", "--detach", str(checkout), VERSION_BEFORE], check=True, capture_output=True
+    )
+    try:
+        yield checkout
+    finally:
+        subprocess.run([*git, "worktree", "remove", "--force", str(checkout)], capture_output=True)
+        subprocess.run([*git, "worktree", "prune"], capture_output=True)
+
+
+def command(checkout: Path, *args: str) -> str:
+    """A command of the tool checked out in `checkout`, run with this project's Python; its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(checkout), "PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    return out
+
+
+@pytest.mark.slow
+def test_a_history_the_version_before_built_and_sent_is_taken_over(version_before, smtp_server, tmp_path):
+    work = tmp_path / "site"
+    work.mkdir()
+    config = write_demo_config(work, "up", work / "reports")
+    config.write_text(config.read_text() + email_section(smtp_server.port))
+    simulate(
+        SimParams("up", Month.parse(FIRST), last_month=Month.parse(SENT_MONTH), nodes=24, seed=5), work / "sim" / "up"
+    )
+    command(version_before, "backfill", "--from", FIRST, "--to", SENT_MONTH, "--config", str(config))
+    (sent,) = smtp_server.parsed()  # the backfill emails its last month
+    assert sent["Subject"] == f"Cluster reliability report: up, {SENT_MONTH}"
+    reports = {m: json.loads((work / "reports" / "up" / m / "metrics.json").read_text()) for m in (FIRST, SENT_MONTH)}
+    sent_log = work / "data" / "delivery" / "up.jsonl"
+    records = SentLog(sent_log).records()
+    warehouse = work / "warehouse" / "up.duckdb"
+
+    shutil.rmtree(work / "sim" / "up" / FIRST)  # the raw logs of a month built before are not needed again
+    out = command(REPO_ROOT, "run", "--month", SENT_MONTH, "--config", str(config))
+    (aside,) = warehouse.parent.glob("up.duckdb.previous-*")
+    assert f"warehouse {warehouse} built by another version of the tool (it records no schema version" in out
+    assert f"kept aside as {aside.name}; rebuilding it from the 2 landed months" in out
+    assert "not emailed again: these figures went to 1 recipient" in out, out[-4000:]
+    assert len(smtp_server.messages) == 1  # nothing sent again
+    assert SentLog(sent_log).records() == records  # the sent-log as it was
+    assert same_figures(
+        reports[SENT_MONTH], json.loads((work / "reports" / "up" / SENT_MONTH / "metrics.json").read_text())
+    )
+    for month in (FIRST, SENT_MONTH):  # every report still there
+        assert (work / "reports" / "up" / month / "report.html").is_file()
+    assert (work / "reports" / "index.html").is_file()
+    built = schema_version.recorded(warehouse)
+    assert built is not None and built[0] == schema_version.schema_version()
+    with duckdb.connect(str(warehouse), read_only=True) as con:  # both months rebuilt from their landed Parquet
+        months = con.execute("SELECT DISTINCT month FROM fct_attempts ORDER BY month").fetchall()
+    assert [m for (m,) in months] == [FIRST, SENT_MONTH]
