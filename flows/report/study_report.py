@@ -50,9 +50,7 @@ def render_study(study: dict) -> Report:
     # as metrics.json stores it: a study rendered again from the saved file is byte-identical
     study = json.loads(json.dumps(study, sort_keys=True, default=str))
     charts = render_study_charts(study)
-    html, email_html, text = render_pages(
-        "study.html.j2", "study.txt.j2", charts, study=study, period_clusters=list(study["clusters"].items())
-    )
+    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, study=study)
     return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=study)
 
 
