@@ -29,6 +29,7 @@ from flows.core.config import ClusterConfig
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code
 from flows.core.months import Month
 from flows.delivery.deliver import channels, delivery_status
+from flows.delivery.subject import MonthSubject
 from flows.edge import checked_range, deployment_config
 from flows.pipeline import (
     config_path,
@@ -107,7 +108,7 @@ def backfill(
     for i, month in enumerate(months, 1):
         progress.info("[%d/%d] %s %s", i, len(months), cluster, month)
         notify = email == "all" or (email == "latest" and month == months[-1])
-        delivered, status = delivery_status(cfg, str(month), cfg.report_dir(month))
+        delivered, status = delivery_status(cfg, MonthSubject(month), cfg.report_dir(month))
         up_to_date = not force and status != "no report" and (delivered or not notify)
         if up_to_date and not built_earlier:
             outcome = {"month": str(month), "outcome": "skipped", "detail": status}

@@ -36,9 +36,11 @@ from flows.delivery.deliver import (
     send_alert,
     sent_before,
 )
+from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
 from flows.figures.month_metrics import MonthFigures, month_figures
-from flows.ingest.land import LandedMonthError, land_month, read_manifest
+from flows.ingest.land import land_month
+from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive
 from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact
@@ -116,8 +118,9 @@ STAGE_HOOKS = {"on_running": [stage_running], "on_completion": [stage_completed]
 
 
 @task(name="land", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None, no_jobs_ran: bool = False) -> Path:
-    return land_month(config, month, as_of, no_jobs_ran)
+def pull_and_land(config: ClusterConfig, month: Month, as_of: datetime | None, no_jobs_ran: bool = False) -> Manifest:
+    """Land the month; its manifest, read once for the run's stages."""
+    return read_manifest(land_month(config, month, as_of, no_jobs_ran))
 
 
 @task(name="dbt", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -126,19 +129,18 @@ def build_warehouse(config: ClusterConfig, month: Month, landed_dir: Path) -> di
 
 
 @task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def check_quality(config: ClusterConfig, month: Month, landed_dir: Path) -> list[SuiteResult]:
+def check_quality(config: ClusterConfig, month: Month, landed_dir: Path, manifest: Manifest) -> list[SuiteResult]:
     results_dir = config.data_dir / "quality" / config.cluster / str(month)
-    no_jobs = read_manifest(landed_dir).get("no_jobs_declared", False)  # --no-jobs-ran: no rows expected
+    no_jobs = manifest.no_jobs_declared  # --no-jobs-ran: no rows expected
     with open_marts(config) as marts:
         return validate_month(config.warehouse_path, month, landed_dir=landed_dir, results_dir=results_dir,
                               marts=marts, no_jobs_declared=no_jobs)  # fmt: skip
 
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
-def analyse(config: ClusterConfig, month: Month, landed_dir: Path) -> MonthFigures:
-    inputs = read_manifest(landed_dir)["sources"]  # what landed decides what the figures measured
-    with open_marts(config) as marts:
-        return month_figures(marts, month, config.analysis, inputs)
+def analyse(config: ClusterConfig, month: Month, manifest: Manifest) -> MonthFigures:
+    with open_marts(config) as marts:  # what landed decides what the figures measured
+        return month_figures(marts, month, config.analysis, manifest.sources)
 
 
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)
@@ -147,14 +149,12 @@ def render(
     month: Month,
     figures: MonthFigures,
     quality: list[SuiteResult],
-    landed_dir: Path,
+    manifest: Manifest,
     out_dir: Path,
 ) -> dict:
     """Write the report into `out_dir`; returns the paths it will have in the month's report directory."""
-    inputs = read_manifest(landed_dir)
     quality_rows = [vars(q) for q in quality]
-    as_of = datetime.fromisoformat(inputs["as_of"]["time"])
-    period_end = observed_end(month, as_of)
+    period_end = observed_end(month, manifest.as_of.time)
     full_metrics = {
         **figures.metrics,
         "cluster": config.cluster,
@@ -164,12 +164,12 @@ def render(
             "end": period_end.isoformat(),
             "complete": period_end == month.end.replace(tzinfo=None),
         },
-        "inputs": inputs["sources"],
-        "quarantine_sample": inputs["quarantine_sample"],
+        "inputs": manifest.inputs(),
+        "quarantine_sample": manifest.quarantine_sample,
         "data_quality": quality_rows,
         "reproduce": reproduce(config.config_path, str(month)),
         # the operator said no job ran (--no-jobs-ran), and none is recorded
-        **({"no_jobs_declared": True} if inputs.get("no_jobs_declared") else {}),
+        **({"no_jobs_declared": True} if manifest.no_jobs_declared else {}),
     }
     written = write_report(out_dir, full_metrics, figures.tables)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
@@ -180,7 +180,7 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
     """Send the report (archive it only, when `held` gives the reason). A delivery that reached
     somebody but not every channel raises PartialDeliveryError: the report still goes in place (see
     monthly_report)."""
-    outcome = deliver_report(config, str(month), report_dir, resend=resend, held=held)
+    outcome = deliver_report(config, MonthSubject(month), report_dir, resend=resend, held=held)
     if outcome.errors:
         raise PartialDeliveryError(f"{month}: the report is in place but {'; '.join(outcome.errors)}")
     return outcome
@@ -189,8 +189,8 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
 def stage_counts(stage: str, result) -> str:
     """What a stage produced, in a few words with counts, for the progress lines."""
     if stage == "land":
-        sources = read_manifest(result)["sources"]
-        return f"{counted(sum(s.get('records', 0) for s in sources.values()), 'record')} from {counted(len(sources), 'source')}"
+        sources = result.sources  # the landing's Manifest
+        return f"{counted(sum(s.records for s in sources.values()), 'record')} from {counted(len(sources), 'source')}"
     if stage == "dbt":
         return f"{sum(result.values())} dbt nodes ({', '.join(f'{n} {s}' for s, n in sorted(result.items()))})"
     if stage == "quality":
@@ -245,13 +245,12 @@ def alert_on_failure(flow, flow_run, state) -> None:
     send_failure_alert(flow, flow_run, what, stage, error, rerun, run.config if run else None)
 
 
-def landed_before(config: ClusterConfig, month: Month) -> Path | None:
-    """The month's landed records, if a run landed them and they are whole (else None: land again)."""
+def landed_before(config: ClusterConfig, month: Month) -> Manifest | None:
+    """The manifest of the month's landed records, if a run landed them and they are whole (else None: land again)."""
     try:
-        read_manifest(config.landed_dir(month))
+        return read_manifest(config.landed_dir(month))
     except LandedMonthError:
         return None
-    return config.landed_dir(month)
 
 
 def previous_figures(report_dir: Path) -> Figures | None:
@@ -260,10 +259,6 @@ def previous_figures(report_dir: Path) -> Figures | None:
         return Figures.of(report_dir)
     except (OSError, ValueError, KeyError, TypeError):  # no report, or one a killed run damaged
         return None
-
-
-def landed_at(landed_dir: Path) -> str:
-    return read_manifest(landed_dir).get("landed_at", "an earlier run")
 
 
 def built_months_after(config: ClusterConfig, month: Month) -> list[Month]:
@@ -364,21 +359,23 @@ def monthly_report(
     run = _runs[str(flow_run_info.id)] = MonthRun(cfg, report)
     # one run per cluster, and per warehouse (two configs may share one), writes at a time
     held = None if notify else "notify is off"
-    if refresh and notify and not sent_before(cfg, str(report)):
+    if refresh and notify and not sent_before(cfg, MonthSubject(report)):
         held = "refreshed after an earlier month was built; it was never sent"
     with run_lock(cfg):
         before = previous_figures(cfg.report_dir(report))
-        if refresh and (landed_dir := landed_before(cfg, report)):
-            progress.info("%s %s: land: the records landed on %s", cluster, report, landed_at(landed_dir))
+        if refresh and (manifest := landed_before(cfg, report)):
+            landed = manifest.landed_at or "an earlier run"
+            progress.info("%s %s: land: the records landed on %s", cluster, report, landed)
         else:
             clear_killed_runs(cfg)
-            landed_dir = pull_and_land(cfg, report, dumped_at, no_jobs_ran)
+            manifest = pull_and_land(cfg, report, dumped_at, no_jobs_ran)
+        landed_dir = cfg.landed_dir(report)
         dbt_statuses = build_warehouse(cfg, report, landed_dir)
-        quality = check_quality(cfg, report, landed_dir)
-        figures = analyse(cfg, report, landed_dir)
+        quality = check_quality(cfg, report, landed_dir, manifest)
+        figures = analyse(cfg, report, manifest)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
-            paths = render(cfg, report, figures, quality, landed_dir, staged)
+            paths = render(cfg, report, figures, quality, manifest, staged)
             delivery = deliver(cfg, report, staged, resend, held)
         refresh_archive(cfg.reports_dir, cfg.cluster)  # reports/index.html and the reports' links (flows/publish)
         refreshed = refresh_later_months(cfg, report, notify) if update_later and not refresh else []

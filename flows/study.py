@@ -23,10 +23,11 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report
+from flows.delivery.subject import StudySubject
 from flows.edge import checked_study
 from flows.figures.period import Period, totals
 from flows.figures.study_metrics import assemble_study, cluster_figures
-from flows.ingest.land import LandedMonthError, read_manifest
+from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.publish.archive import refresh_archive
 from flows.report.study_report import write_study
 from flows.warehouse.build import build_study, landed_months, warehouse_problem
@@ -76,9 +77,7 @@ def build_cluster_study(config: ClusterConfig, first: Month, last: Month) -> dic
 
 def range_inputs(landed: dict[Month, Path], first: Month, last: Month) -> set[str]:
     """The inputs landed for every landed month of first..last: what the study's figures measured."""
-    return set.intersection(
-        *(set(read_manifest(landed[m])["sources"]) for m in month_range(first, last) if m in landed)
-    )
+    return set.intersection(*(set(read_manifest(landed[m]).sources) for m in month_range(first, last) if m in landed))
 
 
 def range_tables(config: ClusterConfig, first: Month, last: Month) -> dict[str, pa.Table]:
@@ -144,13 +143,13 @@ def study(
         figures[config.cluster] = build_cluster_study(config, first, last)
     result = assemble_study(figures, months, reproduce(loaded, first, last))
     names = [c.cluster for c in loaded]
-    subject = f"study {'+'.join(names)} {first}..{last}"
-    tables = {name: table for config in loaded for name, table in range_tables(config, first, last).items()}
     target = study_dir(loaded[0], names, first, last)
+    subject = StudySubject(tuple(names), first, last, target)
+    tables = {name: table for config in loaded for name, table in range_tables(config, first, last).items()}
     with staged_replacement(target, keep_on=(PartialDeliveryError,)) as staged:
         write_study(staged, result, tables, published=last.end.date())
         held = None if notify else "notify is off"
-        outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=held, location=target)
+        outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=held)
         if outcome.errors:
             raise PartialDeliveryError(f"{subject}: the study is in place but {'; '.join(outcome.errors)}")
     refresh_archive(loaded[0].reports_dir)  # reports/index.html lists the study

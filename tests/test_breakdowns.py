@@ -17,7 +17,8 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.month_metrics import month_figures
-from flows.ingest.land import land_month, read_manifest
+from flows.ingest.land import land_month
+from flows.ingest.manifest import read_manifest
 from flows.pipeline import render
 from flows.warehouse.build import build_month, build_study, landed_months
 from flows.warehouse.engines import open_marts
@@ -120,7 +121,7 @@ def built(tmp_path_factory, fresh_warehouse) -> dict:
         build_month(loaded, month, land_month(loaded, month))
     landed = landed_months(loaded)[LAST]
     with open_marts(loaded) as marts:
-        figures = month_figures(marts, LAST, loaded.analysis, read_manifest(landed)["sources"])
+        figures = month_figures(marts, LAST, loaded.analysis, read_manifest(landed).sources)
     report_dir = work / "report"
     render.fn(loaded, LAST, figures, [], landed, report_dir)
     build_study(loaded, FIRST, LAST, landed)

@@ -24,6 +24,7 @@ from flows.core.months import Month
 from flows.delivery import mailer, webhook
 from flows.delivery.deliver import PartialDeliveryError, deliver_report, delivery_status
 from flows.delivery.sent_log import SENDING, SENT, SentLog, SentRecord
+from flows.delivery.subject import MonthSubject
 from flows.demo import write_demo_config
 from flows.pipeline import monthly_report
 from flows.report.render import write_report
@@ -287,6 +288,7 @@ def test_the_sent_log_keeps_every_attempt_and_finds_an_interrupted_one(tmp_path)
 
 
 MONTH = "2026-10"
+SUBJECT = MonthSubject(Month.parse(MONTH))  # what delivery sends
 
 
 def email_section(port: int) -> str:
@@ -331,12 +333,12 @@ def test_the_report_is_sent_once_and_a_rerun_sends_nothing(built, smtp_server):
     summary = monthly_report(cluster="mail", config=str(built["config"].config_path), month=MONTH)
     assert summary["delivery"].startswith("not emailed again: these figures went to 2 recipients")
     assert smtp_server.messages == [] and len(log.records()) == 2
-    assert delivery_status(built["config"], MONTH, built["report_dir"])[0]
+    assert delivery_status(built["config"], SUBJECT, built["report_dir"])[0]
 
 
 def test_resend_sends_the_same_figures_again_after_a_temporary_refusal(built, smtp_server):
     smtp_server.replies = ["451 4.7.1 greylisted, try again"]
-    done = str(deliver_report(built["config"], MONTH, built["report_dir"], resend=True))
+    done = str(deliver_report(built["config"], SUBJECT, built["report_dir"], resend=True))
     assert done.startswith("resend emailed to") and smtp_server.data_commands == 2
     (message,) = smtp_server.parsed()
     assert message["Subject"] == "Cluster reliability report: mail, 2026-10"  # same figures: no correction
@@ -348,7 +350,7 @@ def test_a_permanent_refusal_fails_and_leaves_the_sent_log_as_it_was(built, smtp
     before = log.path.read_bytes()
     smtp_server.replies = ["550 5.1.1 <ops@example.org>: mailbox unavailable"]
     with pytest.raises(mailer.DeliveryError, match="refused the message: 550 5.1.1 <ops@example.org>: mailbox"):
-        deliver_report(built["config"], MONTH, built["report_dir"], resend=True)
+        deliver_report(built["config"], SUBJECT, built["report_dir"], resend=True)
     assert smtp_server.messages == [] and smtp_server.data_commands == 1
     assert log.path.read_bytes() == before
 
@@ -358,7 +360,7 @@ def test_a_server_that_is_down_marks_nothing_sent(built):
     log = SentLog.for_cluster(config.data_dir, "mail")
     sent_before = log.last_sent(MONTH)
     with pytest.raises(mailer.DeliveryError, match="gave up after 3 attempts: ConnectionRefusedError"):
-        deliver_report(config, MONTH, built["report_dir"], resend=True)
+        deliver_report(config, SUBJECT, built["report_dir"], resend=True)
     assert log.records()[-1].status == SENT and log.last_sent(MONTH) == sent_before
 
 
@@ -366,7 +368,7 @@ def test_a_refused_recipient_is_named_and_the_others_count_as_sent(built):
     with smtp_controller() as handler:
         handler.handle_RCPT = refusing("lead@")
         config = replace(built["config"], email=replace(built["config"].email, smtp_port=handler.port))
-        outcome = deliver_report(config, MONTH, built["report_dir"], resend=True)
+        outcome = deliver_report(config, SUBJECT, built["report_dir"], resend=True)
         assert outcome.delivered and len(outcome.errors) == 1
         assert re.fullmatch(
             r"email: resend <.*> refused for lead@example.org: 550 5.1.1 no such user", outcome.errors[0]
@@ -403,8 +405,8 @@ def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
     write_report(report_dir, metrics)  # the report shows the changed figure
     first = SentLog.for_cluster(built["config"].data_dir, "mail").last_sent(MONTH)  # what the correction replaces
 
-    assert not delivery_status(built["config"], MONTH, report_dir)[0]
-    done = str(deliver_report(built["config"], MONTH, report_dir))
+    assert not delivery_status(built["config"], SUBJECT, report_dir)[0]
+    done = str(deliver_report(built["config"], SUBJECT, report_dir))
     assert done.startswith("correction emailed")
     (message,) = smtp_server.parsed()
     assert message["Subject"] == "Correction: Cluster reliability report: mail, 2026-10"
@@ -415,7 +417,7 @@ def test_changed_figures_send_a_correction(built, smtp_server, tmp_path):
     assert text.startswith(f"Correction: this report replaces the one sent on {first.time[:10]}, rebuilt from the same")
     assert notice in text
     assert notice in message.get_body(("html",)).get_content()
-    assert str(deliver_report(built["config"], MONTH, report_dir)).startswith("not emailed again")
+    assert str(deliver_report(built["config"], SUBJECT, report_dir)).startswith("not emailed again")
 
 
 def config_copy(built: dict, name: str, extra: str = "") -> Path:
@@ -427,7 +429,7 @@ def config_copy(built: dict, name: str, extra: str = "") -> Path:
 
 
 def test_a_new_config_path_or_a_parameter_that_changes_no_figure_sends_nothing(built, smtp_server):
-    deliver_report(built["config"], MONTH, built["report_dir"], resend=True)  # the month's own figures went last
+    deliver_report(built["config"], SUBJECT, built["report_dir"], resend=True)  # the month's own figures went last
     smtp_server.reset()
     copy = config_copy(built, "mail-copy.toml")
     summary = monthly_report(cluster="mail", config=str(copy), month=MONTH)
@@ -500,7 +502,7 @@ def test_the_webhook_hears_of_each_set_of_figures_once(built, webhook_server, tm
     shutil.copytree(built["report_dir"], report_dir)
     metrics = json.loads((report_dir / "metrics.json").read_text())
 
-    assert str(deliver_report(config, MONTH, report_dir)) == "report posted to the webhook"
+    assert str(deliver_report(config, SUBJECT, report_dir)) == "report posted to the webhook"
     (post,) = webhook_server.posts
     lines = post["text"].splitlines()
     assert lines[:2] == ["*Cluster reliability report: mail, 2026-10*", metrics["summary"]["text"]]
@@ -508,14 +510,14 @@ def test_the_webhook_hears_of_each_set_of_figures_once(built, webhook_server, tm
     assert f"• Infrastructure failures: {infra['value']} {infra['unit']}" in lines
     assert lines[-1] == "Report: https://reports.example.org/mail/2026-10/"
 
-    assert str(deliver_report(config, MONTH, report_dir)).startswith("not posted again: these figures went to")
+    assert str(deliver_report(config, SUBJECT, report_dir)).startswith("not posted again: these figures went to")
     assert len(webhook_server.posts) == 1
 
     metrics["lost_goodput"]["lost_gpu_hours"] += 10
     (report_dir / "metrics.json").write_text(json.dumps(metrics))  # a figure the message does not show
-    assert str(deliver_report(config, MONTH, report_dir)).startswith("not posted again: every figure it shows is as")
+    assert str(deliver_report(config, SUBJECT, report_dir)).startswith("not posted again: every figure it shows is as")
     write_report(report_dir, metrics)  # now it shows it
-    assert str(deliver_report(config, MONTH, report_dir)) == "correction posted to the webhook"
+    assert str(deliver_report(config, SUBJECT, report_dir)) == "correction posted to the webhook"
     correction = webhook_server.posts[-1]["text"].splitlines()[1]
     lost = metrics["lost_goodput"]["lost_gpu_hours"]
     assert correction.startswith("Correction: this report replaces the one sent on")
@@ -533,5 +535,5 @@ def test_a_failing_webhook_leaves_the_sent_log_as_it_was(built, webhook_server, 
     (report_dir / "metrics.json").write_text(json.dumps(metrics))
     webhook_server.statuses = [500, 500, 500]
     with pytest.raises(mailer.DeliveryError, match="webhook: webhook http://127.0.0.1:.*gave up after 3 attempts"):
-        deliver_report(config, MONTH, report_dir, resend=True)
+        deliver_report(config, SUBJECT, report_dir, resend=True)
     assert log.path.read_bytes() == log_before and webhook_server.posts == []

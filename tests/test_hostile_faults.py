@@ -29,8 +29,10 @@ from flows.core.months import Month
 from flows.core.runlock import ClusterBusyError, run_lock
 from flows.delivery.deliver import deliver_report, delivery_status
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentLogError, SentRecord
+from flows.delivery.subject import MonthSubject
 from flows.demo import write_demo_config
-from flows.ingest.land import LandedMonthError, land_month, read_manifest
+from flows.ingest.land import land_month
+from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.pipeline import clear_killed_runs
 from flows.warehouse.build import WarehouseBusyError, build_month, check_landed, landed_tables, warehouse_problem
 from simulator import SimParams, simulate
@@ -104,7 +106,7 @@ def test_a_sent_log_cut_mid_line_is_repaired_and_never_sends_the_month_again(
     config = replace(config, email=load_config_email(tmp_path, smtp_server.port))
 
     report = report_dir(tmp_path)
-    outcome = deliver_report(config, str(MONTH), report)
+    outcome = deliver_report(config, MonthSubject(MONTH), report)
 
     assert smtp_server.messages == []  # it may have gone out: not a second time unasked
     assert outcome.done == [
@@ -117,7 +119,7 @@ def test_a_sent_log_cut_mid_line_is_repaired_and_never_sends_the_month_again(
     damaged = SentLog(log_path).records()[-1]
     assert (damaged.month, damaged.status, damaged.message_id) == (str(MONTH), DAMAGED, "<b@example.org>")
     assert lines[-1][:cut] in (log_path.parent / "c.jsonl.damaged").read_bytes()  # set aside, not dropped
-    assert delivery_status(config, str(MONTH), report) == (  # a backfill skips it too
+    assert delivery_status(config, MonthSubject(MONTH), report) == (  # a backfill skips it too
         True,
         "report built; line 4 of c.jsonl could not be read (set aside in c.jsonl.damaged), so it may have gone out "
         "(--resend to send)",
@@ -330,7 +332,7 @@ def test_a_lock_file_naming_no_holder_left_by_a_killed_run_is_cleared(tmp_path, 
 @hostile(Outcome.FIGURE)
 def test_the_manifests_sha256_is_what_sha256sum_prints_and_a_relanding_gives_the_same(cluster) -> None:
     landed = cluster.data_dir / "landed" / "c" / str(MONTH)
-    sources = read_manifest(landed)["sources"]
+    sources = read_manifest(landed).inputs()
     events = cluster.config_path.parent / "sim" / "c" / str(MONTH) / "events.psv"
     assert (
         sources["sacctmgr_events_psv"]["sha256"] == subprocess.check_output(["sha256sum", events]).split()[0].decode()
@@ -342,7 +344,7 @@ def test_the_manifests_sha256_is_what_sha256sum_prints_and_a_relanding_gives_the
         == subprocess.check_output(listing, shell=True, cwd=dcgm).split()[0].decode()
     )
     land_month(cluster, MONTH)
-    assert {k: v["sha256"] for k, v in read_manifest(landed)["sources"].items()} == {
+    assert {k: v.sha256 for k, v in read_manifest(landed).sources.items()} == {
         k: v["sha256"] for k, v in sources.items()
     }
 

@@ -444,7 +444,10 @@ def test_a_study_measures_with_the_inputs_landed_for_every_month_of_its_range(tm
     landed = {}
     for month, sources in (("2026-09", ALL_INPUTS), ("2026-10", JOBS_ONLY | {"xid_syslog"})):
         (tmp_path / month).mkdir()
-        manifest = {"sources": dict.fromkeys(sources, {}), "as_of": {"time": "x"}, "quarantine_sample": []}
+        landed_input = {"file": "f", "records": 1, "sha256": "", "quarantined": 0}  # as the landing writes it
+        landed_input |= {"dst_ambiguous_times": 0, "dst_nonexistent_times": 0}
+        sources_landed = dict.fromkeys(sources, landed_input)
+        manifest = {"sources": sources_landed, "as_of": {"time": f"{month}-28T00:00:00"}, "quarantine_sample": []}
         (tmp_path / month / "manifest.json").write_text(json.dumps(manifest))
         landed[Month.parse(month)] = tmp_path / month
     assert range_inputs(landed, Month.parse("2026-08"), Month.parse("2026-10")) == {"sacct_psv", "xid_syslog"}

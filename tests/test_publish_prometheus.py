@@ -24,9 +24,11 @@ from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
 from flows.cli import main
 from flows.core.config_file import load_config
+from flows.core.months import Month
 from flows.delivery.deliver import deliver_report
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SentLog
+from flows.delivery.subject import MonthSubject
 from flows.report.openmetrics import SERIES, epoch_seconds
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -260,7 +262,7 @@ def test_a_delivered_month_is_pushed_once_and_an_unreachable_pushgateway_is_one_
     log = SentLog.for_cluster(unreachable.data_dir, CLUSTER)
     before = {p: p.read_bytes() for p in report.rglob("*") if p.is_file()}
     with pytest.raises(DeliveryError) as error:
-        deliver_report(unreachable, month, report)
+        deliver_report(unreachable, MonthSubject(Month.parse(month)), report)
     assert str(error.value).startswith(f"pushgateway: [prometheus] pushgateway_url {url}: no answer after 1 attempt (")
     assert "\n" not in str(error.value) and log.records() == []
     assert {p: p.read_bytes() for p in report.rglob("*") if p.is_file()} == before

@@ -3,7 +3,7 @@ month is built. English in the fleet-rate note, trailing windows that count the 
 shown once, lost goodput told apart from the job mix's "infra failed", an empty parameter as
 "(none)", and one plural rule (flows/core/words.py) for "1 source", "1 recipient"."""
 
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from saved_month import saved_metrics
@@ -74,10 +74,10 @@ def test_one_plural_rule():
     assert counted(1, "child", "children") == "1 child" and counted(2, "child", "children") == "2 children"
 
 
-def test_a_stage_with_one_source_says_source(monkeypatch):
+def test_a_stage_with_one_source_says_source():
     """The progress line said "1 records from 1 sources"."""
-    monkeypatch.setattr("flows.pipeline.read_manifest", lambda landed: {"sources": {"sacct_psv": {"records": 1}}})
-    assert stage_counts("land", Path("landed")) == "1 record from 1 source"
+    landed = SimpleNamespace(sources={"sacct_psv": SimpleNamespace(records=1)})  # the landing's Manifest
+    assert stage_counts("land", landed) == "1 record from 1 source"
     metrics = {"totals": {"attempts": 1, "infra_failures": 1}}
     assert stage_counts("metrics", type("F", (), {"metrics": metrics})()) == "1 attempt, 1 infrastructure failure"
 

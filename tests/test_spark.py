@@ -32,7 +32,7 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.month_metrics import month_figures
-from flows.ingest.land import read_manifest
+from flows.ingest.manifest import read_manifest
 from flows.quality.suites import validate_month
 from flows.warehouse.build import dbt_command
 from flows.warehouse.engines import open_marts
@@ -127,7 +127,7 @@ def build_both(work: Path, server: ConnectServer) -> dict:
         )
         assert result.success, [str(r.message) for r in result.result.results if str(r.status) != "success"]
         with open_marts(spark) as marts:
-            figures[month] = month_figures(marts, month, spark.analysis, read_manifest(landed)["sources"]).metrics
+            figures[month] = month_figures(marts, month, spark.analysis, read_manifest(landed).sources).metrics
     with open_marts(spark) as marts:
         quality = validate_month(spark.warehouse_path, LAST, landed_dir=landed, marts=marts)
     return {"duckdb": load_config(duck), "spark": spark, "figures": figures, "quality": quality, "server": server}

@@ -50,6 +50,11 @@ def as_v3(metrics: dict) -> dict:
     return v3
 
 
+def saved_v2() -> dict:
+    """The golden month's metrics.json as the version before wrote it (schema version 2)."""
+    return {**saved_metrics(), "schema_version": 2}
+
+
 def report(directory: Path, metrics: dict) -> Path:
     directory.mkdir(parents=True)
     (directory / "metrics.json").write_text(json.dumps(metrics))
@@ -77,16 +82,16 @@ def moves(monkeypatch) -> None:
 
 
 def test_moved_keys_move_a_key_and_the_key_of_every_row(moves):
-    v2 = saved_metrics()
+    v2 = saved_v2()
     got = moved_keys.moved(v2)
     assert got["figures"]["totals"] == v2["totals"] and "totals" not in got
     assert [row["cause"] for row in got["failures_by_cause"]] == [row["category"] for row in v2["failures_by_cause"]]
-    assert saved_metrics() == v2  # a copy: the document read is as it was
+    assert saved_v2() == v2  # a copy: the document read is as it was
     assert moved_keys.moved(as_v3(v2)) == as_v3(v2)  # a version 3 document has the new paths already
 
 
 def test_the_same_figures_under_moved_keys_are_the_same_and_a_changed_number_is_not(moves):
-    v2 = saved_metrics()
+    v2 = saved_v2()
     assert same_figures(v2, as_v3(v2))
     changed = as_v3(v2)
     changed["figures"]["totals"]["infra_failures"] += 1
@@ -98,7 +103,7 @@ def test_the_same_figures_under_moved_keys_are_the_same_and_a_changed_number_is_
 
 
 def test_a_month_the_version_before_sent_is_not_sent_again_when_its_figures_did_not_change(moves, tmp_path):
-    v2 = saved_metrics()
+    v2 = saved_v2()
     record = sent_record(v2)
     in_place = report(tmp_path / "reports" / "rsc2" / "2026-10", v2)  # the report that was sent
     new = Figures.of(report(tmp_path / "staged", as_v3(v2)), in_place=in_place)
@@ -117,7 +122,7 @@ def test_a_month_the_version_before_sent_is_not_sent_again_when_its_figures_did_
 
 
 def test_the_fingerprint_ignores_the_schema_version_and_how_a_whole_number_is_written(tmp_path):
-    v2 = saved_metrics()
+    v2 = saved_v2()
     v3 = {**v2, "schema_version": 3, "totals": {k: float(v) if type(v) is int else v for k, v in v2["totals"].items()}}
     assert fingerprint_v2(v2) != fingerprint_v2(v3)
     assert Figures.of(report(tmp_path / "v2", v2)).fingerprint == Figures.of(report(tmp_path / "v3", v3)).fingerprint

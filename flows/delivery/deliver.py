@@ -14,7 +14,6 @@ the pipeline then keeps the previous report directory (flows/pipeline.py).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -29,6 +28,7 @@ from flows.delivery import correction, mailer, pushgateway, webhook
 from flows.delivery.fingerprint import Figures
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
+from flows.delivery.subject import MonthSubject, StudySubject, Subject
 from flows.report.message import build_message
 
 log = escaped_logger(__name__)
@@ -90,13 +90,13 @@ def channels(config: ClusterConfig) -> list[str]:
     )
 
 
-def sent_before(config: ClusterConfig, month: str) -> bool:
-    """Whether some channel has handed figures of the month to somebody (or may have)."""
+def sent_before(config: ClusterConfig, subject: Subject) -> bool:
+    """Whether some channel has handed figures of the month (or study) to somebody (or may have)."""
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
-    return any(sent_log.last_sent(month, channel) is not None for channel in channels(config))
+    return any(sent_log.last_sent(subject.key, channel) is not None for channel in channels(config))
 
 
-def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tuple[bool, str]:
+def delivery_status(config: ClusterConfig, subject: Subject, report_dir: Path) -> tuple[bool, str]:
     """(delivered, in words): whether the month's report exists and every channel has its figures."""
     if not (report_dir / "metrics.json").is_file():
         return False, "no report"
@@ -104,7 +104,7 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
     if not due:
         return True, "report built already (archived; no recipients configured)"
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
-    last = {channel: sent_log.last_sent(month, channel) for channel in due}
+    last = {channel: sent_log.last_sent(subject.key, channel) for channel in due}
     if damaged := next((r for r in last.values() if r is not None and r.status == DAMAGED), None):
         return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
     figures = Figures.of(report_dir)
@@ -117,33 +117,36 @@ def delivery_status(config: ClusterConfig, month: str, report_dir: Path) -> tupl
     return False, "report built already (archived, not sent)"
 
 
+def in_place(config: ClusterConfig, subject: Subject) -> Path:
+    """Where the subject's report is once in place (the report a new one replaces)."""
+    return subject.directory if isinstance(subject, StudySubject) else config.report_dir(subject.month)
+
+
 def deliver_report(
     config: ClusterConfig,
-    month: str,
+    subject: Subject,
     report_dir: Path,
     *,
     resend: bool = False,
     held: str | None = None,
-    location: Path | None = None,
 ) -> DeliveryOutcome:
-    """Send the report in `report_dir` by email and to the webhook (whichever are configured) unless
-    these figures went out already; `held` (a reason) archives it without sending; `location`: where
-    the report will be once in place, when not the month's directory (a study's), for the webhook's
-    link. Raises DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
+    """Send the report of `subject` (a month or a study) in `report_dir` (staged: the webhook's link is
+    where the subject's report will be once in place) by email and to the webhook (whichever are
+    configured) unless these figures went out already; `held` (a reason) archives it without sending.
+    Raises DeliveryError when every channel due failed; a partial failure is in the outcome's `errors`."""
     due = channels(config)
     if not due:
         return DeliveryOutcome(done=["archived only (no email recipients or webhook configured)"])
     if held:
         return DeliveryOutcome(done=[f"archived, not sent ({held})"])
     # the report it replaces (what was sent, if anything was) stands for the same figures under earlier names
-    figures = Figures.of(report_dir, in_place=location or config.reports_dir / config.cluster / month)
+    figures = Figures.of(report_dir, in_place=in_place(config, subject))
     sent_log = SentLog.for_cluster(config.data_dir, config.cluster)
     outcome = DeliveryOutcome()
     for channel in due:
-        post = functools.partial(_post_webhook, location=location)  # the link: where the report will be
-        send = {EMAIL: _send_email, WEBHOOK: post, PUSHGATEWAY: _push_to_gateway}[channel]
+        send = {EMAIL: _send_email, WEBHOOK: _post_webhook, PUSHGATEWAY: _push_to_gateway}[channel]
         try:
-            line, sent, refused = send(config, month, report_dir, figures, sent_log, resend)
+            line, sent, refused = send(config, subject, report_dir, figures, sent_log, resend)
         except DeliveryError as exc:
             outcome.errors.append(f"{channel}: {exc}")
             continue
@@ -195,29 +198,29 @@ def _past(channel: str) -> str:
 
 
 def _send_email(
-    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+    config: ClusterConfig, subject: Subject, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
 ) -> tuple[str, bool, str]:
     """(what was done, whether it was sent, the recipients the server refused)."""
     email = config.email
-    last = sent_log.last_sent(month, EMAIL)
+    last = sent_log.last_sent(subject.key, EMAIL)
     if unchanged := _unchanged(last, figures, EMAIL, resend):
         return unchanged, False, ""
     kind = _kind(last, figures)
-    subject = SUBJECT.format(cluster=config.cluster, month=month)
+    title = SUBJECT.format(cluster=config.cluster, month=subject.key)
     notice = None
     if kind == "correction":
-        subject, notice = f"Correction: {subject}", correction_notice(last, figures)
-    message = build_message(report_dir, sender=email.sender, recipients=email.to, subject=subject, notice=notice)
-    interrupted = sent_log.interrupted(month, figures.fingerprint, EMAIL)
+        title, notice = f"Correction: {title}", correction_notice(last, figures)
+    message = build_message(report_dir, sender=email.sender, recipients=email.to, subject=title, notice=notice)
+    interrupted = sent_log.interrupted(subject.key, figures.fingerprint, EMAIL)
     if interrupted:
-        log.warning("an earlier send of %s %s was interrupted; sending it again", config.cluster, month)
+        log.warning("an earlier send of %s %s was interrupted; sending it again", config.cluster, subject)
     message_id = interrupted.message_id if interrupted else make_msgid(domain=_domain(email.sender))
     message["Message-ID"] = message_id
     message["Date"] = formatdate(usegmt=True)
     if kind == "correction":
         message["In-Reply-To"] = message["References"] = last.message_id
 
-    record = _record(config, month, figures, kind, message_id, email.to, subject, EMAIL)
+    record = _record(config, subject, figures, kind, message_id, email.to, title, EMAIL)
     sent_log.append(record)
     try:
         refused = mailer.send(message, email, email.to)
@@ -231,50 +234,42 @@ def _send_email(
     return f"{kind} emailed to {', '.join(email.to)} ({message_id})", True, refused_note
 
 
-def report_link(config: ClusterConfig, month: str, location: Path | None = None) -> str:
-    """Where the report is: `report_url` with {cluster} and {month}, else its path. A study
-    (`location` under <reports>/studies/) is under the same base URL as the months: report_url's
+def report_link(config: ClusterConfig, subject: Subject) -> str:
+    """Where the report is: `report_url` with {cluster} and {month}, else its path. A study (its
+    directory under <reports>/studies/) is under the same base URL as the months: report_url's
     "{cluster}/{month}/" part is replaced by its path under the reports directory."""
-    location = location or config.reports_dir / config.cluster / month
+    location = in_place(config, subject)
     url = config.webhook.report_url if config.webhook else ""
     if not url:
         return str(location / "report.html")
-    if location == config.reports_dir / config.cluster / month:
-        return url.replace("{cluster}", config.cluster).replace("{month}", month)
+    if isinstance(subject, MonthSubject):
+        return url.replace("{cluster}", config.cluster).replace("{month}", subject.key)
     relative = location.relative_to(config.reports_dir).as_posix()
     base, found, rest = url.partition("{cluster}/{month}")
     return f"{base}{relative}{rest}" if found else str(location / "report.html")
 
 
-def webhook_text(
-    config: ClusterConfig, month: str, figures: Figures, notice: str | None, location: Path | None = None
-) -> str:
-    """The chat message: title, notice, summary, headline figures and the report's link (`location`:
-    the report's directory once in place, when not the month's, e.g. a study's)."""
-    title = SUBJECT.format(cluster=config.cluster, month=month)
+def webhook_text(config: ClusterConfig, subject: Subject, figures: Figures, notice: str | None) -> str:
+    """The chat message: title, notice, summary, headline figures and the report's link."""
+    title = SUBJECT.format(cluster=config.cluster, month=subject.key)
     lines = [f"*{title}*", *([notice] if notice else []), figures.lines[0]]
     lines += [f"• {line}" for line in figures.lines[1:]]
-    return "\n".join([*lines, f"Report: {report_link(config, month, location)}"])
+    return "\n".join([*lines, f"Report: {report_link(config, subject)}"])
 
 
 def _post_webhook(
-    config: ClusterConfig,
-    month: str,
-    report_dir: Path,
-    figures: Figures,
-    sent_log: SentLog,
-    resend: bool,
-    location: Path | None = None,
+    config: ClusterConfig, subject: Subject, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
 ) -> tuple[str, bool, str]:
-    last = sent_log.last_sent(month, WEBHOOK)
+    last = sent_log.last_sent(subject.key, WEBHOOK)
     if unchanged := _unchanged(last, figures, WEBHOOK, resend):
         return unchanged, False, ""
     kind = _kind(last, figures)
     notice = correction_notice(last, figures) if kind == "correction" else None
-    record = _record(config, month, figures, kind, "", (), SUBJECT.format(cluster=config.cluster, month=month), WEBHOOK)
+    title = SUBJECT.format(cluster=config.cluster, month=subject.key)
+    record = _record(config, subject, figures, kind, "", (), title, WEBHOOK)
     sent_log.append(record)
     try:
-        webhook.post(webhook_text(config, month, figures, notice, location), config.webhook)
+        webhook.post(webhook_text(config, subject, figures, notice), config.webhook)
     except DeliveryError:
         sent_log.withdraw(record)
         raise
@@ -283,17 +278,17 @@ def _post_webhook(
 
 
 def _push_to_gateway(
-    config: ClusterConfig, month: str, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
+    config: ClusterConfig, subject: Subject, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
 ) -> tuple[str, bool, str]:
-    if not pushgateway.is_month(month):  # a study: the cluster's group holds its latest month
+    if isinstance(subject, StudySubject):  # the cluster's group holds its latest month
         return "not pushed (the Pushgateway gets months, not studies)", False, ""
-    last = sent_log.last_sent(month, PUSHGATEWAY)
+    last = sent_log.last_sent(subject.key, PUSHGATEWAY)
     if unchanged := _unchanged(last, figures, PUSHGATEWAY, resend):
         return unchanged, False, ""
-    if later := pushgateway.later_month_pushed(sent_log, month):
+    if later := pushgateway.later_month_pushed(sent_log, subject.key):
         return f"not pushed: the Pushgateway holds the figures of {later}, a later month", False, ""
     kind = _kind(last, figures)
-    record = _record(config, month, figures, kind, "", (), "", PUSHGATEWAY)
+    record = _record(config, subject, figures, kind, "", (), "", PUSHGATEWAY)
     sent_log.append(record)
     try:
         pushgateway.push(report_dir, config.prometheus)
@@ -306,22 +301,23 @@ def _push_to_gateway(
 
 def _record(
     config: ClusterConfig,
-    month: str,
+    subject: Subject,
     figures: Figures,
     kind: str,
     message_id: str,
     recipients: tuple[str, ...],
-    subject: str,
+    title: str,
     channel: str,
 ) -> SentRecord:
+    """The sent-log's record of sending `subject` (keyed by its key) with its message's subject line `title`."""
     return SentRecord(
         cluster=config.cluster,
-        month=month,
+        month=subject.key,
         status=SENDING,
         figures_hash=figures.fingerprint,
         message_id=message_id,
         recipients=recipients,
-        subject=subject,
+        subject=title,
         kind=kind,
         figures=figures.headline,
         sections=figures.sections,

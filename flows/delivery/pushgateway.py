@@ -19,7 +19,6 @@ from pathlib import Path
 from prometheus_client.exposition import push_to_gateway
 
 from flows.core.config import PrometheusConfig
-from flows.core.months import Month
 from flows.core.retry import with_backoff
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SENT, SentLog
@@ -65,15 +64,6 @@ def push(report_dir: Path, settings: PrometheusConfig) -> None:
             f"[prometheus] pushgateway_url {url} refused the figures ({describe(exc)}); "
             "check that the URL is the Pushgateway's, then run the month again"
         ) from exc
-
-
-def is_month(key: str) -> bool:
-    """Whether a delivery's key is a month (YYYY-MM), not a study's subject."""
-    try:
-        Month.parse(key)
-    except ValueError:
-        return False
-    return True
 
 
 def later_month_pushed(sent_log: SentLog, month: str) -> str | None:

@@ -12,12 +12,11 @@ import pyarrow as pa
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
+from flows.figures.document import SCHEMA_VERSION
 from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
-
-SCHEMA_VERSION = 2  # docs/metrics.md
 
 
 @dataclass

@@ -10,13 +10,12 @@ from collections.abc import Collection
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
+from flows.figures.document import SCHEMA_VERSION
 from flows.figures.formats import label
 from flows.figures.measured import FIGURES, trend_rates
 from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
-
-SCHEMA_VERSION = 1
 
 
 def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:

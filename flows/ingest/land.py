@@ -2,7 +2,8 @@
 
 Layout under the configured data directory:
   raw/<cluster>/<month>/<file>           the inputs exactly as pulled
-  landed/<cluster>/<month>/<table>.parquet plus manifest.json (row counts, skips, file hashes)
+  landed/<cluster>/<month>/<table>.parquet plus manifest.json (row counts, skips, file hashes:
+                                         flows/ingest/manifest.py)
 A month is written to a temporary directory and swapped in with renames, so a crash leaves the
 previous good landing in place. All timestamps are naive UTC.
 """
@@ -30,6 +31,7 @@ from flows.core.atomic import replace_dir_atomically
 from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.core.months import Month
+from flows.ingest.manifest import write_manifest
 from flows.ingest.month_records import landed_month_records, refuse_empty_months
 from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
@@ -162,35 +164,6 @@ def _copy_file(source: Path, target: Path) -> str:
     return digest.hexdigest()
 
 
-class LandedMonthError(RuntimeError):
-    """A landed month on disk that cannot be used: its manifest or a table is missing or unreadable."""
-
-
-def read_manifest(landed_dir: Path) -> dict:
-    """A landed month's manifest.json, with the fields its readers use (sources, as_of.time,
-    quarantine_sample); a LandedMonthError naming the file, line and field if it is damaged."""
-    path = landed_dir / "manifest.json"
-    again = "run the month again to land it again"
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise LandedMonthError(f"{path} does not exist: the month's landing is incomplete; {again}") from None
-    except json.JSONDecodeError as error:
-        raise LandedMonthError(
-            f"{path}:{error.lineno}: not JSON ({error.msg} at column {error.colno}); {again}"
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise LandedMonthError(f"{path}: cannot be read ({error}); {again}") from None
-    if not isinstance(manifest, dict):
-        raise LandedMonthError(f"{path}: not a JSON object; {again}")
-    as_of = manifest.get("as_of")
-    fields = {"sources": "sources" in manifest, "as_of.time": isinstance(as_of, dict) and "time" in as_of}
-    fields["quarantine_sample"] = "quarantine_sample" in manifest
-    if missing := [name for name, present in fields.items() if not present]:
-        raise LandedMonthError(f"{path}: field {missing[0]} is missing; {again}")
-    return manifest
-
-
 def land_month(config: ClusterConfig, month: Month, as_of: datetime | None = None, no_jobs_ran: bool = False) -> Path:
     """Read every configured source for `month`, keep raw copies, write Parquet; return the landed dir.
 
@@ -320,7 +293,7 @@ def _land_month(
                 fields = {"file": e.path, "line": e.line, "field": e.field, "value": e.value, "reason": e.reason}
                 out.write(json.dumps(fields) + "\n")
         manifest["sources"] = _as_configured(config, manifest["sources"])
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        write_manifest(tmp, manifest)
 
     # Three things at once: DuckDB reads the job records and writes their Parquet (the critical
     # path), while two threads parse the node signals (at a lower priority) and copy the raw inputs.

@@ -36,6 +36,8 @@ from markupsafe import Markup, escape
 from flows import TEMPLATES_DIR
 from flows.core.escape import printable
 from flows.core.words import counted, plural
+from flows.figures.compare import distinct_windows
+from flows.figures.document import MonthDocument, write_document
 from flows.figures.formats import (
     FORMATS,
     fmt_change,
@@ -99,6 +101,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         label=label,
         month_name=month_name,
         month_spans=month_spans,
+        distinct_windows=distinct_windows,  # the trailing windows shown and tested (flows/figures/compare.py)
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
@@ -186,13 +189,14 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
     the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their paths."""
     report = build_report(metrics)
+    document = MonthDocument.model_validate(report.metrics)  # before any file: figures it does not declare fail
     (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (report_dir / "report.html").write_text(report.html)
     (report_dir / "email.html").write_text(report.email_html)
     (report_dir / "report.txt").write_text(report.text)
     for chart in report.charts.values():
         (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
-    (report_dir / "metrics.json").write_text(json.dumps(report.metrics, indent=1, sort_keys=True, default=str) + "\n")
+    write_document(report_dir / "metrics.json", document)  # docs/metrics.md
     (report_dir / "metrics.prom").write_bytes(month_exposition(report.metrics))  # flows/report/openmetrics.py
     if tables:
         from flows.report.exports import write_exports  # mlcroissant takes seconds to import: only when writing

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from flows.figures.document import StudyDocument, write_document
 from flows.report.charts import Chart, draw_charts, study_period
 from flows.report.exports import write_exports
 from flows.report.failure_charts import causes_by_month_chart, causes_chart, mttf_chart, rate_ratio_chart, trend_chart
@@ -58,13 +59,14 @@ def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: 
     """Write the study into `out` (a staged directory); returns the paths of its main files."""
     report = render_study(study)
     study, charts = report.metrics, report.charts
+    document = StudyDocument.model_validate(study)  # before any file: figures it does not declare fail
     (out / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (out / "report.html").write_text(report.html)
     (out / "email.html").write_text(report.email_html)
     (out / "report.txt").write_text(report.text)
     for chart in charts.values():
         (out / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
-    (out / "metrics.json").write_text(json.dumps(study, indent=1, sort_keys=True) + "\n")
+    write_document(out / "metrics.json", document)  # docs/metrics.md
     clusters = " and ".join(study["clusters"])
     write_exports(
         tables,

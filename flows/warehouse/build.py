@@ -24,7 +24,7 @@ from flows import DBT_PROJECT_DIR
 from flows.core.config import ClusterConfig
 from flows.core.escape import escaped_logger
 from flows.core.months import MONTH_RE, Month, observed_end
-from flows.ingest.land import LandedMonthError, read_manifest
+from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.ingest.sources.sql import sql_quote
 from flows.warehouse import schema_version
 from flows.warehouse.engines import input_schemas, spark_missing, write_spark_profile, write_spark_run_inputs
@@ -71,7 +71,7 @@ class WarehouseBusyError(RuntimeError):
 
 def landed_as_of(landed_dir: Path) -> datetime:
     """When the landed records were dumped (naive UTC), as the landing recorded it."""
-    return datetime.fromisoformat(read_manifest(landed_dir)["as_of"]["time"])
+    return read_manifest(landed_dir).as_of.time
 
 
 def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_from: Month | None = None) -> dict:

@@ -1,0 +1,356 @@
+"""metrics.json, typed (docs/metrics.md, its JSON Schema docs/metrics.schema.json): a month's
+(`MonthDocument`) and a study's (`StudyDocument`), built from one set of figure classes
+(flows/figures/figure_types.py: what both show of a cluster's period) and what only one of them shows.
+
+The writers (flows/report/render.py write_report, flows/report/study_report.py write_study) validate
+the figures against these classes and write the file from the validated document (`write_document`):
+a key no class declares, a missing one or a value of the wrong type fails the write. Numbers keep
+their JSON type (figure_types.Real), so the file's bytes are those of the figures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, JsonValue
+from pydantic.json_schema import models_json_schema
+
+from flows.figures.figure_types import (
+    Change,
+    Count,
+    Headline,
+    JobMixRow,
+    MonthRates,
+    PeriodFigures,
+    Rate,
+    RateGap,
+    Real,
+    Reproduce,
+    Strict,
+)
+from flows.ingest.manifest import LandedInput
+
+SCHEMA_VERSION = 3  # docs/metrics.md "What moved in schema version 3"
+
+
+# --- a month's own blocks
+
+
+class Period(Strict):
+    """The time the month's figures cover (naive UTC); `complete` false for a partial month."""
+
+    start: str
+    end: str
+    complete: bool
+
+
+class WindowCause(Rate):
+    """A cause's rate over a trailing window, and this month's against the window's earlier months."""
+
+    category: str
+    this_month_vs_window: Change
+
+
+class WindowMttf(Strict):
+    size_bucket: str
+    runtime_hours: Real
+    infra_failures: Count
+    mttf_hours: Real | None
+    mttf_lower_hours: Real | None
+    mttf_upper_hours: Real | None
+
+
+class Window(Strict):
+    """r_f, causes and MTTF over a trailing window ending at the month."""
+
+    months: Count
+    months_available: Count
+    paper: Rate
+    all: Rate
+    this_month_vs_window: Change
+    by_cause: list[WindowCause]
+    mttf_by_size: list[WindowMttf]
+
+
+class History(Strict):
+    monthly: list[MonthRates]
+    trailing: list[Window]
+    earlier_months_missing: list[str] = Field(description="months of the longest window not built (YYYY-MM)")
+
+
+class RunEttr(Strict):
+    size_bucket: str
+    runs: Count
+    mean_ettr: Real | None
+    median_ettr: Real | None
+    min_ettr: Real | None
+
+
+class CurvePoint(Strict):
+    ckpt_minutes: Real
+    ettr: Real | None
+    valid: bool
+
+
+class EttrCurve(Strict):
+    gpus: Count
+    points: list[CurvePoint]
+    optimal_ckpt_minutes: Real | None = Field(None, description="Young-Daly; a month's curves only")
+    restart_overhead_minutes: Real | None = Field(None, description="a study's grid only")
+
+
+class ExpectedEttr(Strict):
+    r_f_definition: str
+    r_f: Real | None
+    curves: list[EttrCurve]
+
+
+class LostGoodput(Strict):
+    lost_gpu_hours: Real | None
+    first_order_gpu_hours: Real | None
+    second_order_gpu_hours: Real | None
+    infra_failures: Count | None
+    second_order_preemptions: Count | None
+    share_of_gpu_hours: Real | None
+    estimator: str
+    not_measured: str | None = None
+
+
+class HealthCategory(Strict):
+    category: str
+    severity: str
+    source: str
+    events: Count
+
+
+class HealthEvents(Strict):
+    total: Count
+    unclassified: Count
+    unclassified_share: Real | None
+    by_category: list[HealthCategory]
+
+
+class FlagTest(Strict):
+    p_value: Real | None
+    p_adjusted: Real | None
+    flagged: bool
+
+
+class FlagFamily(Strict):
+    description: str
+    tests_counted: Count
+    tests: dict[str, FlagTest]
+
+
+class ChangeFlags(Strict):
+    """The report's flags of change, Holm-corrected per family."""
+
+    method: str
+    family_wise_error_rate: Real
+    families: dict[str, FlagFamily]
+
+
+class Expectation(Strict):
+    """An expectation a suite's rows did not meet."""
+
+    expectation: str
+    column: str | None
+    observed: JsonValue
+    unexpected_count: Count | None
+    sample: JsonValue
+    error: str | None = None
+
+
+class SuiteOutcome(Strict):
+    suite: str
+    table: str
+    rows: Count
+    evaluated: Count
+    successful: Count
+    failures: list[Expectation]
+    warnings: list[Expectation]
+
+
+class DataQualityStatus(Strict):
+    status: Literal["ok", "warning", "failed"]
+    reasons: list[str]
+
+
+class Summary(Strict):
+    """What the month's report says first (flows/figures/summary.py)."""
+
+    text: str
+    trend: str
+    data_quality: DataQualityStatus
+    headline: list[Headline]
+    earlier_months: str | None
+    coverage: list[str]
+
+
+class MonthDocument(PeriodFigures):
+    """A month's metrics.json: the period's figures of one cluster's month and what only a month shows."""
+
+    schema_version: Literal[SCHEMA_VERSION]  # type: ignore[valid-type]
+    month: str
+    cluster: str
+    period: Period
+    job_mix: list[JobMixRow]
+    month_over_month: Change
+    history: History
+    run_ettr: list[RunEttr]
+    expected_ettr: ExpectedEttr
+    lost_goodput: LostGoodput
+    health_events: HealthEvents
+    change_flags: ChangeFlags
+    inputs: dict[str, LandedInput] = Field(description="the landing manifest's sources (flows/ingest/manifest.py)")
+    quarantine_sample: list[str]
+    data_quality: list[SuiteOutcome]
+    reproduce: Reproduce
+    summary: Summary
+    no_jobs_declared: bool | None = Field(None, description="present (true) on a month built with --no-jobs-ran")
+
+
+# --- a study's own blocks
+
+
+class SizeRow(Strict):
+    size_bucket: str
+    bucket_order: Count
+    attempts: Count
+    gpu_hours: Real
+
+
+class LostBySize(Strict):
+    size_bucket: str
+    bucket_order: Count
+    lost_gpu_hours: Real
+    first_order_gpu_hours: Real
+    second_order_gpu_hours: Real
+    second_order_preemptions: Count
+    infra_failures: Count
+    gpu_hours: Real
+    share_of_gpu_hours: Real | None
+
+
+class OptimalCkpt(Strict):
+    gpus: Count
+    minutes: Real | None
+
+
+class EttrGrid(Strict):
+    """E[ETTR] against the checkpoint interval at several restart overheads."""
+
+    r_f_definition: str
+    r_f: Real | None
+    restart_overheads_minutes: list[Real]
+    curves: list[EttrCurve]
+    optimal_ckpt_minutes: list[OptimalCkpt]
+
+
+class StudyCluster(PeriodFigures):
+    """One cluster's figures over the study's range and what only a study shows of it."""
+
+    job_mix: list[JobMixRow]
+    job_mix_by_size: list[SizeRow]
+    monthly: list[MonthRates]
+    expected_ettr_grid: EttrGrid
+    lost_goodput_by_size: list[LostBySize]
+
+
+class Ratio(Strict):
+    measure: str
+    ratio: Real | None
+    lower: Real | None
+    upper: Real | None
+    p_value: Real | None
+    p_adjusted: Real | None
+    flagged: bool
+
+
+class Pair(Strict):
+    """Two clusters compared: rate ratios with exact intervals, Holm-corrected."""
+
+    a: str
+    b: str
+    differ: bool
+    verdict: str
+    tests_run: Count
+    ratios: list[Ratio]
+
+
+class SizeSideBySide(Strict):
+    class Cell(Strict):
+        attempts: Count
+        gpu_hours: Real
+
+    size_bucket: str
+    clusters: dict[str, Cell]
+
+
+class MonthSideBySide(Strict):
+    month: str
+    clusters: dict[str, Rate | RateGap]
+
+
+class SideBySide(Strict):
+    """The clusters' tables joined by their rows' key (flows/figures/study_metrics.py side_by_side)."""
+
+    unmeasured_everywhere: list[str]
+    trend_measured: bool
+    job_mix_by_size: list[SizeSideBySide]
+    monthly: list[MonthSideBySide]
+
+
+class StudySummary(Strict):
+    text: str
+    headline: list[Headline]
+
+
+class StudyDocument(Strict):
+    """A study's metrics.json: each cluster's period figures over the range, compared."""
+
+    schema_version: Literal[SCHEMA_VERSION]  # type: ignore[valid-type]
+    from_month: str
+    to_month: str
+    months: Count
+    clusters: dict[str, StudyCluster]
+    reproduce: Reproduce
+    causes: list[str]
+    ettr_buckets: list[str]
+    side_by_side: SideBySide
+    comparison: list[Pair]
+    summary: StudySummary
+
+
+def write_document(path: Path, document: BaseModel) -> None:
+    """Write metrics.json from a validated document: its keys sorted, one space of indent, and only
+    the keys it was given (an optional field the figures do not carry stays absent)."""
+    figures = document.model_dump(mode="json", exclude_unset=True)
+    path.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "metrics.schema.json"
+
+
+def metrics_schema() -> dict:
+    """The JSON Schema of metrics.json: a month's or a study's document (docs/metrics.schema.json)."""
+    _, schema = models_json_schema([(MonthDocument, "validation"), (StudyDocument, "validation")])
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"metrics.json, schema_version {SCHEMA_VERSION}",
+        "description": "A month's or a study's metrics.json (docs/metrics.md); flows/figures/document.py writes it.",
+        "anyOf": [{"$ref": "#/$defs/MonthDocument"}, {"$ref": "#/$defs/StudyDocument"}],
+        **schema,
+    }
+
+
+def schema_text() -> str:
+    """docs/metrics.schema.json as `python -m flows.figures.document` writes it."""
+    return json.dumps(metrics_schema(), indent=1, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":  # python -m flows.figures.document: write docs/metrics.schema.json
+    SCHEMA_PATH.write_text(schema_text())
+    print(f"wrote {SCHEMA_PATH}")

@@ -1,0 +1,339 @@
+"""The typed figures of a period (docs/metrics.md): the classes a month's and a study's metrics.json
+share (flows/figures/document.py assembles them into the two documents).
+
+A month and a study share every figure class (`PeriodFigures`: r_f, the fleet's fault rate, MTTF by
+size, failures by cause, ETTR against the model, the breakdowns, the lemon nodes); what only one of
+them shows is its own document's (`MonthDocument`, `StudyDocument`). Where the two still give the
+same figure under different key names or with different columns today (a cause's `category` or
+`cause_category`, the breakdowns' `rows` or `top`, the columns only one period's mart carries), both
+shapes are modelled as optional fields, each said in its field's description. Every class forbids a
+key it does not declare, so a figure added, renamed or dropped without its class fails the write
+(flows/report/render.py and study_report.py validate what they write). An unmeasured figure keeps
+its keys with null numbers and says why in its own `not_measured` (flows/figures/measured.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, WithJsonSchema, create_model
+
+from flows.core.config import AnalysisConfig
+
+# A JSON number kept as written: an int stays an int and a float a float (a float type would write
+# 30 as 30.0, changing the bytes of metrics.json); a bool is refused.
+Real = Annotated[StrictInt | StrictFloat, WithJsonSchema({"type": "number"})]
+Count = StrictInt
+
+
+class Strict(BaseModel):
+    """A block of metrics.json: every key declared, none other allowed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Rate(Strict):
+    """A rate: failures per 1000 node-days with its exact Poisson interval (`value` null: no exposure)."""
+
+    value: Real | None
+    lower: Real | None
+    upper: Real | None
+    failures: Count | None
+    node_days: Real | None
+    unit: str
+    definition: str | None = Field(None, description="what the rate counts (a month's r_f, the fleet's fault rate)")
+    not_measured: str | None = Field(None, description="why the figure is not measured (its numbers null)")
+
+
+class RateGap(Strict):
+    """A cluster without a row in a month of a study's side-by-side trend: not measured, with why."""
+
+    value: None
+    lower: None
+    upper: None
+    not_measured: str
+
+
+class NodeFailureRate(Strict):
+    paper: Rate
+    all: Rate
+
+
+class FleetFaultRate(Rate):
+    """The fleet's node fault rate over every GPU node, busy or idle."""
+
+    nodes: Count | None
+
+
+class Change(Strict):
+    """A rate against an earlier one: the exact conditional Poisson test of the change."""
+
+    value: Real | None
+    previous: Real | None
+    change: Real | None
+    p_value: Real | None
+    significant: bool
+
+
+class ModelMttf(Strict):
+    paper: Real | None
+    all: Real | None
+
+
+class MttfBucket(Strict):
+    """Observed MTTF of a size bucket with its interval, beside the model's under each r_f."""
+
+    size_bucket: str
+    bucket_order: Count
+    min_gpus: Count
+    max_gpus: Count
+    attempts: Count
+    ended_attempts: Count | None = Field(None, description="a month's only")
+    runtime_hours: Real
+    gpu_hours: Real
+    gpu_node_days: Real
+    infra_failures: Count
+    mttf_hours: Real | None
+    mttf_lower_hours: Real | None
+    mttf_upper_hours: Real | None
+    model_mttf_hours: ModelMttf
+
+
+class Projection(Strict):
+    gpus: Count
+    mttf_hours_paper: Real | None
+    mttf_hours_all: Real | None
+
+
+class CauseFigure(Strict):
+    """A cause's failures with its rate over all GPU node-days (`rate_*`)."""
+
+    category: str | None = Field(None, description="the cause, as a month names it")
+    cause_category: str | None = Field(None, description="the cause, as a study names it")
+    failure_domain: str
+    failures: Count
+    node_days: Real | None = Field(None, description="a study's only (a month's is `rate_node_days`)")
+    node_fail: Count | None = Field(None, description="a month's only: failures by final state")
+    failed: Count | None = Field(None, description="a month's only")
+    requeued: Count | None = Field(None, description="a month's only")
+    per_1000_node_days: Real | None
+    per_million_gpu_hours: Real | None
+    rate_value: Real | None
+    rate_lower: Real | None
+    rate_upper: Real | None
+    rate_failures: Count | None
+    rate_node_days: Real | None
+    rate_unit: str
+    month_over_month: Change | None = Field(None, description="a month's only")
+
+
+class EttrBucket(Strict):
+    """The long job runs that ended in the period, of a size bucket, beside E[ETTR] at their mean size."""
+
+    size_bucket: str
+    bucket_order: Count | None = Field(None, description="a study's only")
+    min_gpus: Count
+    max_gpus: Count
+    runs: Count
+    runs_from_earlier_months: Count | None = Field(None, description="a month's only")
+    mean_gpus: Real
+    mean_ettr: Real | None
+    mean_lower: Real | None
+    mean_upper: Real | None
+    stddev_ettr: Real | None
+    median_ettr: Real | None
+    min_ettr: Real | None
+    expected_ettr: Real | None
+    formula_valid: bool | None = Field(None, description="a month's only")
+    model_applies: bool
+
+
+class EttrVsExpected(Strict):
+    """ETTR as the paper measured it, for every long run and for the highest-priority runs."""
+
+    r_f_definition: str
+    r_f: Real | None
+    ckpt_minutes: Real
+    all: list[EttrBucket]
+    priority: list[EttrBucket]
+    priority_qos: str | None = Field(None, description="a month's only")
+    priority_partition: str | None = Field(None, description="a month's only")
+    min_run_hours: Real | None = Field(None, description="a month's only")
+    not_measured: str | None = None
+
+
+class BreakdownRow(Strict):
+    key: str
+    rank: Count
+    dimension: str | None = Field(None, description="a study's only")
+    infra_failures: Count
+    lost_gpu_hours: Real
+    gpu_hours: Real
+    ettr_runs: Count
+    mean_ettr: Real | None
+
+
+class BreakdownDimension(Strict):
+    """The keys of an account or partition with the most lost GPU-hours, and how many more there are."""
+
+    rows: list[BreakdownRow] | None = Field(None, description="the keys shown, as a month names them")
+    top: list[BreakdownRow] | None = Field(None, description="the keys shown, as a study names them")
+    not_shown: Count | None
+
+
+class Breakdowns(Strict):
+    top: Count | None = Field(None, description="a month's only: how many keys are shown")
+    account: BreakdownDimension
+    partition: BreakdownDimension
+
+
+class LemonCandidate(Strict):
+    node: str
+    rules: list[str]
+    p_value: Real
+    incident_p_value: Real | None
+    repeat_p_value: Real | None
+    incident_hours: Real
+    failure_incidents: Count
+    most_incidents_within_repeat_days: Count
+    xid_cnt: Count
+    out_count: Count
+    tickets: Count
+    multi_node_node_fails: Count
+    single_node_node_fails: Count
+    single_node_node_failure_rate: Real | None
+    failures: list[str]
+
+
+class LemonWindow(Strict):
+    """The lemon-node candidates of one window with the fleet's fits they were judged against."""
+
+    window_start: str
+    window_end: str
+    window_days: Count
+    fleet_nodes: Count | None
+    fleet_mean_incident_hours: Real | None
+    fleet_incident_dispersion: Real | None
+    fleet_mean_failure_incidents: Real | None
+    fleet_failure_dispersion: Real | None
+    repeat_threshold: Count | None
+    signal_distribution: dict[str, list[list[Real]]] = Field(description="signal -> [value, share at or below it]")
+    candidates: list[LemonCandidate]
+    not_measured: str | None = None
+
+
+class LemonNodes(LemonWindow):
+    trailing: LemonWindow | None = Field(None, description="absent when lemon_trailing_days is 0")
+
+
+class Totals(Strict):
+    """The period's counts; a study's also carries its exposure and lost goodput summed over the range."""
+
+    attempts: Count
+    gpu_attempts: Count
+    cpu_only_attempts: Count
+    gpu_hours: Real
+    gpu_node_days: Real
+    infra_failures: Count
+    cpu_only_nodes: Count
+    open_attempts: Count | None = Field(None, description="a month's only")
+    unknown_states: Count | None = Field(None, description="a month's only")
+    from_month: str | None = Field(None, description="a study's only")
+    to_month: str | None = Field(None, description="a study's only")
+    months_built: Count | None = Field(None, description="a study's only")
+    paper_failures: Count | None = Field(None, description="a study's only")
+    paper_node_days: Real | None = Field(None, description="a study's only")
+    all_failures: Count | None = Field(None, description="a study's only")
+    all_node_days: Real | None = Field(None, description="a study's only")
+    fleet_faults: Count | None = Field(None, description="a study's only")
+    fleet_nodes: Count | None = Field(None, description="a study's only")
+    fleet_node_days: Real | None = Field(None, description="a study's only")
+    lost_gpu_hours: Real | None = Field(None, description="a study's only")
+    first_order_gpu_hours: Real | None = Field(None, description="a study's only")
+    second_order_gpu_hours: Real | None = Field(None, description="a study's only")
+    second_order_preemptions: Count | None = Field(None, description="a study's only")
+    lost_share_of_gpu_hours: Real | None = Field(None, description="a study's only")
+
+
+def _number(annotation: object) -> object:
+    """A config field's type as metrics.json keeps it: a float as Real (an int stays an int), a tuple a list."""
+    if getattr(annotation, "__origin__", None) is tuple:
+        return list[_number(annotation.__args__[0])]  # type: ignore[attr-defined]
+    return Real if getattr(annotation, "__origin__", annotation) is float else annotation
+
+
+# every [analysis] parameter in force (flows/core/config.py AnalysisConfig, its descriptions), and
+# the intervals' confidence: a parameter added to the config is in the schema without a line here
+Parameters = create_model(
+    "Parameters",
+    __base__=Strict,
+    __doc__="Every parameter in force: the [analysis] section of the config and the intervals' confidence.",
+    confidence=(Real, ...),
+    **{
+        name: (_number(field.annotation), Field(description=field.description))
+        for name, field in AnalysisConfig.__pydantic_fields__.items()
+    },
+)
+
+
+class PeriodFigures(Strict):
+    """The figures a month's report and a study both show of a cluster's period."""
+
+    parameters: Parameters  # type: ignore[valid-type]
+    totals: Totals
+    node_failure_rate: NodeFailureRate
+    fleet_fault_rate: FleetFaultRate
+    mttf_by_size: list[MttfBucket]
+    projections: list[Projection]
+    failures_by_cause: list[CauseFigure]
+    ettr_vs_expected: EttrVsExpected
+    lemon_nodes: LemonNodes
+    breakdowns: Breakdowns
+    not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
+
+
+class JobMixRow(Strict):
+    outcome: str
+    size_bucket: str | None = Field(None, description="a study's only: its job mix is by size too")
+    bucket_order: Count | None = Field(None, description="a study's only")
+    attempts: Count
+    gpu_hours: Real
+    attempt_share: Real | None
+    gpu_hours_share: Real | None
+
+
+class CauseOfMonth(Strict):
+    failures: Count
+    per_1000_node_days: Real | None
+
+
+class MonthRates(Strict):
+    """One month's r_f under both definitions (a trend's point)."""
+
+    month: str
+    paper: Rate
+    all: Rate
+    by_cause: dict[str, CauseOfMonth] | None = Field(None, description="a study's only: cause -> its failures")
+
+
+class Reproduce(Strict):
+    command: str
+    tool_version: str | None = Field(None, description="a month's only")
+
+
+class Headline(Strict):
+    """A headline figure as the summary gives it (flows/figures/summary.py)."""
+
+    key: str | None = Field(None, description="a month's only")
+    label: str
+    value: Real | None
+    unit: str
+    format: str
+    lower: Real | None = None
+    upper: Real | None = None
+    previous: Real | None = None
+    change: Real | None = None
+    p_value: Real | None = None
+    significant: bool | None = None
+    trend: str | None = None
+    not_measured: str | None = None
