@@ -1,8 +1,8 @@
 """The study: the paper's analysis over a range of months, for one or more clusters side by side.
 
 Each cluster's months are built first (a backfill that skips the months already built and sends
-nothing), then its study models (dbt_project/models/study, the range's sums of the monthly marts);
-the study's figures are read from them (flows/figures/study_metrics.py) and the study's directory
+nothing), then its periods with the study's range among them (dim_periods: the range's figures
+summed over its months); the study's figures are read from the range's rows (flows/figures/study_metrics.py) and the study's directory
 is written in the report directory's layout (flows/report/render.py), so that it is delivered like
 a month's report.
 """
@@ -54,14 +54,14 @@ def built_months(config: ClusterConfig, first: Month, last: Month) -> set[Month]
         return set()
     with open_marts(config) as marts:
         rows = marts.execute(
-            "select month from fct_month_totals where month between ? and ?", [str(first), str(last)]
+            "select month from fct_months_built where month between ? and ?", [str(first), str(last)]
         ).fetchall()
     return {Month.parse(month) for (month,) in rows}
 
 
 @task(name="study-build", cache_policy=NO_CACHE)
 def build_cluster_study(config: ClusterConfig, first: Month, last: Month) -> dict:
-    """Build the cluster's study models over the range and read its figures."""
+    """Build the cluster's periods with the study's range among them and read its figures."""
     with run_lock(config):
         landed = landed_months(config)
         if last not in landed:

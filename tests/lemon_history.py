@@ -35,7 +35,7 @@ from simulator.catalog import CAUSE_NAMES, CAUSE_SHARES
 from simulator.failures import TRACE_HEADER
 
 # the marts the lemon candidates read, and everything they are built from
-LEMON_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_failures")
+LEMON_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_failures", "+fct_period_node_failure_rate")
 # the models' tests run in tests/test_pipeline.py; here only the candidates are scored
 NO_TESTS = ("--exclude-resource-type", "unit_test", "--exclude-resource-type", "test")
 FIRST = Month.parse("2026-08")

@@ -1,5 +1,5 @@
-"""Infrastructure failures, lost GPU-hours and ETTR by account and by partition (fct_breakdowns_monthly,
-metrics.json `breakdowns`, the report's table, fct_study_breakdowns) on two simulated months: each
+"""Infrastructure failures, lost GPU-hours and ETTR by account and by partition (fct_period_breakdowns,
+metrics.json `breakdowns`, the report's table, a study's period) on two simulated months: each
 key's figures equal the simulator's truth read through its job records, the report shows the top
 `breakdown_top` of each and counts the rest, and a study of the two months sums them."""
 
@@ -132,10 +132,14 @@ def built(tmp_path_factory, fresh_warehouse) -> dict:
 
         columns = "dimension, key, rank, infra_failures, lost_gpu_hours, gpu_hours, ettr_runs, mean_ettr"
         marts = {
-            str(m): query(f"select {columns} from fct_breakdowns_monthly where month = ? order by all", [str(m)])
+            str(m): query(
+                f"select {columns} from fct_period_breakdowns where period_id = 'month:' || ? order by all", [str(m)]
+            )
             for m in MONTHS
         }
-        study = query(f"select {columns} from fct_study_breakdowns order by all")
+        study = query(
+            f"select {columns} from fct_period_breakdowns where period_id = ? order by all", [f"study:{FIRST}:{LAST}"]
+        )
         preempted = {
             str(m): query(
                 "select job_id_raw, strftime(submit_at, '%Y-%m-%dT%H:%M:%S'), gpus, runtime_seconds "
@@ -151,7 +155,12 @@ def built(tmp_path_factory, fresh_warehouse) -> dict:
             )
             for m in MONTHS
         }
-        lost = dict(query("select month, lost_gpu_hours from fct_lost_goodput_monthly"))
+        lost = dict(
+            query(
+                "select last_month, lost_gpu_hours from fct_period_lost_goodput inner join dim_periods using (period_id) "
+                "where kind = 'month'"
+            )
+        )
     return {
         "work": work,
         "report_dir": report_dir,
@@ -232,7 +241,7 @@ def test_the_report_shows_the_top_of_each_and_counts_the_rest(built) -> None:
 
 
 def test_the_study_sums_its_months(built) -> None:
-    """fct_study_breakdowns over both months: each key's counts and GPU-hours the sum of its months',
+    """A study's period over both months: each key's counts and GPU-hours the sum of its months',
     its ETTR the mean over both months' runs (not a mean of the months' means), ranked anew."""
     months = [by_key(built["marts"][str(m)]) for m in MONTHS]
     study = by_key(built["study"])

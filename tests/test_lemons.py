@@ -105,7 +105,8 @@ def test_a_node_failing_a_few_times_every_month_is_found_over_the_trailing_windo
 def fleet_rows(history: LemonHistory) -> dict[str, dict]:
     with duckdb.connect(str(history.config.warehouse_path), read_only=True) as con:
         cursor = con.execute(
-            "select month, fleet_faults, fleet_nodes, fleet_node_days from fct_node_failure_rate_monthly"
+            "select last_month as month, fleet_faults, fleet_nodes, fleet_node_days from fct_period_node_failure_rate "
+            "where kind = 'month'"
         )
         names = [d[0] for d in cursor.description]
         return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
@@ -256,7 +257,12 @@ def test_the_fleet_fit_does_not_depend_on_the_order_of_the_nodes():
 
 # --- a mixed cluster: the fleet is its GPU nodes (issue 42, item 3) -------------------------------
 
-MIXED_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_month_totals")
+MIXED_MODELS = (
+    "--select",
+    "+fct_lemon_signal_distribution_monthly",
+    "+fct_period_totals",
+    "+fct_period_node_failure_rate",
+)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -281,7 +287,8 @@ def test_on_a_mixed_cluster_the_fleet_is_its_gpu_nodes(tmp_path, fresh_warehouse
             return con.execute(sql, [str(MONTH)] * sql.count("?")).fetchall()
 
         fleet_nodes, fleet_faults, fleet_node_days = rows(
-            "select fleet_nodes, fleet_faults, fleet_node_days from fct_node_failure_rate_monthly where month = ?"
+            "select fleet_nodes, fleet_faults, fleet_node_days from fct_period_node_failure_rate "
+            "where period_id = 'month:' || ?"
         )[0]
         # the premise: the CPU-only nodes' faults are node faults of the month
         cpu_faults = rows("select count(*) from fct_node_faults where month = ? and node like 'cpu%'")[0][0]
@@ -293,4 +300,6 @@ def test_on_a_mixed_cluster_the_fleet_is_its_gpu_nodes(tmp_path, fresh_warehouse
         windows = rows("select lemon_window, fleet_nodes from fct_lemon_fleet_monthly where month = ?")
         assert windows and all(nodes == params.nodes for _, nodes in windows), windows
         assert rows("select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%'") == [(0,)]
-        assert rows("select cpu_only_nodes from fct_month_totals where month = ?") == [(params.cpu_nodes,)]
+        assert rows("select cpu_only_nodes from fct_period_totals where period_id = 'month:' || ?") == [
+            (params.cpu_nodes,)
+        ]

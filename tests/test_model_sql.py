@@ -1,7 +1,7 @@
-"""Each figure's SQL exists once (issue 36): the marts (dbt_project/models/marts, models/study) share
-no long fragment of SQL, so a range mart (a study's, a trailing window's) sums the monthly marts or
-calls the macro the monthly mart calls (dbt_project/macros) instead of repeating its aggregation;
-and every macro has its description in macros/_macros.yml. Computed from the files, no warehouse."""
+"""Each figure's SQL exists once (issues 36, 43): one mart per figure, keyed by period
+(dbt_project/models/marts/periods, dim_periods), no twin of it for a month, a trailing window or a
+study; the marts share no long fragment of SQL (what two need is a macro, dbt_project/macros); and
+every macro has its description in macros/_macros.yml. Computed from the files, no warehouse."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import yaml
 
 from flows import DBT_PROJECT_DIR
 
-MART_DIRS = [DBT_PROJECT_DIR / "models" / "marts", DBT_PROJECT_DIR / "models" / "study"]
-# the longest run of tokens two marts may share: a figure's aggregation runs longer (the study's
-# copies of monthly marts shared 26 to 50 tokens); idioms such as a count of infra failures, shorter
+MARTS = DBT_PROJECT_DIR / "models" / "marts"
+# the longest run of tokens two marts may share: a figure's aggregation runs longer (issue 36's
+# study copies of monthly marts shared 26 to 50 tokens); idioms such as a count of infra failures, shorter
 SHARED_TOKENS = 20
 TOKEN = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\w+|'[^']*'|[^\s\w]", re.S)
 MACRO_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\(")
@@ -36,7 +36,7 @@ def shared_runs(a: list[str], b: list[str], length: int) -> list[str]:
 
 
 def mart_files() -> dict[str, Path]:
-    return {path.stem: path for directory in MART_DIRS for path in sorted(directory.glob("*.sql"))}
+    return {path.stem: path for path in sorted(MARTS.rglob("*.sql"))}
 
 
 def defined_macros() -> set[str]:
@@ -57,38 +57,36 @@ def test_no_two_marts_share_a_long_fragment_of_sql() -> None:
     assert not shared
 
 
-def test_the_check_finds_a_study_mart_that_repeats_its_monthly_mart() -> None:
-    """A range mart written out again from its monthly mart, with other aliases, is caught."""
-    monthly = normalised_tokens((mart_files()["fct_failures_by_cause_monthly"]).read_text())
+def test_the_check_finds_a_mart_that_repeats_another() -> None:
+    """A mart written out again from another, with other aliases, is caught."""
+    causes = normalised_tokens((mart_files()["fct_period_failures_by_cause"]).read_text())
     copy = """
-        select f.cause_category, count(*) as failures,
+        select f.month, f.cause_category, count(*) as failures,
             cast(sum(case when f.gpus > {{ run_parameter('paper_min_gpus') }} then 1 else 0 end) as bigint)
                 as failures_paper_jobs,
             cast(sum(case when f.slurm_state = 'NODE_FAIL' then 1 else 0 end) as bigint) as node_fail
-        from {{ ref('fct_failures') }} as f where {{ in_study() }} group by f.cause_category
+        from {{ ref('fct_failures') }} as f group by f.month, f.cause_category
     """
-    assert shared_runs(monthly, normalised_tokens(copy), SHARED_TOKENS)
+    assert shared_runs(causes, normalised_tokens(copy), SHARED_TOKENS)
 
 
-def test_each_range_mart_reads_a_monthly_mart_or_calls_a_monthly_marts_macro() -> None:
-    """The study's marts and the trailing windows' take their figures from a monthly mart (a ref
-    or a macro argument naming it), or compute them with a macro that a monthly mart calls too."""
-    macros, marts = defined_macros(), mart_files()
-    monthly_calls = {
-        call
-        for name, path in marts.items()
-        if name.endswith("_monthly")
-        for call in MACRO_CALL.findall(path.read_text())
-        if call in macros and call != "run_parameter"  # reads a parameter, computes nothing
+def test_each_figure_is_one_mart_keyed_by_period() -> None:
+    """No mart is a month's, a trailing window's or a study's twin of a figure's mart: the figures'
+    marts (models/marts/periods) are keyed by period_id (their yml's key), and the month-only marts left (`_monthly`: the
+    lemon windows, the layers' row counts) have no period mart of the same figure."""
+    marts = mart_files()
+    periods = [name for name, path in marts.items() if path.parent.name == "periods"]
+    assert len(periods) >= 12
+    keys = {
+        name: yaml.safe_load(marts[name].with_suffix(".yml").read_text())["models"][0]["data_tests"][0][
+            "column_checks"
+        ]["arguments"]["unique_keys"][0]
+        for name in periods
     }
-    ranges = [name for name in marts if name.startswith("fct_study_") or name.endswith("_trailing")]
-    alone = [
-        name
-        for name in ranges
-        if not re.search(r"'fct_\w+_monthly'", marts[name].read_text())
-        and not monthly_calls & set(MACRO_CALL.findall(marts[name].read_text()))
-    ]
-    assert len(ranges) == 10 and not alone
+    assert all(key[0] == "period_id" for key in keys.values()), keys
+    assert [name for name in marts if name.startswith("fct_study_") or name.endswith("_trailing")] == []
+    monthly = [name.removeprefix("fct_").removesuffix("_monthly") for name in marts if name.endswith("_monthly")]
+    assert [name for name in monthly if f"fct_period_{name}" in marts] == []
 
 
 def test_every_macro_is_described_once_in_the_macros_yml() -> None:

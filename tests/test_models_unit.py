@@ -93,21 +93,18 @@ def test_gpu_figures_count_only_gpu_attempts(tmp_path: Path, fresh_warehouse) ->
         with duckdb.connect(str(warehouse), read_only=True) as con:
             return con.execute(sql, [str(MONTH)]).fetchall()
 
-    for mart in (
-        "fct_mttf_by_size_monthly",
-        "fct_job_mix_monthly",
-        "fct_job_runs",
-        "fct_ettr_by_size_monthly",
-        "fct_ettr_by_size_ended_monthly",
-        "fct_failures",
-    ):
+    for mart in ("fct_job_runs", "fct_failures"):
         assert rows(f"select count(*) from {mart} where month = ? and size_bucket = '0'") == [(0,)], mart
+    for mart in ("fct_period_mttf_by_size", "fct_period_job_mix", "fct_period_run_ettr", "fct_period_ettr_by_size"):
+        assert rows(f"select count(*) from {mart} where period_id = 'month:' || ? and size_bucket = '0'") == [(0,)]
     # no CPU run in ETTR, no CPU row in the breakdowns (the CPU jobs' account and partition)
     assert rows("select count(*) from fct_job_runs where month = ? and (account = 'cpuonly' or gpus = 0)") == [(0,)]
     assert rows("select count(*) from fct_job_run_histories where month = ? and gpus = 0") == [(0,)]
-    assert rows("select count(*) from fct_breakdowns_monthly where month = ? and key in ('cpuonly', 'cpu')") == [(0,)]
     assert rows(
-        "select count(*) from fct_breakdowns_monthly where month = ? and gpu_hours = 0 and infra_failures = 0"
+        "select count(*) from fct_period_breakdowns where period_id = 'month:' || ? and key in ('cpuonly', 'cpu')"
+    ) == [(0,)]
+    assert rows(
+        "select count(*) from fct_period_breakdowns where period_id = 'month:' || ? and gpu_hours = 0 and infra_failures = 0"
     ) == [(0,)]
     # no CPU failure in failures by cause, lemon signals or the nodes' days
     assert rows("select count(*) from fct_failures where month = ? and gpus = 0") == [(0,)]
@@ -127,16 +124,21 @@ def test_gpu_figures_count_only_gpu_attempts(tmp_path: Path, fresh_warehouse) ->
         "select cast(sum(case when is_infra_failure then 1 else 0 end) as bigint), sum(runtime_seconds * n_nodes) / 86400e0 "
         "from fct_attempts where month = ? and job_name not like 'cpu_%'"
     )[0]
-    rates = rows("select all_failures, all_node_days from fct_node_failure_rate_monthly where month = ?")[0]
+    rates = rows(
+        "select all_failures, all_node_days from fct_period_node_failure_rate where period_id = 'month:' || ?"
+    )[0]
     assert gpu_alone[0] >= len(GPU_FAILURES)
     assert rates[0] == gpu_alone[0] and rates[1] == pytest.approx(gpu_alone[1])
-    assert rows("select sum(infra_failures) from fct_mttf_by_size_monthly where month = ?") == [(gpu_alone[0],)]
-    assert rows("select coalesce(sum(failures), 0) from fct_failures_by_cause_monthly where month = ?") == [
+    assert rows("select sum(infra_failures) from fct_period_mttf_by_size where period_id = 'month:' || ?") == [
         (gpu_alone[0],)
     ]
+    assert rows(
+        "select coalesce(sum(failures), 0) from fct_period_failures_by_cause where period_id = 'month:' || ?"
+    ) == [(gpu_alone[0],)]
     # the totals: the CPU-only attempts counted apart, the GPU attempts' node-days and failures
     totals = rows(
-        "select attempts, gpu_attempts, cpu_only_attempts, gpu_node_days, infra_failures from fct_month_totals where month = ?"
+        "select attempts, gpu_attempts, cpu_only_attempts, gpu_node_days, infra_failures from fct_period_totals "
+        "where period_id = 'month:' || ?"
     )[0]
     gpu_attempts = rows("select count(*) from fct_attempts where month = ? and job_name not like 'cpu_%'")[0][0]
     assert totals[1:3] == (gpu_attempts, len(cpu_lines)) and totals[0] == gpu_attempts + len(cpu_lines)
@@ -193,8 +195,8 @@ def test_the_fleet_figures_count_only_gpu_nodes(tmp_path: Path, fresh_warehouse)
     gpu_faults = rows("select count(*) from fct_node_faults where month = ? and node like 'gpu%'")[0][0]
     fleet = rows(
         "select fleet_nodes, fleet_faults, fleet_node_days, "
-        "datediff('second', month_start, (select period_end from run.parameters)) / 86400e0 "
-        "from fct_node_failure_rate_monthly where month = ?"
+        "datediff('second', (select month_start from run.parameters), (select period_end from run.parameters)) / 86400e0 "
+        "from fct_period_node_failure_rate where period_id = 'month:' || ?"
     )[0]
     assert fleet[:2] == (len(gpu_nodes), gpu_faults)
     assert fleet[2] == pytest.approx(len(gpu_nodes) * fleet[3])
@@ -217,4 +219,4 @@ def test_the_fleet_figures_count_only_gpu_nodes(tmp_path: Path, fresh_warehouse)
         )
     } == {len(gpu_nodes)}
     # the totals: the CPU-only nodes seen, counted apart
-    assert rows("select cpu_only_nodes from fct_month_totals where month = ?") == [(len(cpu_nodes),)]
+    assert rows("select cpu_only_nodes from fct_period_totals where period_id = 'month:' || ?") == [(len(cpu_nodes),)]

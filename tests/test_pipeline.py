@@ -405,9 +405,8 @@ MARTS = (
     "fct_attempts",
     "fct_job_runs",
     "fct_failures",
-    "fct_failures_by_cause_monthly",
-    "fct_mttf_by_size_monthly",
-    "fct_job_mix_monthly",
+    "fct_months_built",
+    "fct_node_faults",
     "fct_node_days",
 )
 

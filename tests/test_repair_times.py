@@ -17,7 +17,7 @@ from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate
 
 FIRST, LAST = Month.parse("2026-09"), Month.parse("2026-10")
-MODELS = ("--select", "+fct_node_repair_times", "+fct_node_out_time")
+MODELS = ("--select", "+fct_period_node_repairs", "+fct_period_node_out_time")
 
 
 def _summary_matches(figure: dict, truth: dict) -> None:

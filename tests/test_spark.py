@@ -122,8 +122,6 @@ def build_both(work: Path, server: ConnectServer) -> dict:
             "test",
             "--exclude-resource-type",
             "unit_test",
-            "--exclude",
-            "tag:study",
         )
         assert result.success, [str(r.message) for r in result.result.results if str(r.status) != "success"]
         with open_marts(spark) as marts:
@@ -145,7 +143,7 @@ def test_spark_is_reached_through_the_connect_server_on_loopback(engines) -> Non
         assert marts.execute("select current_database()").fetchone() == (f"reliability_{CLUSTER}",)
         assert marts.spark.conf.get("spark.sql.catalogImplementation") == "hive"
     assert SparkContext._active_spark_context is None and SparkContext._jvm is None
-    assert (server.home / "spark-warehouse" / f"reliability_{CLUSTER}.db" / "fct_month_totals").is_dir()
+    assert (server.home / "spark-warehouse" / f"reliability_{CLUSTER}.db" / "fct_months_built").is_dir()
     assert (server.home / "metastore_db").is_dir() and not (spark.warehouse_path / "metastore_db").exists()
     listening = server.listening()
     assert (server.port, "127.0.0.1") in listening and {address for _, address in listening} == {"127.0.0.1"}
@@ -182,7 +180,9 @@ def test_every_mart_is_the_same_on_spark(engines) -> None:
             compare.register("theirs", theirs)
             for query in ("from ours except all from theirs", "from theirs except all from ours"):
                 assert compare.execute(f"select count(*) from ({query})").fetchall() == [(0,)], (name, query)
-        built = con.execute("select month, attempts from fct_month_totals order by month").fetchall()
+        built = con.execute(
+            "select last_month, attempts from fct_period_totals where kind = 'month' order by last_month"
+        ).fetchall()
     assert [month for month, _ in built] == [str(m) for m in MONTHS]
     assert all(attempts > 1000 for _, attempts in built)
 
@@ -213,7 +213,7 @@ def test_quality_suites_give_the_same_results_on_spark(engines) -> None:
 def test_marts_are_month_partitioned_on_spark(engines) -> None:
     """insert_overwrite replaces one month's partition: two months built, each mart keeps both."""
     with open_marts(engines["spark"]) as marts:
-        partitions = marts.execute("show partitions fct_month_totals").fetchall()
+        partitions = marts.execute("show partitions fct_months_built").fetchall()
     assert sorted(p for (p,) in partitions) == [f"month={m}" for m in MONTHS]
 
 

@@ -54,9 +54,7 @@ def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
         config = load_config(path)
         for month in month_range(FIRST, LAST):
             if (i, month) != (len(CLUSTERS) - 1, LAST):
-                done = dbt_command(
-                    config, month, land_month(config, month), "build", "--exclude", "tag:study", *NO_TESTS
-                )
+                done = dbt_command(config, month, land_month(config, month), "build", *NO_TESTS)
                 assert done.success, [r.message for r in done.result.results if str(r.status) != "success"]
         configs.append(path)
     args = ["study", "--from", str(FIRST), "--to", str(LAST), "--send"]

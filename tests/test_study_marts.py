@@ -1,8 +1,9 @@
-"""A study's range marts (dbt_project/models/study) over a continuous three-month history of a
-72-node cluster: over the whole range and over two of its months (one without the first month, so
-that job runs bring history from before the range), the failures by cause, the MTTF by size and the
-ETTR of the runs that ended equal the simulator's truth; the job mix and the lost goodput by size
-equal the monthly marts summed over the range; a month's own build leaves the study's tables alone."""
+"""A study's period (dim_periods, kind `study`) in the figures' marts (dbt_project/models/marts/periods)
+over a continuous three-month history of a 72-node cluster: over the whole range and over two of its
+months (one without the first month, so that job runs bring history from before the range), the
+failures by cause, the MTTF by size and the ETTR of the runs that ended equal the simulator's truth;
+the job mix and the lost goodput by size equal the months' periods summed over the range; a month's
+own build has its own periods, not an earlier study's."""
 
 from __future__ import annotations
 
@@ -32,13 +33,13 @@ MONTHS = [FIRST, FIRST.next(), LAST]
 CLUSTER = "study"
 # (first, last) of each study: the first two months (built before the third), the last two, all three
 RANGES = [(MONTHS[0], MONTHS[1]), (MONTHS[1], MONTHS[2]), (MONTHS[0], MONTHS[2])]
+# the figures' marts a study's period is read from
 STUDY_TABLES = [
-    "fct_study_totals",
-    "fct_study_job_mix",
-    "fct_study_failures_by_cause",
-    "fct_study_mttf_by_size",
-    "fct_study_ettr_by_size",
-    "fct_study_lost_goodput_by_size",
+    "fct_period_job_mix",
+    "fct_period_failures_by_cause",
+    "fct_period_mttf_by_size",
+    "fct_period_ettr_by_size",
+    "fct_period_lost_goodput_by_size",
 ]
 with open(DBT_PROJECT_DIR / "seeds" / "job_size_buckets.csv") as seed:
     # the GPU buckets (macro gpu_size_buckets): bucket 0 holds the CPU-only attempts, in no GPU figure
@@ -54,16 +55,41 @@ def rows(config: ClusterConfig, sql: str, parameters: list | None = None) -> lis
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def study_tables(config: ClusterConfig) -> dict[str, list[dict]]:
-    """Every study table's rows, in a fixed order."""
-    return {table: sorted(rows(config, f"select * from {table}"), key=repr) for table in STUDY_TABLES}
+def study_tables(config: ClusterConfig, first: Month, last: Month) -> dict[str, list[dict]]:
+    """The study period's rows of every figure's mart, in a fixed order, and its totals (`totals`:
+    fct_period_totals, fct_period_node_failure_rate and fct_period_lost_goodput in one row)."""
+    period = [f"study:{first}:{last}"]
+    tables = {
+        table: sorted(rows(config, f"select * from {table} where period_id = ?", period), key=repr)
+        for table in STUDY_TABLES
+    }
+    [totals] = rows(
+        config,
+        """select t.first_month as from_month, t.last_month as to_month, t.*, r.*, l.*
+        from fct_period_totals as t
+        inner join fct_period_node_failure_rate as r using (period_id)
+        inner join fct_period_lost_goodput as l using (period_id)
+        where t.period_id = ?""",
+        period,
+    )
+    return {**tables, "totals": [totals]}
+
+
+def monthly_rows(config: ClusterConfig, table: str, first: Month, last: Month) -> list[dict]:
+    """The rows of `table` of each month's period (kind `month`) from `first` to `last`, with its `month`."""
+    return rows(
+        config,
+        f"""select p.last_month as month, t.* from {table} as t inner join dim_periods as p using (period_id)
+        where p.kind = 'month' and p.last_month between ? and ?""",
+        [str(first), str(last)],
+    )
 
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory, fresh_warehouse) -> dict:
     """The first two months built (the monthly pipeline's land and dbt stages: the study reads
-    nothing else), the study of them, the third month's own build, then the studies of the last
-    two months and of all three."""
+    nothing else), the study of them, the third month's own build (and the periods it has), then
+    the studies of the last two months and of all three."""
     work = tmp_path_factory.mktemp("study")
     truth = simulate(SimParams(CLUSTER, FIRST, last_month=LAST, nodes=72, seed=5, r_f=40.0), work / "sim" / CLUSTER)
     config_path = write_demo_config(work, CLUSTER, work / "reports")
@@ -75,11 +101,11 @@ def history(tmp_path_factory, fresh_warehouse) -> dict:
 
     def study(first: Month, last: Month) -> None:
         build_study(config, first, last, landed_months(config)[last])
-        studies[first, last] = study_tables(config)
+        studies[first, last] = study_tables(config, first, last)
 
     study(*RANGES[0])
     build_month(config, LAST, land_month(config, LAST))  # the third month's own build, after a study
-    month_build = {"tables": study_tables(config)}
+    month_build = {"periods": {r["period_id"] for r in rows(config, "select period_id from dim_periods")}}
     study(*RANGES[1])
     study(*RANGES[2])
     return {"truth": truth, "config": config, "studies": studies, "month_build": month_build}
@@ -90,6 +116,7 @@ def in_range(first: Month, last: Month) -> list[str]:
 
 
 def months_sql(first: Month, last: Month) -> str:
+    """The rows of a row-level mart (keyed by month) of the months first..last."""
     return f"month between '{first}' and '{last}'"
 
 
@@ -113,7 +140,7 @@ def truth_failures(truth: dict, months: list[str]) -> list[dict]:
 def test_failures_by_cause_and_the_rates_equal_the_truth(history, first: Month, last: Month) -> None:
     truth, config, months = history["truth"], history["config"], in_range(first, last)
     tables = history["studies"][first, last]
-    [totals] = tables["fct_study_totals"]
+    [totals] = tables["totals"]
     assert (totals["from_month"], totals["to_month"], totals["months_built"]) == (str(first), str(last), len(months))
     rates = [truth["months"][m]["r_f_per_1000_node_days"] for m in months]
     for definition in ("paper", "all"):
@@ -123,11 +150,9 @@ def test_failures_by_cause_and_the_rates_equal_the_truth(history, first: Month, 
     assert totals["paper_failures"] > 0
 
     node_days = sum(r["all"]["node_days"] for r in rates)
-    gpu_hours = sum(
-        r["gpu_hours"] for r in rows(config, f"select gpu_hours from fct_month_totals where {months_sql(first, last)}")
-    )
+    gpu_hours = sum(r["gpu_hours"] for r in monthly_rows(config, "fct_period_totals", first, last))
     expected = Counter(f["cause"] for f in truth_failures(truth, months))
-    by_cause = {r["cause_category"]: r for r in tables["fct_study_failures_by_cause"]}
+    by_cause = {r["cause_category"]: r for r in tables["fct_period_failures_by_cause"]}
     assert {cause: r["failures"] for cause, r in by_cause.items()} == expected
     assert len(expected) >= 5
     for cause, r in by_cause.items():
@@ -145,13 +170,13 @@ def test_the_fleet_fault_rate_sums_the_months_and_equals_the_injected_faults(
     node faults and fleet node-days summed; every fault the simulator injected, idle nodes' included,
     but two of a node within an hour (one fault to the logs)."""
     config, months = history["config"], in_range(first, last)
-    [totals] = history["studies"][first, last]["fct_study_totals"]
+    [totals] = history["studies"][first, last]["totals"]
     fleets = [history["truth"]["months"][m]["fleet"] for m in months]
-    [monthly] = rows(
-        config,
-        "select sum(fleet_faults) as faults, max(fleet_nodes) as nodes from fct_node_failure_rate_monthly "
-        f"where {months_sql(first, last)}",
-    )
+    months_rates = monthly_rows(config, "fct_period_node_failure_rate", first, last)
+    monthly = {
+        "faults": sum(r["fleet_faults"] for r in months_rates),
+        "nodes": max(r["fleet_nodes"] for r in months_rates),
+    }
     assert (
         (totals["fleet_faults"], totals["fleet_nodes"])
         == (monthly["faults"], monthly["nodes"])
@@ -176,12 +201,12 @@ def test_mttf_by_size_equals_the_truth(history, first: Month, last: Month) -> No
             node_days[bucket] += figures["node_days"]
     failures = Counter(BUCKET_OF[f["gpus"]] for f in truth_failures(truth, months))
     monthly: dict[str, list[int | float]] = defaultdict(lambda: [0, 0.0])
-    for r in rows(config, f"select * from fct_mttf_by_size_monthly where {months_sql(first, last)}"):
+    for r in monthly_rows(config, "fct_period_mttf_by_size", first, last):
         monthly[r["size_bucket"]][0] += r["attempts"]
         monthly[r["size_bucket"]][1] += r["gpu_hours"]
 
-    study = history["studies"][first, last]["fct_study_mttf_by_size"]
-    assert sorted(r["size_bucket"] for r in study) == sorted(BUCKETS)  # every bucket, zeros where nothing ran
+    study = history["studies"][first, last]["fct_period_mttf_by_size"]
+    assert sorted(r["size_bucket"] for r in study) == sorted(monthly)  # the buckets with attempts
     for r in study:
         bucket = r["size_bucket"]
         assert r["infra_failures"] == failures[bucket], bucket
@@ -194,7 +219,7 @@ def test_mttf_by_size_equals_the_truth(history, first: Month, last: Month) -> No
 
 
 def bucket_figures(runs: list[tuple[int, float]]) -> dict:
-    """What fct_study_ettr_by_size holds for a bucket's runs, each (gpus, ettr)."""
+    """What fct_period_ettr_by_size holds for a bucket's runs, each (gpus, ettr)."""
     ettr = [e for _, e in runs]
     return {
         "runs": len(runs),
@@ -228,7 +253,7 @@ def test_ettr_of_runs_that_ended_in_the_range_equals_the_truth(history, first: M
             if str(m) in months and not run["crosses_month_end"] and runtime >= min_runtime and runtime + queue > 0:
                 ended.append((run["gpus"], (runtime - lost) / (runtime + queue)))
                 began_before += run["run_id"] in before_range
-    study = {(r["run_set"], r["size_bucket"]): r for r in history["studies"][first, last]["fct_study_ettr_by_size"]}
+    study = {(r["run_set"], r["size_bucket"]): r for r in history["studies"][first, last]["fct_period_ettr_by_size"]}
     expected: dict[tuple[str, str], list] = defaultdict(list)
     for gpus, ettr in ended:
         expected["all", BUCKET_OF[gpus]].append((gpus, ettr))
@@ -252,14 +277,14 @@ def test_ettr_of_runs_that_ended_in_the_range_equals_the_truth(history, first: M
 
 
 @pytest.mark.parametrize("first,last", RANGES, ids=lambda m: str(m))
-def test_job_mix_sums_the_monthly_marts(history, first: Month, last: Month) -> None:
+def test_job_mix_sums_the_months(history, first: Month, last: Month) -> None:
     config, tables = history["config"], history["studies"][first, last]
     summed: dict[tuple[str, str], list] = defaultdict(lambda: [0, 0.0])
-    for r in rows(config, f"select * from fct_job_mix_monthly where {months_sql(first, last)}"):
+    for r in monthly_rows(config, "fct_period_job_mix", first, last):
         summed[r["outcome"], r["size_bucket"]][0] += r["attempts"]
         summed[r["outcome"], r["size_bucket"]][1] += r["gpu_hours"]
-    [totals] = tables["fct_study_totals"]
-    study = {(r["outcome"], r["size_bucket"]): r for r in tables["fct_study_job_mix"]}
+    [totals] = tables["totals"]
+    study = {(r["outcome"], r["size_bucket"]): r for r in tables["fct_period_job_mix"]}
     assert set(study) == set(summed)
     for key, (attempts, gpu_hours) in summed.items():
         r = study[key]
@@ -274,7 +299,7 @@ def test_lost_goodput_by_size(history, first: Month, last: Month) -> None:
     """First order: min(runtime, cap) x GPUs of each infrastructure failure in the range, in the
     failed attempt's bucket (the failures per bucket are the truth's); second order: of each
     preemption found for a restart, in the preempted attempt's bucket; beside the bucket's
-    GPU-hours. The buckets add up to the monthly marts' lost goodput over the range."""
+    GPU-hours. The buckets add up to the months' lost goodput over the range."""
     truth, config, months = history["truth"], history["config"], in_range(first, last)
     cap = config.analysis.lost_work_cap_minutes * 60
     where = months_sql(first, last)
@@ -292,11 +317,11 @@ def test_lost_goodput_by_size(history, first: Month, last: Month) -> None:
         second_order[r["size_bucket"]][0] += 1
         second_order[r["size_bucket"]][1] += min(r["runtime_seconds"], cap) * r["gpus"] / 3600
     gpu_hours: dict[str, float] = defaultdict(float)
-    for r in rows(config, f"select size_bucket, gpu_hours from fct_job_mix_monthly where {where}"):
+    for r in monthly_rows(config, "fct_period_job_mix", first, last):
         gpu_hours[r["size_bucket"]] += r["gpu_hours"]
     failures = Counter(BUCKET_OF[f["gpus"]] for f in truth_failures(truth, months))
 
-    study = history["studies"][first, last]["fct_study_lost_goodput_by_size"]
+    study = history["studies"][first, last]["fct_period_lost_goodput_by_size"]
     assert sorted(r["size_bucket"] for r in study) == sorted(BUCKETS)
     for r in study:
         bucket = r["size_bucket"]
@@ -312,16 +337,19 @@ def test_lost_goodput_by_size(history, first: Month, last: Month) -> None:
         assert r["share_of_gpu_hours"] == (
             pytest.approx(lost / gpu_hours[bucket], rel=1e-12) if gpu_hours[bucket] else None
         )
-    monthly = rows(config, f"select * from fct_lost_goodput_monthly where {where}")
-    [totals] = history["studies"][first, last]["fct_study_totals"]
+    monthly = monthly_rows(config, "fct_period_lost_goodput", first, last)
+    [totals] = history["studies"][first, last]["totals"]
     for column in ("infra_failures", "second_order_preemptions", "first_order_gpu_hours", "second_order_gpu_hours"):
         summed = sum(r[column] for r in monthly)
         assert sum(r[column] for r in study) == pytest.approx(summed, rel=1e-12) == totals[column], column
     assert totals["second_order_preemptions"] > 0 and totals["infra_failures"] > 0
 
 
-def test_a_months_build_leaves_the_study_alone(history) -> None:
-    """The third month's own build neither builds nor changes the study tables: they still hold
-    the study of the first two months (had it built them, they would hold its own month's)."""
-    assert history["month_build"]["tables"] == history["studies"][RANGES[0]]
+def test_a_months_build_has_its_own_periods(history) -> None:
+    """The third month's own build rebuilds every period of the months built (each month, each
+    trailing window ending at one) and its own range (the month itself), not the earlier study's:
+    a study builds its range's period when it reads it."""
+    periods = history["month_build"]["periods"]
+    assert {f"month:{m}" for m in MONTHS} | {f"trailing:3:{LAST}", f"study:{LAST}:{LAST}"} <= periods
+    assert f"study:{RANGES[0][0]}:{RANGES[0][1]}" not in periods
     assert history["studies"][RANGES[0]] != history["studies"][RANGES[1]]

@@ -69,7 +69,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
     r_f = {"paper": failure_rate(all_failures // 2, total_days / 3), "all": failure_rate(all_failures, total_days)}
     failures_by_cause = [
         {
-            "cause_category": cause,
+            "category": cause,
             "failure_domain": domain,
             "failures": causes[cause],
             "node_days": total_days,
@@ -166,22 +166,19 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
     return {
         "parameters": {**asdict(params), "breakdown_top": 5, "confidence": CONFIDENCE},
         "totals": {
-            "from_month": str(FIRST),
-            "to_month": str(LAST),
             "months_built": len(months),
             "attempts": sum(b["attempts"] for b in mttf),
             "gpu_hours": gpu_hours,
             "infra_failures": all_failures,
-            "paper_failures": all_failures // 2,
-            "paper_node_days": total_days / 3,
-            "all_failures": all_failures,
-            "all_node_days": total_days,
+        },
+        "lost_goodput": {
             "lost_gpu_hours": lost_total,
             "first_order_gpu_hours": lost_total - second,
             "second_order_gpu_hours": second,
+            "infra_failures": all_failures,
             "second_order_preemptions": sum(b["second_order_preemptions"] for b in lost),
-            "lost_share_of_gpu_hours": lost_total / gpu_hours,
-        },  # fmt: skip
+            "share_of_gpu_hours": lost_total / gpu_hours,
+        },
         "node_failure_rate": r_f,
         # every node's faults over every node's days: more faults than the failures they caused
         "fleet_fault_rate": fleet_rate(int(all_failures * 1.2), nodes * 30.4 * len(months), nodes),
@@ -196,8 +193,11 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         "lemon_nodes": lemon_nodes,
         "lost_goodput_by_size": lost,
         "breakdowns": {
-            d: {"top": [r for r in rows if r["rank"] <= 5], "not_shown": max(len(rows) - 5, 0)}
-            for d, rows in breakdown_rows.items()
+            "top": 5,
+            **{
+                d: {"rows": [r for r in rows if r["rank"] <= 5], "not_shown": max(len(rows) - 5, 0)}
+                for d, rows in breakdown_rows.items()
+            },
         },
     }
 
@@ -237,7 +237,7 @@ def headline_strings(study: dict) -> list[str]:
         for d in ("paper", "all"):
             rate = figures["node_failure_rate"][d]
             strings += [f"{rate['value']:.2f}", f"{rate['lower']:.2f}", f"{rate['upper']:.2f}"]
-        strings += [f"{figures['totals']['infra_failures']:,}", f"{figures['totals']['lost_gpu_hours']:,.0f}"]
+        strings += [f"{figures['totals']['infra_failures']:,}", f"{figures['lost_goodput']['lost_gpu_hours']:,.0f}"]
     ratio = next(r for r in study["comparison"][0]["ratios"] if r["measure"] == "r_f (all)")
     return strings + [f"{ratio['ratio']:.2f}", f"{ratio['lower']:.2f}", f"{ratio['upper']:.2f}"]
 
@@ -309,9 +309,9 @@ def hostile_study() -> dict:
     partition, node and cause names."""
     study = make_study(names=(SCRIPT + "\x1b[2J", "rsc2"), account=HOSTILE + "\u202e")
     for figures in study["clusters"].values():
-        figures["breakdowns"]["partition"]["top"][0]["key"] = FORMULA + "\x07"
+        figures["breakdowns"]["partition"]["rows"][0]["key"] = FORMULA + "\x07"
         figures["lemon_nodes"]["candidates"][0]["node"] = HOSTILE + "\x1b[31m"
-        figures["failures_by_cause"][0]["cause_category"] = SCRIPT + r" $\frac$"
+        figures["failures_by_cause"][0]["category"] = SCRIPT + r" $\frac$"
         figures["job_mix"][0]["outcome"] = HOSTILE
     return assemble_study(study["clusters"], month_range(FIRST, LAST), study["reproduce"]["command"])
 
@@ -411,12 +411,13 @@ def quiet(figures: dict) -> dict:
     for bucket in figures["lost_goodput_by_size"]:
         bucket.update(infra_failures=0, first_order_gpu_hours=0.0, second_order_preemptions=0,
                       second_order_gpu_hours=0.0, lost_gpu_hours=0.0, share_of_gpu_hours=0.0)  # fmt: skip
-    figures["totals"].update(infra_failures=0, paper_failures=0, all_failures=0, lost_gpu_hours=0.0,
-                             first_order_gpu_hours=0.0, second_order_gpu_hours=0.0, second_order_preemptions=0,
-                             lost_share_of_gpu_hours=0.0)  # fmt: skip
+    figures["totals"].update(infra_failures=0)
+    figures["lost_goodput"].update(infra_failures=0, lost_gpu_hours=0.0, first_order_gpu_hours=0.0,
+                                   second_order_gpu_hours=0.0, second_order_preemptions=0,
+                                   share_of_gpu_hours=0.0)  # fmt: skip
     figures["lemon_nodes"]["candidates"] = []
-    for breakdown in figures["breakdowns"].values():
-        for row in breakdown["top"]:
+    for breakdown in (figures["breakdowns"][d] for d in ("account", "partition")):
+        for row in breakdown["rows"]:
             row.update(infra_failures=0, lost_gpu_hours=0.0)
     return {
         **figures,

@@ -17,10 +17,11 @@
 
 {% macro breakdowns(attempt_figures, runs) -%}
     select
+        attempt_figures.period_id,
         attempt_figures.dimension,
         attempt_figures.key,
         row_number() over (
-            partition by attempt_figures.dimension
+            partition by attempt_figures.period_id, attempt_figures.dimension
             order by attempt_figures.lost_gpu_hours desc, attempt_figures.infra_failures desc, attempt_figures.key asc
         ) as rank,
         attempt_figures.infra_failures,
@@ -31,14 +32,16 @@
     from {{ attempt_figures }} as attempt_figures
     left join (
         select
+            keyed_runs.period_id,
             keyed_runs.dimension,
             keyed_runs.key,
             count(*) as ettr_runs,
             {{ ordered_mean('keyed_runs.ettr', job_run_order('keyed_runs')) }} as mean_ettr
-        from ({{ by_breakdown_key(runs, ['month', 'job_run_id', 'ettr']) }}) as keyed_runs
-        group by keyed_runs.dimension, keyed_runs.key
+        from ({{ by_breakdown_key(runs, ['period_id', 'month', 'job_run_id', 'ettr']) }}) as keyed_runs
+        group by keyed_runs.period_id, keyed_runs.dimension, keyed_runs.key
     ) as run_figures
         on
-            run_figures.dimension = attempt_figures.dimension
+            run_figures.period_id = attempt_figures.period_id
+            and run_figures.dimension = attempt_figures.dimension
             and run_figures.key = attempt_figures.key
 {%- endmacro %}

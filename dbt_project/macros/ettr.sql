@@ -20,6 +20,7 @@
 
 {% macro ettr_by_size(runs) -%}
     select
+        period_id,
         run_set,
         size_bucket,
         bucket_order,
@@ -38,6 +39,7 @@
         -- the ordered means first, the spread from them after: one value of each mean, whichever
         -- engine (Spark evaluated the means inside one expression of aggregates to a different last bit)
         select
+            sets.period_id,
             sets.run_set,
             sets.size_bucket,
             sets.bucket_order,
@@ -54,7 +56,7 @@
             min(sets.ettr) as min_ettr
         from ({{ ettr_run_sets(runs) }}) as sets
         inner join {{ ref('job_size_buckets') }} as buckets on buckets.size_bucket = sets.size_bucket
-        group by sets.run_set, sets.size_bucket, sets.bucket_order, buckets.min_gpus, buckets.max_gpus
+        group by sets.period_id, sets.run_set, sets.size_bucket, sets.bucket_order, buckets.min_gpus, buckets.max_gpus
     ) as means
 {%- endmacro %}
 

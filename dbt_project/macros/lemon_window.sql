@@ -28,8 +28,8 @@
             select
                 earlier.month_start,
                 count(*) as months_built_since
-            from {{ ref('fct_node_failure_rate_monthly') }} as earlier
-            inner join {{ ref('fct_node_failure_rate_monthly') }} as later
+            from {{ ref('fct_months_built') }} as earlier
+            inner join {{ ref('fct_months_built') }} as later
                 on
                     later.month_start >= earlier.month_start
                     and later.month_start <= {{ run_parameter('month_start') }}

@@ -87,6 +87,14 @@
     last_value({{ value }} ignore nulls)
 {%- endmacro %}
 
+{% macro year_month(timestamp) -%}
+    {{ return(adapter.dispatch('year_month', 'cluster_reliability')(timestamp)) }}
+{%- endmacro %}
+
+{% macro default__year_month(timestamp) -%}
+    strftime({{ timestamp }}, '%Y-%m')
+{%- endmacro %}
+
 {% macro materialized_cte() -%}
     {{ return(adapter.dispatch('materialized_cte', 'cluster_reliability')()) }}
 {%- endmacro %}
@@ -162,6 +170,10 @@
 
 {% macro spark__last_value_ignoring_nulls(value) -%}
     last_value({{ value }}, true)
+{%- endmacro %}
+
+{% macro spark__year_month(timestamp) -%}
+    date_format({{ timestamp }}, 'yyyy-MM')
 {%- endmacro %}
 
 {% macro spark__materialized_cte() -%}

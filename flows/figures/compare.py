@@ -1,12 +1,13 @@
 """What compares months or clusters: a month's r_f and each cause's rate against the previous
-month and against its trailing windows (fct_*_trailing), the r_f of each month of a range, and the
-rate ratios between clusters; each family of tests Holm-corrected (flows/figures/rates.py)."""
+month and against its trailing windows (the periods of kind `trailing` ending at it, dim_periods),
+the r_f of each month of a range, and the rate ratios between clusters; each family of tests
+Holm-corrected (flows/figures/rates.py)."""
 
 from __future__ import annotations
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
-from flows.figures.period import Period, failures_by_cause, mart_rows
+from flows.figures.period import Mart, Period, failures_by_cause, mart_rows
 from flows.figures.rates import CONFIDENCE, failure_rate, flag_family, mttf_interval, rate_change, rate_ratio
 from flows.warehouse.engines import MartReader
 
@@ -14,11 +15,11 @@ from flows.warehouse.engines import MartReader
 
 
 def rates_by_month(con: MartReader, first: Month, last: Month) -> dict[str, dict]:
-    """fct_node_failure_rate_monthly's rows of the months first..last that are built, by month, oldest first."""
+    """The r_f counts of each built month of first..last (its period of kind `month`), by month, oldest first."""
     rows = mart_rows(
         con,
-        "select month, paper_failures, paper_node_days, all_failures, all_node_days "
-        "from fct_node_failure_rate_monthly where month between ? and ? order by month",
+        "select last_month as month, paper_failures, paper_node_days, all_failures, all_node_days "
+        "from fct_period_node_failure_rate where kind = 'month' and last_month between ? and ? order by last_month",
         [str(first), str(last)],
     )
     return {row["month"]: row for row in rows}
@@ -37,8 +38,10 @@ def monthly_causes(con: MartReader, first: Month, last: Month) -> dict[str, dict
     by_month: dict[str, dict[str, dict]] = {}
     for row in mart_rows(
         con,
-        "select month, cause_category, failures, per_1000_node_days from fct_failures_by_cause_monthly "
-        "where month between ? and ? order by month, failures desc, cause_category",
+        "select periods.last_month as month, causes.cause_category, causes.failures, causes.per_1000_node_days "
+        "from fct_period_failures_by_cause as causes inner join dim_periods as periods using (period_id) "
+        "where periods.kind = 'month' and periods.last_month between ? and ? "
+        "order by periods.last_month, causes.failures desc, causes.cause_category",
         [str(first), str(last)],
     ):
         by_month.setdefault(row["month"], {})[row["cause_category"]] = {
@@ -87,67 +90,65 @@ def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     one that are not built (the report says what they leave out)."""
     months = history_months(month, params)
     series = monthly_rates(con, months[0], month)
-    windows = {
-        row["window_months"]: row
-        for row in mart_rows(con, "select * from fct_node_failure_rate_trailing where month = ?", [str(month)])
-    }
-    causes = mart_rows(
-        con,
-        "select * from fct_failures_by_cause_trailing where month = ? order by failures desc, cause_category",
-        [str(month)],
-    )
-    sizes = mart_rows(
-        con,
-        "select * from fct_mttf_by_size_trailing where month = ? order by bucket_order, size_bucket",
-        [str(month)],
-    )
-    trailing = [
-        _trailing_window(
-            windows[size],
-            [c for c in causes if c["window_months"] == size],
-            [s for s in sizes if s["window_months"] == size],
-        )
-        for size in params.trailing_months
-    ]
+    trailing = [_trailing_window(con, Period("trailing", month, month, size)) for size in params.trailing_months]
     built = {m["month"] for m in series}
     earlier_missing = [str(m) for m in months[:-1] if str(m) not in built]
     return {"monthly": series, "trailing": trailing, "earlier_months_missing": earlier_missing}
 
 
-def _trailing_window(window: dict, causes: list[dict], sizes: list[dict]) -> dict:
-    """One trailing window's figures with their intervals and tests of this month against the earlier months."""
-    return {
-        "months": window["window_months"],
-        "months_available": window["months_available"],
-        "paper": failure_rate(window["paper_failures"], window["paper_node_days"]),
-        "all": failure_rate(window["all_failures"], window["all_node_days"]),
-        "this_month_vs_window": rate_change(
-            window["this_month_failures"],
-            window["this_month_node_days"],
-            window["earlier_failures"],
-            window["earlier_node_days"],
+def _trailing_window(con: MartReader, window: Period) -> dict:
+    """One trailing window's figures with their intervals and tests of its last month (this month)
+    against its earlier months."""
+    (rates,) = window.rows(
+        con,
+        Mart(
+            "fct_period_node_failure_rate",
+            (
+                *("window_months", "months_built", "paper_failures", "paper_node_days", "all_failures"),
+                *("all_node_days", "last_month_failures", "last_month_node_days", "earlier_failures"),
+                "earlier_node_days",
+            ),
         ),
+    )
+    causes = window.rows(
+        con,
+        Mart(
+            "fct_period_failures_by_cause",
+            (
+                *("cause_category", "failures", "node_days", "last_month_failures", "last_month_node_days"),
+                *("earlier_failures", "earlier_node_days"),
+            ),
+        ),
+        order="failures desc, cause_category",
+    )
+    sizes = window.rows(
+        con,
+        Mart("fct_period_mttf_by_size", ("size_bucket", "runtime_hours", "infra_failures", "mttf_hours")),
+        order="bucket_order, size_bucket",
+    )
+    return {
+        "months": rates["window_months"],
+        "months_available": rates["months_built"],
+        "paper": failure_rate(rates["paper_failures"], rates["paper_node_days"]),
+        "all": failure_rate(rates["all_failures"], rates["all_node_days"]),
+        "this_month_vs_window": _last_month_vs_earlier(rates),
         "by_cause": [
             {
                 "category": c["cause_category"],
                 **failure_rate(c["failures"], c["node_days"]),
-                "this_month_vs_window": rate_change(
-                    c["this_month_failures"], c["this_month_node_days"], c["earlier_failures"], c["earlier_node_days"]
-                ),
+                "this_month_vs_window": _last_month_vs_earlier(c),
             }
             for c in causes
         ],
-        "mttf_by_size": [
-            {
-                "size_bucket": s["size_bucket"],
-                "runtime_hours": s["runtime_hours"],
-                "infra_failures": s["infra_failures"],
-                "mttf_hours": s["mttf_hours"],
-                **mttf_interval(s["runtime_hours"], s["infra_failures"]),
-            }
-            for s in sizes
-        ],
+        "mttf_by_size": [{**s, **mttf_interval(s["runtime_hours"], s["infra_failures"])} for s in sizes],
     }
+
+
+def _last_month_vs_earlier(row: dict) -> dict:
+    """A window's last month's rate tested against its earlier months' (a row's split counts)."""
+    return rate_change(
+        row["last_month_failures"], row["last_month_node_days"], row["earlier_failures"], row["earlier_node_days"]
+    )
 
 
 def distinct_windows(trailing: list[dict]) -> list[dict]:
@@ -218,8 +219,8 @@ def compare_clusters(clusters: dict[str, dict]) -> list[dict]:
                 )
                 for d in ("paper", "all")
             }
-            causes_a = {c["cause_category"]: c for c in fa["failures_by_cause"]}
-            causes_b = {c["cause_category"]: c for c in fb["failures_by_cause"]}
+            causes_a = {c["category"]: c for c in fa["failures_by_cause"]}
+            causes_b = {c["category"]: c for c in fb["failures_by_cause"]}
             for cause in sorted(set(causes_a) | set(causes_b)):
                 ratios[cause] = _ratio(
                     causes_a.get(cause, {}).get("failures", 0),

@@ -107,17 +107,6 @@ class ExpectedEttr(Strict):
     curves: list[EttrCurve]
 
 
-class LostGoodput(Strict):
-    lost_gpu_hours: Real | None
-    first_order_gpu_hours: Real | None
-    second_order_gpu_hours: Real | None
-    infra_failures: Count | None
-    second_order_preemptions: Count | None
-    share_of_gpu_hours: Real | None
-    estimator: str
-    not_measured: str | None = None
-
-
 class HealthCategory(Strict):
     category: str
     severity: str
@@ -201,7 +190,6 @@ class MonthDocument(PeriodFigures):
     history: History
     run_ettr: list[RunEttr]
     expected_ettr: ExpectedEttr
-    lost_goodput: LostGoodput
     health_events: HealthEvents
     change_flags: ChangeFlags
     inputs: dict[str, LandedInput] = Field(description="the landing manifest's sources (flows/ingest/manifest.py)")

@@ -2,12 +2,10 @@
 share (flows/figures/document.py assembles them into the two documents).
 
 A month and a study share every figure class (`PeriodFigures`: r_f, the fleet's fault rate, MTTF by
-size, failures by cause, ETTR against the model, the breakdowns, the lemon nodes); what only one of
-them shows is its own document's (`MonthDocument`, `StudyDocument`). Where the two still give the
-same figure under different key names or with different columns today (a cause's `category` or
-`cause_category`, the breakdowns' `rows` or `top`, the columns only one period's mart carries), both
-shapes are modelled as optional fields, each said in its field's description. Every class forbids a
-key it does not declare, so a figure added, renamed or dropped without its class fails the write
+size, failures by cause, ETTR against the model, the breakdowns, lost goodput, the lemon nodes),
+under the same keys (schema version 3 unified them: flows/figures/moved_keys.py); what only one of
+them shows is its own document's (`MonthDocument`, `StudyDocument`). Every class forbids a key it
+does not declare, so a figure added, renamed or dropped without its class fails the write
 (flows/report/render.py and study_report.py validate what they write). An unmeasured figure keeps
 its keys with null numbers and says why in its own `not_measured` (flows/figures/measured.py).
 """
@@ -88,7 +86,7 @@ class MttfBucket(Strict):
     min_gpus: Count
     max_gpus: Count
     attempts: Count
-    ended_attempts: Count | None = Field(None, description="a month's only")
+    ended_attempts: Count
     runtime_hours: Real
     gpu_hours: Real
     gpu_node_days: Real
@@ -108,14 +106,13 @@ class Projection(Strict):
 class CauseFigure(Strict):
     """A cause's failures with its rate over all GPU node-days (`rate_*`)."""
 
-    category: str | None = Field(None, description="the cause, as a month names it")
-    cause_category: str | None = Field(None, description="the cause, as a study names it")
+    category: str
     failure_domain: str
     failures: Count
-    node_days: Real | None = Field(None, description="a study's only (a month's is `rate_node_days`)")
-    node_fail: Count | None = Field(None, description="a month's only: failures by final state")
-    failed: Count | None = Field(None, description="a month's only")
-    requeued: Count | None = Field(None, description="a month's only")
+    node_days: Real | None
+    node_fail: Count = Field(description="failures by final state: NODE_FAIL, FAILED, REQUEUED")
+    failed: Count
+    requeued: Count
     per_1000_node_days: Real | None
     per_million_gpu_hours: Real | None
     rate_value: Real | None
@@ -131,11 +128,11 @@ class EttrBucket(Strict):
     """The long job runs that ended in the period, of a size bucket, beside E[ETTR] at their mean size."""
 
     size_bucket: str
-    bucket_order: Count | None = Field(None, description="a study's only")
+    bucket_order: Count
     min_gpus: Count
     max_gpus: Count
     runs: Count
-    runs_from_earlier_months: Count | None = Field(None, description="a month's only")
+    runs_from_earlier_months: Count
     mean_gpus: Real
     mean_ettr: Real | None
     mean_lower: Real | None
@@ -144,7 +141,7 @@ class EttrBucket(Strict):
     median_ettr: Real | None
     min_ettr: Real | None
     expected_ettr: Real | None
-    formula_valid: bool | None = Field(None, description="a month's only")
+    formula_valid: bool | None
     model_applies: bool
 
 
@@ -156,16 +153,15 @@ class EttrVsExpected(Strict):
     ckpt_minutes: Real
     all: list[EttrBucket]
     priority: list[EttrBucket]
-    priority_qos: str | None = Field(None, description="a month's only")
-    priority_partition: str | None = Field(None, description="a month's only")
-    min_run_hours: Real | None = Field(None, description="a month's only")
+    priority_qos: str | None
+    priority_partition: str | None
+    min_run_hours: Real | None
     not_measured: str | None = None
 
 
 class BreakdownRow(Strict):
     key: str
     rank: Count
-    dimension: str | None = Field(None, description="a study's only")
     infra_failures: Count
     lost_gpu_hours: Real
     gpu_hours: Real
@@ -176,13 +172,12 @@ class BreakdownRow(Strict):
 class BreakdownDimension(Strict):
     """The keys of an account or partition with the most lost GPU-hours, and how many more there are."""
 
-    rows: list[BreakdownRow] | None = Field(None, description="the keys shown, as a month names them")
-    top: list[BreakdownRow] | None = Field(None, description="the keys shown, as a study names them")
+    rows: list[BreakdownRow] = Field(description="the keys shown")
     not_shown: Count | None
 
 
 class Breakdowns(Strict):
-    top: Count | None = Field(None, description="a month's only: how many keys are shown")
+    top: Count | None = Field(description="how many keys are shown")
     account: BreakdownDimension
     partition: BreakdownDimension
 
@@ -275,7 +270,7 @@ class NodeRepairs(Strict):
 
 
 class Totals(Strict):
-    """The period's counts; a study's also carries its exposure and lost goodput summed over the range."""
+    """The period's counts."""
 
     attempts: Count
     gpu_attempts: Count
@@ -284,23 +279,9 @@ class Totals(Strict):
     gpu_node_days: Real
     infra_failures: Count
     cpu_only_nodes: Count
-    open_attempts: Count | None = Field(None, description="a month's only")
-    unknown_states: Count | None = Field(None, description="a month's only")
-    from_month: str | None = Field(None, description="a study's only")
-    to_month: str | None = Field(None, description="a study's only")
-    months_built: Count | None = Field(None, description="a study's only")
-    paper_failures: Count | None = Field(None, description="a study's only")
-    paper_node_days: Real | None = Field(None, description="a study's only")
-    all_failures: Count | None = Field(None, description="a study's only")
-    all_node_days: Real | None = Field(None, description="a study's only")
-    fleet_faults: Count | None = Field(None, description="a study's only")
-    fleet_nodes: Count | None = Field(None, description="a study's only")
-    fleet_node_days: Real | None = Field(None, description="a study's only")
-    lost_gpu_hours: Real | None = Field(None, description="a study's only")
-    first_order_gpu_hours: Real | None = Field(None, description="a study's only")
-    second_order_gpu_hours: Real | None = Field(None, description="a study's only")
-    second_order_preemptions: Count | None = Field(None, description="a study's only")
-    lost_share_of_gpu_hours: Real | None = Field(None, description="a study's only")
+    open_attempts: Count
+    unknown_states: Count
+    months_built: Count
 
 
 def _number(annotation: object) -> object:
@@ -324,6 +305,17 @@ Parameters = create_model(
 )
 
 
+class LostGoodput(Strict):
+    lost_gpu_hours: Real | None
+    first_order_gpu_hours: Real | None
+    second_order_gpu_hours: Real | None
+    infra_failures: Count | None
+    second_order_preemptions: Count | None
+    share_of_gpu_hours: Real | None
+    estimator: str
+    not_measured: str | None = None
+
+
 class PeriodFigures(Strict):
     """The figures a month's report and a study both show of a cluster's period."""
 
@@ -337,6 +329,7 @@ class PeriodFigures(Strict):
     ettr_vs_expected: EttrVsExpected
     lemon_nodes: LemonNodes
     breakdowns: Breakdowns
+    lost_goodput: LostGoodput
     node_repairs: NodeRepairs
     not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
 

@@ -15,7 +15,7 @@ from flows.figures.compare import causes_month_over_month, change_flags, history
 from flows.figures.document import SCHEMA_VERSION
 from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
-from flows.figures.period import Period, mart_rows, period_figures
+from flows.figures.period import Mart, Period, mart_rows, period_figures
 from flows.warehouse.engines import MartReader
 
 
@@ -36,7 +36,8 @@ def month_figures(marts: MartReader, month: Month, params: AnalysisConfig, input
 
 def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> dict:
     """metrics.json of the month, section by section."""
-    figures = period_figures(con, Period.of_month(month), params, inputs)
+    period = Period.of_month(month)
+    figures = period_figures(con, period, params, inputs)
     causes = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
     # the trend shows only the months and windows measured
@@ -50,76 +51,50 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
         **figures,
         "schema_version": SCHEMA_VERSION,
         "month": str(month),
-        "job_mix": job_mix(con, month),
+        "job_mix": job_mix(con, period),
         "failures_by_cause": causes,
         "month_over_month": change,
         "history": trend,
-        "run_ettr": run_ettr(con, month),
+        "run_ettr": run_ettr(con, period),
         "expected_ettr": expected_ettr_curves(figures["node_failure_rate"], params),
-        "lost_goodput": lost_goodput(con, month, params),
-        "health_events": health_events(con, month),
+        "health_events": health_events(con, period),
     }
     # what the month's inputs did not measure, also of its own figures (flows/figures/measured.py)
     metrics = write_unmeasured(metrics, figures["not_measured"])
     return {**metrics, "change_flags": change_flags(metrics["month_over_month"], causes, metrics["history"])}
 
 
-def job_mix(con: MartReader, month: Month) -> list[dict]:
-    """The month's attempts and GPU-hours by outcome, the most attempts first."""
-    return mart_rows(
+def job_mix(con: MartReader, period: Period) -> list[dict]:
+    """The period's attempts and GPU-hours by outcome, the most attempts first."""
+    return period.rows(
         con,
-        "select outcome, attempts, gpu_hours, attempt_share, gpu_hours_share from fct_outcomes_monthly "
-        "where month = ? order by attempts desc, outcome",
-        [str(month)],
+        Mart("fct_period_outcomes", ("outcome", "attempts", "gpu_hours", "attempt_share", "gpu_hours_share")),
+        order="attempts desc, outcome",
     )
 
 
-def run_ettr(con: MartReader, month: Month) -> list[dict]:
-    """The ETTR of the month's long job runs, by size bucket."""
-    return mart_rows(
+def run_ettr(con: MartReader, period: Period) -> list[dict]:
+    """The ETTR of the period's long job runs (each month's part of them), by size bucket."""
+    return period.rows(
         con,
-        "select size_bucket, runs, mean_ettr, median_ettr, min_ettr from fct_ettr_by_size_monthly "
-        "where month = ? order by bucket_order, size_bucket",
-        [str(month)],
+        Mart("fct_period_run_ettr", ("size_bucket", "runs", "mean_ettr", "median_ettr", "min_ettr")),
+        order="bucket_order, size_bucket",
     )
 
 
-def lost_goodput(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
-    """The GPU-hours the month's infrastructure failures cost, with how they are estimated."""
-    (row,) = mart_rows(
-        con,
-        """
-        select lost_gpu_hours, first_order_gpu_hours, second_order_gpu_hours, infra_failures,
-               second_order_preemptions, share_of_gpu_hours
-        from fct_lost_goodput_monthly where month = ?""",
-        [str(month)],
-    )
-    return {
-        **row,
-        "estimator": (
-            f"an estimate (the paper's): min(runtime, {params.lost_work_cap_minutes:g} min) x GPUs per infrastructure"
-            " failure, plus the same for each attempt preempted within 5 min before a restart after a failure"
-            " on a shared node (Slurm does not record who preempted whom)"
-        ),
-    }
-
-
-def health_events(con: MartReader, month: Month) -> dict:
-    """The month's node health events by category, and how many no rule classified."""
-    (totals_row,) = mart_rows(
-        con,
-        "select health_events, unclassified_health_events, unclassified_share from fct_month_totals where month = ?",
-        [str(month)],
+def health_events(con: MartReader, period: Period) -> dict:
+    """The period's node health events by category, and how many no rule classified."""
+    (totals_row,) = period.rows(
+        con, Mart("fct_period_totals", ("health_events", "unclassified_health_events", "unclassified_share"))
     )
     return {
         "total": totals_row["health_events"],
         "unclassified": totals_row["unclassified_health_events"],
         "unclassified_share": totals_row["unclassified_share"],
-        "by_category": mart_rows(
+        "by_category": period.rows(
             con,
-            "select category, severity, source, events from fct_health_events_by_category_monthly where month = ? "
-            "order by events desc, category, severity, source",
-            [str(month)],
+            Mart("fct_period_health_events_by_category", ("category", "severity", "source", "events")),
+            order="events desc, category, severity, source",
         ),
     }
 

@@ -1,60 +1,155 @@
-"""metrics.json keys that moved in schema version 3 (docs/metrics.md, "What moved in schema version 3").
+"""metrics.json keys that moved in schema version 3 (docs/metrics.md "What moved in schema version
+3"): a month's and a study's figures are one period's figures (flows/figures/period.py), so where the
+two documents named or placed a figure differently, one name and one place now hold it.
 
-MOVED_KEYS maps a key's dotted path in a metrics.json of an earlier schema version to its path in
-version 3. A dotted path walks the document's objects by key; where the old and the new path share
-a list, the move is made in every item of it (e.g. "failures_by_cause.rows.cause_category" ->
-"failures_by_cause.rows.category" renames the key of each row). flows/delivery/fingerprint.py reads
-an earlier metrics.json through `moved`, so a month sent before the keys moved is compared by its
-figures, not by their names.
+A path is dotted keys; a list's items share the list's path (a move under a list is made in every
+item of it), and `*` stands for any key at its level (a study's cluster names). `moved` reads a
+document of an earlier schema version in the version-3 shape: tests/test_moved_keys.py compares the
+version-2 goldens through it number by number, and flows/delivery/fingerprint.py compares a month
+sent before the keys moved by its figures, not by their names.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 
-MOVED_KEYS: dict[str, str] = {}
+_STUDY_TOTALS_MOVED = {
+    "paper_failures": "node_failure_rate.paper.failures",
+    "paper_node_days": "node_failure_rate.paper.node_days",
+    "all_failures": "node_failure_rate.all.failures",
+    "all_node_days": "node_failure_rate.all.node_days",
+    "fleet_faults": "fleet_fault_rate.failures",
+    "fleet_nodes": "fleet_fault_rate.nodes",
+    "fleet_node_days": "fleet_fault_rate.node_days",
+    "lost_gpu_hours": "lost_goodput.lost_gpu_hours",
+    "first_order_gpu_hours": "lost_goodput.first_order_gpu_hours",
+    "second_order_gpu_hours": "lost_goodput.second_order_gpu_hours",
+    "second_order_preemptions": "lost_goodput.second_order_preemptions",
+    "lost_share_of_gpu_hours": "lost_goodput.share_of_gpu_hours",
+}
+
+# old path -> new path: the figure is the same number under its new name or in its new place
+MOVED_KEYS: dict[str, str] = {
+    # a cause is `category` in both documents (the study called it `cause_category`)
+    "clusters.*.failures_by_cause.cause_category": "clusters.*.failures_by_cause.category",
+    # the shown breakdown rows are `rows` in both (the study called them `top`; `top` is their number)
+    "clusters.*.breakdowns.account.top": "clusters.*.breakdowns.account.rows",
+    "clusters.*.breakdowns.partition.top": "clusters.*.breakdowns.partition.rows",
+    # a study's totals held r_f's, the fleet's and lost goodput's counts: they are in those figures,
+    # as in a month's; the range is the study's own from_month..to_month
+    **{f"clusters.*.totals.{old}": f"clusters.*.{new}" for old, new in _STUDY_TOTALS_MOVED.items()},
+    "clusters.*.totals.from_month": "from_month",
+    "clusters.*.totals.to_month": "to_month",
+}
+
+# paths version 3 leaves out: a study's breakdown rows said their dimension, which the table they
+# are in (`breakdowns.account`, `breakdowns.partition`) says
+DROPPED_KEYS: frozenset[str] = frozenset(
+    {"clusters.*.breakdowns.account.top.dimension", "clusters.*.breakdowns.partition.top.dimension"}
+)
+
+# list path -> (column, value): the rows of such a list that version 3 leaves out. A study lists the
+# size buckets with attempts, as a month does (it listed every bucket, zeros where nothing ran).
+DROPPED_ROWS: dict[str, tuple[str, object]] = {
+    "clusters.*.mttf_by_size": ("attempts", 0),
+    "clusters.*.job_mix_by_size": ("attempts", 0),
+}
+
+# paths new in version 3: a figure that one document had and the other gains
+ADDED_KEYS: frozenset[str] = frozenset(
+    {
+        # the month's
+        "totals.months_built",
+        "failures_by_cause.node_days",
+        "ettr_vs_expected.all.bucket_order",
+        "ettr_vs_expected.priority.bucket_order",
+        # the study's
+        "clusters.*.totals.open_attempts",
+        "clusters.*.totals.unknown_states",
+        "clusters.*.mttf_by_size.ended_attempts",
+        "clusters.*.failures_by_cause.node_fail",
+        "clusters.*.failures_by_cause.failed",
+        "clusters.*.failures_by_cause.requeued",
+        "clusters.*.node_failure_rate.paper.definition",
+        "clusters.*.node_failure_rate.all.definition",
+        "clusters.*.ettr_vs_expected.all.runs_from_earlier_months",
+        "clusters.*.ettr_vs_expected.all.formula_valid",
+        "clusters.*.ettr_vs_expected.priority.runs_from_earlier_months",
+        "clusters.*.ettr_vs_expected.priority.formula_valid",
+        "clusters.*.ettr_vs_expected.priority_qos",
+        "clusters.*.ettr_vs_expected.priority_partition",
+        "clusters.*.ettr_vs_expected.min_run_hours",
+        "clusters.*.breakdowns.top",
+        "clusters.*.lost_goodput.infra_failures",
+        "clusters.*.lost_goodput.estimator",
+    }
+)
+
+
+def matches(path: tuple[str, ...], pattern: str) -> bool:
+    """Whether a path of keys is the dotted `pattern` (`*`: any one key)."""
+    parts = pattern.split(".")
+    return len(parts) == len(path) and all(p in ("*", k) for p, k in zip(parts, path, strict=True))
+
+
 MOVED_IN = 3  # the schema version the keys moved in: a document of an earlier version has the old paths
 
 
 def moved(document: dict) -> dict:
-    """`document` with every key of MOVED_KEYS at its new path (a copy) when it is of a schema
-    version before MOVED_IN; else `document` itself. The keys are moved in MOVED_KEYS' order."""
+    """`document` (a month's or a study's metrics.json) in the version-3 shape when it is of a
+    schema version before MOVED_IN (a copy): the DROPPED_KEYS left out, each MOVED_KEYS value at its
+    new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up); else `document` itself."""
     version = document.get("schema_version")
     if not isinstance(version, int) or version >= MOVED_IN:
         return document
     result = copy.deepcopy(document)
+    for dropped in DROPPED_KEYS:
+        for path, _ in list(_found(result, (), dropped.split("."))):
+            _pop(result, path)
     for old, new in MOVED_KEYS.items():
-        old_parts, new_parts = old.split("."), new.split(".")
-        shared = 0  # the keys both paths begin with, but for their last ones
-        while shared < min(len(old_parts), len(new_parts)) - 1 and old_parts[shared] == new_parts[shared]:
-            shared += 1
-        for node in _objects(result, old_parts[:shared]):
-            _move(node, old_parts[shared:], new_parts[shared:])
+        for path, value in list(_found(result, (), old.split("."))):
+            _pop(result, path)
+            target = [path[i] if part == "*" else part for i, part in enumerate(new.split("."))]
+            _put(result, target, value)
+    for pattern, (column, value) in DROPPED_ROWS.items():
+        for path, rows in list(_found(result, (), pattern.split("."))):
+            _put(result, list(path), [row for row in rows if row.get(column) != value])
     return result
 
 
-def _objects(node: object, path: list[str]) -> Iterator[dict]:
-    """The objects at `path` under `node`, going into every item of a list on the way."""
+def _found(node, path: tuple[str, ...], parts: list[str]):
+    """(path, value) of each value at the dotted parts below `node`; a list's items share its path
+    (their values are gathered into a list, in order)."""
+    if not parts:
+        yield path, node
+        return
+    if isinstance(node, list):
+        items = [list(_found(item, path, parts)) for item in node]
+        if any(items):
+            yield path + tuple(parts), [value for found in items for _, value in found]
+        return
+    if isinstance(node, dict):
+        for key in list(node) if parts[0] == "*" else [parts[0]] if parts[0] in node else []:
+            yield from _found(node[key], (*path, key), parts[1:])
+
+
+def _pop(node, path: tuple[str, ...]) -> None:
+    """Remove the key at `path` (from every item of a list on the way)."""
     if isinstance(node, list):
         for item in node:
-            yield from _objects(item, path)
-    elif isinstance(node, dict):
-        if not path:
-            yield node
-        elif path[0] in node:
-            yield from _objects(node[path[0]], path[1:])
+            _pop(item, path)
+    elif len(path) == 1:
+        node.pop(path[0], None)
+    elif path[0] in node:
+        _pop(node[path[0]], path[1:])
 
 
-def _move(node: dict, old: list[str], new: list[str]) -> None:
-    """Move the value at path `old` under `node` (through objects) to path `new` under it, if it is there."""
-    parent: object = node
-    for key in old[:-1]:
-        parent = parent.get(key) if isinstance(parent, dict) else None
-    if not isinstance(parent, dict) or old[-1] not in parent:
-        return
-    value = parent.pop(old[-1])
-    target = node
-    for key in new[:-1]:
-        target = target.setdefault(key, {})
-    target[new[-1]] = value
+def _put(node, path: list[str], value) -> None:
+    """Set the key at `path` (a list's items each get their value of `value`, in order)."""
+    if isinstance(node, list):
+        for item, item_value in zip(node, value, strict=True):
+            _put(item, path, item_value)
+    elif len(path) == 1:
+        node[path[0]] = value
+    else:
+        _put(node.setdefault(path[0], {}), path[1:], value)

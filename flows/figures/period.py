@@ -1,12 +1,14 @@
 """A period's figures of one cluster, read from the marts: what a month's report and a study both
-show (r_f, the fleet's fault rate, MTTF by size, failures by cause, ETTR against the model, the
-accounts and partitions that lost most, the lemon nodes), each computed by one function for any
-period.
+show (r_f, the fleet's fault rate, MTTF by size, failures by cause, ETTR against the model, lost
+goodput, the accounts and partitions that lost most, the lemon nodes), each computed by one function
+for any period.
 
-Every count, sum and ratio is computed once, in the dbt marts (models/marts, models/study;
-docs/methodology.md "Metrics"); this module reads their rows and adds only what SQL should not do:
-exact intervals (flows/figures/rates.py) and the paper's models (flows/figures/models.py). It never
-queries a staging or intermediate model and never aggregates a mart's rows.
+A period is a row of the dbt model dim_periods (a month, a trailing window ending at a month, a
+study's range); every figure's mart (models/marts/periods) is keyed by its period_id. Every count,
+sum and ratio is computed once, in those marts (docs/methodology.md "Metrics"); this module reads a
+period's rows and adds only what SQL should not do: exact intervals (flows/figures/rates.py) and the
+paper's models (flows/figures/models.py). It never queries a staging or intermediate model and never
+aggregates a mart's rows.
 """
 
 from __future__ import annotations
@@ -28,101 +30,99 @@ from flows.warehouse.engines import MartReader
 
 @dataclass(frozen=True)
 class Mart:
-    """A figure's mart for a month (its rows `where month = ?`) and for a study (dbt builds it for
-    the study's range alone), the columns both carry and those only one of them does."""
+    """A figure's mart (models/marts/periods): its rows of a period, the columns read."""
 
-    monthly: str
-    study: str
+    table: str
     columns: tuple[str, ...]
-    monthly_only: tuple[str, ...] = ()
-    study_only: tuple[str, ...] = ()
+
+
+# how the report and the figures' notes say "within the period", by kind of period
+WITHIN = {"month": "this month", "trailing": "in the window", "study": "in the range"}
 
 
 @dataclass(frozen=True)
 class Period:
-    """The months first..last of a cluster's figures and the marts they are read from: a month's
-    report reads the monthly marts' rows of its month (first == last); a study reads the marts dbt
-    builds for its range (dbt_project/models/study), also when the range is one month. The two
-    metrics.json carry what their marts carry, so `monthly` also decides their shape."""
+    """A row of dim_periods: the months first..last of a cluster's figures, of a kind (a month, a
+    trailing window of `window_months` ending at `last`, a study's range)."""
 
+    kind: str
     first: Month
     last: Month
-    monthly: bool
-
-    @property
-    def period_id(self) -> str:
-        """The period's row in dim_periods."""
-        return f"month:{self.last}" if self.monthly else f"study:{self.first}:{self.last}"
+    window_months: int | None = None
 
     @classmethod
     def of_month(cls, month: Month) -> Period:
-        return cls(month, month, monthly=True)
+        return cls("month", month, month)
 
     @classmethod
     def of_study(cls, first: Month, last: Month) -> Period:
-        return cls(first, last, monthly=False)
+        return cls("study", first, last)
+
+    @property
+    def period_id(self) -> str:
+        """The period's key in dim_periods and in every figure's mart."""
+        if self.kind == "trailing":
+            return f"trailing:{self.window_months}:{self.last}"
+        return f"month:{self.last}" if self.kind == "month" else f"study:{self.first}:{self.last}"
 
     def rows(self, con: MartReader, mart: Mart, order: str = "", where: str = "", args: tuple = ()) -> list[dict]:
-        """The period's rows of `mart` that `where` keeps, in `order`, with the columns of its kind of mart."""
-        if self.monthly:
-            table, columns, conditions = mart.monthly, mart.columns + mart.monthly_only, ["month = ?"]
-            args = (str(self.last), *args)
-        else:
-            table, columns, conditions = mart.study, mart.columns + mart.study_only, []
+        """The period's rows of `mart` that `where` keeps, in `order`."""
+        query = f"select {', '.join(mart.columns)} from {mart.table} where period_id = ?"
         if where:
-            conditions.append(where)
-        query = f"select {', '.join(columns)} from {table}"
-        if conditions:
-            query += " where " + " and ".join(conditions)
+            query += f" and {where}"
         if order:
             query += f" order by {order}"
-        return mart_rows(con, query, list(args))
+        return mart_rows(con, query, [self.period_id, *args])
 
 
-_RATES = ("paper_failures", "paper_node_days", "all_failures", "all_node_days")
-_FLEET = ("fleet_faults", "fleet_nodes", "fleet_node_days")
-_LOST = ("lost_gpu_hours", "first_order_gpu_hours", "second_order_gpu_hours", "second_order_preemptions")
 TOTALS = Mart(
-    "fct_month_totals",
-    "fct_study_totals",
-    ("attempts", "gpu_attempts", "cpu_only_attempts", "gpu_hours", "gpu_node_days", "infra_failures", "cpu_only_nodes"),
-    monthly_only=("open_attempts", "unknown_states"),
-    study_only=("from_month", "to_month", "months_built", *_RATES, *_FLEET, *_LOST, "lost_share_of_gpu_hours"),
-)
-EXPOSURE = Mart("fct_node_failure_rate_monthly", "fct_study_totals", (*_RATES, *_FLEET))
-MTTF_BY_SIZE = Mart(
-    "fct_mttf_by_size_monthly",
-    "fct_study_mttf_by_size",
+    "fct_period_totals",
     (
-        *("size_bucket", "bucket_order", "min_gpus", "max_gpus", "attempts", "runtime_hours", "gpu_hours"),
-        *("gpu_node_days", "infra_failures", "mttf_hours"),
+        *("months_built", "attempts", "gpu_attempts", "cpu_only_attempts", "gpu_hours", "gpu_node_days"),
+        *("infra_failures", "cpu_only_nodes", "open_attempts", "unknown_states"),
     ),
-    monthly_only=("ended_attempts",),
+)
+EXPOSURE = Mart(
+    "fct_period_node_failure_rate",
+    (
+        *("paper_failures", "paper_node_days", "all_failures", "all_node_days"),
+        *("fleet_faults", "fleet_nodes", "fleet_node_days"),
+    ),
+)
+MTTF_BY_SIZE = Mart(
+    "fct_period_mttf_by_size",
+    (
+        *("size_bucket", "bucket_order", "min_gpus", "max_gpus", "attempts", "ended_attempts", "runtime_hours"),
+        *("gpu_hours", "gpu_node_days", "infra_failures", "mttf_hours"),
+    ),
 )
 FAILURES_BY_CAUSE = Mart(
-    "fct_failures_by_cause_monthly",
-    "fct_study_failures_by_cause",
-    ("cause_category", "failure_domain", "failures", "node_days", "per_1000_node_days", "per_million_gpu_hours"),
-    monthly_only=("node_fail", "failed", "requeued"),
+    "fct_period_failures_by_cause",
+    (
+        *("cause_category", "failure_domain", "failures", "node_fail", "failed", "requeued", "node_days"),
+        *("per_1000_node_days", "per_million_gpu_hours"),
+    ),
 )
 ETTR_BY_SIZE = Mart(
-    "fct_ettr_by_size_ended_monthly",
-    "fct_study_ettr_by_size",
+    "fct_period_ettr_by_size",
     (
-        *("run_set", "size_bucket", "min_gpus", "max_gpus", "runs", "mean_gpus", "mean_ettr", "stddev_ettr"),
-        *("median_ettr", "min_ettr"),
+        *("run_set", "size_bucket", "bucket_order", "min_gpus", "max_gpus", "priority_qos", "priority_partition"),
+        *("runs", "runs_from_earlier_months", "mean_gpus", "mean_ettr", "stddev_ettr", "median_ettr", "min_ettr"),
     ),
-    monthly_only=("priority_qos", "priority_partition", "runs_from_earlier_months"),
-    study_only=("bucket_order",),
+)
+LOST_GOODPUT = Mart(
+    "fct_period_lost_goodput",
+    (
+        *("lost_gpu_hours", "first_order_gpu_hours", "second_order_gpu_hours", "infra_failures"),
+        *("second_order_preemptions", "share_of_gpu_hours"),
+    ),
 )
 BREAKDOWNS = Mart(
-    "fct_breakdowns_monthly",
-    "fct_study_breakdowns",
+    "fct_period_breakdowns",
     ("key", "rank", "infra_failures", "lost_gpu_hours", "gpu_hours", "ettr_runs", "mean_ettr"),
-    study_only=("dimension",),
 )
 
-# what each r_f counts (docs/methodology.md "The node failure rate"), as a month's metrics.json says it
+# what each r_f counts (docs/methodology.md "The node failure rate"), as metrics.json says it
 R_F_DEFINITIONS = {
     "paper": "infra failures of attempts with > {paper_min_gpus} GPUs over their node-days",
     "all": "every infra failure of a GPU attempt over all GPU node-days",
@@ -141,7 +141,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
     (flows/figures/measured.py): an unmeasured one is null or [] and named in `not_measured`."""
     period_totals = totals(con, period)
     r_f = node_failure_rate(con, period, params)
-    seen = exposure(inputs, period_totals, r_f, within="this month" if period.monthly else "in the range")
+    seen = exposure(inputs, period_totals, r_f, within=WITHIN[period.kind])
     gaps = not_measured(seen, params)
     r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
     figures = {
@@ -153,6 +153,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
         "projections": projections(r_f, params),
         "failures_by_cause": failures_by_cause(con, period),
         "ettr_vs_expected": ettr_vs_expected(con, period, r_f, params),
+        "lost_goodput": lost_goodput(con, period, params),
         "lemon_nodes": lemon_candidates(con, period.last, params),
         "breakdowns": breakdowns(con, period, params.breakdown_top),
         "node_repairs": node_repairs(con, period.period_id),
@@ -160,29 +161,23 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
     return write_unmeasured(figures, gaps)
 
 
-# the attempts with and without GPUs and the GPU node-days (issue 42), in the totals marts once built
-GPU_TOTALS = ("gpu_attempts", "cpu_only_attempts", "gpu_node_days")
-
-
 def totals(con: MartReader, period: Period) -> dict:
-    """The period's totals, with GPU_TOTALS where its mart has them (a warehouse built before them has not)."""
+    """The period's totals: the months built, attempts (GPU and CPU-only), GPU-hours and node-days,
+    infrastructure failures, open attempts and unknown states, CPU-only nodes."""
     (row,) = period.rows(con, TOTALS)
-    table = TOTALS.monthly if period.monthly else TOTALS.study
-    built = {d[0] for d in con.execute(f"select * from {table} limit 0", []).description}
-    if present := tuple(c for c in GPU_TOTALS if c in built and c not in row):
-        (gpu,) = period.rows(con, Mart(TOTALS.monthly, TOTALS.study, present))
-        row |= gpu
     return row
 
 
 def node_failure_rate(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
-    """r_f of the period under both definitions, with its interval (a month's with what each counts)."""
+    """r_f of the period under both definitions, with its interval and what each counts."""
     (row,) = period.rows(con, EXPOSURE)
-    rates = {d: failure_rate(row[f"{d}_failures"], row[f"{d}_node_days"]) for d in ("paper", "all")}
-    if period.monthly:
-        for d, rate in rates.items():
-            rate["definition"] = R_F_DEFINITIONS[d].format(paper_min_gpus=params.paper_min_gpus)
-    return rates
+    return {
+        d: {
+            **failure_rate(row[f"{d}_failures"], row[f"{d}_node_days"]),
+            "definition": R_F_DEFINITIONS[d].format(paper_min_gpus=params.paper_min_gpus),
+        }
+        for d in ("paper", "all")
+    }
 
 
 def fleet_rate(faults: int, node_days: float, nodes: int) -> dict:
@@ -211,16 +206,15 @@ def mttf_by_size(con: MartReader, period: Period, r_f: dict, gpus_per_node: int)
 
 
 def failures_by_cause(con: MartReader, period: Period) -> list[dict]:
-    """Each cause's failures and its rate with its interval, most failures first. A month's
-    metrics.json calls the cause `category` and gives its node-days in its rate only."""
-    result = []
-    for row in period.rows(con, FAILURES_BY_CAUSE, order="failures desc, cause_category"):
-        rate = {f"rate_{k}": v for k, v in failure_rate(row["failures"], row["node_days"]).items()}
-        if period.monthly:
-            row = {"category": row.pop("cause_category"), **row}
-            del row["node_days"]
-        result.append({**row, **rate})
-    return result
+    """Each cause (`category`) with its failures and its rate with its interval, most failures first."""
+    return [
+        {
+            "category": row.pop("cause_category"),
+            **row,
+            **{f"rate_{k}": v for k, v in failure_rate(row["failures"], row["node_days"]).items()},
+        }
+        for row in period.rows(con, FAILURES_BY_CAUSE, order="failures desc, cause_category")
+    ]
 
 
 def ettr_vs_expected(con: MartReader, period: Period, r_f: dict, params: AnalysisConfig) -> dict:
@@ -228,8 +222,8 @@ def ettr_vs_expected(con: MartReader, period: Period, r_f: dict, params: Analysi
     with its whole history, by size, for every run and for the highest-priority runs, each mean with
     its interval beside E[ETTR] at the runs' mean size (this cluster's r_f, the configured checkpoint
     interval, u0, q and w_cp). The model is compared from ettr_model_min_gpus GPUs up: the paper
-    finds smaller runs diverge from it. A month's also says where the formula holds and which runs
-    were the highest-priority ones."""
+    finds smaller runs diverge from it; where the formula holds, and which runs were the
+    highest-priority ones."""
     definition, rate = model_rate(r_f)
     gpn, ckpt = params.gpus_per_node, params.ckpt_interval_minutes
     rows = period.rows(con, ETTR_BY_SIZE, order="run_set, bucket_order, size_bucket")
@@ -244,29 +238,41 @@ def ettr_vs_expected(con: MartReader, period: Period, r_f: dict, params: Analysi
             if rate
             else None,
             "model_applies": row["mean_gpus"] >= params.ettr_model_min_gpus,
+            "formula_valid": bool(rate) and formula_is_valid(row["mean_gpus"], rate, gpn, ckpt),
         }
-        if period.monthly:
-            figure["formula_valid"] = bool(rate) and formula_is_valid(row["mean_gpus"], rate, gpn, ckpt)
         tables[row["run_set"]].append(figure)
-    result = {"r_f_definition": definition, "r_f": rate, "ckpt_minutes": ckpt, **tables}
-    if period.monthly:
-        result |= {
-            "priority_qos": rows[0]["priority_qos"] if rows else None,
-            "priority_partition": rows[0]["priority_partition"] if rows else None,
-            "min_run_hours": params.ettr_min_run_hours,
-        }
-    return result
+    return {
+        "r_f_definition": definition,
+        "r_f": rate,
+        "ckpt_minutes": ckpt,
+        **tables,
+        "priority_qos": rows[0]["priority_qos"] if rows else None,
+        "priority_partition": rows[0]["priority_partition"] if rows else None,
+        "min_run_hours": params.ettr_min_run_hours,
+    }
+
+
+def lost_goodput(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
+    """The GPU-hours the period's infrastructure failures cost, with how they are estimated."""
+    (row,) = period.rows(con, LOST_GOODPUT)
+    return {
+        **row,
+        "estimator": (
+            f"an estimate (the paper's): min(runtime, {params.lost_work_cap_minutes:g} min) x GPUs per infrastructure"
+            " failure, plus the same for each attempt preempted within 5 min before a restart after a failure"
+            " on a shared node (Slurm does not record who preempted whom)"
+        ),
+    }
 
 
 def breakdowns(con: MartReader, period: Period, top: int) -> dict:
     """Infrastructure failures, lost GPU-hours and ETTR by account and by partition: the `top` rows
-    of each with the most lost GPU-hours (the mart's rank), and how many more the mart holds. A
-    month's metrics.json names the shown rows `rows` and says `top`; a study's names them `top`."""
-    result: dict = {"top": top} if period.monthly else {}
+    of each with the most lost GPU-hours (the mart's rank, `rows`), and how many more the mart holds."""
+    result: dict = {"top": top}
     for dimension in ("account", "partition"):
         rows = period.rows(con, BREAKDOWNS, order="rank", where="dimension = ?", args=(dimension,))
         shown = [row for row in rows if row["rank"] <= top]
-        result[dimension] = {"rows" if period.monthly else "top": shown, "not_shown": len(rows) - len(shown)}
+        result[dimension] = {"rows": shown, "not_shown": len(rows) - len(shown)}
     return result
 
 

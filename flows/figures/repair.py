@@ -1,5 +1,5 @@
 """A period's node repair times and the fleet's availability (docs/methodology.md "Node repair
-time and availability"), read from fct_node_repair_times and fct_node_out_time: the mean and
+time and availability"), read from fct_period_node_repairs and fct_period_node_out_time: the mean and
 median time to repair of the failures, of every outage and of each cause, with exact intervals,
 the GPU nodes' availability and the nodes out longest. The marts count; this module adds only the
 intervals (flows/figures/rates.py)."""
@@ -46,7 +46,7 @@ def node_repairs(con: MartReader, period_id: str) -> dict:
     """The period's repair times (failures, every outage, each cause), availability and nodes out longest."""
     rows = _rows(
         con,
-        "select * from fct_node_repair_times where period_id = ? order by grain, outages desc, category",
+        "select * from fct_period_node_repairs where period_id = ? order by grain, outages desc, category",
         [period_id],
     )
     grains = {row["grain"]: row for row in rows if row["grain"] != "cause"}
@@ -69,7 +69,7 @@ def node_repairs(con: MartReader, period_id: str) -> dict:
         "nodes_out_longest": _rows(
             con,
             "select node, outages, out_node_hours, longest_outage_hours, longest_outage_category "
-            "from fct_node_out_time where period_id = ? and out_node_hours > 0 "
+            "from fct_period_node_out_time where period_id = ? and out_node_hours > 0 "
             f"order by out_node_hours desc, node limit {NODES_OUT_LONGEST}",
             [period_id],
         ),

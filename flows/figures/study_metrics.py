@@ -14,23 +14,36 @@ from flows.figures.document import SCHEMA_VERSION
 from flows.figures.formats import label
 from flows.figures.measured import FIGURES, trend_rates
 from flows.figures.models import expected_ettr_grid
-from flows.figures.period import Period, mart_rows, period_figures
+from flows.figures.period import Mart, Period, period_figures
 from flows.warehouse.engines import MartReader
+
+JOB_MIX = Mart(
+    "fct_period_job_mix",
+    ("outcome", "size_bucket", "bucket_order", "attempts", "gpu_hours", "attempt_share", "gpu_hours_share"),
+)
+LOST_GOODPUT_BY_SIZE = Mart(
+    "fct_period_lost_goodput_by_size",
+    (
+        *("size_bucket", "bucket_order", "infra_failures", "first_order_gpu_hours", "second_order_preemptions"),
+        *("second_order_gpu_hours", "lost_gpu_hours", "gpu_hours", "share_of_gpu_hours"),
+    ),
+)
 
 
 def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:
-    """One cluster's study figures, read from its study models and monthly marts. `inputs`: those
-    landed for every month of the range, which decide what the figures measured (flows/figures/measured.py)."""
+    """One cluster's study figures, read from the marts' rows of its range (a period of kind
+    `study`) and of each of its months. `inputs`: those landed for every month of the range, which
+    decide what the figures measured (flows/figures/measured.py)."""
     figures = period_figures(con, period, params, inputs)
     causes = monthly_causes(con, period.first, period.last)
     return {
         **figures,
-        "job_mix": mart_rows(con, "select * from fct_study_job_mix order by bucket_order, outcome", []),
+        "job_mix": period.rows(con, JOB_MIX, order="bucket_order, outcome"),
         # the attempts and GPU-hours of each size (the job-mix table), also where MTTF by size is not measured
-        "job_mix_by_size": mart_rows(
+        "job_mix_by_size": period.rows(
             con,
-            "select size_bucket, bucket_order, attempts, gpu_hours from fct_study_mttf_by_size order by bucket_order",
-            [],
+            Mart("fct_period_mttf_by_size", ("size_bucket", "bucket_order", "attempts", "gpu_hours")),
+            order="bucket_order",
         ),
         "monthly": [
             {**month, "by_cause": causes.get(month["month"], {})}
@@ -39,7 +52,7 @@ def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inp
         "expected_ettr_grid": expected_ettr_grid(figures["node_failure_rate"], params),
         "lost_goodput_by_size": []
         if "lost_goodput" in figures["not_measured"]
-        else mart_rows(con, "select * from fct_study_lost_goodput_by_size order by bucket_order", []),
+        else period.rows(con, LOST_GOODPUT_BY_SIZE, order="bucket_order"),
     }
 
 
@@ -67,7 +80,7 @@ def shared_rows(clusters: dict[str, dict]) -> dict:
     causes: list[str] = []
     buckets: dict[str, int] = {}
     for figures in clusters.values():
-        causes += [c["cause_category"] for c in figures["failures_by_cause"] if c["cause_category"] not in causes]
+        causes += [c["category"] for c in figures["failures_by_cause"] if c["category"] not in causes]
         buckets |= {r["size_bucket"]: r["bucket_order"] for r in figures["ettr_vs_expected"]["priority"]}
     return {
         "causes": causes,
@@ -149,7 +162,7 @@ def study_summary(study: dict) -> dict:
             },
             {
                 "label": f"{name} lost goodput",
-                "value": None if "lost_goodput" in gaps else figures["totals"]["lost_gpu_hours"],
+                "value": None if "lost_goodput" in gaps else figures["lost_goodput"]["lost_gpu_hours"],
                 "unit": "GPU-hours",
                 "format": "num",
                 "not_measured": gaps.get("lost_goodput"),

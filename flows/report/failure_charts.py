@@ -231,10 +231,9 @@ def _trend_alt(period: Period, lines: list, months: list[str]) -> str:
 def causes_chart(period: Period) -> Chart | None:
     """The paper's Fig. 4: each cause's failure rate with its 95% interval, one bar per cluster (a
     month's bars carry their counts, beside the rate over its longest trailing window)."""
-    if period.compared:
-        causes, key = period.figures["causes"], "cause_category"
-    else:
-        causes, key = [c["category"] for c in period.figures["failures_by_cause"]], "category"
+    causes = (
+        period.figures["causes"] if period.compared else [c["category"] for c in period.figures["failures_by_cause"]]
+    )
     drawn = [s for s in period.series if s.figures["failures_by_cause"]]  # a cluster without causes has no bar
     if not causes or not drawn:
         return None
@@ -246,7 +245,7 @@ def causes_chart(period: Period) -> Chart | None:
     marks = CAUSE_MARKS[period.compared]
     for i, series in enumerate(drawn):
         rows = series.figures["failures_by_cause"]
-        top = [len(causes) - 1 - causes.index(r[key]) for r in rows]
+        top = [len(causes) - 1 - causes.index(r["category"]) for r in rows]
         ys = [y + 0.4 - width * (i + 0.5) for y in top] if period.compared else top
         values = [r["rate_value"] or 0 for r in rows]
         ax.barh(
@@ -304,7 +303,7 @@ def _causes_alt(period: Period) -> str:
         + "; ".join(
             f"{s.name}: "
             + ", ".join(
-                f"{label(c['cause_category'])} {fmt_dec(c['rate_value'])}" for c in s.figures["failures_by_cause"][:4]
+                f"{label(c['category'])} {fmt_dec(c['rate_value'])}" for c in s.figures["failures_by_cause"][:4]
             )
             + (
                 f" and {len(s.figures['failures_by_cause']) - 4} more"

@@ -312,7 +312,7 @@ def lost_goodput_chart(period: Period) -> Chart | None:
     alt = (
         "Grouped bars of the GPU-hours lost to infrastructure failures by job size, one bar per cluster, the share from second-order preemptions hatched: "
         + "; ".join(
-            f"{name} {fmt_num(f['totals']['lost_gpu_hours'])} GPU-hours, {fmt_num(f['totals']['second_order_gpu_hours'])} of them second-order"
+            f"{name} {fmt_num(f['lost_goodput']['lost_gpu_hours'])} GPU-hours, {fmt_num(f['lost_goodput']['second_order_gpu_hours'])} of them second-order"
             for name, f, _ in clusters
         )
     )

@@ -78,8 +78,8 @@ def run_parameters(config: ClusterConfig, month: Month, as_of: datetime, study_f
     """What the dbt models read from run.parameters for this cluster and month. `period_end` is
     where the month's observed time ends: its end, or the dump time `as_of` if that came first
     (exposure and queue time are clipped there, so nothing is counted that had not happened).
-    `study_from`..`month` is the range of a study's build (models/study); a month's own build
-    has the month alone."""
+    `study_from`..`month` is the range of a study's build (a period of dim_periods); a month's own
+    build has the month alone."""
     a = config.analysis
     month_start, month_end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
     return {
@@ -175,23 +175,22 @@ def build_month(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[s
 
 
 def _build(config: ClusterConfig, month: Month, landed_dir: Path) -> dict[str, int]:
-    result = dbt_command(
-        config, month, landed_dir, "build", "--exclude-resource-type", "unit_test", "--exclude", "tag:study"
-    )
+    result = dbt_command(config, month, landed_dir, "build", "--exclude-resource-type", "unit_test")
     return _statuses(result)
 
 
 def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Path) -> dict[str, int]:
-    """`dbt build` of the study models (models/study, tag `study`) over the built months `first`
-    to `last`: tables of the range's figures, summed from the monthly marts. `landed_dir` is
-    `last`'s landed month (its run parameters are the study's). Returns counts of nodes by status."""
+    """`dbt build` of the periods (dim_periods and the figures' marts, tag `periods`) with the
+    study's range `first`..`last` among them: a month's build but for the months' own rows, which
+    are built. `landed_dir` is `last`'s landed month (its run parameters are the study's). Returns
+    counts of nodes by status."""
     result = dbt_command(
         config,
         last,
         landed_dir,
         "build",
         "--select",
-        "tag:study",
+        "tag:periods",
         "--exclude-resource-type",
         "unit_test",
         study_from=first,

@@ -8,7 +8,7 @@
 -- "GPU attempts"): an attempt is sized by its allocated GPUs, or by the GPUs it asked for when it
 -- got none (a job cancelled while pending); a GPU attempt is one of size > 0. Every GPU figure of
 -- the marts (r_f, MTTF by size, ETTR, lost goodput, breakdowns, job mix, lemon signals) filters on
--- is_gpu_attempt; CPU-only attempts are only counted (fct_month_totals.cpu_only_attempts).
+-- is_gpu_attempt; CPU-only attempts are only counted (fct_period_totals.cpu_only_attempts).
 
 with attempts as (
 

@@ -3,9 +3,9 @@
 -- rule of which nodes the fleet's figures count (docs/methodology.md "GPU nodes"): a node is a GPU
 -- node when it ran a GPU attempt (int_attempts_month_scoped.is_gpu_attempt) or logged an Xid or a
 -- DCGM health report on any day of the months built so far. The fleet's node fault rate
--- (fct_node_failure_rate_monthly) and the lemon fleet (fct_node_lemon_signals,
+-- (fct_period_node_failure_rate) and the lemon fleet (fct_node_lemon_signals,
 -- fct_lemon_fleet_monthly) count GPU nodes only; a CPU-only node is only counted
--- (fct_month_totals.cpu_only_nodes).
+-- (fct_period_totals.cpu_only_nodes).
 
 {{ config(materialized='table', partition_by=none) }}
 

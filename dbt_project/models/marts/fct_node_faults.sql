@@ -2,7 +2,7 @@
 -- critical health events (node DOWN/DRAIN events with a failure reason, hardware Xids, failed
 -- health checks: what the taxonomy calls critical), grouped into incidents by the rule of the
 -- macro starts_incident. One row per fault whose first event falls in the month, whether or not a
--- job was running, on any node (CPU-only ones too): fct_node_failure_rate_monthly's fleet fault
+-- job was running, on any node (CPU-only ones too): fct_period_node_failure_rate's fleet fault
 -- count is of those on GPU nodes (dim_nodes.is_gpu_node).
 
 with parameters as (

@@ -1,0 +1,56 @@
+-- Observed MTTF per period (dim_periods) and size bucket: the in-month runtime of the bucket's
+-- attempts (integer seconds, exact in any order), GPU-hours and GPU node-days, and its
+-- infrastructure failures, summed over the period's months built, and MTTF = runtime / failures
+-- (macro mttf_hours; null without a failure: the report then shows a bound). The buckets with
+-- attempts in the period; GPU attempts only (is_gpu_attempt): no bucket 0.
+
+with by_month as (
+
+    select
+        month,
+        size_bucket,
+        count(*) as attempts,
+        cast(sum(case when is_open then 0 else 1 end) as bigint) as ended_attempts,
+        cast(sum(runtime_seconds) as bigint) as runtime_seconds,
+        cast(sum(gpu_seconds) as bigint) as gpu_seconds,
+        cast(sum(gpu_node_seconds) as bigint) as gpu_node_seconds,
+        cast(sum(case when is_infra_failure then 1 else 0 end) as bigint) as infra_failures
+    from {{ ref('fct_attempts') }}
+    where is_gpu_attempt
+    group by month, size_bucket
+
+),
+
+summed as (
+
+    select
+        periods.period_id,
+        facts.size_bucket,
+        cast(sum(facts.attempts) as bigint) as attempts,
+        cast(sum(facts.ended_attempts) as bigint) as ended_attempts,
+        cast(sum(facts.runtime_seconds) as bigint) as runtime_seconds,
+        cast(sum(facts.gpu_seconds) as bigint) as gpu_seconds,
+        cast(sum(facts.gpu_node_seconds) as bigint) as gpu_node_seconds,
+        cast(sum(facts.infra_failures) as bigint) as infra_failures
+    from {{ period_rows('by_month') }}
+    group by periods.period_id, facts.size_bucket
+
+)
+
+select
+    summed.period_id,
+    summed.size_bucket,
+    buckets.bucket_order,
+    buckets.min_gpus,
+    buckets.max_gpus,
+    summed.attempts,
+    summed.ended_attempts,
+    summed.runtime_seconds,
+    summed.runtime_seconds / 3600e0 as runtime_hours,
+    summed.gpu_seconds,
+    summed.gpu_seconds / 3600e0 as gpu_hours,
+    summed.gpu_node_seconds / 86400e0 as gpu_node_days,
+    summed.infra_failures,
+    {{ mttf_hours('summed.runtime_seconds', 'summed.infra_failures') }} as mttf_hours
+from summed
+inner join {{ ref('job_size_buckets') }} as buckets on buckets.size_bucket = summed.size_bucket

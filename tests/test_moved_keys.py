@@ -1,0 +1,85 @@
+"""The figures did not change when the month's and the study's figures became one period's (issue
+43): every value of the version-2 goldens (tests/data/golden/v2, as main wrote them before) is in
+the goldens this version writes (tests/data/golden/reports, tests/test_study.py), at its path after
+the moves of flows/figures/moved_keys.py, and nothing else is new but ADDED_KEYS. Integers and
+strings are equal; floats equal to the last bits (RELATIVE)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.figures.moved_keys import ADDED_KEYS, matches, moved
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+DOCUMENTS = ("month", "study")
+# a float is the same number to its last bits: version 2 added some of the months' rounded figures
+# (GPU-hours, node-days, lost GPU-hours) in the table's order, version 3 adds the months' integer
+# seconds exactly, or their figures in another order (at most 3e-16 apart, one or two units in the
+# last place of a double)
+RELATIVE = 1e-12
+# not figures: the layout's version, and the data-quality suites' `table` (where a suite reads: the
+# suites of the figures' marts read their month's period by a query, expectations/*.json)
+NOT_FIGURES = {("schema_version",), ("data_quality", "table")}
+
+
+def differences(ours, theirs, path: tuple[str, ...] = ()) -> list[str]:
+    """Where `ours` (version 3) differs from `theirs` (version 2, moved): a value not equal, a key
+    missing, or a key new in ours that ADDED_KEYS does not name. Numbers must be equal."""
+    where = ".".join(path) or "metrics"
+    if isinstance(theirs, dict):
+        if not isinstance(ours, dict):
+            return [f"{where}: not an object"]
+        found = [f"{where}.{k}: missing" for k in theirs if k not in ours]
+        found += [
+            f"{where}.{k}: new"
+            for k in ours
+            if k not in theirs and not any(matches((*path, k), added) for added in ADDED_KEYS)
+        ]
+        for key in theirs.keys() & ours.keys():
+            found += differences(ours[key], theirs[key], (*path, key))
+        return found
+    if isinstance(theirs, list):
+        if not isinstance(ours, list) or len(ours) != len(theirs):
+            return [f"{where}: {len(theirs)} items, not {len(ours) if isinstance(ours, list) else ours!r}"]
+        return [d for mine, old in zip(ours, theirs, strict=True) for d in differences(mine, old, path)]
+    if path in NOT_FIGURES:
+        return []
+    if isinstance(theirs, float) and isinstance(ours, float):
+        return [] if ours == pytest.approx(theirs, rel=RELATIVE, abs=0) else [f"{where}: {ours!r} was {theirs!r}"]
+    return [] if ours == theirs and type(ours) is type(theirs) else [f"{where}: {ours!r} was {theirs!r}"]
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_figure_of_version_2_is_in_version_3(document: str) -> None:
+    theirs = moved(json.loads((GOLDEN / "v2" / f"{document}.metrics.json").read_text()))
+    ours = json.loads((GOLDEN / "reports" / document / "metrics.json").read_text())
+    assert differences(ours, theirs) == []
+
+
+def test_the_moves_keep_their_values() -> None:
+    """A moved key's value arrives at its new path, in a list's every item; dropped rows go; a
+    version-3 document is read as it is."""
+    study = {
+        "schema_version": 2,
+        "from_month": "2026-01",
+        "clusters": {
+            "a": {
+                "totals": {"attempts": 3, "paper_failures": 2, "from_month": "2026-01"},
+                "failures_by_cause": [{"cause_category": "gpu", "failures": 2}],
+                "breakdowns": {"account": {"top": [{"key": "x"}], "not_shown": 0}},
+                "mttf_by_size": [{"size_bucket": "1", "attempts": 3}, {"size_bucket": "2", "attempts": 0}],
+            }
+        },
+    }
+    v3 = moved(study)
+    cluster = v3["clusters"]["a"]
+    assert cluster["totals"] == {"attempts": 3}
+    assert cluster["node_failure_rate"] == {"paper": {"failures": 2}}
+    assert cluster["failures_by_cause"] == [{"failures": 2, "category": "gpu"}]
+    assert cluster["breakdowns"]["account"] == {"rows": [{"key": "x"}], "not_shown": 0}
+    assert cluster["mttf_by_size"] == [{"size_bucket": "1", "attempts": 3}]
+    assert study["clusters"]["a"]["totals"]["paper_failures"] == 2  # a copy: the document read is as it was
+    assert moved({**v3, "schema_version": 3}) == {**v3, "schema_version": 3}
