@@ -305,11 +305,14 @@ def trend_rates(rows: list[dict], params: AnalysisConfig) -> list[dict]:
     ]
 
 
-def window_rates(windows: list[dict], params: AnalysisConfig, causes_measured: bool = True) -> list[dict]:
+def window_rates(
+    windows: list[dict], params: AnalysisConfig, causes_measured: bool = True, repairs_gap: str | None = None
+) -> list[dict]:
     """A month's trailing windows (history.trailing), their r_f not measured below min_gpu_node_days;
     a window whose r_f (all) is not measured has no rate by cause or MTTF by size either (the same
     node-days: 3 failures on 0.0027 node-days are not "1,107,692 per 1000 node-days"), nor rates by
-    cause when the month's own failures by cause are not measured (`causes_measured`)."""
+    cause when the month's own failures by cause are not measured (`causes_measured`), nor repair
+    times when the month's are not (`repairs_gap`, why)."""
     rated = []
     for w in windows:
         w = {
@@ -321,6 +324,8 @@ def window_rates(windows: list[dict], params: AnalysisConfig, causes_measured: b
             w["by_cause"] = []
         if "mttf_by_size" in w and thin:
             w["mttf_by_size"] = []
+        if "node_repairs" in w and repairs_gap:  # the month's inputs told no node's outages
+            w["node_repairs"] = unmeasured_dict(w["node_repairs"], repairs_gap, KEEP["node_repairs"])
         rated.append(w)
     return rated
 
