@@ -10,14 +10,13 @@ import numpy as np
 
 from simulator.history import History, run_history, without_gc
 from simulator.params import MonthWindow, SimParams
+from simulator.repairs import HEALTH_LOG_LEAD
 from simulator.truth import AttemptColumns, history_truth, month_truth
 from simulator.writers.dcgm_health import write_dcgm_checks
 from simulator.writers.nhc_log import write_nhc_log
 from simulator.writers.sacct import write_sacct
 from simulator.writers.sacctmgr_events import write_events
 from simulator.writers.xid_syslog import write_xid_log
-
-HEALTH_LOG_LEAD = 3600  # a month's health logs start this long before it, for attempts ending at its start
 
 
 def write_month(

@@ -11,6 +11,7 @@ import numpy as np
 
 from simulator.catalog import CAUSE_NAMES, CAUSE_SHARES, CAUSES, DCGM_INCIDENTS
 from simulator.params import Clock, SimParams
+from simulator.repairs import MAINTENANCE_REASONS
 from simulator.writers.dcgm_health import dcgm_health_json
 
 TRACE_HEADER = ("node", "failed_at", "repaired_at", "category")
@@ -204,7 +205,7 @@ def emit_noise(
     log.xids.extend((t, node, xid, gpu, 0, pid) for t, node, xid, gpu, pid in watch)
     for _ in range(max(1, int(p.nodes // 50 * months))):
         t = int(rng.integers(horizon))
-        reason = str(rng.choice(["Reboot ASAP", "scheduled maintenance: BIOS update"]))
+        reason = str(rng.choice(MAINTENANCE_REASONS))
         log.events.append((t, t + int(rng.uniform(0.5, 4) * 3600), int(rng.integers(p.nodes)), "DRAIN", reason))
     for _ in range(max(1, int(p.nodes // 10 * months))):  # routine health checks that find nothing, and warnings
         node, t = int(rng.integers(p.nodes)), int(rng.integers(horizon))

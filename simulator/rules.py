@@ -64,7 +64,10 @@ MEASURED_FIGURES = (
     "lost_goodput",
     "breakdowns",
     "lemon_nodes",
+    "node_repairs",
 )
+# Figures that need a node-event source: when a node went out and was back (`no_node_event_source`)
+NODE_EVENT_FIGURES = ("node_repairs",)
 # Figures that need a node-event or health source (reason `no_node_source`)
 NODE_SOURCE_FIGURES = ("fleet_fault_rate", "failures_by_cause")
 # Figures that need min_gpu_node_days of GPU exposure (`no_gpu_jobs` / `thin_gpu_exposure`)
@@ -95,4 +98,6 @@ def not_measurable(
         codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if not node_source and gpu_infra_failures < LEMON_MIN_INFRA_FAILURES:
         codes["lemon_nodes"] = "no_node_source_few_failures"
+    if not node_source:  # the simulator's node sources come together: its node events with its health logs
+        codes |= dict.fromkeys(NODE_EVENT_FIGURES, "no_node_event_source")
     return {path: codes[path] for path in MEASURED_FIGURES if path in codes}

@@ -16,6 +16,7 @@ from simulator.attribution import attribute_failures, marked_manual_requeues, ru
 from simulator.history import History
 from simulator.params import Clock, MonthWindow
 from simulator.records import HIGH_QOS_MIN_GPUS, NEVER, Attempt
+from simulator.repairs import repair_truth
 from simulator.rules import ETTR_MIN_RUN_HOURS, PAPER_MIN_GPUS, SIZE_BUCKETS, not_measurable
 from simulator.training_truth import month_training_runs, whole_training_runs
 from simulator.workload import SIZE_CHOICES, TRAINING_MIN_GPUS
@@ -89,6 +90,7 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns, cpu: 
         "as_of": clock.text(w.as_of),
         "parameters": p.as_dict(),
         "fleet": {"node_days": p.nodes * days, "expected_node_failures": expected, "node_failures": in_month_faults},
+        "node_repairs": repair_truth(ctx.signals.events, p.nodes, w),
         "lemon_nodes": [history.node_names[n] for n in faults.lemons],
         "node_rate_factor": {history.node_names[n]: round(float(f), 4) for n, f in enumerate(faults.factor)},
         "r_f_per_1000_node_days": {

@@ -152,7 +152,8 @@ def test_the_simulator_imports_nothing_from_flows_and_reads_no_dbt_file() -> Non
 # section, for a month (one cluster) and a study (several clusters over a range) alike; the study
 # adds only the sections that compare clusters (`study_` partials).
 PARTIALS = REPO_ROOT / "templates" / "partials"
-CHART_MODULES = {"charts.py", "failure_charts.py", "goodput_charts.py"}  # the canvas and the figures
+# the canvas and the figures: charts.py and every flows/report/*_charts.py
+CHART_MODULES = {"charts.py", *(p.name for p in (REPO_ROOT / "flows" / "report").glob("*_charts.py"))}
 INCLUDE = re.compile(r'{%\s*include\s+"partials/([a-z_]+)\.html\.j2"')
 CHART_REF = re.compile(r"\bcharts\.([a-z_]+)\b")
 
@@ -187,8 +188,7 @@ def test_a_figure_both_reports_show_is_drawn_by_the_same_function() -> None:
     study = {f.__name__: f for f in STUDY_CHARTS}
     assert {name for name in month.keys() & study.keys() if month[name] is not study[name]} == set()
     assert {f.__module__ for f in (*MONTH_CHARTS, *STUDY_CHARTS)} <= {
-        "flows.report.failure_charts",
-        "flows.report.goodput_charts",
+        f"flows.report.{name.removesuffix('.py')}" for name in CHART_MODULES - {"charts.py"}
     }
 
 

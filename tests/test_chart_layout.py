@@ -12,9 +12,11 @@ jobs in one month only and whose ETTR rows include CPU-only runs). Nothing here 
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
 import json
 from itertools import combinations
+from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
@@ -24,7 +26,8 @@ from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter
 from matplotlib.transforms import Bbox
 
-from flows.report import charts, failure_charts, goodput_charts
+import flows.report
+from flows.report import charts
 from flows.report.charts import NARROWEST_PX, WIDTH_PX, draw_charts, month_period, study_period
 from flows.report.failure_charts import causes_by_month_chart, trend_chart
 from flows.report.goodput_charts import lemon_signals_chart
@@ -32,7 +35,14 @@ from flows.report.render import MONTH_CHARTS, build_report
 from flows.report.study_report import STUDY_CHARTS
 
 GOLDEN = REPO_ROOT / "tests" / "data" / "golden" / "reports"
-CHART_MODULES = (charts, failure_charts, goodput_charts)
+# the canvas and every flows/report/*_charts.py: a new chart module is covered without editing this test
+CHART_MODULES = (
+    charts,
+    *(
+        importlib.import_module(f"flows.report.{path.stem}")
+        for path in sorted(Path(flows.report.__file__).parent.glob("*_charts.py"))
+    ),
+)
 TOLERANCE_PX = 1.0  # in the PNG's pixels (2 per CSS px): anti-aliasing, not a collision
 
 
@@ -167,10 +177,41 @@ def thin_study() -> dict:
     return s
 
 
+def repair_month() -> dict:
+    """The demo month with nine causes of node outages, from 1 repair (no interval) to 40, one
+    of them 20 days long, and a node out for most of the month."""
+    m = copy.deepcopy(golden("month"))
+    causes = [
+        ("gpu_unavailable", 40, 3.5), ("gpu_memory", 22, 30.0), ("gpu_nvlink", 9, 12.0), ("pcie", 6, 480.0),
+        ("infiniband_link", 5, 2.0), ("filesystem_mount", 3, 0.5), ("gpu_driver_firmware", 2, 8.0),
+        ("node_unresponsive", 1, 1.0), ("planned_maintenance", 12, 4.0),
+    ]  # fmt: skip
+
+    def summary(repairs: int, median: float) -> dict:
+        interval = repairs >= 6
+        return {
+            "outages": repairs + 1, "repairs": repairs, "still_out": 1, "mean_hours": median * 1.3,
+            "mean_lower_hours": median if interval else None, "mean_upper_hours": median * 2 if interval else None,
+            "median_hours": median, "median_lower_hours": median / 2 if interval else None,
+            "median_upper_hours": median * 1.8 if interval else None, "out_node_hours": repairs * median,
+        }  # fmt: skip
+
+    m["node_repairs"] = {
+        "unit": "hours",
+        "failures": summary(88, 6.0),
+        "all": summary(100, 5.5),
+        "by_cause": [{"category": c, "failure_domain": "hardware", "severity": "critical"} | summary(n, h) for c, n, h in causes],
+        "availability": {"value": 0.9871, "out_node_hours": 3100.0, "fleet_node_hours": 240000.0},
+        "nodes_out_longest": [{"node": "rsc1-gpu-node-0123", "outages": 2, "out_node_hours": 700.0,
+                               "longest_outage_hours": 480.0, "longest_outage_category": "pcie"}],
+    }  # fmt: skip
+    return m
+
+
 MONTHS = {"demo month": lambda: golden("month"), "thin month": thin_month, "quiet month": quiet_month}
 STUDIES = {"study": lambda: golden("study"), "thin study": thin_study}
-EXTRA = {"lemon month": lemon_month}  # drawn by the month's charts of its own subject only
-EXTRA_CASES = [("lemon_signals_chart", "lemon month")]
+EXTRA = {"lemon month": lemon_month, "repair month": repair_month}  # drawn by their own subject's chart only
+EXTRA_CASES = [("lemon_signals_chart", "lemon month"), ("repair_chart", "repair month")]
 
 
 def cases() -> list:

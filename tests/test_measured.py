@@ -123,7 +123,11 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
             JOBS_ONLY,
             {"gpu_attempts": 900},
             rates(1749.0, 629.0, failures=12),
-            {"fleet_fault_rate": "no_node_source", "failures_by_cause": "no_node_source"},
+            {
+                "fleet_fault_rate": "no_node_source",
+                "failures_by_cause": "no_node_source",
+                "node_repairs": "no_node_event_source",
+            },
         ),
         # ... and fewer failures than lemon_min_infra_failures: no lemon-node candidates either
         (
@@ -134,6 +138,7 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
                 "fleet_fault_rate": "no_node_source",
                 "failures_by_cause": "no_node_source",
                 "lemon_nodes": "no_node_source_few_failures",
+                "node_repairs": "no_node_event_source",
             },
         ),
         # a node source covers the nodes, however few the failures
@@ -175,6 +180,7 @@ def test_the_thresholds_are_config_keys():
         "node_failure_rate.paper",
         "fleet_fault_rate",
         "failures_by_cause",
+        "node_repairs",
     }
 
 

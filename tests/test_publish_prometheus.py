@@ -165,6 +165,12 @@ PANEL_FIGURES: dict[tuple[int, str], Callable[[dict], dict]] = {
     (6, "B"): lambda m: {(): m["lost_goodput"]["share_of_gpu_hours"]},
     (7, "A"): lambda m: {(): len(m["lemon_nodes"]["candidates"])},
     (8, "A"): lambda m: {(("status", m["summary"]["data_quality"]["status"]),): 1},
+    (9, "A"): lambda m: {
+        (("statistic", stat),): m["node_repairs"]["failures"][f"{stat}_hours"]
+        for stat in ("mean", "median")
+        if m["node_repairs"]["failures"][f"{stat}_hours"] is not None
+    },
+    (9, "B"): lambda m: {(): m["node_repairs"]["availability"]["value"]},
 }
 
 

@@ -61,6 +61,7 @@ def test_its_measurability_rules_are_the_pipelines() -> None:
     assert rules.MEASURED_FIGURES == measured.FIGURES
     assert rules.GPU_EXPOSURE_FIGURES == measured.GPU_EXPOSURE_FIGURES
     assert rules.NODE_SOURCE_FIGURES == measured.NODE_FIGURES
+    assert rules.NODE_EVENT_FIGURES == measured.NODE_EVENT_FIGURES
     # a jobs_only dump is the sacct source alone; the simulator's other files are node sources
     assert {"sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"} <= set(NODE_SOURCES)
     cases = [

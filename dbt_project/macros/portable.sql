@@ -67,6 +67,18 @@
     {{ dbt.listagg(value, delimiter, "order by " ~ value) }}
 {%- endmacro %}
 
+{% macro sorted_number_list(value) -%}
+    {{ return(adapter.dispatch('sorted_number_list', 'cluster_reliability')(value)) }}
+{%- endmacro %}
+
+{% macro default__sorted_number_list(value) -%}
+    list({{ value }} order by {{ value }}) filter (where {{ value }} is not null)
+{%- endmacro %}
+
+{% macro spark__sorted_number_list(value) -%}
+    array_sort(collect_list({{ value }}))
+{%- endmacro %}
+
 {% macro last_value_ignoring_nulls(value) -%}
     {{ return(adapter.dispatch('last_value_ignoring_nulls', 'cluster_reliability')(value)) }}
 {%- endmacro %}

@@ -9,6 +9,7 @@ from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.period import Mart, Period, failures_by_cause, mart_rows
 from flows.figures.rates import CONFIDENCE, failure_rate, flag_family, mttf_interval, rate_change, rate_ratio
+from flows.figures.repair import node_repairs
 from flows.warehouse.engines import MartReader
 
 # --- months -----------------------------------------------------------------------------------
@@ -85,7 +86,7 @@ def history_months(month: Month, params: AnalysisConfig) -> list[Month]:
 
 def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     """r_f of each of the last months built (the trend chart), and over each trailing window ending
-    at this month: r_f, failures by cause and MTTF by size over the window, and this month against
+    at this month: r_f, failures by cause, MTTF by size and node repair times over the window, and this month against
     the window's earlier months (a Poisson test); and the months of the longest window before this
     one that are not built (the report says what they leave out)."""
     months = history_months(month, params)
@@ -141,6 +142,7 @@ def _trailing_window(con: MartReader, window: Period) -> dict:
             for c in causes
         ],
         "mttf_by_size": [{**s, **mttf_interval(s["runtime_hours"], s["infra_failures"])} for s in sizes],
+        "node_repairs": node_repairs(con, window.period_id),
     }
 
 

@@ -23,6 +23,7 @@ from flows.figures.figure_types import (
     Headline,
     JobMixRow,
     MonthRates,
+    NodeRepairs,
     PeriodFigures,
     Rate,
     RateGap,
@@ -63,7 +64,7 @@ class WindowMttf(Strict):
 
 
 class Window(Strict):
-    """r_f, causes and MTTF over a trailing window ending at the month."""
+    """r_f, causes, MTTF and node repair times over a trailing window ending at the month."""
 
     months: Count
     months_available: Count
@@ -72,6 +73,7 @@ class Window(Strict):
     this_month_vs_window: Change
     by_cause: list[WindowCause]
     mttf_by_size: list[WindowMttf]
+    node_repairs: NodeRepairs
 
 
 class History(Strict):

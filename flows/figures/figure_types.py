@@ -221,6 +221,54 @@ class LemonNodes(LemonWindow):
     trailing: LemonWindow | None = Field(None, description="absent when lemon_trailing_days is 0")
 
 
+class RepairSummary(Strict):
+    """Repairs of a set of node outages, with the mean's and the median's 95% intervals (hours); every
+    number null when not measured."""
+
+    outages: Count | None
+    repairs: Count | None
+    still_out: Count | None
+    mean_hours: Real | None
+    mean_lower_hours: Real | None
+    mean_upper_hours: Real | None
+    median_hours: Real | None
+    median_lower_hours: Real | None
+    median_upper_hours: Real | None
+    out_node_hours: Real | None
+
+
+class CauseRepairs(RepairSummary):
+    category: str
+    failure_domain: str | None
+    severity: str | None
+
+
+class Availability(Strict):
+    value: Real | None
+    out_node_hours: Real | None
+    fleet_node_hours: Real | None
+
+
+class NodeOutTime(Strict):
+    node: str
+    outages: Count
+    out_node_hours: Real
+    longest_outage_hours: Real
+    longest_outage_category: str | None
+
+
+class NodeRepairs(Strict):
+    """Node repair time and availability over the GPU nodes (flows/figures/repair.py)."""
+
+    unit: str
+    failures: RepairSummary
+    all: RepairSummary
+    by_cause: list[CauseRepairs]
+    availability: Availability
+    nodes_out_longest: list[NodeOutTime]
+    not_measured: str | None = None
+
+
 class Totals(Strict):
     """The period's counts."""
 
@@ -282,6 +330,7 @@ class PeriodFigures(Strict):
     lemon_nodes: LemonNodes
     breakdowns: Breakdowns
     lost_goodput: LostGoodput
+    node_repairs: NodeRepairs
     not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
 
 

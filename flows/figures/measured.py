@@ -10,7 +10,10 @@
   paper's fleet rates; below it a month without failures says nothing useful. The paper's r_f
   needs the same of its own node-days (jobs above paper_min_gpus);
 - the lemon-node candidates need a node-event or health source, or [analysis]
-  lemon_min_infra_failures infrastructure failures of GPU jobs (`no_node_source_few_failures`).
+  lemon_min_infra_failures infrastructure failures of GPU jobs (`no_node_source_few_failures`);
+- the node repair times and availability need a node-event source (sacctmgr events, scontrol
+  snapshots: the registry's `nodes = "events"`; `no_node_event_source`): health logs say when a
+  node failed, not when it was back.
 
 metrics.json (docs/metrics.md "not_measured"): an unmeasured dict figure keeps its keys with null
 numbers and says why in `not_measured`; a list figure is []; the top-level `not_measured` maps each
@@ -24,7 +27,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from flows.core.config import AnalysisConfig
-from flows.ingest.sources.registry import NODE_SOURCES, given_input
+from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input
 
 # every figure a rule covers, by its path in metrics.json
 FIGURES = (
@@ -38,6 +41,7 @@ FIGURES = (
     "lost_goodput",
     "breakdowns",
     "lemon_nodes",
+    "node_repairs",
 )
 NODE_FIGURES = ("fleet_fault_rate", "failures_by_cause")
 GPU_EXPOSURE_FIGURES = (
@@ -49,9 +53,12 @@ GPU_EXPOSURE_FIGURES = (
     "lost_goodput",
     "breakdowns",
 )
+NODE_EVENT_FIGURES = ("node_repairs",)
 LIST_FIGURES = ("mttf_by_size", "projections", "failures_by_cause")
 # the inputs that tell of the nodes' faults, as a landed month's manifest names them (its inputs)
 NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
+# ... and those that tell when a node went out and when it was back (node DOWN/DRAIN events)
+NODE_EVENT_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES if node_input(kind) == "events")
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,10 @@ class Exposure:
     @property
     def node_sources(self) -> bool:
         return bool(self.inputs & NODE_INPUTS)
+
+    @property
+    def node_event_sources(self) -> bool:
+        return bool(self.inputs & NODE_EVENT_INPUTS)
 
 
 def exposure(inputs: Collection[str], totals: dict, r_f: dict, within: str = "this month") -> Exposure:
@@ -108,6 +119,8 @@ def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
         codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if not e.node_sources and e.gpu_infra_failures < params.lemon_min_infra_failures:
         codes["lemon_nodes"] = "no_node_source_few_failures"
+    if not e.node_event_sources:
+        codes |= dict.fromkeys(NODE_EVENT_FIGURES, "no_node_event_source")
     return {path: codes[path] for path in FIGURES if path in codes}
 
 
@@ -118,6 +131,10 @@ def _plural(n: int, word: str) -> str:
 NO_NODE_SOURCE = (
     "no node-event or health source was configured (sacctmgr events, scontrol snapshots, Xid, NHC, "
     "DCGM, GCM, link or IPMI logs), so nothing counted the nodes' faults"
+)
+NO_NODE_EVENT_SOURCE = (
+    "no node-event source was configured (sacctmgr events or scontrol snapshots), so nothing told when "
+    "a node went out and when it was back"
 )
 # what r_f and MTTF count without a node source, though measured: the data-coverage line says it
 FROM_JOB_STATES_ONLY = (
@@ -132,6 +149,8 @@ def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
     needed = f"{params.min_gpu_node_days:,.0f} needed, [analysis] min_gpu_node_days"
     if code == "no_node_source":
         return NO_NODE_SOURCE
+    if code == "no_node_event_source":
+        return NO_NODE_EVENT_SOURCE
     if code == "no_node_source_few_failures":
         if e.gpu_attempts == 0:
             return f"no node-event or health source was configured, and no GPU job ran {e.within}"
@@ -197,6 +216,7 @@ KEEP = {
     "ettr_vs_expected": ("r_f_definition", "ckpt_minutes", "min_run_hours"),
     "lost_goodput": ("estimator",),
     "lemon_nodes": ("window_start", "window_end", "window_days"),
+    "node_repairs": ("unit",),
 }
 
 
@@ -285,11 +305,14 @@ def trend_rates(rows: list[dict], params: AnalysisConfig) -> list[dict]:
     ]
 
 
-def window_rates(windows: list[dict], params: AnalysisConfig, causes_measured: bool = True) -> list[dict]:
+def window_rates(
+    windows: list[dict], params: AnalysisConfig, causes_measured: bool = True, repairs_gap: str | None = None
+) -> list[dict]:
     """A month's trailing windows (history.trailing), their r_f not measured below min_gpu_node_days;
     a window whose r_f (all) is not measured has no rate by cause or MTTF by size either (the same
     node-days: 3 failures on 0.0027 node-days are not "1,107,692 per 1000 node-days"), nor rates by
-    cause when the month's own failures by cause are not measured (`causes_measured`)."""
+    cause when the month's own failures by cause are not measured (`causes_measured`), nor repair
+    times when the month's are not (`repairs_gap`, why)."""
     rated = []
     for w in windows:
         w = {
@@ -301,6 +324,8 @@ def window_rates(windows: list[dict], params: AnalysisConfig, causes_measured: b
             w["by_cause"] = []
         if "mttf_by_size" in w and thin:
             w["mttf_by_size"] = []
+        if "node_repairs" in w and repairs_gap:  # the month's inputs told no node's outages
+            w["node_repairs"] = unmeasured_dict(w["node_repairs"], repairs_gap, KEEP["node_repairs"])
         rated.append(w)
     return rated
 

@@ -44,7 +44,10 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
     trend |= {
         "monthly": trend_rates(trend["monthly"], params),
         "trailing": window_rates(
-            trend["trailing"], params, causes_measured="failures_by_cause" not in figures["not_measured"]
+            trend["trailing"],
+            params,
+            causes_measured="failures_by_cause" not in figures["not_measured"],
+            repairs_gap=figures["not_measured"].get("node_repairs"),
         ),
     }
     metrics = {

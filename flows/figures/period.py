@@ -24,6 +24,7 @@ from flows.figures.lemons import lemon_candidates
 from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
 from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
+from flows.figures.repair import node_repairs
 from flows.warehouse.engines import MartReader
 
 
@@ -155,6 +156,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
         "lost_goodput": lost_goodput(con, period, params),
         "lemon_nodes": lemon_candidates(con, period.last, params),
         "breakdowns": breakdowns(con, period, params.breakdown_top),
+        "node_repairs": node_repairs(con, period.period_id),
     }
     return write_unmeasured(figures, gaps)
 

@@ -7,7 +7,7 @@ What SQL should not do: every count and exposure comes from a mart (flows/figure
 
 from __future__ import annotations
 
-from scipy.stats import binomtest, chi2, t
+from scipy.stats import binom, binomtest, chi2, t
 
 CONFIDENCE = 0.95
 
@@ -47,14 +47,30 @@ def mttf_interval(runtime_hours: float, failures: int) -> dict:
     }
 
 
-def mean_interval(mean: float, stddev: float | None, n: int) -> tuple[float | None, float | None]:
-    """Student-t 95% interval of a mean ETTR from n runs, within [0, 1] (none from one run)."""
+def mean_interval(
+    mean: float, stddev: float | None, n: int, upper_bound: float | None = 1.0
+) -> tuple[float | None, float | None]:
+    """Student-t 95% interval of a mean from n values, not below 0 nor above `upper_bound` (a mean
+    ETTR's is 1; none: no bound), none from one value."""
     if n < 2 or stddev is None:
         return None, None
     if stddev == 0:
         return mean, mean
     lower, upper = t.interval(CONFIDENCE, n - 1, loc=mean, scale=stddev / n**0.5)
-    return max(float(lower), 0.0), min(float(upper), 1.0)
+    return max(float(lower), 0.0), float(upper) if upper_bound is None else min(float(upper), upper_bound)
+
+
+def median_interval(values: list[float], confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+    """The exact, distribution-free interval of a median from its sample `values` sorted smallest
+    first: [x(j), x(n-j+1)] for the largest j whose binomial tail P(Bin(n, 1/2) < j) is at most
+    (1 - confidence) / 2; none below 6 values, which no such interval covers at 95%."""
+    n, alpha = len(values), 1 - confidence
+    j = int(binom.ppf(alpha / 2, n, 0.5)) if n else 0
+    while j >= 1 and binom.cdf(j - 1, n, 0.5) > alpha / 2:
+        j -= 1
+    if j < 1:
+        return None, None
+    return float(values[j - 1]), float(values[n - j])
 
 
 def rate_change(failures: int, node_days: float, previous_failures: int, previous_node_days: float) -> dict:

@@ -162,6 +162,23 @@ SERIES: tuple[Series, ...] = (
         lambda m: [((), m["lost_goodput"]["share_of_gpu_hours"])],
     ),
     Series(
+        "node_repair_seconds",
+        "Time to repair a node (DOWN/DRAIN to back) of the outages begun in the month; outages: failures or all",
+        ("statistic", "outages"),
+        lambda m: [
+            ((stat, kind), _hours(m["node_repairs"][kind][f"{stat}_hours"]))
+            for kind in ("failures", "all")
+            for stat in ("mean", "median")
+            if "node_repairs" in m  # a month built before repair times has none
+        ],
+    ),
+    Series(
+        "node_availability_ratio",
+        "Share of the GPU nodes' time in the month that they were not DOWN or drained",
+        (),
+        lambda m: [((), m["node_repairs"]["availability"]["value"])] if "node_repairs" in m else [],
+    ),
+    Series(
         "lemon_candidates",
         "Lemon-node candidates at the month's end",
         (),

@@ -55,6 +55,7 @@ from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
 from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
+from flows.report.repair_charts import repair_chart
 
 CHARTS_DIR = "charts"
 CID_DOMAIN = "reliability-report"
@@ -110,7 +111,15 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
 
 
 # the month's charts, in the order the report shows them
-MONTH_CHARTS = (job_mix_chart, mttf_chart, trend_chart, causes_chart, expected_ettr_chart, lemon_signals_chart)
+MONTH_CHARTS = (
+    job_mix_chart,
+    mttf_chart,
+    trend_chart,
+    causes_chart,
+    expected_ettr_chart,
+    lemon_signals_chart,
+    repair_chart,
+)
 
 
 def render_charts(metrics: dict) -> dict[str, Chart]:
@@ -131,10 +140,19 @@ def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
     return {name: {"src": src(c), "alt": c.alt, "width": c.width, "height": c.height} for name, c in charts.items()}
 
 
+def period_clusters(context: dict) -> list[tuple[str, dict]]:
+    """The clusters a page's period shows, each with its figures: a study's several, a month's one
+    (the sections that show each cluster alike iterate over them)."""
+    if "study" in context:
+        return list(context["study"]["clusters"].items())
+    return [(context["metrics"]["cluster"], context["metrics"])]
+
+
 def render_pages(template: str, text_template: str, charts: dict[str, Chart], **context) -> tuple[str, str, str]:
     """A report's pages from its templates: the archived HTML (charts as data: URIs), the email's
     HTML (CSS inlined, charts as cid: references) and the plain text."""
     env = environment()
+    context.setdefault("period_clusters", period_clusters(context))
     page = env.get_template(template)
     html = page.render(
         **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())

@@ -23,6 +23,7 @@ from flows.report.goodput_charts import (
     measured_ettr_chart,
 )
 from flows.report.render import CHARTS_DIR, Report, render_pages
+from flows.report.repair_charts import repair_chart
 
 # the study's charts, in the order it shows them: the same figures as a month's where it has them
 STUDY_CHARTS = (
@@ -36,6 +37,7 @@ STUDY_CHARTS = (
     expected_ettr_grid_chart,
     lemon_signal_comparison_chart,
     lost_goodput_chart,
+    repair_chart,
 )
 
 

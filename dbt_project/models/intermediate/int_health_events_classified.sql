@@ -21,6 +21,7 @@ xid as (
         cast(xid_events.xid as {{ dbt.type_string() }}) as code,
         xid_events.message,
         cast(xid_events.xid as {{ dbt.type_string() }}) as signal_text,
+        cast(null as {{ dbt.type_timestamp() }}) as ended_at,
         xid_events.source_file,
         xid_events.source_line
     from {{ ref('stg_health__xid_events') }} as xid_events
@@ -41,6 +42,8 @@ slurm_events as (
         node_events.node_state as code,
         node_events.reason as message,
         node_events.reason as signal_text,
+        -- when the node was back (a node event's end; none while it is still out): node repair times
+        node_events.ended_at,
         node_events.source_file,
         node_events.source_line
     from {{ ref('stg_slurm__node_events') }} as node_events
@@ -68,6 +71,7 @@ checks as (
             when 'check: status: message' then checks.check_name || ': ' || checks.status || ': ' || checks.message
             else checks.check_name
         end as signal_text,
+        cast(null as {{ dbt.type_timestamp() }}) as ended_at,
         checks.source_file,
         checks.source_line
     from {{ ref('stg_health__checks') }} as checks
@@ -168,6 +172,7 @@ final as (
         matched.check_name,
         matched.code,
         matched.message,
+        matched.ended_at,
         coalesce(matched.category, 'unclassified') as category,
         coalesce(matched.severity, 'warning') as severity,
         categories.failure_domain,

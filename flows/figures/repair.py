@@ -1,0 +1,76 @@
+"""A period's node repair times and the fleet's availability (docs/methodology.md "Node repair
+time and availability"), read from fct_period_node_repairs and fct_period_node_out_time: the mean and
+median time to repair of the failures, of every outage and of each cause, with exact intervals,
+the GPU nodes' availability and the nodes out longest. The marts count; this module adds only the
+intervals (flows/figures/rates.py)."""
+
+from __future__ import annotations
+
+from flows.figures.rates import mean_interval, median_interval
+from flows.warehouse.engines import MartReader
+
+NODES_OUT_LONGEST = 5  # the nodes out longest that a report lists
+
+
+def _rows(con: MartReader, query: str, args: list) -> list[dict]:
+    cursor = con.execute(query, args)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def repair_summary(row: dict | None) -> dict:
+    """Repairs, still out, and the mean and median repair hours with their 95% intervals (the
+    mean's Student-t, the median's exact order-statistic one; none where too few repairs)."""
+    row = row or {}
+    repairs = row.get("repairs") or 0
+    mean, spread = row.get("mean_repair_hours"), row.get("stddev_repair_hours")
+    mean_lower, mean_upper = (
+        mean_interval(mean, spread, repairs, upper_bound=None) if mean is not None else (None, None)
+    )
+    median_lower, median_upper = median_interval(list(row.get("repair_hours") or []))
+    return {
+        "outages": row.get("outages") or 0,
+        "repairs": repairs,
+        "still_out": row.get("still_out") or 0,
+        "mean_hours": mean,
+        "mean_lower_hours": mean_lower,
+        "mean_upper_hours": mean_upper,
+        "median_hours": row.get("median_repair_hours"),
+        "median_lower_hours": median_lower,
+        "median_upper_hours": median_upper,
+        "out_node_hours": row.get("out_node_hours") or 0.0,
+    }
+
+
+def node_repairs(con: MartReader, period_id: str) -> dict:
+    """The period's repair times (failures, every outage, each cause), availability and nodes out longest."""
+    rows = _rows(
+        con,
+        "select * from fct_period_node_repairs where period_id = ? order by grain, outages desc, category",
+        [period_id],
+    )
+    grains = {row["grain"]: row for row in rows if row["grain"] != "cause"}
+    every = grains.get("all") or {}
+    return {
+        "unit": "hours",
+        "failures": repair_summary(grains.get("failures")),
+        "all": repair_summary(every),
+        "by_cause": [
+            {"category": row["category"], "failure_domain": row["failure_domain"], "severity": row["severity"]}
+            | repair_summary(row)
+            for row in rows
+            if row["grain"] == "cause"
+        ],
+        "availability": {
+            "value": every.get("availability"),
+            "out_node_hours": every.get("out_node_hours") or 0.0,
+            "fleet_node_hours": every.get("fleet_node_hours") or 0.0,
+        },
+        "nodes_out_longest": _rows(
+            con,
+            "select node, outages, out_node_hours, longest_outage_hours, longest_outage_category "
+            "from fct_period_node_out_time where period_id = ? and out_node_hours > 0 "
+            f"order by out_node_hours desc, node limit {NODES_OUT_LONGEST}",
+            [period_id],
+        ),
+    }
