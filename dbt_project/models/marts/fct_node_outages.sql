@@ -11,18 +11,20 @@
 with parameters as (
 
     select
-        month,
-        cluster,
-        month_start,
-        period_end,
-        as_of
-    from {{ source('run', 'parameters') }}
+        months.month,
+        run_parameters.cluster,
+        months.month_start,
+        months.period_end,
+        months.as_of
+    from {{ source('run', 'months') }} as months
+    cross join {{ source('run', 'parameters') }} as run_parameters
 
 ),
 
 events as (
 
     select
+        events.month,
         events.event_id,
         events.node,
         events.event_at as out_at,
@@ -35,7 +37,7 @@ events as (
         events.severity,
         events.cause_priority
     from {{ ref('int_health_events_classified') }} as events
-    cross join parameters
+    inner join parameters on parameters.month = events.month
     -- up to the dump: an event after the month's end may continue an outage begun in it
     where
         events.source in (select source from {{ ref('landed_sources') }} where landed_table = 'node_events')
@@ -49,11 +51,11 @@ ordered as (
     select
         events.*,
         max(coalesce(events.back_at, parameters.as_of)) over (
-            partition by events.node order by events.out_at, events.event_id
+            partition by events.month, events.node order by events.out_at, events.event_id
             rows between unbounded preceding and 1 preceding
         ) as previous_back_at
     from events
-    cross join parameters
+    inner join parameters on parameters.month = events.month
 
 ),
 
@@ -74,7 +76,7 @@ ranked as (
     select
         *,
         row_number() over (
-            partition by node, outage_number
+            partition by month, node, outage_number
             order by case when severity = 'critical' then 0 else 1 end, out_at, cause_priority, event_id
         ) as cause_rank
     from numbered
@@ -84,6 +86,7 @@ ranked as (
 outages as (
 
     select
+        month,
         node,
         outage_number,
         min(out_at) as out_at,
@@ -91,7 +94,7 @@ outages as (
         case when count(*) = count(back_at) then max(back_at) end as back_at,
         count(*) as node_events
     from numbered
-    group by node, outage_number
+    group by month, node, outage_number
 
 ),
 
@@ -109,8 +112,12 @@ clipped as (
         least(coalesce(outages.back_at, parameters.period_end), parameters.period_end) as out_until
     from outages
     inner join ranked as named
-        on named.node = outages.node and named.outage_number = outages.outage_number and named.cause_rank = 1
-    cross join parameters
+        on
+            named.month = outages.month
+            and named.node = outages.node
+            and named.outage_number = outages.outage_number
+            and named.cause_rank = 1
+    inner join parameters on parameters.month = outages.month
     where outages.out_at < parameters.period_end  -- one begun later is the next month's
 
 )
@@ -134,4 +141,4 @@ select
     end as repair_seconds,
     cast(greatest({{ dbt.datediff('clipped.out_from', 'clipped.out_until', 'second') }}, 0) as bigint) as out_seconds
 from clipped
-cross join parameters
+inner join parameters on parameters.month = clipped.month
