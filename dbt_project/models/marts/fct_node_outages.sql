@@ -40,7 +40,11 @@ events as (
     inner join parameters on parameters.month = events.month
     -- up to the dump: an event after the month's end may continue an outage begun in it
     where
-        events.source in (select source from {{ ref('landed_sources') }} where landed_table = 'node_events')
+        events.source in (
+            select node_event_sources.source
+            from {{ ref('landed_sources') }} as node_event_sources
+            where node_event_sources.landed_table = 'node_events'
+        )
         and events.event_at < parameters.as_of
 
 ),

@@ -22,7 +22,7 @@ ranked as (
         facts.category,
         row_number() over (
             partition by periods.period_id, facts.node
-            order by facts.out_seconds desc, facts.out_at, facts.event_id
+            order by facts.out_seconds desc, facts.out_at asc, facts.event_id asc
         ) as length_rank
     from {{ period_rows('outages') }}
 
