@@ -131,10 +131,19 @@ def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
     return {name: {"src": src(c), "alt": c.alt, "width": c.width, "height": c.height} for name, c in charts.items()}
 
 
+def period_clusters(context: dict) -> list[tuple[str, dict]]:
+    """The clusters a page's period shows, each with its figures: a study's several, a month's one
+    (the sections that show each cluster alike iterate over them)."""
+    if "study" in context:
+        return list(context["study"]["clusters"].items())
+    return [(context["metrics"]["cluster"], context["metrics"])]
+
+
 def render_pages(template: str, text_template: str, charts: dict[str, Chart], **context) -> tuple[str, str, str]:
     """A report's pages from its templates: the archived HTML (charts as data: URIs), the email's
     HTML (CSS inlined, charts as cid: references) and the plain text."""
     env = environment()
+    context.setdefault("period_clusters", period_clusters(context))
     page = env.get_template(template)
     html = page.render(
         **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
