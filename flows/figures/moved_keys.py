@@ -64,6 +64,9 @@ ADDED_KEYS: frozenset[str] = frozenset(
         "ettr_vs_expected.all.bucket_order",
         "ettr_vs_expected.priority.bucket_order",
         # the study's
+        "side_by_side.mttf_by_size",
+        "side_by_side.projections",
+        "side_by_side.lost_goodput_by_size",
         "clusters.*.totals.open_attempts",
         "clusters.*.totals.unknown_states",
         "clusters.*.mttf_by_size.ended_attempts",
