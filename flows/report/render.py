@@ -14,7 +14,7 @@ figure comes from metrics.json, the summary from flows/figures/summary.py, the c
 flows/report/failure_charts.py and goodput_charts.py. The sections (templates/partials/) are the
 study's too: report.html.j2 sets the page's document and words for its period (`document`,
 `within`, `this_period`) as study.html.j2 does, and each section shows the period's clusters
-(`period_clusters`); the study's own sections are templates/partials/study_*.
+(`period_clusters`); the study's own sections, comparing its clusters, are partials/study_*.
 """
 
 from __future__ import annotations
