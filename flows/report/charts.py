@@ -233,7 +233,7 @@ class Period:
     series: tuple[Series, ...]
     months: tuple[str, ...]  # every month a trend's axis spans, oldest first
     causes: tuple[str, ...]  # the causes in the order the charts list them
-    monthly: dict[str, list[dict]]  # cluster -> its r_f month by month (MonthRates rows)
+    rates_by_month: dict[str, list[dict]]  # cluster -> its r_f month by month (MonthRates rows)
 
     @property
     def side_by_side(self) -> bool:
@@ -243,13 +243,13 @@ class Period:
 
 def month_period(metrics: dict) -> Period:
     """The month's cluster over its history's months, its causes in the month's order."""
-    monthly = metrics["history"]["monthly"]
+    history = metrics["history"]["monthly"]
     return Period(
         figures=metrics,
         series=(Series(metrics["cluster"], metrics, PALETTE[0]),),
-        months=tuple(months_between(monthly[0]["month"], monthly[-1]["month"]) if monthly else ()),
+        months=tuple(months_between(history[0]["month"], history[-1]["month"]) if history else ()),
         causes=tuple(c["category"] for c in metrics["failures_by_cause"]),
-        monthly={metrics["cluster"]: monthly},
+        rates_by_month={metrics["cluster"]: history},
     )
 
 
@@ -263,7 +263,7 @@ def study_period(study: dict) -> Period:
         series=series,
         months=tuple(months_between(study["from_month"], study["to_month"])),
         causes=tuple(study["causes"]),
-        monthly={name: figures["monthly"] for name, figures in study["clusters"].items()},
+        rates_by_month={name: figures["monthly"] for name, figures in study["clusters"].items()},
     )
 
 

@@ -177,8 +177,8 @@ def _trend_lines(period: Period) -> list[tuple[list[dict], str, str, str, str]]:
     """(rows, definition, colour, legend name, name in the alt text) of each line: a cluster alone
     under both definitions, each a colour; side by side each cluster's over all GPU jobs in its colour."""
     if period.side_by_side:
-        return [(period.monthly[s.name], "all", s.colour, shown_name(s.name), s.name) for s in period.series]
-    rows = period.monthly[period.series[0].name]
+        return [(period.rates_by_month[s.name], "all", s.colour, shown_name(s.name), s.name) for s in period.series]
+    rows = period.rates_by_month[period.series[0].name]
     paper = f"jobs > {period.series[0].figures['parameters']['paper_min_gpus']} GPUs (paper)"
     return [(rows, "paper", BLUE, paper, "paper definition"), (rows, "all", ORANGE, "all GPU jobs", "all GPU jobs")]
 
@@ -321,7 +321,7 @@ def _measure(measure: str) -> str:
 def causes_by_month_chart(period: Period) -> Chart | None:
     """The paper's Fig. 5: each cause's failure rate month by month, one panel per cluster (stacked bars)."""
     causes = list(period.causes)
-    clusters = [s for s in period.series if period.monthly[s.name]]
+    clusters = [s for s in period.series if period.rates_by_month[s.name]]
     if not causes or not clusters:
         return None
     colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(causes)}
@@ -331,7 +331,7 @@ def causes_by_month_chart(period: Period) -> Chart | None:
     months = list(period.months)
     drawn = set()  # the causes with a bar: the legend lists only these
     for ax, series in zip(axes, clusters, strict=True):
-        for row in (r for r in period.monthly[series.name] if r["month"] in months):
+        for row in (r for r in period.rates_by_month[series.name] if r["month"] in months):
             bottom = 0.0
             for cause in causes:  # the same order in every month: a cause keeps its place in the stack
                 if value := (row["by_cause"].get(cause) or {}).get("per_1000_node_days"):
