@@ -271,7 +271,6 @@ TWINS_LEFT = {
     "job_mix.html.j2",
     "lemons.html.j2",
     "lost_goodput.html.j2",
-    "methodology.html.j2",
     "mttf.html.j2",
     "trend.html.j2",
 }
