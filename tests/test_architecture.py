@@ -270,7 +270,6 @@ TWINS_LEFT = {
     "ettr.html.j2",
     "job_mix.html.j2",
     "lemons.html.j2",
-    "lost_goodput.html.j2",
     "mttf.html.j2",
     "trend.html.j2",
 }
