@@ -265,7 +265,6 @@ PERIOD_FLAGS = {"compared", "monthly"}
 # the sections whose month and study renderings are not merged yet, each still behind `compared`
 # (this list only shrinks: a merged section leaves it, and the test fails while it is listed)
 TWINS_LEFT = {
-    "breakdowns.html.j2",
     "causes.html.j2",
     "ettr.html.j2",
     "job_mix.html.j2",
@@ -279,7 +278,6 @@ FLAG_PAGES = {"report.html.j2", "study.html.j2"}
 # figures to give instead; this list only shrinks)
 JOINS_LEFT: dict[str, set[str]] = {
     "archive_index.html.j2": {"sum"},  # the monthly reports of every cluster
-    "breakdowns.html.j2": {"key"},  # the study's clusters' rows of each rank
     "causes.html.j2": {"key"},  # the study's clusters' rows of each cause; a month's window's of each
     "data_quality.html.j2": {"sum"},  # the suites' expectations evaluated and met
     "ettr.html.j2": {"key", "position"},  # the study's runs by bucket and grid by size; a month's curves' points

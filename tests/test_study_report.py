@@ -217,7 +217,7 @@ CHARTS = {"job_mix", "causes", "causes_by_month", "failure_rate_trend", "rate_ra
           "expected_ettr", "lemon_signals", "lost_goodput"}  # fmt: skip
 SECTIONS = ("The clusters over the range", "Do the clusters differ?", "Job mix by outcome and size",
             "Failures by cause", "Month by month", "MTTF by job size", "Measured ETTR against E[ETTR]",
-            "E[ETTR] of large jobs", "Lemon nodes", "Lost goodput", "Who lost the most", "Methodology",
+            "E[ETTR] of large jobs", "Lemon nodes", "Lost goodput", "By account and partition", "Methodology",
             "How to reproduce")  # fmt: skip
 SCRIPT = "<script>alert(2)</script>"
 HOSTILE = "<img src=x onerror=alert(1)>"

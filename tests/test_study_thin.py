@@ -137,6 +137,6 @@ def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
     for table in ("Accounts by lost GPU-hours", "The fitted r f and the projected MTTF", "observed MTTF, 95%",
                   "Nodes in the fleet", "attempts; GPU-hours"):  # fmt: skip
         assert table not in html, table
-    for section in ("MTTF by job size", "Who lost the most"):
+    for section in ("MTTF by job size", "By account and partition"):
         assert re.search(f"{section} .{{0,200}}rsc1: not measured: no GPU job ran in the range", html), section
     assert re.search("Lemon nodes .{0,200}rsc1: not measured: no node-event or health source was configured", html)
