@@ -279,7 +279,6 @@ FLAG_PAGES = {"report.html.j2", "study.html.j2"}
 JOINS_LEFT: dict[str, set[str]] = {
     "archive_index.html.j2": {"sum"},  # the monthly reports of every cluster
     "causes.html.j2": {"key"},  # the study's clusters' rows of each cause; a month's window's of each
-    "data_quality.html.j2": {"sum"},  # the suites' expectations evaluated and met
     "ettr.html.j2": {"key", "position"},  # the study's runs by bucket and grid by size; a month's curves' points
 }
 

@@ -165,6 +165,8 @@ class SuiteOutcome(Strict):
 class DataQualityStatus(Strict):
     status: Literal["ok", "warning", "failed"]
     reasons: list[str]
+    evaluated: Count = Field(description="the expectations the suites evaluated, in all")
+    successful: Count = Field(description="of them met")
 
 
 class Summary(Strict):

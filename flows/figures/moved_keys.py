@@ -60,6 +60,8 @@ ADDED_KEYS: frozenset[str] = frozenset(
     {
         # the month's
         "totals.months_built",
+        "summary.data_quality.evaluated",
+        "summary.data_quality.successful",
         "failures_by_cause.node_days",
         "ettr_vs_expected.all.bucket_order",
         "ettr_vs_expected.priority.bucket_order",
