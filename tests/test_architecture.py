@@ -277,7 +277,6 @@ FLAG_PAGES = {"report.html.j2", "study.html.j2"}
 # the templates that still join rows by key, align by position or sum (what they do, for the
 # figures to give instead; this list only shrinks)
 JOINS_LEFT: dict[str, set[str]] = {
-    "archive_index.html.j2": {"sum"},  # the monthly reports of every cluster
     "causes.html.j2": {"key"},  # the study's clusters' rows of each cause; a month's window's of each
     "ettr.html.j2": {"key", "position"},  # the study's runs by bucket and grid by size; a month's curves' points
 }
