@@ -234,6 +234,7 @@ class Period:
     months: tuple[str, ...]  # every month a trend's axis spans, oldest first
     causes: tuple[str, ...]  # the causes in the order the charts list them
     rates_by_month: dict[str, list[dict]]  # cluster -> its r_f month by month (MonthRates rows)
+    span: str  # the period in words: "this month", "the range"
 
     @property
     def side_by_side(self) -> bool:
@@ -250,6 +251,7 @@ def month_period(metrics: dict) -> Period:
         months=tuple(months_between(history[0]["month"], history[-1]["month"]) if history else ()),
         causes=tuple(c["category"] for c in metrics["failures_by_cause"]),
         rates_by_month={metrics["cluster"]: history},
+        span="this month",
     )
 
 
@@ -264,6 +266,7 @@ def study_period(study: dict) -> Period:
         months=tuple(months_between(study["from_month"], study["to_month"])),
         causes=tuple(study["causes"]),
         rates_by_month={name: figures["monthly"] for name, figures in study["clusters"].items()},
+        span="the range",
     )
 
 

@@ -256,7 +256,7 @@ def causes_chart(period: Period) -> Chart | None:
             color=series.colour,
             height=width * 0.9 if side_by_side else 0.6,
             error_kw={"elinewidth": marks.elinewidth, "capsize": marks.capsize, "ecolor": "#52606d"},
-            label=shown_name(series.name) if side_by_side else "this month, 95% interval",
+            label=shown_name(series.name) if side_by_side else f"{period.span}, 95% interval",
         )  # fmt: skip
     if not side_by_side:
         _cause_marks(ax, drawn[0].figures, causes)
@@ -266,7 +266,7 @@ def causes_chart(period: Period) -> Chart | None:
     ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if side_by_side else " (count on the bar)"))
     ax.set_title("Infrastructure failures by cause")
     legend(fig, 3 if side_by_side else 2)
-    return finish_chart("causes", fig, _causes_alt(drawn, side_by_side), height)
+    return finish_chart("causes", fig, _causes_alt(drawn, side_by_side, period.span), height)
 
 
 def _cause_marks(ax: Axes, figures: dict, causes: list[str]) -> None:
@@ -287,10 +287,10 @@ def _cause_marks(ax: Axes, figures: dict, causes: list[str]) -> None:
                 label=f"last {window['months_available']} months")  # fmt: skip
 
 
-def _causes_alt(drawn: list[Series], side_by_side: bool) -> str:
+def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:
     if not side_by_side:
         causes = drawn[0].figures["failures_by_cause"]
-        alt = "Bar chart of this month's failure rate by cause: " + "; ".join(
+        alt = f"Bar chart of {span}'s failure rate by cause: " + "; ".join(
             f"{label(c['category'])} {fmt_dec(c['rate_value'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
             for c in causes[:6]
         )
