@@ -13,6 +13,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+import jinja2
+
 from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
 from flows.ingest.sources.registry import LANDED_SOURCES, SOURCE_KINDS
 from flows.report.render import MONTH_CHARTS
@@ -253,3 +255,98 @@ def _json_lists(value: object, names: set[str]) -> list[str]:
         return []
     listed = [item for item in value if isinstance(item, str) and item in names]
     return ([", ".join(listed)] if len(listed) >= 2 else []) + [f for item in value for f in _json_lists(item, names)]
+
+
+# --- one rendering per period (issue 43): no month/study flag, and templates that only format
+
+# the flags a month and a study were told apart by: `compared` (the report's charts and sections),
+# `monthly` (the figures)
+PERIOD_FLAGS = {"compared", "monthly"}
+# the sections whose month and study renderings are not merged yet, each still behind `compared`
+# (this list only shrinks: a merged section leaves it, and the test fails while it is listed)
+TWINS_LEFT = {
+    "causes.html.j2",
+    "ettr.html.j2",
+    "job_mix.html.j2",
+    "lemons.html.j2",
+    "mttf.html.j2",
+    "trend.html.j2",
+}
+# the pages that set the flag for TWINS_LEFT
+FLAG_PAGES = {"report.html.j2", "study.html.j2"}
+# the templates that still join rows by key, align by position or sum (what they do, for the
+# figures to give instead; this list only shrinks)
+JOINS_LEFT: dict[str, set[str]] = {
+    "causes.html.j2": {"key"},  # the study's clusters' rows of each cause; a month's window's of each
+    "ettr.html.j2": {"key", "position"},  # the study's runs by bucket and grid by size; a month's curves' points
+}
+
+
+def _python_period_flags(path: Path) -> list[str]:
+    """Where a module branches on a period flag: a flag's name or attribute in a condition (an if,
+    a conditional expression, a while, a comprehension's if), or a parameter named as a flag."""
+    tree = ast.parse(path.read_text())
+    conditions = [n.test for n in ast.walk(tree) if isinstance(n, ast.If | ast.IfExp | ast.While)]
+    conditions += [c for n in ast.walk(tree) if isinstance(n, ast.comprehension) for c in n.ifs]
+    named = [(n, n.id) for c in conditions for n in ast.walk(c) if isinstance(n, ast.Name)]
+    named += [(n, n.attr) for c in conditions for n in ast.walk(c) if isinstance(n, ast.Attribute)]
+    named += [(n, n.arg) for n in ast.walk(tree) if isinstance(n, ast.arg)]
+    return [f"{path.relative_to(REPO_ROOT)}:{node.lineno} {name}" for node, name in named if name in PERIOD_FLAGS]
+
+
+def test_no_figure_or_chart_module_branches_on_month_or_study() -> None:
+    """flows/figures and flows/report hold no `compared` or `monthly` variable, attribute or
+    parameter: a period's figures and charts are computed and drawn alike for a month and a study,
+    told apart by their data (how many clusters, what the figures hold)."""
+    modules = [p for stage in ("figures", "report") for p in sorted((REPO_ROOT / "flows" / stage).rglob("*.py"))]
+    assert [found for path in modules for found in _python_period_flags(path)] == []
+
+
+def _template_trees() -> dict[str, jinja2.nodes.Template]:
+    env = jinja2.Environment()
+    return {p.name: env.parse(p.read_text()) for p in sorted((REPO_ROOT / "templates").rglob("*.j2"))}
+
+
+def test_no_template_branches_on_month_or_study_outside_the_studys_own_sections() -> None:
+    """No template reads or sets a period flag, but the study's own comparison sections
+    (partials/study_*) and the sections listed in TWINS_LEFT (with the pages that set it for them)."""
+    flagged = {
+        name
+        for name, tree in _template_trees().items()
+        if not name.startswith("study_") and any(n.name in PERIOD_FLAGS for n in tree.find_all(jinja2.nodes.Name))
+    }
+    assert flagged == TWINS_LEFT | (FLAG_PAGES if TWINS_LEFT else set())
+
+
+def _joins(tree: jinja2.nodes.Template) -> set[str]:
+    """What a template computes that the figures should give:
+    - `sum`: a `sum` filter (a total);
+    - `position`: `loop.index0`, a row's position used to find its match in another list;
+    - `key`: a loop over one list filtered by equality with the row of an enclosing loop, or a
+      selectattr/rejectattr "equalto" a variable (rows of two lists joined by key)."""
+    found = {"sum" for f in tree.find_all(jinja2.nodes.Filter) if f.name == "sum"}
+    found |= {
+        "position"
+        for g in tree.find_all(jinja2.nodes.Getattr)
+        if isinstance(g.node, jinja2.nodes.Name) and g.node.name == "loop" and g.attr == "index0"
+    }
+    for f in tree.find_all(jinja2.nodes.Filter):
+        equalto = f.name in ("selectattr", "rejectattr") and len(f.args) == 3
+        if equalto and getattr(f.args[1], "value", None) == "equalto" and not isinstance(f.args[2], jinja2.nodes.Const):
+            found.add("key")
+    for outer in tree.find_all(jinja2.nodes.For):
+        targets = {n.name for n in outer.target.find_all(jinja2.nodes.Name)} | (
+            {outer.target.name} if isinstance(outer.target, jinja2.nodes.Name) else set()
+        )
+        for inner in (n for n in outer.find_all(jinja2.nodes.For) if n.test is not None):
+            if isinstance(inner.test, jinja2.nodes.Compare) and any(
+                n.name in targets for n in inner.test.find_all(jinja2.nodes.Name)
+            ):
+                found.add("key")
+    return found
+
+
+def test_no_template_joins_aligns_or_sums() -> None:
+    """Templates only format: a join of two lists, an alignment by position or a total is computed
+    in flows/figures and written into the document (JOINS_LEFT: those not moved yet)."""
+    assert {name: found for name, tree in _template_trees().items() if (found := _joins(tree))} == JOINS_LEFT

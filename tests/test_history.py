@@ -20,7 +20,7 @@ from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.compare import history_months
 from flows.figures.month_metrics import job_runs
-from flows.figures.moved_keys import ADDED_KEYS
+from flows.figures.moved_keys import MONTH_ADDED_KEYS
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 
@@ -210,7 +210,7 @@ MEASURED_ADDED = {
     *(("totals", key) for key in ("gpu_attempts", "cpu_only_attempts", "gpu_node_days", "cpu_only_nodes")),
 }
 # issue 43: what a month's figures gained from a study's, one period's figures (flows/figures/moved_keys.py)
-PERIOD_ADDED = {tuple(path.split(".")) for path in ADDED_KEYS if not path.startswith("clusters.")}
+PERIOD_ADDED = {tuple(path.split(".")) for path in MONTH_ADDED_KEYS}
 # issue 42, changed on purpose: the trend's tests are over the windows the built months tell apart
 # (a window no longer than the built months is shown and tested once: flows/figures/compare.py)
 TREND_TESTS = ("change_flags", "families", "trend")

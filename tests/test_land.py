@@ -188,6 +188,7 @@ def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fi
     inputs = json.loads((land_month(config, Month.parse("2026-11")) / "manifest.json").read_text())["sources"]
     metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
     metrics["totals"] = {"open_attempts": 1, "unknown_states": 0}
+    metrics["summary"] = {"data_quality": {"evaluated": 0, "successful": 0}}  # no suite ran
     html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
     assert "1 attempt recorded twice with a different outcome or times" in html
     assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently" in html
@@ -475,5 +476,6 @@ def test_the_data_quality_table_names_the_configured_job_record_kind(tmp_path: P
     inputs = json.loads((land_month(config, Month.parse("2016-08")) / "manifest.json").read_text())["sources"]
     metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
     metrics["totals"] = {"open_attempts": 0, "unknown_states": 0}
+    metrics["summary"] = {"data_quality": {"evaluated": 0, "successful": 0}}  # no suite ran
     html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
     assert '<td class="name">sacct_xdmod</td>' in html and "sacct_psv" not in html

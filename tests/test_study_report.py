@@ -178,6 +178,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "infra_failures": all_failures,
             "second_order_preemptions": sum(b["second_order_preemptions"] for b in lost),
             "share_of_gpu_hours": lost_total / gpu_hours,
+            "estimator": "an estimate: min(runtime, 30 min) x GPUs per infrastructure failure",
         },
         "node_failure_rate": r_f,
         # every node's faults over every node's days: more faults than the failures they caused
@@ -216,7 +217,7 @@ CHARTS = {"job_mix", "causes", "causes_by_month", "failure_rate_trend", "rate_ra
           "expected_ettr", "lemon_signals", "lost_goodput"}  # fmt: skip
 SECTIONS = ("The clusters over the range", "Do the clusters differ?", "Job mix by outcome and size",
             "Failures by cause", "Month by month", "MTTF by job size", "Measured ETTR against E[ETTR]",
-            "E[ETTR] of large jobs", "Lemon nodes", "Lost goodput by job size", "Who lost the most", "Methodology",
+            "E[ETTR] of large jobs", "Lemon nodes", "Lost goodput", "By account and partition", "Methodology",
             "How to reproduce")  # fmt: skip
 SCRIPT = "<script>alert(2)</script>"
 HOSTILE = "<img src=x onerror=alert(1)>"

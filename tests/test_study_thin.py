@@ -92,7 +92,7 @@ def test_a_thin_study_renders_and_says_not_measured_per_cluster():
     report = render_study(study)
     html, text = text_of(report.html), report.text
     assert "rsc2: r_f not measured: 14 GPU jobs on 31.0 GPU node-days in the range" in report.metrics["summary"]["text"]
-    for section in ("MTTF by job size", "Failures by cause", "Lemon nodes", "Lost goodput by job size"):
+    for section in ("MTTF by job size", "Failures by cause", "Lemon nodes", "Lost goodput"):
         assert re.search(f"{section}.{{0,400}}rsc2: not measured:", html), section
     assert re.search(r"2025-11 [\d.]+ [\d.]+ – [\d.]+ not measured no GPU node-days in 2025-11", html)
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
@@ -137,6 +137,6 @@ def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
     for table in ("Accounts by lost GPU-hours", "The fitted r f and the projected MTTF", "observed MTTF, 95%",
                   "Nodes in the fleet", "attempts; GPU-hours"):  # fmt: skip
         assert table not in html, table
-    for section in ("MTTF by job size", "Who lost the most"):
+    for section in ("MTTF by job size", "By account and partition"):
         assert re.search(f"{section} .{{0,200}}rsc1: not measured: no GPU job ran in the range", html), section
     assert re.search("Lemon nodes .{0,200}rsc1: not measured: no node-event or health source was configured", html)

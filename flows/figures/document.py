@@ -167,6 +167,8 @@ class SuiteOutcome(Strict):
 class DataQualityStatus(Strict):
     status: Literal["ok", "warning", "failed"]
     reasons: list[str]
+    evaluated: Count = Field(description="the expectations the suites evaluated, in all")
+    successful: Count = Field(description="of them met")
 
 
 class Summary(Strict):
@@ -279,6 +281,41 @@ class SizeSideBySide(Strict):
     clusters: dict[str, Cell]
 
 
+class MttfCell(Strict):
+    """A cluster's observed MTTF at a size bucket, side by side with the others'."""
+
+    mttf_hours: Real | None
+    mttf_lower_hours: Real | None
+    mttf_upper_hours: Real | None
+
+
+class MttfSideBySide(Strict):
+    size_bucket: str
+    clusters: dict[str, MttfCell | None] = Field(description="null: the cluster did not measure MTTF by size")
+
+
+class ProjectedCell(Strict):
+    mttf_hours: Real | None = Field(description="the model MTTF under the r_f the cluster's models use")
+
+
+class ProjectionSideBySide(Strict):
+    gpus: Count
+    clusters: dict[str, ProjectedCell | None] = Field(description="null: the cluster did not measure its projections")
+
+
+class LostCell(Strict):
+    """A cluster's lost goodput at a size bucket, side by side with the others'."""
+
+    lost_gpu_hours: Real
+    second_order_gpu_hours: Real
+    second_order_preemptions: Count
+
+
+class LostSideBySide(Strict):
+    size_bucket: str
+    clusters: dict[str, LostCell | None] = Field(description="null: the cluster did not measure lost goodput by size")
+
+
 class MonthSideBySide(Strict):
     month: str
     clusters: dict[str, Rate | RateGap]
@@ -290,6 +327,9 @@ class SideBySide(Strict):
     unmeasured_everywhere: list[str]
     trend_measured: bool
     job_mix_by_size: list[SizeSideBySide]
+    mttf_by_size: list[MttfSideBySide]
+    projections: list[ProjectionSideBySide]
+    lost_goodput_by_size: list[LostSideBySide]
     monthly: list[MonthSideBySide]
 
 

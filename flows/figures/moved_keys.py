@@ -55,15 +55,24 @@ DROPPED_ROWS: dict[str, tuple[str, object]] = {
     "clusters.*.job_mix_by_size": ("attempts", 0),
 }
 
-# paths new in version 3: a figure that one document had and the other gains
-ADDED_KEYS: frozenset[str] = frozenset(
+# paths new in version 3 of a month's metrics.json: a figure a study had, or one computed once
+# for the templates
+MONTH_ADDED_KEYS: frozenset[str] = frozenset(
     {
-        # the month's
         "totals.months_built",
+        "summary.data_quality.evaluated",
+        "summary.data_quality.successful",
         "failures_by_cause.node_days",
         "ettr_vs_expected.all.bucket_order",
         "ettr_vs_expected.priority.bucket_order",
-        # the study's
+    }
+)
+# paths new in version 3 of a study's: a figure a month had, or a join computed once for the templates
+STUDY_ADDED_KEYS: frozenset[str] = frozenset(
+    {
+        "side_by_side.mttf_by_size",
+        "side_by_side.projections",
+        "side_by_side.lost_goodput_by_size",
         "clusters.*.totals.open_attempts",
         "clusters.*.totals.unknown_states",
         "clusters.*.mttf_by_size.ended_attempts",
@@ -84,6 +93,7 @@ ADDED_KEYS: frozenset[str] = frozenset(
         "clusters.*.lost_goodput.estimator",
     }
 )
+ADDED_KEYS = MONTH_ADDED_KEYS | STUDY_ADDED_KEYS
 
 
 def matches(path: tuple[str, ...], pattern: str) -> bool:

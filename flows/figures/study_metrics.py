@@ -89,6 +89,25 @@ def shared_rows(clusters: dict[str, dict]) -> dict:
     }
 
 
+MTTF_CELL = ("mttf_hours", "mttf_lower_hours", "mttf_upper_hours")  # a cluster's MTTF at a size, side by side
+LOST_CELL = ("lost_gpu_hours", "second_order_gpu_hours", "second_order_preemptions")  # its lost goodput there
+
+
+def _by_size(clusters: dict[str, dict], figure: str, shown: str, cell: tuple[str, ...]) -> list[dict]:
+    """Each size bucket of the clusters' `figure` rows where some cluster's `shown` is non-zero, by
+    bucket order, with each cluster's `cell` of its row for that bucket (null where the cluster has
+    no row for it: the figure is not measured there)."""
+    rows = {name: {r["size_bucket"]: r for r in figures[figure]} for name, figures in clusters.items()}
+    buckets = {b: r["bucket_order"] for by in rows.values() for b, r in by.items() if r[shown]}
+    return [
+        {
+            "size_bucket": bucket,
+            "clusters": {name: {k: by[bucket][k] for k in cell} if bucket in by else None for name, by in rows.items()},
+        }
+        for bucket in sorted(buckets, key=buckets.__getitem__)
+    ]
+
+
 def side_by_side(clusters: dict[str, dict]) -> dict:
     """The clusters' tables joined by their rows' key, never by position (one cluster's months or
     size buckets may be fewer than another's, or none):
@@ -97,6 +116,12 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
     - `monthly`: each month any cluster has a row for, oldest first, with each cluster's r_f (all);
       a cluster without a row that month has no GPU node-days in it: not measured, with why;
     - `trend_measured`: whether any of those r_f is measured (else the study has no trend chart);
+    - `mttf_by_size`: each size bucket some cluster ran GPU jobs in, with each cluster's observed
+      MTTF there (null: the cluster did not measure MTTF by size);
+    - `projections`: each projection size, with each cluster's model MTTF there under the r_f its
+      models use (null: not measured);
+    - `lost_goodput_by_size`: each size bucket some cluster lost GPU-hours in, with each cluster's
+      lost and second-order GPU-hours there (null: not measured);
     - `unmeasured_everywhere`: the figure paths no cluster measured (their tables are left out)."""
     sizes: dict[str, int] = {}
     for figures in clusters.values():
@@ -107,6 +132,12 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
     by_month = {name: {r["month"]: r["all"] for r in figures["monthly"]} for name, figures in clusters.items()}
     months = sorted({month for rows in by_month.values() for month in rows})
     none = {"value": None, "lower": None, "upper": None}
+    by_gpus = {
+        name: {
+            p["gpus"]: p[f"mttf_hours_{figures['ettr_vs_expected']['r_f_definition']}"] for p in figures["projections"]
+        }
+        for name, figures in clusters.items()
+    }
     return {
         # the figures no cluster measured: their side-by-side tables would be all "not measured"
         "unmeasured_everywhere": [
@@ -124,6 +155,18 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
             }
             for bucket in sorted(sizes, key=sizes.__getitem__)
         ],
+        "mttf_by_size": _by_size(clusters, "mttf_by_size", "runtime_hours", MTTF_CELL),
+        "projections": [
+            {
+                "gpus": gpus,
+                "clusters": {
+                    name: {"mttf_hours": projected[gpus]} if gpus in projected else None
+                    for name, projected in by_gpus.items()
+                },
+            }
+            for gpus in sorted({gpus for projected in by_gpus.values() for gpus in projected})
+        ],
+        "lost_goodput_by_size": _by_size(clusters, "lost_goodput_by_size", "lost_gpu_hours", LOST_CELL),
         "monthly": [
             {
                 "month": month,

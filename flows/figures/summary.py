@@ -59,7 +59,8 @@ def check_words(suite: str, failed: dict) -> str:
 
 def data_quality(metrics: dict) -> dict:
     """`failed` when a critical expectation failed (the figures are not to be trusted), `warning`
-    when something should be checked before relying on them, else `ok`; with the reasons."""
+    when something should be checked before relying on them, else `ok`; with the reasons and the
+    suites' expectations `evaluated` and `successful` in all."""
     failed, warnings = [], []
     for suite in metrics.get("data_quality", []):
         for status, items in (("failed", suite["failures"]), ("warning", suite["warnings"])):
@@ -92,7 +93,13 @@ def data_quality(metrics: dict) -> dict:
         if source.get("exit_codes_unreliable"):
             warnings.append(f"{name}: this Slurm version's JSON loses non-zero exit codes")
     status = "failed" if failed else "warning" if warnings else "ok"
-    return {"status": status, "reasons": failed + warnings}
+    suites = metrics.get("data_quality", [])
+    return {
+        "status": status,
+        "reasons": failed + warnings,
+        "evaluated": sum(suite["evaluated"] for suite in suites),
+        "successful": sum(suite["successful"] for suite in suites),
+    }
 
 
 def _previous(metrics: dict, definition: str) -> float | None:
@@ -259,7 +266,7 @@ def _rate_sentence(metrics: dict) -> tuple[str, str]:
 
 def summarise(metrics: dict) -> dict:
     """The summary block of metrics.json: `text` (one plain-language line), `trend` (worse, better,
-    unchanged or none), `data_quality` ({status, reasons}), the `headline` figures and
+    unchanged or none), `data_quality` ({status, reasons, evaluated, successful}), the `headline` figures and
     `earlier_months` (what months before this one that are not built leave out, or none)."""
     if metrics.get("no_jobs_declared"):
         return {

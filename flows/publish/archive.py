@@ -127,6 +127,11 @@ class Archive:
     clusters: list[ClusterEntry] = field(default_factory=list)
     studies: list[StudyEntry] = field(default_factory=list)
 
+    @property
+    def monthly_reports(self) -> int:
+        """The monthly reports of every cluster (the index counts them at the top)."""
+        return sum(len(c.months) for c in self.clusters)
+
 
 def _files(directory: Path) -> tuple[str, ...]:
     return tuple(

@@ -7,7 +7,7 @@ to be at least 10 px there; drawn at 2x for sharp high-density screens and reduc
 palette (15-40 KB each). Each comes with alt text that states what it shows.
 
 Each figure is drawn by one function (flows/report/failure_charts.py, flows/report/goodput_charts.py) for a
-`Period`: one cluster over a month, or several clusters over a range of months (the study)."""
+`Period`: the clusters a period shows (a month's one, a study's several) over its months."""
 
 from __future__ import annotations
 
@@ -203,8 +203,8 @@ def finish_chart(name: str, fig: Figure, alt: str, height: int) -> Chart:
 
 @dataclass(frozen=True)
 class Marks:
-    """The sizes of a figure's marks: a month's one cluster is marked larger than the study's
-    several side by side (errorbar's markersize, capsize and elinewidth; the line width)."""
+    """The sizes of a figure's marks: one cluster alone is marked larger than several side by side
+    (errorbar's markersize, capsize and elinewidth; the line width)."""
 
     markersize: float
     capsize: float
@@ -222,26 +222,52 @@ class Series(NamedTuple):
 
 @dataclass(frozen=True)
 class Period:
-    """What a chart draws: one cluster over a month, or several clusters over a range of months.
+    """What a chart draws: the clusters a period shows (a month's one, a study's several), each a
+    series in its own colour, over the period's months.
 
-    `compared` (the study): each cluster is a series in its own colour, with the smaller marks that
-    several series side by side need; a month (one cluster) colours each kind of mark instead."""
+    How a chart draws them is decided by how many there are: one series alone has room for its
+    kinds of marks each in a colour, larger, labelled; several stand side by side in their colours
+    with smaller marks (`side_by_side`)."""
 
-    figures: dict  # the month's metrics, or the whole study (its causes' order, its comparison)
+    figures: dict  # the month's metrics, or the whole study (its comparison)
     series: tuple[Series, ...]
-    compared: bool
+    months: tuple[str, ...]  # every month a trend's axis spans, oldest first
+    causes: tuple[str, ...]  # the causes in the order the charts list them
+    rates_by_month: dict[str, list[dict]]  # cluster -> its r_f month by month (MonthRates rows)
+    span: str  # the period in words: "this month", "the range"
+
+    @property
+    def side_by_side(self) -> bool:
+        """Several clusters drawn side by side (each a colour) rather than one alone."""
+        return len(self.series) > 1
 
 
 def month_period(metrics: dict) -> Period:
-    return Period(metrics, (Series(metrics["cluster"], metrics, PALETTE[0]),), compared=False)
+    """The month's cluster over its history's months, its causes in the month's order."""
+    history = metrics["history"]["monthly"]
+    return Period(
+        figures=metrics,
+        series=(Series(metrics["cluster"], metrics, PALETTE[0]),),
+        months=tuple(months_between(history[0]["month"], history[-1]["month"]) if history else ()),
+        causes=tuple(c["category"] for c in metrics["failures_by_cause"]),
+        rates_by_month={metrics["cluster"]: history},
+        span="this month",
+    )
 
 
 def study_period(study: dict) -> Period:
-    """The study's clusters in its order, each a colour of PALETTE."""
+    """The study's clusters in its order, each a colour of PALETTE, over its range."""
     series = tuple(
         Series(name, figures, PALETTE[i % len(PALETTE)]) for i, (name, figures) in enumerate(study["clusters"].items())
     )
-    return Period(study, series, compared=True)
+    return Period(
+        figures=study,
+        series=series,
+        months=tuple(months_between(study["from_month"], study["to_month"])),
+        causes=tuple(study["causes"]),
+        rates_by_month={name: figures["monthly"] for name, figures in study["clusters"].items()},
+        span="the range",
+    )
 
 
 def model_definition(figures: dict) -> str:

@@ -28,7 +28,6 @@ from flows.report.charts import (
     log_limits,
     model_definition,
     month_axis,
-    months_between,
     new_figure,
     shown_name,
 )
@@ -37,18 +36,20 @@ MTTF_HEIGHT, TREND_HEIGHT = 460, 340  # CSS px at WIDTH_PX, before a study's leg
 NO_LEGEND = "_nolegend_"  # a mark the legend leaves out (matplotlib skips labels starting with "_")
 
 
-# by `compared`: a month's marks, the study's
+# by `Period.side_by_side`: one cluster's marks alone, several clusters' side by side
 MTTF_MARKS = {False: Marks(7, 3.5, 1.5), True: Marks(6, 3, 1.25, linewidth=1.5)}
 TREND_MARKS = {False: Marks(6, 3.5, 1.25), True: Marks(5, 3, 1.1)}
 CAUSE_MARKS = {False: Marks(0, 3.5, 1.25), True: Marks(0, 2.5, 1.0)}  # error bars on bars: no marker
 
 
-def _model_lines(ax: Axes, series: Series, compared: bool) -> bool:
-    """The model MTTF through the bucket and projection sizes: a month's for both r_f definitions,
-    each a colour; the study's for the cluster's definition in its colour. Whether it drew one."""
+def _model_lines(ax: Axes, series: Series, side_by_side: bool) -> bool:
+    """The model MTTF through the bucket and projection sizes: a cluster alone for both r_f
+    definitions, each a colour; side by side for the cluster's definition in its colour. Whether it drew one."""
     figures = series.figures
     lines = (
-        ((model_definition(figures), series.colour, "--"),) if compared else (("paper", BLUE, "-"), ("all", GREY, "--"))
+        ((model_definition(figures), series.colour, "--"),)
+        if side_by_side
+        else (("paper", BLUE, "-"), ("all", GREY, "--"))
     )
     drawn = False
     for definition, colour, style in lines:
@@ -59,32 +60,32 @@ def _model_lines(ax: Axes, series: Series, compared: bool) -> bool:
         model = [(x, y) for x, y in model if y]
         if model:
             rate = fmt_dec(figures["node_failure_rate"][definition]["value"])
-            name = f"{shown_name(series.name)} model, $r_f$ {definition} {rate}" if compared else f"model, $r_f$ {definition} = {rate}"  # fmt: skip
+            name = f"{shown_name(series.name)} model, $r_f$ {definition} {rate}" if side_by_side else f"model, $r_f$ {definition} = {rate}"  # fmt: skip
             ax.plot(
-                *zip(*model, strict=True), style, color=colour, linewidth=MTTF_MARKS[compared].linewidth, label=name
+                *zip(*model, strict=True), style, color=colour, linewidth=MTTF_MARKS[side_by_side].linewidth, label=name
             )
             drawn = True
     return drawn
 
 
-def _projections(ax: Axes, series: Series, compared: bool) -> list[tuple[int, float]]:
-    """The model's MTTF at the projection sizes, as squares (a month's labelled and annotated)."""
+def _projections(ax: Axes, series: Series, side_by_side: bool) -> list[tuple[int, float]]:
+    """The model's MTTF at the projection sizes, as squares (a cluster alone's labelled and annotated)."""
     definition = model_definition(series.figures)
     shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in series.figures["projections"] if p[f"mttf_hours_{definition}"]]  # fmt: skip
     if shown:
         ax.plot(*zip(*shown, strict=True), "s", color=series.colour, markerfacecolor="white", markersize=7,
-                label=NO_LEGEND if compared else "projection")  # fmt: skip
-    for x, y in [] if compared else shown:
+                label=NO_LEGEND if side_by_side else "projection")  # fmt: skip
+    for x, y in [] if side_by_side else shown:
         ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=series.colour)
     return shown
 
 
-def _observations(ax: Axes, buckets: list[dict], series: Series, compared: bool, shift: float) -> tuple[list, list]:
+def _observations(ax: Axes, buckets: list[dict], series: Series, side_by_side: bool, shift: float) -> tuple[list, list]:
     """The observed MTTF with its 95% interval, and the lower bound where a size had no failure:
-    a month's in their own colours, the study's in the cluster's. The buckets observed and bounded."""
+    a cluster alone's in their own colours, side by side in the cluster's. The buckets observed and bounded."""
     observed = [b for b in buckets if b["mttf_hours"] is not None]
     bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
-    marks = MTTF_MARKS[compared]
+    marks = MTTF_MARKS[side_by_side]
     if observed:
         ax.errorbar(
             [bucket_gpus(b) * shift for b in observed],
@@ -93,22 +94,22 @@ def _observations(ax: Axes, buckets: list[dict], series: Series, compared: bool,
                 [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
                 [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
             ],
-            fmt="o", color=series.colour if compared else VERMILLION, markersize=marks.markersize,
+            fmt="o", color=series.colour if side_by_side else VERMILLION, markersize=marks.markersize,
             capsize=marks.capsize, elinewidth=marks.elinewidth,
-            label=f"{shown_name(series.name)} observed, 95%" if compared else "observed, 95% interval",
+            label=f"{shown_name(series.name)} observed, 95%" if side_by_side else "observed, 95% interval",
         )  # fmt: skip
     if bounds:
         ax.plot([bucket_gpus(b) * shift for b in bounds], [b["mttf_lower_hours"] for b in bounds], "^",
-                color=series.colour if compared else GREEN, markerfacecolor="white", markersize=marks.markersize + 1,
-                label=NO_LEGEND if compared else "no failure: MTTF above")  # fmt: skip
+                color=series.colour if side_by_side else GREEN, markerfacecolor="white", markersize=marks.markersize + 1,
+                label=NO_LEGEND if side_by_side else "no failure: MTTF above")  # fmt: skip
     return observed, bounds
 
 
-def _mttf_alt(series: Series, compared: bool, observed: list, bounds: list, shown: list) -> str:
+def _mttf_alt(series: Series, side_by_side: bool, observed: list, bounds: list, shown: list) -> str:
     definition = model_definition(series.figures)
     rate = fmt_dec(series.figures["node_failure_rate"][definition]["value"])
     projects = ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
-    if compared:
+    if side_by_side:
         return (
             f"{series.name}: observed MTTF for {len(observed)} sizes"
             + (f", lower bounds for {len(bounds)} without failures" if bounds else "")
@@ -126,33 +127,30 @@ def _mttf_alt(series: Series, compared: bool, observed: list, bounds: list, show
     )
 
 
-def _mttf_series(ax: Axes, series: Series, compared: bool, shift: float) -> tuple[bool, str]:
+def _mttf_series(ax: Axes, series: Series, side_by_side: bool, shift: float) -> tuple[bool, str]:
     """One cluster's model line(s), projections, observed MTTF and lower bounds; whether the chart
-    has something to show for it, and its alt text."""
-    modelled = _model_lines(ax, series, compared)
-    shown = _projections(ax, series, compared)
+    has something to show for it (a model line, an observation or a bound), and its alt text."""
+    modelled = _model_lines(ax, series, side_by_side)
+    shown = _projections(ax, series, side_by_side)
     buckets = [b for b in series.figures["mttf_by_size"] if bucket_gpus(b) > 0 and b["runtime_hours"] > 0]
-    observed, bounds = _observations(ax, buckets, series, compared, shift)
-    # the month charts whenever a GPU job ran; the study a cluster with a model or an observation
-    return (modelled or bool(observed)) if compared else bool(buckets), _mttf_alt(
-        series, compared, observed, bounds, shown
-    )
+    observed, bounds = _observations(ax, buckets, series, side_by_side, shift)
+    return modelled or bool(observed) or bool(bounds), _mttf_alt(series, side_by_side, observed, bounds, shown)
 
 
 def mttf_chart(period: Period) -> Chart | None:
     """The paper's Fig. 7: observed MTTF by job size with its interval, and the model line through
-    the projection sizes, log-log; the study's clusters side by side at each size."""
-    n = len(period.series)
-    height = MTTF_HEIGHT + (legend_rows(2 * n + 2, 2) if period.compared else 0)
+    the projection sizes, log-log; several clusters side by side at each size."""
+    n, side_by_side = len(period.series), period.side_by_side
+    height = MTTF_HEIGHT + (legend_rows(2 * n + 2, 2) if side_by_side else 0)
     fig = new_figure(height)
     ax = fig.add_subplot()
     drawn = [
-        _mttf_series(ax, series, period.compared, 2 ** (0.12 * (i - (n - 1) / 2)) if period.compared else 1)
+        _mttf_series(ax, series, side_by_side, 2 ** (0.12 * (i - (n - 1) / 2)))
         for i, series in enumerate(period.series)
     ]
     if not any(shown for shown, _ in drawn):
         return None
-    if period.compared:
+    if side_by_side:  # the marks every cluster shares, once in the legend in grey
         ax.plot([], [], "s", color=GREY, markerfacecolor="white", markersize=7, label="projection")
         ax.plot([], [], "^", color=GREY, markerfacecolor="white", markersize=7, label="no failure: MTTF above")
     ax.set_xscale("log", base=2)
@@ -168,38 +166,40 @@ def mttf_chart(period: Period) -> Chart | None:
     ax.set_title("Mean time to failure by job size")
     legend(fig, 2)
     alt = "Log-log chart of mean time to failure against job size"
-    if period.compared:
+    if side_by_side:
         alt += ", each cluster a colour. " + ". ".join(a for shown, a in drawn if shown) + "."
     else:
         alt += ". " + drawn[0][1]
     return finish_chart("mttf", fig, alt, height)
 
 
+def _trend_lines(period: Period) -> list[tuple[list[dict], str, str, str, str]]:
+    """(rows, definition, colour, legend name, name in the alt text) of each line: a cluster alone
+    under both definitions, each a colour; side by side each cluster's over all GPU jobs in its colour."""
+    if period.side_by_side:
+        return [(period.rates_by_month[s.name], "all", s.colour, shown_name(s.name), s.name) for s in period.series]
+    rows = period.rates_by_month[period.series[0].name]
+    paper = f"jobs > {period.series[0].figures['parameters']['paper_min_gpus']} GPUs (paper)"
+    return [(rows, "paper", BLUE, paper, "paper definition"), (rows, "all", ORANGE, "all GPU jobs", "all GPU jobs")]
+
+
 def trend_chart(period: Period) -> Chart | None:
-    """r_f month by month with 95% intervals: a month's both definitions over its history, or each
-    cluster's over all GPU jobs over the study's range; every month labelled, measured or not."""
-    if period.compared:
-        months = months_between(period.figures["from_month"], period.figures["to_month"])
-        lines = [(s.figures["monthly"], "all", s.colour, shown_name(s.name), s.name) for s in period.series]
-        title = "$r_f$ (all GPU jobs) by month, 95% intervals"
-    else:
-        monthly = period.figures["history"]["monthly"]
-        months = months_between(monthly[0]["month"], monthly[-1]["month"]) if monthly else []
-        paper = f"jobs > {period.figures['parameters']['paper_min_gpus']} GPUs (paper)"
-        lines = [(monthly, "paper", BLUE, paper, "paper definition"), (monthly, "all", ORANGE, "all GPU jobs", "all GPU jobs")]  # fmt: skip
-        title = "Node failure rate $r_f$ by month, 95% intervals"
+    """r_f month by month with 95% intervals over the period's months: a cluster alone under both
+    definitions, several clusters each over all GPU jobs; every month labelled, measured or not."""
+    months = list(period.months)
     lines = [
         (measured, definition, colour, name, said)
-        for rows, definition, colour, name, said in lines
+        for rows, definition, colour, name, said in _trend_lines(period)
         if (measured := [r for r in rows if r["month"] in months and r[definition]["value"] is not None])
     ]
     if len(months) < 2 or not lines:
         return None
-    height = TREND_HEIGHT + (legend_rows(len(lines), 3) if period.compared else 0)
+    side_by_side = period.side_by_side
+    height = TREND_HEIGHT + (legend_rows(len(lines), 3) if side_by_side else 0)
     fig = new_figure(height)
     ax = fig.add_subplot()
-    spread = 0.12 if period.compared else 0.16  # lines side by side at each month
-    marks = TREND_MARKS[period.compared]
+    spread = 0.12 if side_by_side else 0.16  # lines side by side at each month
+    marks = TREND_MARKS[side_by_side]
     for i, (rows, definition, colour, name, _) in enumerate(lines):
         offset = spread * (i - (len(lines) - 1) / 2)
         rates = [r[definition] for r in rows]
@@ -213,40 +213,38 @@ def trend_chart(period: Period) -> Chart | None:
     month_axis(ax, months)
     ax.set_ylim(bottom=0)
     ax.set_ylabel("failures per 1000 node-days")
-    ax.set_title(title)
-    legend(fig, 3 if period.compared else 2)
-    return finish_chart("failure_rate_trend", fig, _trend_alt(period, lines, months), height)
+    ax.set_title("$r_f$ (all GPU jobs) by month, 95% intervals" if side_by_side else "Node failure rate $r_f$ by month, 95% intervals")  # fmt: skip
+    legend(fig, 3 if side_by_side else 2)
+    return finish_chart("failure_rate_trend", fig, _trend_alt(side_by_side, lines, months), height)
 
 
-def _trend_alt(period: Period, lines: list, months: list[str]) -> str:
+def _trend_alt(side_by_side: bool, lines: list, months: list[str]) -> str:
     ends = "; ".join(
         f"{said} {fmt_dec(rows[0][d]['value'])} in {rows[0]['month']}"
         + (f", {fmt_dec(rows[-1][d]['value'])} in {rows[-1]['month']}" if len(rows) > 1 else " only")
         for rows, d, _, _, said in lines
     )
-    what = "over all GPU jobs per month, one line per cluster" if period.compared else "per month, by definition"
+    what = "over all GPU jobs per month, one line per cluster" if side_by_side else "per month, by definition"
     return f"Line chart of the node failure rate {what} with 95% intervals, {months[0]} to {months[-1]}: {ends} failures per 1000 node-days."
 
 
 def causes_chart(period: Period) -> Chart | None:
     """The paper's Fig. 4: each cause's failure rate with its 95% interval, one bar per cluster (a
-    month's bars carry their counts, beside the rate over its longest trailing window)."""
-    causes = (
-        period.figures["causes"] if period.compared else [c["category"] for c in period.figures["failures_by_cause"]]
-    )
+    cluster alone's bars carry their counts, beside the rate over its longest trailing window)."""
+    causes = list(period.causes)
     drawn = [s for s in period.series if s.figures["failures_by_cause"]]  # a cluster without causes has no bar
     if not causes or not drawn:
         return None
-    n = len(drawn)
-    height = 130 + (12 + 16 * n) * len(causes) + legend_rows(n, 3) if period.compared else 150 + 30 * len(causes)
+    n, side_by_side = len(drawn), period.side_by_side
+    height = 130 + (12 + 16 * n) * len(causes) + legend_rows(n, 3) if side_by_side else 150 + 30 * len(causes)
     fig = new_figure(height)
     ax = fig.add_subplot()
     width = 0.8 / n
-    marks = CAUSE_MARKS[period.compared]
+    marks = CAUSE_MARKS[side_by_side]
     for i, series in enumerate(drawn):
         rows = series.figures["failures_by_cause"]
         top = [len(causes) - 1 - causes.index(r["category"]) for r in rows]
-        ys = [y + 0.4 - width * (i + 0.5) for y in top] if period.compared else top
+        ys = [y + 0.4 - width * (i + 0.5) for y in top] if side_by_side else top
         values = [r["rate_value"] or 0 for r in rows]
         ax.barh(
             ys,
@@ -256,44 +254,43 @@ def causes_chart(period: Period) -> Chart | None:
                 [(r["rate_upper"] or 0) - v for v, r in zip(values, rows, strict=True)],
             ],
             color=series.colour,
-            height=width * 0.9 if period.compared else 0.6,
+            height=width * 0.9 if side_by_side else 0.6,
             error_kw={"elinewidth": marks.elinewidth, "capsize": marks.capsize, "ecolor": "#52606d"},
-            label=shown_name(series.name) if period.compared else "this month, 95% interval",
+            label=shown_name(series.name) if side_by_side else f"{period.span}, 95% interval",
         )  # fmt: skip
-    if not period.compared:
-        _month_cause_marks(ax, period.figures)
+    if not side_by_side:
+        _cause_marks(ax, drawn[0].figures, causes)
     ax.set_yticks(range(len(causes)))
     ax.set_yticklabels([shown_name(label(c)) for c in causes[::-1]])
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if period.compared else " (count on the bar)"))
+    ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if side_by_side else " (count on the bar)"))
     ax.set_title("Infrastructure failures by cause")
-    legend(fig, 3 if period.compared else 2)
-    return finish_chart("causes", fig, _causes_alt(period), height)
+    legend(fig, 3 if side_by_side else 2)
+    return finish_chart("causes", fig, _causes_alt(drawn, side_by_side, period.span), height)
 
 
-def _month_cause_marks(ax: Axes, metrics: dict) -> None:
-    """A month's failure count on each bar, and each cause's rate over the longest trailing window."""
-    causes = metrics["failures_by_cause"]
-    ys = list(range(len(causes)))[::-1]
-    for y, c in zip(ys, causes, strict=True):
+def _cause_marks(ax: Axes, figures: dict, causes: list[str]) -> None:
+    """A cluster alone: its failure count on each bar, and each cause's rate over its longest
+    trailing window where its figures hold one of two months or more (a month's history)."""
+    rows = figures["failures_by_cause"]
+    ys = [len(causes) - 1 - causes.index(c["category"]) for c in rows]
+    for y, c in zip(ys, rows, strict=True):
         ax.annotate(fmt_num(c["failures"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
                     color="white")  # fmt: skip
-    window = max(metrics["history"]["trailing"], key=lambda w: w["months"], default=None)
+    window = max((figures.get("history") or {}).get("trailing") or [], key=lambda w: w["months"], default=None)
     if not window or window["months_available"] < 2:
         return
     previous = {c["category"]: c for c in window["by_cause"]}
-    marked = [
-        (y, previous[c["category"]]["value"]) for y, c in zip(ys, causes, strict=True) if c["category"] in previous
-    ]
+    marked = [(y, previous[c["category"]]["value"]) for y, c in zip(ys, rows, strict=True) if c["category"] in previous]
     if marked:
         ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
                 label=f"last {window['months_available']} months")  # fmt: skip
 
 
-def _causes_alt(period: Period) -> str:
-    if not period.compared:
-        causes = period.figures["failures_by_cause"]
-        alt = "Bar chart of this month's failure rate by cause: " + "; ".join(
+def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:
+    if not side_by_side:
+        causes = drawn[0].figures["failures_by_cause"]
+        alt = f"Bar chart of {span}'s failure rate by cause: " + "; ".join(
             f"{label(c['category'])} {fmt_dec(c['rate_value'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
             for c in causes[:6]
         )
@@ -310,8 +307,7 @@ def _causes_alt(period: Period) -> str:
                 if len(s.figures["failures_by_cause"]) > 4
                 else ""
             )
-            for s in period.series
-            if s.figures["failures_by_cause"]
+            for s in drawn
         )
         + "."
     )
@@ -324,18 +320,18 @@ def _measure(measure: str) -> str:
 
 def causes_by_month_chart(period: Period) -> Chart | None:
     """The paper's Fig. 5: each cause's failure rate month by month, one panel per cluster (stacked bars)."""
-    causes = period.figures["causes"]
-    clusters = [s for s in period.series if s.figures["monthly"]]
+    causes = list(period.causes)
+    clusters = [s for s in period.series if period.rates_by_month[s.name]]
     if not causes or not clusters:
         return None
     colour = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(causes)}
     height = 70 + 190 * len(clusters) + legend_rows(len(causes), 2)
     fig = new_figure(height)
     axes = fig.subplots(len(clusters), 1, sharex=True, squeeze=False).ravel()
-    months = months_between(period.figures["from_month"], period.figures["to_month"])
+    months = list(period.months)
     drawn = set()  # the causes with a bar: the legend lists only these
     for ax, series in zip(axes, clusters, strict=True):
-        for row in (r for r in series.figures["monthly"] if r["month"] in months):
+        for row in (r for r in period.rates_by_month[series.name] if r["month"] in months):
             bottom = 0.0
             for cause in causes:  # the same order in every month: a cause keeps its place in the stack
                 if value := (row["by_cause"].get(cause) or {}).get("per_1000_node_days"):

@@ -12,7 +12,9 @@ The directory (a contract: delivery builds the email from it, see flows/report/m
 Templates only format (autoescaped HTML; the text template neutralises control characters); every
 figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from
 flows/report/failure_charts.py and goodput_charts.py. The sections (templates/partials/) are the
-study's too: report.html.j2 sets the period they show (`compared`, `within`) as study.html.j2 does.
+study's too: report.html.j2 sets the page's document and words for its period (`document`,
+`within`, `this_period`) as study.html.j2 does, and each section shows the period's clusters
+(`period_clusters`); the study's own sections, comparing its clusters, are partials/study_*.
 """
 
 from __future__ import annotations
@@ -80,6 +82,11 @@ def _unbroken(text: str, names: Iterable[str]) -> Markup:
     )
 
 
+def _candidate_nodes(clusters: Iterable[tuple[str, dict]]) -> list[str]:
+    """The lemon-node candidates' names of the period's clusters (a summary names them unbroken)."""
+    return [c["node"] for _, figures in clusters for c in figures["lemon_nodes"]["candidates"]]
+
+
 @functools.cache  # one per process: its templates compile once (it reloads one whose file changed)
 def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     env = Environment(
@@ -98,6 +105,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         duration=fmt_duration,
         change=fmt_change,
         unbroken=_unbroken,
+        candidate_nodes=_candidate_nodes,
         label=label,
         month_name=month_name,
         month_spans=month_spans,
