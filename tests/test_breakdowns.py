@@ -122,7 +122,7 @@ def built(tmp_path_factory, fresh_warehouse) -> dict:
     with open_marts(loaded) as marts:
         figures = month_figures(marts, LAST, loaded.analysis, read_manifest(landed).sources)
     report_dir = work / "report"
-    render.fn(loaded, LAST, figures, [], landed, report_dir)
+    render.fn(loaded, LAST, figures, [], read_manifest(landed), report_dir)
     build_study(loaded, FIRST, LAST, landed)
     with duckdb.connect(str(loaded.warehouse_path), read_only=True) as con:
 
