@@ -523,6 +523,7 @@ def _expected_not_measurable(month: dict) -> dict[str, str]:
         codes["fleet_fault_rate"] = codes["failures_by_cause"] = "no_node_source"
         if rates["all"]["rule_failures"] < 10:
             codes["lemon_nodes"] = "no_node_source_few_failures"
+        codes["node_repairs"] = "no_node_event_source"  # the simulator's node events come with its health logs
     return codes
 
 
