@@ -79,8 +79,9 @@ summed as (
         cast(sum(case when began_in_month then 1 else 0 end) as bigint) as outages,
         cast(sum(case when began_in_month and repair_seconds is not null then 1 else 0 end) as bigint) as repairs,
         cast(sum(case when began_in_month and repair_seconds is null then 1 else 0 end) as bigint) as still_out,
-        avg(case when began_in_month then repair_seconds end) / 3600e0 as mean_repair_hours,
-        stddev_samp(case when began_in_month then repair_seconds end) / 3600e0 as stddev_repair_hours,
+        -- from exact integer sums, the same in any order (a float sum is not): the mean and spread
+        cast(sum(case when began_in_month then repair_seconds end) as bigint) as repair_seconds_sum,
+        cast(sum(case when began_in_month then repair_seconds * repair_seconds end) as bigint) as repair_seconds_squares,
         {{ median('case when began_in_month then repair_seconds end') }} / 3600e0 as median_repair_hours,
         {{ sorted_number_list('case when began_in_month then repair_seconds / 3600e0 end') }} as repair_hours,
         cast(sum(out_seconds) as bigint) as out_node_seconds
@@ -98,8 +99,17 @@ select
     coalesce(summed.outages, 0) as outages,
     coalesce(summed.repairs, 0) as repairs,
     coalesce(summed.still_out, 0) as still_out,
-    summed.mean_repair_hours,
-    summed.stddev_repair_hours,
+    summed.repair_seconds_sum / 3600e0 / nullif(summed.repairs, 0) as mean_repair_hours,
+    -- sample standard deviation: (sum of squares - sum^2 / n) / (n - 1), from the exact sums
+    case
+        when summed.repairs > 1
+            then
+                sqrt(greatest(
+                    (summed.repair_seconds_squares - summed.repair_seconds_sum * (summed.repair_seconds_sum / cast(summed.repairs as double)))
+                    / (summed.repairs - 1),
+                    0
+                )) / 3600e0
+    end as stddev_repair_hours,
     summed.median_repair_hours,
     summed.repair_hours,
     coalesce(summed.out_node_seconds, 0) / 3600e0 as out_node_hours,
