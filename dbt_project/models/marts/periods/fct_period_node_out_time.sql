@@ -5,10 +5,7 @@
 
 with outages as (
 
-    select outages.*
-    from {{ ref('fct_node_outages') }} as outages
-    inner join {{ ref('dim_nodes') }} as nodes on nodes.node = outages.node
-    where nodes.is_gpu_node
+    {{ gpu_node_outages() }}
 
 ),
 
@@ -31,7 +28,8 @@ ranked as (
 select
     period_id,
     node,
-    cast(sum(case when began_in_month then 1 else 0 end) as bigint) as outages,
+    -- the outages begun in the period (one begun before it counts only its time out)
+    cast(count(case when began_in_month then node end) as bigint) as outages,
     cast(sum(out_seconds) as bigint) / 3600e0 as out_node_hours,
     max(out_seconds) / 3600e0 as longest_outage_hours,
     max(case when length_rank = 1 then category end) as longest_outage_category

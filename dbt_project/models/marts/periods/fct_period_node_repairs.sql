@@ -9,10 +9,7 @@
 
 with outages as (
 
-    select outages.*
-    from {{ ref('fct_node_outages') }} as outages
-    inner join {{ ref('dim_nodes') }} as nodes on nodes.node = outages.node
-    where nodes.is_gpu_node
+    {{ gpu_node_outages() }}
 
 ),
 
