@@ -31,7 +31,7 @@ CLUSTER = "rpt"
 SEPTEMBER, OCTOBER = Month.parse("2026-09"), Month.parse("2026-10")
 HOSTILE = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
-CHARTS = {"job_mix", "mttf", "failure_rate_trend", "causes", "ettr", "lemon_signals"}
+CHARTS = {"job_mix", "mttf", "failure_rate_trend", "causes", "ettr", "lemon_signals", "repair"}
 CID = re.compile(r"cid:([\w.-]+)\.png@reliability-report")
 
 
@@ -305,7 +305,9 @@ def test_a_month_without_failures_shows_lower_bounds(tmp_path, fresh_warehouse):
     # the lemon signals are health events and failures: a month without failures still has them
     # (here two of the 8 nodes logged a hardware Xid; a month where no node had a signal draws no chart,
     # tests/test_first_month_texts.py)
-    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"job_mix.png", "mttf.png", "lemon_signals.png"}
+    # (and node outages: their repair times)
+    charts = {"job_mix.png", "mttf.png", "lemon_signals.png", "repair.png"}
+    assert {p.name for p in (report["dir"] / "charts").iterdir()} == charts
     (mttf,) = [img for img in Page(report["email"]).images() if "mttf" in img["src"]]
     assert "lower bounds for" in mttf["alt"]
 
@@ -323,7 +325,7 @@ def test_a_cluster_without_gpus_has_no_rate(tmp_path, fresh_warehouse):
     assert "no GPU job ran this month, so the model has no failure rate to project from" in report["html"]
     # the job mix is of GPU attempts: none, so no chart and a sentence in its place; the lemon signals are
     # the nodes' (health events: two of the 8 logged a hardware Xid), drawn as in any month
-    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"lemon_signals.png"}
+    assert {p.name for p in (report["dir"] / "charts").iterdir()} == {"lemon_signals.png", "repair.png"}
     assert (
         "No GPU job attempt this month: the job mix is of GPU attempts, and the month's 13,973 attempts were CPU-only."
         in words(report["html"])
