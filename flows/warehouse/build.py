@@ -87,15 +87,16 @@ def landed_as_of(landed_dir: Path) -> datetime:
     return read_manifest(landed_dir).as_of.time
 
 
-def run_parameters(config: ClusterConfig, study_from: Month, study_to: Month) -> dict:
+def run_parameters(config: ClusterConfig, study: tuple[Month, Month] | None = None) -> dict:
     """What the dbt models read from run.parameters for this cluster: its analysis settings, and
-    `study_from`..`study_to`, the range of a study's build (a period of dim_periods; a build of
-    months has its first and last months)."""
+    `study_from`..`study_to`, the range of a study's build (a period of dim_periods; empty in a
+    build of months, which adds no study period: the periods never depend on how months were
+    grouped into builds)."""
     a = config.analysis
     return {
         "cluster": config.cluster,
-        "study_from": str(study_from),
-        "study_to": str(study_to),
+        "study_from": str(study[0]) if study else "",
+        "study_to": str(study[1]) if study else "",
         "gpus_per_node": a.gpus_per_node,
         "attr_before_minutes": a.attr_before_minutes,
         "attr_after_minutes": a.attr_after_minutes,
@@ -317,8 +318,8 @@ def dbt_command(config: ClusterConfig, months: Mapping[Month, Path], *command: s
     `months`); returns dbt's result, raising only when dbt could not run at all."""
     from dbt.cli.main import dbtRunner
 
-    first, last = min(months), max(months)
-    parameters = run_parameters(config, study_from or first, last)
+    last = max(months)
+    parameters = run_parameters(config, (study_from, last) if study_from else None)
     month_rows = [run_month(month, landed_dir) for month, landed_dir in sorted(months.items())]
     work_dir = dbt_work_dir(config.warehouse_path, DBT_PROJECT_DIR)
     tables = landed_tables(DBT_PROJECT_DIR)

@@ -1,7 +1,7 @@
 -- One row per period the figures are computed over (docs/architecture.md "Periods"): each month
 -- built (fct_months_built), each trailing window (run.trailing_windows) ending at each month built,
--- and the range of the build's study (run.parameters study_from..study_to; a month's own build has
--- the month alone). A period holds the months built from first_month to last_month
+-- and the range of a study's build (run.parameters study_from..study_to; a build of months has
+-- none). A period holds the months built from first_month to last_month
 -- (dim_period_months); every figure's mart (models/marts/periods) has one set of rows per period.
 
 {{ config(materialized='table', partition_by=none, unique_key=none, tags=['periods']) }}
@@ -42,6 +42,7 @@ periods as (
         study_to as last_month,
         cast(null as integer) as window_months
     from {{ source('run', 'parameters') }}
+    where study_from <> ''  -- a study's build (a build of months adds no study period)
 
 )
 
