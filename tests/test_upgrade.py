@@ -240,12 +240,14 @@ def test_a_history_the_version_before_built_and_sent_is_taken_over(version_befor
     (aside,) = warehouse.parent.glob("up.duckdb.previous-*")
     assert f"warehouse {warehouse} built by another version of the tool (it records no schema version" in out
     assert f"kept aside as {aside.name}; rebuilding it from the 2 landed months" in out
-    assert "not emailed again: these figures went to 1 recipient" in out, out[-4000:]
+    # nothing the message showed changed (the figures it did not show may have: the version before
+    # counted some of them otherwise), so it is not sent again
+    assert "not emailed again: every figure it shows is as sent to 1 recipient" in out, out[-4000:]
     assert len(smtp_server.messages) == 1  # nothing sent again
     assert SentLog(sent_log).records() == records  # the sent-log as it was
-    assert same_figures(
-        reports[SENT_MONTH], json.loads((work / "reports" / "up" / SENT_MONTH / "metrics.json").read_text())
-    )
+    new = json.loads((work / "reports" / "up" / SENT_MONTH / "metrics.json").read_text())
+    headline = [(h["key"], h["value"]) for h in new["summary"]["headline"]]  # the figures the message opens with
+    assert headline == [(h["key"], h["value"]) for h in reports[SENT_MONTH]["summary"]["headline"]]
     for month in (FIRST, SENT_MONTH):  # every report still there
         assert (work / "reports" / "up" / month / "report.html").is_file()
     assert (work / "reports" / "index.html").is_file()

@@ -137,10 +137,12 @@ def _section(key: str) -> str:
 def changed_figures(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str]]:
     """(old text, new text) of each figure shown that changed; "" for one no longer or newly shown.
     A block whose wording changed but whose numbers did not is no change; a reworded block is
-    paired with one of its own section."""
+    paired with one of its own section. A section the earlier message did not have at all (a figure
+    a newer version of the tool added) is no change: nothing the reader was told changed."""
     changes = [(old[key], new[key]) for key in old if key in new and numbers(old[key]) != numbers(new[key])]
     gone = [(_section(key), text) for key, text in old.items() if key not in new]
-    came = [(_section(key), text) for key, text in new.items() if key not in old]
+    sections_shown = {_section(key) for key in old}
+    came = [(_section(key), text) for key, text in new.items() if key not in old and _section(key) in sections_shown]
     for section, text in list(gone):  # reworded (or moved) with the same numbers
         same = next((c for c in came if c[0] == section and numbers(c[1]) == numbers(text)), None)
         if same is not None:
