@@ -211,8 +211,6 @@ MEASURED_ADDED = {
 }
 # issue 43: what a month's figures gained from a study's, one period's figures (flows/figures/moved_keys.py)
 PERIOD_ADDED = {tuple(path.split(".")) for path in MONTH_ADDED_KEYS}
-# issue 43: node repair time and availability, the month's and each trailing window's
-REPAIRS_ADDED = {("node_repairs",), ("history", "trailing", "node_repairs")}
 # issue 42, changed on purpose: the trend's tests are over the windows the built months tell apart
 # (a window no longer than the built months is shown and tested once: flows/figures/compare.py)
 TREND_TESTS = ("change_flags", "families", "trend")
@@ -229,7 +227,6 @@ ADDED: set[tuple[str, ...]] = {
     *SCIENCE_ADDED,
     *MEASURED_ADDED,
     *PERIOD_ADDED,
-    *REPAIRS_ADDED,
 }
 
 
@@ -296,7 +293,7 @@ EXACT = Path(__file__).parent / "data" / "golden" / f"{CLUSTER}-seed41-4ce972b"
 CHANGED_SINCE_EXACT: set[str] = {"data_quality", "schema_version"}  # schema_version: 3 since issue 43
 # fields added since (paths of keys), left out of the comparison
 ADDED_SINCE_EXACT: set[tuple[str, ...]] = {("history", "earlier_months_missing"), ("summary", "earlier_months")}
-ADDED_SINCE_EXACT |= INPUTS_ADDED | SCIENCE_ADDED | MEASURED_ADDED | PERIOD_ADDED | REPAIRS_ADDED
+ADDED_SINCE_EXACT |= INPUTS_ADDED | SCIENCE_ADDED | MEASURED_ADDED | PERIOD_ADDED
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)

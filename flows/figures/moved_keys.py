@@ -65,6 +65,8 @@ MONTH_ADDED_KEYS: frozenset[str] = frozenset(
         "failures_by_cause.node_days",
         "ettr_vs_expected.all.bucket_order",
         "ettr_vs_expected.priority.bucket_order",
+        "node_repairs",  # node repair time and availability: a figure new in version 3
+        "history.trailing.node_repairs",
     }
 )
 # paths new in version 3 of a study's: a figure a month had, or a join computed once for the templates
@@ -91,6 +93,7 @@ STUDY_ADDED_KEYS: frozenset[str] = frozenset(
         "clusters.*.breakdowns.top",
         "clusters.*.lost_goodput.infra_failures",
         "clusters.*.lost_goodput.estimator",
+        "clusters.*.node_repairs",
     }
 )
 ADDED_KEYS = MONTH_ADDED_KEYS | STUDY_ADDED_KEYS
