@@ -12,6 +12,7 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -39,9 +40,10 @@ from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive
+from flows.publish.reuse import record_rendered, unchanged_report
 from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact
-from flows.report.render import reproduce, write_report
+from flows.report.render import report_paths, reproduce, write_report
 from flows.stages import STAGE_HOOKS, MonthRun, failure, month_outcome, month_runs, progress
 from flows.warehouse.build import build_months
 from flows.warehouse.engines import open_marts
@@ -95,7 +97,8 @@ def render(
     manifest: Manifest,
     out_dir: Path,
 ) -> dict:
-    """Write the report into `out_dir`; returns the paths it will have in the month's report directory."""
+    """Write the report into `out_dir` (a copy of the report in place when it would be the same:
+    flows/publish/reuse.py); returns the paths it will have in the month's report directory."""
     quality_rows = [vars(q) for q in quality]
     period_end = observed_end(month, manifest.as_of.time)
     full_metrics = {
@@ -114,7 +117,11 @@ def render(
         # the operator said no job ran (--no-jobs-ran), and none is recorded
         **({"no_jobs_declared": True} if manifest.no_jobs_declared else {}),
     }
-    written = write_report(out_dir, full_metrics, figures.tables)
+    if unchanged_report(config, month, full_metrics, figures.tables):
+        shutil.copytree(config.report_dir(month), out_dir, dirs_exist_ok=True)
+        written = report_paths(out_dir)
+    else:
+        written = write_report(out_dir, full_metrics, figures.tables)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
 
@@ -127,6 +134,13 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
     if outcome.errors:
         raise PartialDeliveryError(f"{month}: the report is in place but {'; '.join(outcome.errors)}")
     return outcome
+
+
+def in_place(config: ClusterConfig, month: Month) -> None:
+    """The month's new report is in place: note what rendered it (a refresh that would render the
+    same copies it: flows/publish/reuse.py), then refresh reports/index.html and the reports' links."""
+    record_rendered(config, month)
+    refresh_archive(config.reports_dir, config.cluster)
 
 
 def send_failure_alert(flow, flow_run, what: str, stage: str, error: str, rerun: str, config=None) -> None:
@@ -272,7 +286,7 @@ def monthly_report(
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
             paths = render(cfg, report, figures, quality, manifest, staged)
             delivery = deliver(cfg, report, staged, resend, held)
-        refresh_archive(cfg.reports_dir, cfg.cluster)  # reports/index.html and the reports' links (flows/publish)
+        in_place(cfg, report)
         refreshed = refresh_later_months(cfg, report, notify, frozenset(later)) if update_later and not refresh else []
     get_run_logger().info("report for %s %s written to %s", cluster, report, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))

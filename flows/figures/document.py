@@ -357,8 +357,12 @@ class StudyDocument(Strict):
 def write_document(path: Path, document: BaseModel) -> None:
     """Write metrics.json from a validated document: its keys sorted, one space of indent, and only
     the keys it was given (an optional field the figures do not carry stays absent)."""
-    figures = document.model_dump(mode="json", exclude_unset=True)
-    path.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+    path.write_text(document_text(document))
+
+
+def document_text(document: BaseModel) -> str:
+    """metrics.json's text of a validated document (write_document)."""
+    return json.dumps(document.model_dump(mode="json", exclude_unset=True), indent=1, sort_keys=True) + "\n"
 
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "metrics.schema.json"

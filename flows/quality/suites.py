@@ -24,7 +24,10 @@ severities, kept with each run and shown in the report; they do not test again a
 tests.
 
 The GX context, its one dataframe asset and the suites are made once per process and re-used by
-every month it validates (a backfill validates many).
+every month it validates (a backfill validates many). A suite whose rows are the ones it validated
+in the month's previous run (the same suite, the same frame, byte for byte, in the same order) has
+that run's result again without GX (`RESULTS_BY_INPUT` in the results directory): a month refreshed
+because an earlier month was built has mostly unchanged rows.
 
 GX's SQL datasource does not work on DuckDB (an IndexError in resolve_metric_bundle, GX issues
 #10738 and #11579), so each table is read
@@ -35,6 +38,7 @@ number of loaded expectations is checked against the file.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 from contextlib import ExitStack
@@ -43,12 +47,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from flows import EXPECTATIONS_DIR
 from flows.core.months import Month
 from flows.ingest.sources.registry import LANDED_SOURCES
 from flows.ingest.sources.tables import TABLES, FieldType, column_names
 from flows.warehouse.engines import DuckDBMarts, MartReader
+
+# A month's suite results keyed by their inputs (input_key), beside its kept results (not *.json:
+# those are the runs' results)
+RESULTS_BY_INPUT = "results-by-input.cache"
 
 # The registry's types as DuckDB reads them from the landed Parquet
 SQL_TYPES: dict[FieldType, str] = {"string": "VARCHAR", "int64": "BIGINT", "timestamp": "TIMESTAMP"}
@@ -216,39 +225,70 @@ def validate_month(
     """
     batch_def = _batch_definition()
     results = []
+    before = _results_by_input(results_dir)
+    by_input: dict[str, dict] = {}
     with ExitStack() as stack:
         if marts is None:
             marts = DuckDBMarts(stack.enter_context(duckdb.connect(str(warehouse_path), read_only=True)))
         landed = marts if isinstance(marts, DuckDBMarts) else DuckDBMarts(stack.enter_context(duckdb.connect()))
         for source, spec in suite_specs(suites_dir, landed=landed_dir is not None):
-            suite = load_suite(_without_row_counts(spec) if no_jobs_declared else spec, source)
-            table = suite.meta.get("table", "query")
+            spec = _without_row_counts(spec) if no_jobs_declared else spec
+            suite = load_suite(spec, source)
             reader = landed if "{landed_dir}" in suite.meta.get("query", "") else marts
             query, params = _rows_query({"table": suite.name, **suite.meta}, month, landed_dir, reader.quote)
             columns = ", ".join(reader.quote(c) for c in _columns(suite)) or "1 as row_present"
             frame = reader.frame(f"select {columns} from ({query})", params)
-            outcome = batch_def.get_batch(batch_parameters={"dataframe": frame}).validate(
-                suite, result_format="SUMMARY"
-            )
-            failed = _failed_expectations(outcome)
-            stats = outcome.statistics
-            results.append(
-                SuiteResult(
-                    suite=suite.name,
-                    table=table,
-                    rows=len(frame),
-                    evaluated=int(stats["evaluated_expectations"]),
-                    successful=int(stats["successful_expectations"]),
-                    failures=[f for severity, f in failed if severity != "warning"],
-                    warnings=[f for severity, f in failed if severity == "warning"],
-                )
-            )
+            key = input_key(spec, frame)
+            result = SuiteResult(**before[key]) if key in before else _validate(batch_def, suite, frame)
+            if key is not None:
+                by_input[key] = asdict(result)
+            results.append(result)
     if results_dir is not None:
         results_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         (results_dir / f"{stamp}.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
+        (results_dir / RESULTS_BY_INPUT).write_text(json.dumps(by_input))
     _raise_on_failures(results)
     return results
+
+
+def _validate(batch_def, suite, frame: pd.DataFrame) -> SuiteResult:
+    """The result of validating `frame` against `suite` with GX."""
+    outcome = batch_def.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format="SUMMARY")
+    failed = _failed_expectations(outcome)
+    stats = outcome.statistics
+    return SuiteResult(
+        suite=suite.name,
+        table=suite.meta.get("table", "query"),
+        rows=len(frame),
+        evaluated=int(stats["evaluated_expectations"]),
+        successful=int(stats["successful_expectations"]),
+        failures=[f for severity, f in failed if severity != "warning"],
+        warnings=[f for severity, f in failed if severity == "warning"],
+    )
+
+
+def input_key(spec: dict, frame: pd.DataFrame) -> str | None:
+    """What a suite's result is a function of: the suite as run, GX's version and the frame it
+    validates (columns, types, every value in its order); none for a frame pandas cannot hash."""
+    import great_expectations as gx
+
+    try:
+        rows = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
+    except TypeError:  # a column of unhashable values (lists)
+        return None
+    digest = hashlib.sha256(json.dumps([gx.__version__, spec], sort_keys=True, default=str).encode())
+    digest.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
+    digest.update(rows)
+    return digest.hexdigest()
+
+
+def _results_by_input(results_dir: Path | None) -> dict[str, dict]:
+    """The month's previous run's results by input_key (none kept, or unreadable: none)."""
+    try:
+        return json.loads((results_dir / RESULTS_BY_INPUT).read_text()) if results_dir else {}
+    except (OSError, ValueError):
+        return {}
 
 
 def _without_row_counts(spec: dict) -> dict:

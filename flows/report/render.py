@@ -171,12 +171,18 @@ def render_pages(template: str, text_template: str, charts: dict[str, Chart], **
     return html, email_html, env.get_template(text_template).render(**context, charts=charts)
 
 
-def build_report(metrics: dict) -> Report:
-    """Everything the report directory holds besides the tables, from the month's full metrics."""
-    # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
-    # file is byte-identical to the first.
+def saved_metrics(metrics: dict) -> dict:
+    """The month's full metrics as metrics.json stores them (sorted keys, JSON types), with their
+    `summary`: what the report is drawn from."""
+    # a report rendered again from the saved file is byte-identical to the first
     metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
     metrics["summary"] = summarise(metrics)
+    return metrics
+
+
+def build_report(metrics: dict) -> Report:
+    """Everything the report directory holds besides the tables, from the month's full metrics."""
+    metrics = saved_metrics(metrics)
     charts = render_charts(metrics)
     html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, metrics=metrics)
     return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=metrics)
@@ -219,6 +225,11 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
         )
     if "lemon_nodes" in report.metrics:
         write_lemon_exports(report_dir, report.metrics)
+    return report_paths(report_dir)
+
+
+def report_paths(report_dir: Path) -> dict[str, Path]:
+    """The paths of a month's report directory's main files, by name."""
     return {
         "dir": report_dir,
         "report": report_dir / "report.html",
