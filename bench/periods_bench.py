@@ -2,20 +2,24 @@
 
     .venv/bin/python bench/periods_bench.py [--before 3df86e2] [--nodes 256] [--months 12] [--repeat 1]
 
-Simulates the demo cluster (256 nodes, seed 2025) over `--months` consecutive months once
-(bench/results/periods/sim/, kept), then times, for the commit `--before` (checked out into a git
-worktree under bench/results/periods/, with this checkout's venv) and for this checkout, each
-command as `reliability-report` in a fresh process (its Prefect start-up included), emails off:
+Simulates the demo cluster (256 nodes, seed 2025) and a second one, `demo2` (seed 2026), over
+`--months` consecutive months once (bench/results/periods/sim/, kept), then times, for the commit
+`--before` (checked out into a git worktree under bench/results/periods/, with this checkout's
+venv) and for this checkout, each command as `reliability-report` in a fresh process (its Prefect
+start-up included), emails off:
   first_run  `run --month <last>` into an empty warehouse (dbt parses the project: a new warehouse
              has no saved parse)
   run        the same `run` again: one month's run as a site's monthly run does it, parse saved
   backfill   `backfill --from <first> --to <last> --email none` into another empty warehouse
   rerun      `run --month <first>` on that backfilled warehouse: the oldest of the built months
              again (the months after it are refreshed)
-The variants alternate in each repetition (before, after); the medians, the ratios backfill/run
-and rerun/run of each (issue 43's targets: <= 3 and <= 2; the backfill parses the project once, as
-first_run does, the rerun reads its saved parse) and the machine's load go to stdout and
-bench/results/periods.json.
+  study      `study --from <first> --to <last>` of the demo cluster (as the rerun left it) and
+             demo2, once demo2's months are built too (its backfill, not timed): the study's own
+             periods and report
+The variants alternate in each repetition (before, after); the medians, the ratios backfill/run,
+rerun/run and study/run of each (issue 43's targets: <= 3, <= 2 and <= 1.5; the backfill parses
+the project once, as first_run does, the rerun reads its saved parse) and the machine's load go to
+stdout and bench/results/periods.json.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 WORK = RESULTS / "periods"
 CLUSTER = "demo"
+OTHER = "demo2"  # the study's second cluster
+RATIOS = ("backfill", "rerun", "study")
 LAST = Month.parse("2026-10")
 
 
@@ -61,24 +67,32 @@ def cli(code: Path, workdir: Path, *args: str) -> float:
     return seconds
 
 
-def fresh_config(variant: str, sim: Path, name: str) -> Path:
+def fresh_config(variant: str, sim: Path, name: str, cluster: str = CLUSTER) -> Path:
     """A demo config of its own (data, warehouse, reports) reading the simulated logs in `sim`."""
     workdir = WORK / variant / name
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     (workdir / "sim").symlink_to(sim)
-    return write_demo_config(workdir, CLUSTER, workdir / "reports")
+    return write_demo_config(workdir, cluster, workdir / "reports")
+
+
+def backfill_args(config: Path, first: Month) -> list[str]:
+    """`backfill` of first..LAST, emails off."""
+    return ["backfill", "--config", str(config), "--from", str(first), "--to", str(LAST), "--email", "none"]
 
 
 def measure(variant: str, code: Path, sim: Path, first: Month) -> dict[str, float]:
-    """The three commands' seconds for one checkout (see the module's docstring)."""
+    """The commands' seconds for one checkout (see the module's docstring)."""
     one = fresh_config(variant, sim, "run")
     run = ["run", "--config", str(one), "--month", str(LAST)]
     seconds = {"first_run": cli(code, one.parent, *run), "run": cli(code, one.parent, *run)}
     many = fresh_config(variant, sim, "backfill")
-    backfill = ["backfill", "--config", str(many), "--from", str(first), "--to", str(LAST), "--email", "none"]
-    seconds["backfill"] = cli(code, many.parent, *backfill)
+    seconds["backfill"] = cli(code, many.parent, *backfill_args(many, first))
     seconds["rerun"] = cli(code, many.parent, "run", "--config", str(many), "--month", str(first))
+    other = fresh_config(variant, sim, "other", OTHER)
+    cli(code, other.parent, *backfill_args(other, first))
+    study = ["study", "--config", str(many), "--config", str(other), "--from", str(first), "--to", str(LAST)]
+    seconds["study"] = cli(code, many.parent, *study)
     return seconds
 
 
@@ -91,8 +105,9 @@ def main() -> None:
     args = parser.parse_args()
     first = months_before(LAST, args.months - 1)
     sim = WORK / "sim" / f"{args.nodes}-{args.months}"
-    if not sim.exists():
-        simulate(SimParams(CLUSTER, first, last_month=LAST, nodes=args.nodes, seed=2025), sim / CLUSTER)
+    for seed, cluster in enumerate((CLUSTER, OTHER), 2025):
+        if not (sim / cluster).exists():
+            simulate(SimParams(cluster, first, last_month=LAST, nodes=args.nodes, seed=seed), sim / cluster)
     variants = {"before": worktree(args.before), "after": ROOT}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     load = [os.getloadavg()[0]]
@@ -104,11 +119,12 @@ def main() -> None:
     result |= {"nodes": args.nodes, "before_commit": args.before, "load_1min": load}
     for name, runs in rounds.items():
         median = {command: statistics.median(r[command] for r in runs) for command in runs[0]}
-        ratios = {f"{command}/run": median[command] / median["run"] for command in ("backfill", "rerun")}
+        ratios = {f"{command}/run": median[command] / median["run"] for command in RATIOS}
         result[name] = {"seconds": runs, "median": median, "ratios": ratios}
         print(
             f"{name:>6}: run {median['run']:.1f} s (first {median['first_run']:.1f} s), {args.months}-month backfill {median['backfill']:.1f} s "
-            f"({ratios['backfill/run']:.2f}x), rerun of {first} {median['rerun']:.1f} s ({ratios['rerun/run']:.2f}x)"
+            f"({ratios['backfill/run']:.2f}x), rerun of {first} {median['rerun']:.1f} s ({ratios['rerun/run']:.2f}x), "
+            f"study of two clusters {median['study']:.1f} s ({ratios['study/run']:.2f}x)"
         )
     print(f"load (1 min) before, between and after: {', '.join(f'{x:.1f}' for x in load)}")
     (RESULTS / "periods.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from flows import pipeline
 from flows.core.config_file import load_config
 from flows.core.errors import TooManyBadRowsError
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.pipeline import monthly_report
+from flows.publish.reuse import file_digests, record_path
+from flows.quality import suites as suites_module
 from flows.quality.suites import DataQualityError, validate_month
 from flows.warehouse.build import build_months
 from simulator import SimParams, simulate
@@ -171,6 +174,28 @@ def test_rerun_gives_identical_results(month_run):
     before = {name: (report_dir / name).read_bytes() for name in ("report.html", "metrics.json")}
     monthly_report(cluster=CLUSTER, config=str(month_run["config"]), month=str(MONTH))
     assert {name: (report_dir / name).read_bytes() for name in before} == before
+
+
+def test_a_report_that_would_be_the_same_is_copied_and_drawing_it_again_gives_its_bytes(month_run, monkeypatch):
+    config = load_config(month_run["config"])
+    report_dir = config.report_dir(MONTH)
+    before = file_digests(report_dir)
+    with monkeypatch.context() as patched:  # the figures and rows are the same: nothing is drawn
+        patched.setattr(pipeline, "write_report", lambda *args: pytest.fail("the report was drawn again"))
+        monthly_report(cluster=CLUSTER, config=config, month=MONTH, refresh=True)
+    assert file_digests(report_dir) == before
+    record_path(config, MONTH).unlink()  # what rendered the report in place is not known: drawn again
+    monthly_report(cluster=CLUSTER, config=config, month=MONTH, refresh=True)
+    assert file_digests(report_dir) == before
+
+
+def test_a_suite_whose_rows_are_unchanged_has_its_result_again_without_gx(month_run, tmp_path, monkeypatch):
+    config = load_config(month_run["config"])
+    kept = {"landed_dir": config.landed_dir(MONTH), "results_dir": tmp_path / "runs"}
+    first = validate_month(config.warehouse_path, MONTH, **kept)
+    monkeypatch.setattr(suites_module, "_validate", lambda *args: pytest.fail("validated again"))
+    assert validate_month(config.warehouse_path, MONTH, **kept) == first
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 2  # each run's results kept all the same
 
 
 def corrupt_line(sacct: Path, index: int, field: int, value: str) -> str:
