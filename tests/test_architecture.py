@@ -242,7 +242,9 @@ def test_no_other_module_lists_kinds_or_landed_sources() -> None:
     ]
     for path in sorted(EXPECTATIONS_DIR.glob("*.json")):
         listed += [f"{path.name}: {found}" for found in _json_lists(json.loads(path.read_text()), names)]
-    for path in sorted((DBT_PROJECT_DIR / "models").rglob("*.sql")) + sorted((DBT_PROJECT_DIR / "macros").rglob("*.sql")):
+    for path in sorted((DBT_PROJECT_DIR / "models").rglob("*.sql")) + sorted(
+        (DBT_PROJECT_DIR / "macros").rglob("*.sql")
+    ):
         listed += [f"{path.name}: '{name}'" for name in LANDED_SOURCES if f"'{name}'" in path.read_text()]
     assert not listed
 

@@ -51,7 +51,9 @@ def test_the_taxonomy_has_rules_for_declared_sources_only() -> None:
 
 def test_the_kinds_of_one_landed_source_agree_and_a_table_without_a_source_column_has_one() -> None:
     for source, landed in LANDED_SOURCES.items():
-        declared = {(k.table, k.signal, k.gpu_report, k.lemon_signal) for k in SOURCE_KINDS.values() if k.source == source}
+        declared = {
+            (k.table, k.signal, k.gpu_report, k.lemon_signal) for k in SOURCE_KINDS.values() if k.source == source
+        }
         assert declared == {tuple(landed)}
     for table in {landed.table for landed in LANDED_SOURCES.values()} - {"health_checks"}:
         assert "source" not in column_names(TABLES[table])  # its rows' source is the one declared for it
