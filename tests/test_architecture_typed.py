@@ -35,6 +35,7 @@ def _dict_fields(model: type[BaseModel]) -> set[str]:
 
 
 # the fields a template may call a dict method on: e.g. `study.clusters`, `metrics.inputs`, a family's `tests`
+# (by name: `not_measured` is a dict of a period's figures and a string of a rate, either allowed)
 DICT_FIELDS = _dict_fields(MonthDocument) | _dict_fields(StudyDocument)
 
 
