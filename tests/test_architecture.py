@@ -3,7 +3,8 @@ every figure is computed in the dbt DAG, so nothing outside it reads a staging o
 (issue 20); no function over 80 lines, no module over 400, no import cycle, no import from a higher
 stage, a simulator that shares nothing with the code it tests, one chart function and one
 template section per figure (issue 36), and each source kind declared once (issue 43; what each
-declaration holds: tests/test_source_kinds.py)."""
+declaration holds: tests/test_source_kinds.py). That templates read typed figures, never a dict's
+methods on one: tests/test_architecture_typed.py."""
 
 from __future__ import annotations
 

@@ -2,10 +2,12 @@
 (`MonthDocument`) and a study's (`StudyDocument`), built from one set of figure classes
 (flows/figures/figure_types.py: what both show of a cluster's period) and what only one of them shows.
 
-The writers (flows/report/render.py write_report, flows/report/study_report.py write_study) validate
-the figures against these classes and write the file from the validated document (`write_document`):
-a key no class declares, a missing one or a value of the wrong type fails the write. Numbers keep
-their JSON type (figure_types.Real), so the file's bytes are those of the figures.
+The reports (flows/report/render.py build_report, flows/report/study_report.py render_study) validate
+the figures against these classes once, before anything is drawn or rendered: a key no class
+declares, a missing one or a value of the wrong type fails there. The validated document is what
+the templates receive, and what metrics.json is written from (`write_document`); the charts, the
+OpenMetrics exposition and the exports read its figures as the file holds them (`figures_of`).
+Numbers keep their JSON type (figure_types.Real), so the file's bytes are those of the figures.
 """
 
 from __future__ import annotations
@@ -354,11 +356,15 @@ class StudyDocument(Strict):
     summary: StudySummary
 
 
+def figures_of(document: BaseModel) -> dict:
+    """A validated document's figures as metrics.json holds them: JSON types, and only the keys it
+    was given (an optional field the figures do not carry stays absent)."""
+    return document.model_dump(mode="json", exclude_unset=True)
+
+
 def write_document(path: Path, document: BaseModel) -> None:
-    """Write metrics.json from a validated document: its keys sorted, one space of indent, and only
-    the keys it was given (an optional field the figures do not carry stays absent)."""
-    figures = document.model_dump(mode="json", exclude_unset=True)
-    path.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+    """Write metrics.json from a validated document (`figures_of`), its keys sorted, one space of indent."""
+    path.write_text(json.dumps(figures_of(document), indent=1, sort_keys=True) + "\n")
 
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "metrics.schema.json"

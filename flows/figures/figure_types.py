@@ -377,5 +377,7 @@ class Headline(Strict):
     change: Real | None = None
     p_value: Real | None = None
     significant: bool | None = None
+    # set on a figure compared with the previous month (its `previous` null when none is built): the
+    # templates show the comparison where a figure carries it
     trend: str | None = None
     not_measured: str | None = None
