@@ -139,4 +139,6 @@ def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
         assert table not in html, table
     for section in ("MTTF by job size", "By account and partition"):
         assert re.search(f"{section} .{{0,200}}rsc1: not measured: no GPU job ran in the range", html), section
-    assert re.search("Lemon-node candidates .{0,200}rsc1: not measured: no node-event or health source was configured", html)
+    assert re.search(
+        "Lemon-node candidates .{0,200}rsc1: not measured: no node-event or health source was configured", html
+    )
