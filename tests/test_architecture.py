@@ -270,10 +270,6 @@ PERIOD_FLAGS = {"compared", "monthly"}
 TWINS_LEFT = {
     "causes.html.j2",
     "ettr.html.j2",
-    "job_mix.html.j2",
-    "lemons.html.j2",
-    "mttf.html.j2",
-    "trend.html.j2",
 }
 # the pages that set the flag for TWINS_LEFT
 FLAG_PAGES = {"report.html.j2", "study.html.j2"}

@@ -371,7 +371,7 @@ def test_a_study_with_a_jobs_only_cluster_says_what_it_did_not_measure():
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
     assert "r_f all: not measured: 2 GPU jobs on 10.2 GPU node-days in the range" in text
     assert "(3,858 CPU-only attempts are not in the GPU figures)" in text
-    for section in ("MTTF by job size", "Failures by cause", "Lemon nodes", "Lost goodput"):
+    for section in ("MTTF by job size", "Failures by cause", "Lemon-node candidates", "Lost goodput"):
         assert re.search(f"{section}.{{0,400}}rsc2: not measured:", html), section
     assert "rsc2 r_f (all) not measured" in html
 
