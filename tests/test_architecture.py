@@ -265,8 +265,6 @@ PERIOD_FLAGS = {"compared", "monthly"}
 # the sections whose month and study renderings are not merged yet, each still behind `compared`
 # (this list only shrinks: a merged section leaves it, and the test fails while it is listed)
 TWINS_LEFT = {
-    "causes.html.j2",
-    "ettr.html.j2",
     "job_mix.html.j2",
     "lemons.html.j2",
     "mttf.html.j2",
@@ -276,10 +274,7 @@ TWINS_LEFT = {
 FLAG_PAGES = {"report.html.j2", "study.html.j2"}
 # the templates that still join rows by key, align by position or sum (what they do, for the
 # figures to give instead; this list only shrinks)
-JOINS_LEFT: dict[str, set[str]] = {
-    "causes.html.j2": {"key"},  # the study's clusters' rows of each cause; a month's window's of each
-    "ettr.html.j2": {"key", "position"},  # the study's runs by bucket and grid by size; a month's curves' points
-}
+JOINS_LEFT: dict[str, set[str]] = {}
 
 
 def _python_period_flags(path: Path) -> list[str]:

@@ -216,8 +216,8 @@ def make_study(names: tuple[str, str] = ("rsc1", "rsc2"), account: str = "ml-res
 CHARTS = {"job_mix", "causes", "causes_by_month", "failure_rate_trend", "rate_ratios", "mttf", "ettr",
           "expected_ettr", "lemon_signals", "lost_goodput"}  # fmt: skip
 SECTIONS = ("The clusters over the range", "Do the clusters differ?", "Job mix by outcome and size",
-            "Failures by cause", "Month by month", "MTTF by job size", "Measured ETTR against E[ETTR]",
-            "E[ETTR] of large jobs", "Lemon nodes", "Lost goodput", "By account and partition", "Methodology",
+            "Failures by cause", "Month by month", "MTTF by job size", "Effective training time ratio",
+            "Expected ETTR against the checkpoint interval", "Lemon nodes", "Lost goodput", "By account and partition", "Methodology",
             "How to reproduce")  # fmt: skip
 SCRIPT = "<script>alert(2)</script>"
 HOSTILE = "<img src=x onerror=alert(1)>"
