@@ -72,6 +72,9 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "category": cause,
             "failure_domain": domain,
             "failures": causes[cause],
+            "node_fail": causes[cause] // 2,
+            "failed": causes[cause] - causes[cause] // 2,
+            "requeued": 0,
             "node_days": total_days,
             "per_1000_node_days": causes[cause] * 1000 / total_days,
             "per_million_gpu_hours": causes[cause] * 1e6 / (total_days * 192),
@@ -121,6 +124,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
                 "median_ettr": 0.96 - 0.03 * k, "min_ettr": 0.8 - 0.05 * k,
                 "mean_lower": 0.93 - 0.03 * k * scale, "mean_upper": min(0.97 - 0.03 * k * scale, 1.0),
                 "expected_ettr": 1 - high / 8 * rate / 1000 * (5 + 30) / 1440, "model_applies": high >= 64,
+                "runs_from_earlier_months": 1, "formula_valid": True,
             }
             for k, (bucket, order, low, high) in enumerate(BUCKETS[6 if run_set == "priority" else 3 :])
         ]
@@ -189,10 +193,19 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         "mttf_by_size": mttf,
         "job_mix_by_size": [{k: b[k] for k in ("size_bucket", "bucket_order", "attempts", "gpu_hours")} for b in mttf],
         "projections": projections(r_f, params),
-        "ettr_vs_expected": {"r_f_definition": "paper", "r_f": rate, "ckpt_minutes": 60.0, **ettr_rows},
+        "ettr_vs_expected": {
+            "r_f_definition": "paper",
+            "r_f": rate,
+            "ckpt_minutes": 60.0,
+            **ettr_rows,
+            "priority_qos": "high",
+            "priority_partition": None,
+            "min_run_hours": 24.0,
+        },  # fmt: skip
         "expected_ettr_grid": expected_ettr_grid(r_f, params),
         "lemon_nodes": lemon_nodes,
         "lost_goodput_by_size": lost,
+        "not_measured": {},
         "breakdowns": {
             "top": 5,
             **{
