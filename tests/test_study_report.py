@@ -73,6 +73,9 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "category": cause,
             "failure_domain": domain,
             "failures": causes[cause],
+            "node_fail": causes[cause] // 2,
+            "failed": causes[cause] - causes[cause] // 2,
+            "requeued": 0,
             "node_days": total_days,
             "per_1000_node_days": causes[cause] * 1000 / total_days,
             "per_million_gpu_hours": causes[cause] * 1e6 / (total_days * 192),
@@ -127,6 +130,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
                 "median_ettr": 0.96 - 0.03 * k, "min_ettr": 0.8 - 0.05 * k,
                 "mean_lower": 0.93 - 0.03 * k * scale, "mean_upper": min(0.97 - 0.03 * k * scale, 1.0),
                 "expected_ettr": 1 - high / 8 * rate / 1000 * (5 + 30) / 1440, "model_applies": high >= 64,
+                "runs_from_earlier_months": 1, "formula_valid": True,
             }
             for k, (bucket, order, low, high) in enumerate(BUCKETS[6 if run_set == "priority" else 3 :])
         ]
@@ -206,7 +210,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "r_f": rate,
             "ckpt_minutes": 60.0,
             "min_run_hours": params.ettr_min_run_hours,
-            "priority_qos": None,
+            "priority_qos": "high",
             "priority_partition": None,
             **ettr_rows,
         },  # fmt: skip
@@ -250,8 +254,8 @@ def make_study(names: tuple[str, str] = ("rsc1", "rsc2"), account: str = "ml-res
 CHARTS = {"job_mix", "causes", "causes_by_month", "failure_rate_trend", "rate_ratios", "mttf", "ettr",
           "expected_ettr", "lemon_signals", "lost_goodput"}  # fmt: skip
 SECTIONS = ("The clusters over the range", "Do the clusters differ?", "Job mix by outcome",
-            "Failures by cause", "Trend", "MTTF by job size", "Measured ETTR against E[ETTR]",
-            "E[ETTR] of large jobs", "Lemon-node candidates", "Lost goodput", "By account and partition", "Methodology",
+            "Failures by cause", "Trend", "MTTF by job size", "Effective training time ratio",
+            "Expected ETTR against the checkpoint interval", "Lemon-node candidates", "Lost goodput", "By account and partition", "Methodology",
             "How to reproduce")  # fmt: skip
 SCRIPT = "<script>alert(2)</script>"
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -22,6 +22,7 @@ from pydantic.json_schema import models_json_schema
 from flows.figures.figure_types import (
     Change,
     Count,
+    FlagTest,
     Headline,
     JobMixRow,
     MonthRates,
@@ -33,6 +34,7 @@ from flows.figures.figure_types import (
     Reproduce,
     Strict,
 )
+from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrSideBySide, GridSideBySide
 from flows.ingest.manifest import LandedInput
 
 SCHEMA_VERSION = 3  # docs/metrics.md "What moved in schema version 3"
@@ -125,12 +127,6 @@ class HealthEvents(Strict):
     by_category: list[HealthCategory]
 
 
-class FlagTest(Strict):
-    p_value: Real | None
-    p_adjusted: Real | None
-    flagged: bool
-
-
 class FlagFamily(Strict):
     description: str
     tests_counted: Count
@@ -198,6 +194,7 @@ class MonthDocument(PeriodFigures):
     expected_ettr: ExpectedEttr
     health_events: HealthEvents
     change_flags: ChangeFlags
+    causes_compared: CausesCompared | None = Field(None, description="absent from a month written before it")
     inputs: dict[str, LandedInput] = Field(description="the landing manifest's sources (flows/ingest/manifest.py)")
     quarantine_sample: list[str]
     data_quality: list[SuiteOutcome]
@@ -333,6 +330,9 @@ class SideBySide(Strict):
     projections: list[ProjectionSideBySide]
     lost_goodput_by_size: list[LostSideBySide]
     monthly: list[MonthSideBySide]
+    failures_by_cause: list[CauseSideBySide]
+    ettr_by_size: list[EttrSideBySide]
+    expected_ettr: list[GridSideBySide]
 
 
 class StudySummary(Strict):
