@@ -327,10 +327,12 @@ SLOWEST_FILES = (
     "test_first_month.py",
     # the quick tier's longest (`make test-fast`, two workers: the 1st and 3rd to one, the 2nd and 4th
     # to the other), the dbt models' unit tests among them
-    "test_study_report.py",
     "test_models_unit.py",
+    "test_study_report.py",
     "test_simulate.py",
+    "test_metrics_schema.py",
     "test_hostile_job_records.py",
+    "test_study_thin.py",
 )
 
 
