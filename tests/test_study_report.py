@@ -73,9 +73,6 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "category": cause,
             "failure_domain": domain,
             "failures": causes[cause],
-            "node_fail": causes[cause] // 2,
-            "failed": causes[cause] - causes[cause] // 2,
-            "requeued": 0,
             "node_days": total_days,
             "per_1000_node_days": causes[cause] * 1000 / total_days,
             "per_million_gpu_hours": causes[cause] * 1e6 / (total_days * 192),
@@ -125,7 +122,6 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         run_set: [
             {
                 "size_bucket": bucket, "bucket_order": order, "min_gpus": low, "max_gpus": high, "runs": 6 - k,
-                "runs_from_earlier_months": 0, "formula_valid": True,
                 "mean_gpus": float(high), "mean_ettr": 0.95 - 0.03 * k * scale, "stddev_ettr": 0.02,
                 "median_ettr": 0.96 - 0.03 * k, "min_ettr": 0.8 - 0.05 * k,
                 "mean_lower": 0.93 - 0.03 * k * scale, "mean_upper": min(0.97 - 0.03 * k * scale, 1.0),
