@@ -167,13 +167,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_parser(sub, common, _month)  # export-prometheus (flows/publish/history.py)
 
     demo = sub.add_parser(
-        "demo", parents=[common], help="simulate three continuous months of a demo cluster and report the last"
+        "demo", parents=[common], help="simulate a year of a demo cluster, build it and report its last month"
     )
     demo.add_argument("--cluster", default="demo")
     demo.add_argument(
         "--month", type=_month, default=None, help="the month to report, YYYY-MM (default: last full month)"
     )
     demo.add_argument("--nodes", type=int, default=256)
+    demo.add_argument(
+        "--months",
+        type=_positive,
+        default=None,
+        help="continuous months ending at --month (default: its longest trailing window, 12)",
+    )
     demo.add_argument("--seed", type=int, default=2025)
     demo.add_argument("--workdir", default="var/demo", help="where the simulated logs, landing and warehouse go")
     demo.add_argument("--reports", default="reports", help="where reports/<cluster>/<month>/ go")

@@ -26,9 +26,11 @@ def write_demo_config(workdir: Path, cluster: str, reports_dir: Path) -> Path:
     return path
 
 
-# the demo reports the last of twelve continuous months, built in one dbt build: its trend and every
-# trailing window (up to 12 months) are filled in, so its report names no month as not built
-DEMO_MONTHS = 12
+def demo_months(config_path: Path) -> int:
+    """How many continuous months the demo builds by default: as far back as its config's longest
+    trailing window reaches (12), so its trend and every window are filled in and its report names
+    no month as not built."""
+    return max(load_config(config_path).analysis.trailing_months, default=1)
 
 
 def months_before(month: Month, count: int) -> Month:
@@ -44,8 +46,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     last = args.month or Month.last_full()
-    first = months_before(last, DEMO_MONTHS - 1)
     config_path = write_demo_config(workdir, args.cluster, Path(args.reports))
+    first = months_before(last, (args.months or demo_months(config_path)) - 1)
     sim_dir = workdir / "sim" / args.cluster
     say(f"simulating {args.nodes} nodes of {args.cluster}, {first}..{last} ...")
     params = SimParams(cluster=args.cluster, month=first, last_month=last, nodes=args.nodes, seed=args.seed)

@@ -299,31 +299,40 @@ def prefect_server(request, tmp_path_factory):
             os.killpg(server.pid, signal.SIGKILL)
 
 
-# The longest files first: under `--dist loadfile` none of them then starts last and runs alone at the
-# end. xdist hands each of the three workers two files at the start, round robin (the 1st and 4th
-# to the first worker, ...), so the order pairs each long file with a shorter one: test_spark
-# (about 250 worker-seconds in `make test`) with test_faults (145), test_study (250) with
-# test_history (140), test_backfill (230) with test_prefect_server (125); the rest go to whichever
-# worker is free (each file's time: bench/README.md).
+# The longest files first (pyproject.toml's --no-loadscope-reorder keeps this order): under `--dist
+# loadfile` none of them then starts last and runs alone at the end. xdist hands each of the three
+# workers two files at the start, round robin (the 1st and 4th to the first worker, ...), so the
+# order pairs each long file with a shorter one: test_spark with test_study, test_faults with
+# test_prefect_server, test_backfill with test_package; the rest go to whichever worker is free,
+# longest first (each file's time: bench/README.md "The test command's order and shared builds").
 SLOWEST_FILES = (
     "test_spark.py",
-    "test_study.py",
-    "test_backfill.py",
     "test_faults.py",
-    "test_history.py",
+    "test_backfill.py",
+    "test_study.py",
     "test_prefect_server.py",
-    "test_pipeline.py",
-    "test_delivery.py",
-    "test_lemons.py",
-    "test_slurm_live.py",
-    "test_publish_prometheus.py",  # builds the six months test_publish_archive.py reads: before it
     "test_package.py",
+    "test_delivery.py",
+    "test_pipeline.py",
+    "test_publish_prometheus.py",  # builds the six months test_publish_archive.py reads: before it
+    "test_lemons.py",
+    "test_history.py",
+    "test_report.py",
+    "test_upgrade.py",
+    "test_slurm_live.py",
+    "test_month_model.py",
+    "test_warehouse.py",
+    "test_publish_archive.py",
+    "test_study_marts.py",
+    "test_first_month.py",
     # the quick tier's longest (`make test-fast`, two workers: the 1st and 3rd to one, the 2nd and 4th
     # to the other), the dbt models' unit tests among them
+    "test_models_unit.py",
     "test_study_report.py",
     "test_simulate.py",
-    "test_models_unit.py",
+    "test_metrics_schema.py",
     "test_hostile_job_records.py",
+    "test_study_thin.py",
 )
 
 

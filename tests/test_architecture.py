@@ -3,7 +3,8 @@ every figure is computed in the dbt DAG, so nothing outside it reads a staging o
 (issue 20); no function over 80 lines, no module over 400, no import cycle, no import from a higher
 stage, a simulator that shares nothing with the code it tests, one chart function and one
 template section per figure (issue 36), and each source kind declared once (issue 43; what each
-declaration holds: tests/test_source_kinds.py)."""
+declaration holds: tests/test_source_kinds.py). That templates read typed figures, never a dict's
+methods on one: tests/test_architecture_typed.py."""
 
 from __future__ import annotations
 
@@ -231,8 +232,8 @@ def _listed_names(tree: ast.AST, names: set[str]) -> list[str]:
 
 def test_no_other_module_lists_kinds_or_landed_sources() -> None:
     """Kinds and landed source names are listed once, in the declarations: no other module of flows/
-    holds two of them in one literal, no suite in expectations/ a set of source names, and the SQL
-    that classifies the health events names no source (it reads the seed)."""
+    holds two of them in one literal, no suite in expectations/ a set of source names, and no dbt
+    model or macro names a source (they read the seed landed_sources)."""
     names = set(SOURCE_KINDS) | set(LANDED_SOURCES)
     listed = [
         f"{path.relative_to(REPO_ROOT)}: {found}"
@@ -242,8 +243,10 @@ def test_no_other_module_lists_kinds_or_landed_sources() -> None:
     ]
     for path in sorted(EXPECTATIONS_DIR.glob("*.json")):
         listed += [f"{path.name}: {found}" for found in _json_lists(json.loads(path.read_text()), names)]
-    classified = (DBT_PROJECT_DIR / "models" / "intermediate" / "int_health_events_classified.sql").read_text()
-    listed += [f"int_health_events_classified.sql: '{name}'" for name in LANDED_SOURCES if f"'{name}'" in classified]
+    for path in sorted((DBT_PROJECT_DIR / "models").rglob("*.sql")) + sorted(
+        (DBT_PROJECT_DIR / "macros").rglob("*.sql")
+    ):
+        listed += [f"{path.name}: '{name}'" for name in LANDED_SOURCES if f"'{name}'" in path.read_text()]
     assert not listed
 
 
@@ -262,24 +265,6 @@ def _json_lists(value: object, names: set[str]) -> list[str]:
 # the flags a month and a study were told apart by: `compared` (the report's charts and sections),
 # `monthly` (the figures)
 PERIOD_FLAGS = {"compared", "monthly"}
-# the sections whose month and study renderings are not merged yet, each still behind `compared`
-# (this list only shrinks: a merged section leaves it, and the test fails while it is listed)
-TWINS_LEFT = {
-    "causes.html.j2",
-    "ettr.html.j2",
-    "job_mix.html.j2",
-    "lemons.html.j2",
-    "mttf.html.j2",
-    "trend.html.j2",
-}
-# the pages that set the flag for TWINS_LEFT
-FLAG_PAGES = {"report.html.j2", "study.html.j2"}
-# the templates that still join rows by key, align by position or sum (what they do, for the
-# figures to give instead; this list only shrinks)
-JOINS_LEFT: dict[str, set[str]] = {
-    "causes.html.j2": {"key"},  # the study's clusters' rows of each cause; a month's window's of each
-    "ettr.html.j2": {"key", "position"},  # the study's runs by bucket and grid by size; a month's curves' points
-}
 
 
 def _python_period_flags(path: Path) -> list[str]:
@@ -309,13 +294,13 @@ def _template_trees() -> dict[str, jinja2.nodes.Template]:
 
 def test_no_template_branches_on_month_or_study_outside_the_studys_own_sections() -> None:
     """No template reads or sets a period flag, but the study's own comparison sections
-    (partials/study_*) and the sections listed in TWINS_LEFT (with the pages that set it for them)."""
+    (partials/study_*): every other section is one rendering over the page's clusters."""
     flagged = {
         name
         for name, tree in _template_trees().items()
         if not name.startswith("study_") and any(n.name in PERIOD_FLAGS for n in tree.find_all(jinja2.nodes.Name))
     }
-    assert flagged == TWINS_LEFT | (FLAG_PAGES if TWINS_LEFT else set())
+    assert flagged == set()
 
 
 def _joins(tree: jinja2.nodes.Template) -> set[str]:
@@ -348,5 +333,5 @@ def _joins(tree: jinja2.nodes.Template) -> set[str]:
 
 def test_no_template_joins_aligns_or_sums() -> None:
     """Templates only format: a join of two lists, an alignment by position or a total is computed
-    in flows/figures and written into the document (JOINS_LEFT: those not moved yet)."""
-    assert {name: found for name, tree in _template_trees().items() if (found := _joins(tree))} == JOINS_LEFT
+    in flows/figures and written into the document."""
+    assert {name: found for name, tree in _template_trees().items() if (found := _joins(tree))} == {}

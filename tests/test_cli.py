@@ -177,3 +177,14 @@ def test_the_console_script_prints_no_tracebacks_or_leak_noise(config, tmp_path)
     assert line.startswith(f"error: 1 of 1 months failed: {MONTH}: at stage land: MissingInputError: no job records")
     first = done.stdout.splitlines()[0]
     assert first.endswith(f"rsc1 {MONTH}..{MONTH}: starting (Prefect, dbt, Great Expectations) ..."), done.stdout
+
+
+def test_the_demo_builds_as_far_back_as_its_longest_trailing_window(tmp_path):
+    """So its report names no month as not built: the demo's months by default are those of its
+    config's longest trailing window (a year)."""
+    from flows.core.config_file import load_config
+    from flows.demo import demo_months, write_demo_config
+    from flows.figures.compare import history_months
+
+    config = write_demo_config(tmp_path, "demo", tmp_path / "reports")
+    assert demo_months(config) == len(history_months(Month.parse("2026-10"), load_config(config).analysis)) == 12

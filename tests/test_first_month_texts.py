@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from test_measured import JOBS_ONLY, PARAMS, golden_month, rendered, thin, words
 
-from flows.figures.formats import fmt_num
+from flows.figures.formats import fmt_duration, fmt_num
 from flows.figures.measured import exposure, not_measured, trend_rates, window_rates
 from flows.figures.rates import failure_rate
 from flows.figures.summary import earlier_months_note
@@ -165,3 +165,7 @@ def test_the_drain_script_of_lemons_not_measured_says_so_not_no_candidate():
     assert "no candidate this month" not in script and "scontrol" not in script.split("set -eu")[1]
     one = {"node": "n1", "rules": ["repeat_offender"], "p_value": 1e-4, "failures": ["x"], "incident_hours": 0}
     assert "1 infra failure, 0 incident hours" in drain_reason(one, "2026-10")
+
+
+def test_a_repair_under_a_minute_is_not_printed_as_0_min():
+    assert [fmt_duration(h) for h in (10 / 3600, 0.5, 3.25, 72.0)] == ["10 s", "30 min", "3.2 h", "3.0 d"]

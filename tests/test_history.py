@@ -371,10 +371,13 @@ def own_figures(month_metrics: dict) -> dict:
             "change_flags",
             "ettr_vs_expected",
             "breakdowns",
+            "causes_compared",
         )
     }
+    # each cause's comparison with last month and the trailing window
+    compared = ("month_over_month", "month_over_month_test", "trailing")
     kept["failures_by_cause"] = [
-        {k: v for k, v in c.items() if k != "month_over_month"} for c in month_metrics["failures_by_cause"]
+        {k: v for k, v in c.items() if k not in compared} for c in month_metrics["failures_by_cause"]
     ]
     # the lemon rules over the trailing window read the months before it
     kept["lemon_nodes"] = {k: v for k, v in month_metrics["lemon_nodes"].items() if k != "trailing"}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from saved_month import saved_metrics
 
 from flows.core.config_file import load_config
 from flows.core.errors import ConfigError, TooManyBadRowsError
@@ -179,17 +180,22 @@ def test_conflicting_records_are_counted_with_both_lines(slurm_fixtures: Path, t
     assert (kept["state"], kept["source_line"]) == ("NODE_FAIL", 20)
 
 
+def data_quality_of(inputs: dict, open_attempts: int) -> dict:
+    """The saved month's figures with these inputs landed, no suite run and `open_attempts` still open."""
+    metrics = saved_metrics() | {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
+    metrics["totals"] |= {"open_attempts": open_attempts, "unknown_states": 0}
+    return metrics
+
+
 def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fixtures: Path, tmp_path: Path):
     from flows.figures.summary import data_quality
-    from flows.report.render import environment
+    from flows.report.render import environment, month_document
 
     conflicting_dump(slurm_fixtures, tmp_path)
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
     inputs = json.loads((land_month(config, Month.parse("2026-11")) / "manifest.json").read_text())["sources"]
-    metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
-    metrics["totals"] = {"open_attempts": 1, "unknown_states": 0}
-    metrics["summary"] = {"data_quality": {"evaluated": 0, "successful": 0}}  # no suite ran
-    html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
+    metrics = data_quality_of(inputs, open_attempts=1)
+    html = environment().get_template("partials/data_quality.html.j2").render(metrics=month_document(metrics))
     assert "1 attempt recorded twice with a different outcome or times" in html
     assert "sacct.psv: lines 4 and 20 record one attempt of job 3 differently" in html
     assert "conflicting attempts: 1" in html  # the reader's count beside the input
@@ -469,13 +475,11 @@ def test_the_data_quality_table_names_the_configured_job_record_kind(tmp_path: P
     """Issue 42: a sacct_xdmod input was labelled "sacct_psv" (the input it gives) in the report."""
     import shutil
 
-    from flows.report.render import environment
+    from flows.report.render import environment, month_document
 
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))
     inputs = json.loads((land_month(config, Month.parse("2016-08")) / "manifest.json").read_text())["sources"]
-    metrics = {"inputs": inputs, "data_quality": [], "quarantine_sample": []}
-    metrics["totals"] = {"open_attempts": 0, "unknown_states": 0}
-    metrics["summary"] = {"data_quality": {"evaluated": 0, "successful": 0}}  # no suite ran
-    html = environment().get_template("partials/data_quality.html.j2").render(metrics=metrics)
+    metrics = data_quality_of(inputs, open_attempts=0)
+    html = environment().get_template("partials/data_quality.html.j2").render(metrics=month_document(metrics))
     assert '<td class="name">sacct_xdmod</td>' in html and "sacct_psv" not in html

@@ -20,6 +20,7 @@ from conftest import DATA_DIR
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
+from flows.figures.document import figures_of
 from flows.figures.measured import (
     FIGURES,
     GPU_EXPOSURE_FIGURES,
@@ -34,11 +35,12 @@ from flows.figures.measured import (
 from flows.figures.models import expected_ettr_curves, expected_ettr_grid, projections
 from flows.figures.rates import failure_rate, rate_ratio
 from flows.figures.study_metrics import assemble_study
-from flows.figures.summary import data_quality, summarise
+from flows.figures.summary import data_quality
 from flows.ingest.sources.registry import NODE_SOURCES
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.openmetrics import month_exposition
-from flows.report.render import render_pages
+from flows.report.render import month_document, render_pages
+from flows.report.study_report import study_document
 
 GOLDEN = DATA_DIR / "golden" / "reports"
 JOBS_ONLY = {"sacct_psv"}
@@ -83,9 +85,9 @@ def thin(
 def rendered(metrics: dict) -> dict:
     """The month's pages and metrics.prom as write_report makes them (build_report), without the
     charts (drawing them takes seconds; tests/test_report.py has them)."""
-    metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
-    metrics["summary"] = summarise(metrics)
-    html, email, text = render_pages("report.html.j2", "report.txt.j2", {}, metrics=metrics)
+    document = month_document(metrics)
+    metrics = figures_of(document)
+    html, email, text = render_pages("report.html.j2", "report.txt.j2", {}, document)
     return {"metrics": metrics, "html": html, "email": email, "text": text, "prom": month_exposition(metrics).decode()}
 
 
@@ -353,8 +355,6 @@ def test_a_month_declared_empty_says_so_in_place_of_figures():
 def test_a_study_with_a_jobs_only_cluster_says_what_it_did_not_measure():
     study = json.loads((GOLDEN / "study" / "metrics.json").read_text())
     clusters = study["clusters"]
-    for figures in clusters.values():
-        figures["job_mix_by_size"] = figures["mttf_by_size"]
     rsc2 = clusters["rsc2"]
     rsc2["node_failure_rate"]["all"] |= {"node_days": 10.2, "failures": 0}
     rsc2["node_failure_rate"]["paper"] |= {"node_days": 0.0, "failures": 0}
@@ -365,13 +365,13 @@ def test_a_study_with_a_jobs_only_cluster_says_what_it_did_not_measure():
     clusters["rsc1"]["not_measured"], clusters["rsc2"] = {}, rsc2
     months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
     assembled = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
-    page, _, text = render_pages("study.html.j2", "study.txt.j2", {}, study=assembled)  # render_study without charts
+    page, _, text = render_pages("study.html.j2", "study.txt.j2", {}, study_document(assembled))  # without charts
     html = words(page)
     assert "rsc2: r_f not measured: 2 GPU jobs on 10.2 GPU node-days in the range" in assembled["summary"]["text"]
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
     assert "r_f all: not measured: 2 GPU jobs on 10.2 GPU node-days in the range" in text
     assert "(3,858 CPU-only attempts are not in the GPU figures)" in text
-    for section in ("MTTF by job size", "Failures by cause", "Lemon nodes", "Lost goodput"):
+    for section in ("MTTF by job size", "Failures by cause", "Lemon-node candidates", "Lost goodput"):
         assert re.search(f"{section}.{{0,400}}rsc2: not measured:", html), section
     assert "rsc2 r_f (all) not measured" in html
 

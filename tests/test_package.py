@@ -59,10 +59,12 @@ def test_the_installed_wheel_runs_the_demo(tmp_path: Path):
     module, dbt_project = (Path(line) for line in located.stdout.split())
     assert module.is_relative_to(venv) and dbt_project.is_relative_to(venv), located.stdout
 
-    # a small cluster: the test is about the package, the demo's figures are tested elsewhere
+    # a small cluster over three months: the test is about the package, the demo's figures are tested
+    # elsewhere (its default year: tests/test_cli.py)
     demo = run(
-        [command, "demo", "--workdir", "work", "--reports", "reports", "--nodes", "48"], cwd=site, env=env, timeout=900
-    )
+        [command, "demo", "--workdir", "work", "--reports", "reports", "--nodes", "48", "--months", "3"],
+        cwd=site, env=env, timeout=900,
+    )  # fmt: skip
     # the console shows progress and the outcome: no library's leak warnings or tracebacks
     assert "leaked" not in demo.stderr and "Traceback" not in demo.stderr, demo.stderr
     months = sorted((site / "reports" / "demo").iterdir())

@@ -31,7 +31,7 @@ CLUSTER = "rpt"
 SEPTEMBER, OCTOBER = Month.parse("2026-09"), Month.parse("2026-10")
 HOSTILE = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
-CHARTS = {"job_mix", "mttf", "failure_rate_trend", "causes", "ettr", "lemon_signals", "repair"}
+CHARTS = {"job_mix", "mttf", "failure_rate_trend", "causes", "expected_ettr", "lemon_signals", "repair"}
 CID = re.compile(r"cid:([\w.-]+)\.png@reliability-report")
 
 
@@ -340,10 +340,10 @@ def test_charts_are_deterministic_and_drawn_from_the_metrics(october):
     assert {n: c.png for n, c in first.items()} == {n: c.png for n, c in second.items()}
     assert all(c.png == (october / "charts" / f"{n}.png").read_bytes() for n, c in first.items())
     assert b"tEXt" not in first["mttf"].png and b"tIME" not in first["mttf"].png  # no version or date
-    assert "No optimum without a checkpoint write time" in first["ettr"].alt
+    assert "No optimum without a checkpoint write time" in first["expected_ettr"].alt
     # with a checkpoint write time the model has a Young-Daly optimum, and the chart marks it
     params = AnalysisConfig(ckpt_write_minutes=1.0)
     with_write = {**metrics, "expected_ettr": expected_ettr_curves(metrics["node_failure_rate"], params)}
     optimum = with_write["expected_ettr"]["curves"][0]["optimal_ckpt_minutes"]
-    chart = render_charts(with_write)["ettr"]
-    assert f"Optimal interval: {optimum:.1f} min at 1,024 GPUs" in chart.alt and chart.png != first["ettr"].png
+    chart = render_charts(with_write)["expected_ettr"]
+    assert f"Optimal interval: {optimum:.1f} min at 1,024 GPUs" in chart.alt and chart.png != first["expected_ettr"].png

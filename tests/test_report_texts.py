@@ -52,7 +52,7 @@ def test_a_window_the_built_months_do_not_fill_says_so():
     three, six, twelve = sorted(metrics["history"]["trailing"], key=lambda w: w["months"])
     six["months_available"], twelve["months_available"] = 5, 5
     html = build_report(metrics).html
-    assert '6 months<span class="small">only 5 built</span>' in html and "12 months<span" not in html
+    assert '6 months<span class="small">only 5 built</span>' in html and "<td>12 months<span" not in html
     assert [w["months"] for w in distinct_windows([three, six, twelve])] == [3, 6]
 
 

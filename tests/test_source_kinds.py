@@ -50,11 +50,14 @@ def test_the_taxonomy_has_rules_for_declared_sources_only() -> None:
 
 
 def test_the_kinds_of_one_landed_source_agree_and_a_table_without_a_source_column_has_one() -> None:
-    for source, (table, signal) in LANDED_SOURCES.items():
-        assert {(k.table, k.signal) for k in SOURCE_KINDS.values() if k.source == source} == {(table, signal)}
-    for table in {table for table, _ in LANDED_SOURCES.values()} - {"health_checks"}:
+    for source, landed in LANDED_SOURCES.items():
+        declared = {
+            (k.table, k.signal, k.gpu_report, k.lemon_signal) for k in SOURCE_KINDS.values() if k.source == source
+        }
+        assert declared == {tuple(landed)}
+    for table in {landed.table for landed in LANDED_SOURCES.values()} - {"health_checks"}:
         assert "source" not in column_names(TABLES[table])  # its rows' source is the one declared for it
-        assert len([source for source, (landed, _) in LANDED_SOURCES.items() if landed == table]) == 1, table
+        assert len([source for source, landed in LANDED_SOURCES.items() if landed.table == table]) == 1, table
 
 
 def test_the_seed_of_landed_sources_is_the_declarations() -> None:

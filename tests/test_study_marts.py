@@ -87,7 +87,7 @@ def monthly_rows(config: ClusterConfig, table: str, first: Month, last: Month) -
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory, fresh_warehouse) -> dict:
-    """The first two months built (the monthly pipeline's land and dbt stages: the study reads
+    """The first two months built in one build (a backfill's land and dbt stages: the study reads
     nothing else), the study of them, the third month's own build (and the periods it has), then
     the studies of the last two months and of all three."""
     work = tmp_path_factory.mktemp("study")
@@ -95,8 +95,7 @@ def history(tmp_path_factory, fresh_warehouse) -> dict:
     config_path = write_demo_config(work, CLUSTER, work / "reports")
     fresh_warehouse(config_path, "module")
     config = load_config(config_path)
-    for month in MONTHS[:2]:
-        build_months(config, {month: land_month(config, month)})
+    build_months(config, {month: land_month(config, month) for month in MONTHS[:2]})
     studies = {}
 
     def study(first: Month, last: Month) -> None:

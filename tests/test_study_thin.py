@@ -92,13 +92,13 @@ def test_a_thin_study_renders_and_says_not_measured_per_cluster():
     report = render_study(study)
     html, text = text_of(report.html), report.text
     assert "rsc2: r_f not measured: 14 GPU jobs on 31.0 GPU node-days in the range" in report.metrics["summary"]["text"]
-    for section in ("MTTF by job size", "Failures by cause", "Lemon nodes", "Lost goodput"):
+    for section in ("MTTF by job size", "Failures by cause", "Lemon-node candidates", "Lost goodput"):
         assert re.search(f"{section}.{{0,400}}rsc2: not measured:", html), section
     assert re.search(r"2025-11 [\d.]+ [\d.]+ – [\d.]+ not measured no GPU node-days in 2025-11", html)
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
     assert "rsc2 r_f (all) not measured" in html
     assert "list object" not in html and "Undefined" not in html
-    assert re.search(r"Lemon nodes .{0,900}Window 28 days to 2026-11-01 00:00 not measured Nodes", html)
+    assert re.search(r"rsc2: not measured: .{0,400} rsc1 No node stood out in the 28 days to 2026-11-01 00:00", html)
     assert "– days" not in html
 
 
@@ -131,12 +131,14 @@ def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
     study = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
     assert set(study["side_by_side"]["unmeasured_everywhere"]) >= {"mttf_by_size", "breakdowns", "lemon_nodes"}
     html = text_of(render_study(study).html)
-    assert (
-        "No GPU job attempt in the range: the job mix is of GPU attempts (rsc1: 83,337 attempts, all CPU-only;" in html
-    )
+    for name, attempts in (("rsc1", "83,337"), ("rsc2", "80,594")):
+        said = f"{name}: No GPU job attempt in the range: the job mix is of GPU attempts, and the range's {attempts} attempts were CPU-only."
+        assert said in html
     for table in ("Accounts by lost GPU-hours", "The fitted r f and the projected MTTF", "observed MTTF, 95%",
                   "Nodes in the fleet", "attempts; GPU-hours"):  # fmt: skip
         assert table not in html, table
     for section in ("MTTF by job size", "By account and partition"):
         assert re.search(f"{section} .{{0,200}}rsc1: not measured: no GPU job ran in the range", html), section
-    assert re.search("Lemon nodes .{0,200}rsc1: not measured: no node-event or health source was configured", html)
+    assert re.search(
+        "Lemon-node candidates .{0,200}rsc1: not measured: no node-event or health source was configured", html
+    )

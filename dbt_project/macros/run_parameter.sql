@@ -20,3 +20,12 @@
     {{ 'union all' if not loop.last }}
     {%- endfor %}
 {%- endmacro %}
+
+{% macro run_months_with_cluster() -%}
+    {#- each month of this build (run.months: its bounds, as_of, period_end) with the run's cluster -#}
+    select
+        months.*,
+        run_parameters.cluster
+    from {{ source('run', 'months') }} as months
+    cross join {{ source('run', 'parameters') }} as run_parameters
+{%- endmacro %}

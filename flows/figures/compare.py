@@ -186,6 +186,38 @@ def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
     return {"method": "Holm", "family_wise_error_rate": 1 - CONFIDENCE, "families": families}
 
 
+def causes_compared(causes: list[dict], trend: dict, flags: dict) -> tuple[list[dict], dict]:
+    """The month's causes each joined by its category with what it is compared with: its flagged
+    test against last month (`month_over_month_test`) and, where the longest trailing window holds
+    two built months or more and a row of the cause, its rate over the window with this month's
+    flagged test against it (`trailing`, else null); and the window's built months and the tests
+    each family counted (`causes_compared`, for the report's heading and note)."""
+    families = flags["families"]
+    window = max(trend["trailing"], key=lambda w: w["months"], default=None)
+    earlier = {c["category"]: c for c in window["by_cause"]} if window and window["months_available"] > 1 else {}
+    tests = families[f"trend_by_cause_{window['months']}_months"] if earlier else None
+    joined = [
+        {
+            **cause,
+            "month_over_month_test": families["month_over_month_by_cause"]["tests"].get(cause["category"]),
+            "trailing": {
+                **{
+                    k: v for k, v in earlier[cause["category"]].items() if k not in ("category", "this_month_vs_window")
+                },
+                "test": tests["tests"].get(cause["category"]) if tests else None,
+            }
+            if cause["category"] in earlier
+            else None,
+        }
+        for cause in causes
+    ]
+    return joined, {
+        "window_months": window["months_available"] if earlier else None,
+        "month_over_month_tests": families["month_over_month_by_cause"]["tests_counted"],
+        "window_tests": tests["tests_counted"] if tests else None,
+    }
+
+
 # --- clusters ---------------------------------------------------------------------------------
 
 

@@ -2,10 +2,12 @@
 (`MonthDocument`) and a study's (`StudyDocument`), built from one set of figure classes
 (flows/figures/figure_types.py: what both show of a cluster's period) and what only one of them shows.
 
-The writers (flows/report/render.py write_report, flows/report/study_report.py write_study) validate
-the figures against these classes and write the file from the validated document (`write_document`):
-a key no class declares, a missing one or a value of the wrong type fails the write. Numbers keep
-their JSON type (figure_types.Real), so the file's bytes are those of the figures.
+The reports (flows/report/render.py build_report, flows/report/study_report.py render_study) validate
+the figures against these classes once, before anything is drawn or rendered: a key no class
+declares, a missing one or a value of the wrong type fails there. The validated document is what
+the templates receive, and what metrics.json is written from (`write_document`); the charts, the
+OpenMetrics exposition and the exports read its figures as the file holds them (`figures_of`).
+Numbers keep their JSON type (figure_types.Real), so the file's bytes are those of the figures.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pydantic.json_schema import models_json_schema
 from flows.figures.figure_types import (
     Change,
     Count,
+    FlagTest,
     Headline,
     JobMixRow,
     MonthRates,
@@ -31,6 +34,7 @@ from flows.figures.figure_types import (
     Reproduce,
     Strict,
 )
+from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrSideBySide, GridSideBySide
 from flows.ingest.manifest import LandedInput
 
 SCHEMA_VERSION = 3  # docs/metrics.md "What moved in schema version 3"
@@ -123,12 +127,6 @@ class HealthEvents(Strict):
     by_category: list[HealthCategory]
 
 
-class FlagTest(Strict):
-    p_value: Real | None
-    p_adjusted: Real | None
-    flagged: bool
-
-
 class FlagFamily(Strict):
     description: str
     tests_counted: Count
@@ -196,6 +194,7 @@ class MonthDocument(PeriodFigures):
     expected_ettr: ExpectedEttr
     health_events: HealthEvents
     change_flags: ChangeFlags
+    causes_compared: CausesCompared | None = Field(None, description="absent from a month written before it")
     inputs: dict[str, LandedInput] = Field(description="the landing manifest's sources (flows/ingest/manifest.py)")
     quarantine_sample: list[str]
     data_quality: list[SuiteOutcome]
@@ -331,6 +330,9 @@ class SideBySide(Strict):
     projections: list[ProjectionSideBySide]
     lost_goodput_by_size: list[LostSideBySide]
     monthly: list[MonthSideBySide]
+    failures_by_cause: list[CauseSideBySide]
+    ettr_by_size: list[EttrSideBySide]
+    expected_ettr: list[GridSideBySide]
 
 
 class StudySummary(Strict):
@@ -354,15 +356,20 @@ class StudyDocument(Strict):
     summary: StudySummary
 
 
+def figures_of(document: BaseModel) -> dict:
+    """A validated document's figures as metrics.json holds them: JSON types, and only the keys it
+    was given (an optional field the figures do not carry stays absent)."""
+    return document.model_dump(mode="json", exclude_unset=True)
+
+
 def write_document(path: Path, document: BaseModel) -> None:
-    """Write metrics.json from a validated document: its keys sorted, one space of indent, and only
-    the keys it was given (an optional field the figures do not carry stays absent)."""
+    """Write metrics.json from a validated document (`figures_of`), its keys sorted, one space of indent."""
     path.write_text(document_text(document))
 
 
 def document_text(document: BaseModel) -> str:
     """metrics.json's text of a validated document (write_document)."""
-    return json.dumps(document.model_dump(mode="json", exclude_unset=True), indent=1, sort_keys=True) + "\n"
+    return json.dumps(figures_of(document), indent=1, sort_keys=True) + "\n"
 
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "metrics.schema.json"

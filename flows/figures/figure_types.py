@@ -103,8 +103,23 @@ class Projection(Strict):
     mttf_hours_all: Real | None
 
 
+class FlagTest(Strict):
+    """A test of change as the report flags it: its p-value, Holm-adjusted within its family."""
+
+    p_value: Real | None
+    p_adjusted: Real | None
+    flagged: bool
+
+
+class CauseInWindow(Rate):
+    """A cause's rate over a month's trailing window, and this month's flagged test against it."""
+
+    test: FlagTest | None
+
+
 class CauseFigure(Strict):
-    """A cause's failures with its rate over all GPU node-days (`rate_*`)."""
+    """A cause's failures with its rate over all GPU node-days (`rate_*`); a month's also against
+    last month and against its longest trailing window (flows/figures/compare.py causes_compared)."""
 
     category: str
     failure_domain: str
@@ -122,6 +137,8 @@ class CauseFigure(Strict):
     rate_node_days: Real | None
     rate_unit: str
     month_over_month: Change | None = Field(None, description="a month's only")
+    month_over_month_test: FlagTest | None = Field(None, description="a month's only: month_over_month, flagged")
+    trailing: CauseInWindow | None = Field(None, description="a month's only: over its longest trailing window")
 
 
 class EttrBucket(Strict):
@@ -377,5 +394,7 @@ class Headline(Strict):
     change: Real | None = None
     p_value: Real | None = None
     significant: bool | None = None
+    # set on a figure compared with the previous month (its `previous` null when none is built): the
+    # templates show the comparison where a figure carries it
     trend: str | None = None
     not_measured: str | None = None

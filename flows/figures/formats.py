@@ -37,8 +37,12 @@ def fmt_pct(value, digits: int = 1) -> str:
 
 
 def fmt_duration(hours) -> str:
+    """Hours as the unit that reads best: seconds under a minute (a repair can be that quick, and
+    "0 min" would read as none), minutes under an hour, hours under two days, else days."""
     if _missing(hours):
         return "–"
+    if hours * 60 < 1:
+        return f"{hours * 3600:.0f} s"
     if hours < 1:
         return f"{hours * 60:.0f} min"
     if hours < 48:

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
-from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
+from flows.figures.compare import causes_compared, causes_month_over_month, change_flags, history, month_over_month
 from flows.figures.document import SCHEMA_VERSION
 from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
@@ -64,7 +64,10 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
     }
     # what the month's inputs did not measure, also of its own figures (flows/figures/measured.py)
     metrics = write_unmeasured(metrics, figures["not_measured"])
-    return {**metrics, "change_flags": change_flags(metrics["month_over_month"], causes, metrics["history"])}
+    flags = change_flags(metrics["month_over_month"], causes, metrics["history"])
+    # each cause joined with its tests and its window's row, once, for the report and its chart
+    joined, compared = causes_compared(metrics["failures_by_cause"], metrics["history"], flags)
+    return {**metrics, "failures_by_cause": joined, "causes_compared": compared, "change_flags": flags}
 
 
 def job_mix(con: MartReader, period: Period) -> list[dict]:

@@ -67,6 +67,10 @@ MONTH_ADDED_KEYS: frozenset[str] = frozenset(
         "ettr_vs_expected.priority.bucket_order",
         "node_repairs",  # node repair time and availability: a figure new in version 3
         "history.trailing.node_repairs",
+        # each cause joined with its tests and its longest trailing window, for the report and its chart
+        "failures_by_cause.month_over_month_test",
+        "failures_by_cause.trailing",
+        "causes_compared",
     }
 )
 # paths new in version 3 of a study's: a figure a month had, or a join computed once for the templates
@@ -75,6 +79,9 @@ STUDY_ADDED_KEYS: frozenset[str] = frozenset(
         "side_by_side.mttf_by_size",
         "side_by_side.projections",
         "side_by_side.lost_goodput_by_size",
+        "side_by_side.failures_by_cause",
+        "side_by_side.ettr_by_size",
+        "side_by_side.expected_ettr",
         "clusters.*.totals.open_attempts",
         "clusters.*.totals.unknown_states",
         "clusters.*.mttf_by_size.ended_attempts",

@@ -77,27 +77,36 @@ def shared_rows(clusters: dict[str, dict]) -> dict:
     """The rows the clusters' side-by-side tables share: every cause any cluster had (the first
     cluster's order, then the others'), every size bucket with a measured ETTR (by size), and the
     tables joined by their key (`side_by_side`)."""
-    causes: list[str] = []
     buckets: dict[str, int] = {}
     for figures in clusters.values():
-        causes += [c["category"] for c in figures["failures_by_cause"] if c["category"] not in causes]
         buckets |= {r["size_bucket"]: r["bucket_order"] for r in figures["ettr_vs_expected"]["priority"]}
     return {
-        "causes": causes,
+        "causes": cause_order(clusters),
         "ettr_buckets": sorted(buckets, key=buckets.__getitem__),
         "side_by_side": side_by_side(clusters),
     }
 
 
+def cause_order(clusters: dict[str, dict]) -> list[str]:
+    """Every cause any cluster had: the first cluster's in its order (most failures first), then the others'."""
+    causes: list[str] = []
+    for figures in clusters.values():
+        causes += [c["category"] for c in figures["failures_by_cause"] if c["category"] not in causes]
+    return causes
+
+
 MTTF_CELL = ("mttf_hours", "mttf_lower_hours", "mttf_upper_hours")  # a cluster's MTTF at a size, side by side
 LOST_CELL = ("lost_gpu_hours", "second_order_gpu_hours", "second_order_preemptions")  # its lost goodput there
+CAUSE_CELL = ("failures", "rate_value", "rate_lower", "rate_upper")  # its failures of a cause and their rate
+# its highest-priority runs of a size against E[ETTR]
+ETTR_CELL = ("runs", "mean_ettr", "mean_lower", "mean_upper", "expected_ettr", "model_applies")
 
 
-def _by_size(clusters: dict[str, dict], figure: str, shown: str, cell: tuple[str, ...]) -> list[dict]:
-    """Each size bucket of the clusters' `figure` rows where some cluster's `shown` is non-zero, by
-    bucket order, with each cluster's `cell` of its row for that bucket (null where the cluster has
-    no row for it: the figure is not measured there)."""
-    rows = {name: {r["size_bucket"]: r for r in figures[figure]} for name, figures in clusters.items()}
+def _by_size(clusters: dict[str, list[dict]], shown: str, cell: tuple[str, ...]) -> list[dict]:
+    """Each size bucket of the clusters' rows (cluster -> its rows of a figure) where some cluster's
+    `shown` is non-zero, by bucket order, with each cluster's `cell` of its row for that bucket
+    (null where the cluster has no row for it: none there, or the figure is not measured there)."""
+    rows = {name: {r["size_bucket"]: r for r in figure} for name, figure in clusters.items()}
     buckets = {b: r["bucket_order"] for by in rows.values() for b, r in by.items() if r[shown]}
     return [
         {
@@ -122,6 +131,12 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
       models use (null: not measured);
     - `lost_goodput_by_size`: each size bucket some cluster lost GPU-hours in, with each cluster's
       lost and second-order GPU-hours there (null: not measured);
+    - `failures_by_cause`: each cause any cluster had (`cause_order`), with each cluster's failures
+      of it and their rate (null: none, or failures by cause not measured);
+    - `ettr_by_size`: each size bucket with highest-priority long runs at some cluster, with each
+      cluster's runs there, their mean ETTR and E[ETTR] (null: none, or ETTR not measured);
+    - `expected_ettr`: each projection size, with each cluster's E[ETTR] at its configured
+      checkpoint interval at each restart overhead and the optimal interval (null: r_f not measured);
     - `unmeasured_everywhere`: the figure paths no cluster measured (their tables are left out)."""
     sizes: dict[str, int] = {}
     for figures in clusters.values():
@@ -155,7 +170,7 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
             }
             for bucket in sorted(sizes, key=sizes.__getitem__)
         ],
-        "mttf_by_size": _by_size(clusters, "mttf_by_size", "runtime_hours", MTTF_CELL),
+        "mttf_by_size": _by_size(_figure(clusters, "mttf_by_size"), "runtime_hours", MTTF_CELL),
         "projections": [
             {
                 "gpus": gpus,
@@ -166,7 +181,8 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
             }
             for gpus in sorted({gpus for projected in by_gpus.values() for gpus in projected})
         ],
-        "lost_goodput_by_size": _by_size(clusters, "lost_goodput_by_size", "lost_gpu_hours", LOST_CELL),
+        "lost_goodput_by_size": _by_size(_figure(clusters, "lost_goodput_by_size"), "lost_gpu_hours", LOST_CELL),
+        **_causes_and_ettr(clusters),
         "monthly": [
             {
                 "month": month,
@@ -177,6 +193,59 @@ def side_by_side(clusters: dict[str, dict]) -> dict:
             }
             for month in months
         ],
+    }
+
+
+def _causes_and_ettr(clusters: dict[str, dict]) -> dict:
+    """side_by_side's `failures_by_cause`, `ettr_by_size` and `expected_ettr` (the clusters' causes,
+    highest-priority runs and E[ETTR] at the configured interval, joined by cause and by size)."""
+    causes = {name: {c["category"]: c for c in figures["failures_by_cause"]} for name, figures in clusters.items()}
+    grids = {name: _grid_at_interval(figures) for name, figures in clusters.items()}
+    return {
+        "failures_by_cause": [
+            {
+                "category": cause,
+                "clusters": {
+                    name: {k: by[cause][k] for k in CAUSE_CELL} if cause in by else None for name, by in causes.items()
+                },
+            }
+            for cause in cause_order(clusters)
+        ],
+        "ettr_by_size": _by_size(
+            {name: figures["ettr_vs_expected"]["priority"] for name, figures in clusters.items()}, "runs", ETTR_CELL
+        ),
+        "expected_ettr": [
+            {"gpus": gpus, "clusters": {name: (cells or {}).get(gpus) for name, cells in grids.items()}}
+            for gpus in dict.fromkeys(gpus for cells in grids.values() for gpus in cells or {})
+        ],
+    }
+
+
+def _figure(clusters: dict[str, dict], figure: str) -> dict[str, list[dict]]:
+    """Each cluster's rows of a list figure."""
+    return {name: figures[figure] for name, figures in clusters.items()}
+
+
+def _grid_at_interval(figures: dict) -> dict[int, dict] | None:
+    """A cluster's E[ETTR] of each projection size (expected_ettr_grid) at its configured checkpoint
+    interval at each restart overhead (null where the interval is not among ettr_curve_minutes),
+    with the size's optimal interval; None where its r_f (all) is not measured."""
+    if figures["node_failure_rate"]["all"].get("not_measured"):
+        return None
+    grid, configured = figures["expected_ettr_grid"], figures["parameters"]["ckpt_interval_minutes"]
+    return {
+        optimum["gpus"]: {
+            "at_interval": [
+                next(
+                    ({"ettr": p["ettr"], "valid": p["valid"]} for p in c["points"] if p["ckpt_minutes"] == configured),
+                    None,
+                )
+                for c in grid["curves"]
+                if c["gpus"] == optimum["gpus"]
+            ],
+            "optimal_ckpt_minutes": optimum["minutes"],
+        }
+        for optimum in grid["optimal_ckpt_minutes"]
     }
 
 

@@ -1,6 +1,6 @@
 """A month's report copied rather than drawn again, when it would be the same bytes.
 
-A report directory is a function of the month's saved metrics (render.py `saved_metrics`), its
+A report directory is a function of the month's document (render.py `month_document`), its
 tables and the code that renders them. A month refreshed because an earlier month was built (a
 re-run of an old month refreshes every later one) mostly has the figures and rows it had: its
 charts, pages and exports are then copied from the report in place instead of drawn again.
@@ -28,9 +28,9 @@ import pyarrow.parquet as pq
 from flows import TEMPLATES_DIR
 from flows.core.config import ClusterConfig
 from flows.core.months import Month
-from flows.figures.document import MonthDocument, document_text
+from flows.figures.document import document_text
 from flows.publish.archive import without_nav
-from flows.report.render import saved_metrics
+from flows.report.render import month_document
 
 # the libraries whose version changes a report's bytes (charts, pages, metrics.json, exports)
 RENDERING_LIBRARIES = ("matplotlib", "pillow", "numpy", "jinja2", "css-inline", "pydantic", "pyarrow", "mlcroissant")
@@ -83,7 +83,7 @@ def unchanged_report(config: ClusterConfig, month: Month, metrics: dict, tables:
         record = json.loads(record_path(config, month).read_text())
         if record["renderer"] != renderer() or file_digests(previous) != record["files"]:
             return False
-        text = document_text(MonthDocument.model_validate(saved_metrics(metrics)))
+        text = document_text(month_document(metrics))
         if (previous / "metrics.json").read_text() != text:
             return False
         return all((previous / f"{name}.parquet").read_bytes() == _parquet(table) for name, table in tables.items())

@@ -130,11 +130,11 @@ def landed_signals_relation() -> str:
     (a column another table lacks is null), each row with its `source`: its own, or the one source
     declared for a table that has no such column."""
     selects = []
-    for table in dict.fromkeys(table for table, _ in LANDED_SOURCES.values()):
+    for table in dict.fromkeys(landed.table for landed in LANDED_SOURCES.values()):
         if "source" in column_names(TABLES[table]):
             selects.append(f"select * from {_parquet(table)}")
         else:
-            (source,) = (source for source, (landed, _) in LANDED_SOURCES.items() if landed == table)
+            (source,) = (source for source, landed in LANDED_SOURCES.items() if landed.table == table)
             selects.append(f"select '{source}' as source, * from {_parquet(table)}")
     return "(" + " union all by name ".join(selects) + ")"
 

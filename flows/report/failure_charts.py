@@ -271,20 +271,17 @@ def causes_chart(period: Period) -> Chart | None:
 
 def _cause_marks(ax: Axes, figures: dict, causes: list[str]) -> None:
     """A cluster alone: its failure count on each bar, and each cause's rate over its longest
-    trailing window where its figures hold one of two months or more (a month's history)."""
+    trailing window where its figures join one to the cause (a month's: flows/figures/compare.py
+    causes_compared)."""
     rows = figures["failures_by_cause"]
     ys = [len(causes) - 1 - causes.index(c["category"]) for c in rows]
     for y, c in zip(ys, rows, strict=True):
         ax.annotate(fmt_num(c["failures"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
                     color="white")  # fmt: skip
-    window = max((figures.get("history") or {}).get("trailing") or [], key=lambda w: w["months"], default=None)
-    if not window or window["months_available"] < 2:
-        return
-    previous = {c["category"]: c for c in window["by_cause"]}
-    marked = [(y, previous[c["category"]]["value"]) for y, c in zip(ys, rows, strict=True) if c["category"] in previous]
+    marked = [(y, c["trailing"]["value"]) for y, c in zip(ys, rows, strict=True) if c.get("trailing")]
     if marked:
         ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
-                label=f"last {window['months_available']} months")  # fmt: skip
+                label=f"last {figures['causes_compared']['window_months']} months")  # fmt: skip
 
 
 def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:

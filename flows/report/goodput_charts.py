@@ -118,6 +118,8 @@ def job_mix_by_size_chart(period: Period) -> Chart | None:
 
 
 def expected_ettr_chart(period: Period) -> Chart | None:
+    """A month's E[ETTR] against the checkpoint interval at each projection size, with each optimum
+    (`expected_ettr`, as the study's grid of several restart overheads is)."""
     metrics = period.figures
     expected = metrics["expected_ettr"]
     curves = [c for c in expected.get("curves") or [] if c["points"]]
@@ -171,7 +173,7 @@ def expected_ettr_chart(period: Period) -> Chart | None:
             else "No optimum without a checkpoint write time: shorter intervals are always better."
         )
     )
-    return finish_chart("ettr", fig, alt, ETTR_HEIGHT)
+    return finish_chart("expected_ettr", fig, alt, ETTR_HEIGHT)
 
 
 def measured_ettr_chart(period: Period) -> Chart | None:

@@ -9,9 +9,11 @@ The directory (a contract: delivery builds the email from it, see flows/report/m
   OpenMetrics, flows/report/openmetrics.py), and the month's fact tables as
   `<name>.parquet` and `<name>.csv` with `croissant.json` describing them (flows/report/exports.py).
 
-Templates only format (autoescaped HTML; the text template neutralises control characters); every
-figure comes from metrics.json, the summary from flows/figures/summary.py, the charts from
-flows/report/failure_charts.py and goodput_charts.py. The sections (templates/partials/) are the
+Templates only format (autoescaped HTML; the text template neutralises control characters); they
+receive the validated document (flows/figures/document.py `MonthDocument`, a study's
+`StudyDocument`), the very object metrics.json is written from, and read its figures as attributes;
+the summary comes from flows/figures/summary.py, the charts from flows/report/*_charts.py (which
+read the document's figures as metrics.json holds them). The sections (templates/partials/) are the
 study's too: report.html.j2 sets the page's document and words for its period (`document`,
 `within`, `this_period`) as study.html.j2 does, and each section shows the period's clusters
 (`period_clusters`); the study's own sections, comparing its clusters, are partials/study_*.
@@ -39,7 +41,8 @@ from flows import TEMPLATES_DIR
 from flows.core.escape import printable
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
-from flows.figures.document import MonthDocument, write_document
+from flows.figures.document import MonthDocument, StudyDocument, Window, figures_of, write_document
+from flows.figures.figure_types import PeriodFigures
 from flows.figures.formats import (
     FORMATS,
     fmt_change,
@@ -82,9 +85,16 @@ def _unbroken(text: str, names: Iterable[str]) -> Markup:
     )
 
 
-def _candidate_nodes(clusters: Iterable[tuple[str, dict]]) -> list[str]:
+def _candidate_nodes(clusters: Iterable[tuple[str, PeriodFigures]]) -> list[str]:
     """The lemon-node candidates' names of the period's clusters (a summary names them unbroken)."""
-    return [c["node"] for _, figures in clusters for c in figures["lemon_nodes"]["candidates"]]
+    return [c.node for _, figures in clusters for c in figures.lemon_nodes.candidates]
+
+
+def _distinct_windows(trailing: list[Window]) -> list[Window]:
+    """The month's trailing windows the report shows and tests: flows/figures/compare.py
+    distinct_windows (the one rule, on the figures) applied to the document's windows."""
+    by_months = {window.months: window for window in trailing}
+    return [by_months[w["months"]] for w in distinct_windows([w.model_dump() for w in trailing])]
 
 
 @functools.cache  # one per process: its templates compile once (it reloads one whose file changed)
@@ -109,7 +119,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         label=label,
         month_name=month_name,
         month_spans=month_spans,
-        distinct_windows=distinct_windows,  # the trailing windows shown and tested (flows/figures/compare.py)
+        distinct_windows=_distinct_windows,
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
@@ -131,8 +141,11 @@ MONTH_CHARTS = (
 
 
 def render_charts(metrics: dict) -> dict[str, Chart]:
-    """The month's charts: one cluster over one month."""
+    """The month's charts: one cluster over one month (`metrics`: its figures as metrics.json holds them)."""
     return draw_charts(MONTH_CHARTS, month_period(metrics))
+
+
+Document = MonthDocument | StudyDocument
 
 
 @dataclass(frozen=True)
@@ -141,26 +154,34 @@ class Report:
     email_html: str
     text: str
     charts: dict[str, Chart]
-    metrics: dict  # with `summary`
+    document: Document  # the figures, validated: what the pages show and metrics.json is written from
+
+    @property
+    def metrics(self) -> dict:
+        """The document's figures as metrics.json holds them (with `summary`)."""
+        return figures_of(self.document)
 
 
 def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
     return {name: {"src": src(c), "alt": c.alt, "width": c.width, "height": c.height} for name, c in charts.items()}
 
 
-def period_clusters(context: dict) -> list[tuple[str, dict]]:
-    """The clusters a page's period shows, each with its figures: a study's several, a month's one
-    (the sections that show each cluster alike iterate over them)."""
-    if "study" in context:
-        return list(context["study"]["clusters"].items())
-    return [(context["metrics"]["cluster"], context["metrics"])]
+def page_context(document: Document) -> dict:
+    """What a page's templates receive of its document: a month's as `metrics`, a study's as `study`,
+    and `period_clusters`, the clusters its period shows, each with its figures (a study's several,
+    a month's one: the sections that show each cluster alike iterate over them)."""
+    if isinstance(document, StudyDocument):
+        return {"study": document, "period_clusters": list(document.clusters.items())}
+    return {"metrics": document, "period_clusters": [(document.cluster, document)]}
 
 
-def render_pages(template: str, text_template: str, charts: dict[str, Chart], **context) -> tuple[str, str, str]:
-    """A report's pages from its templates: the archived HTML (charts as data: URIs), the email's
-    HTML (CSS inlined, charts as cid: references) and the plain text."""
+def render_pages(
+    template: str, text_template: str, charts: dict[str, Chart], document: Document
+) -> tuple[str, str, str]:
+    """A report's pages from its templates and its validated document: the archived HTML (charts as
+    data: URIs), the email's HTML (CSS inlined, charts as cid: references) and the plain text."""
     env = environment()
-    context.setdefault("period_clusters", period_clusters(context))
+    context = page_context(document)
     page = env.get_template(template)
     html = page.render(
         **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
@@ -171,21 +192,22 @@ def render_pages(template: str, text_template: str, charts: dict[str, Chart], **
     return html, email_html, env.get_template(text_template).render(**context, charts=charts)
 
 
-def saved_metrics(metrics: dict) -> dict:
-    """The month's full metrics as metrics.json stores them (sorted keys, JSON types), with their
-    `summary`: what the report is drawn from."""
-    # a report rendered again from the saved file is byte-identical to the first
+def month_document(metrics: dict) -> MonthDocument:
+    """The month's document: its full figures with their `summary`, validated (a figure no class
+    declares, a missing one or one of the wrong type fails here, before anything is drawn or written)."""
+    # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
+    # file is byte-identical to the first.
     metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
     metrics["summary"] = summarise(metrics)
-    return metrics
+    return MonthDocument.model_validate(metrics)
 
 
 def build_report(metrics: dict) -> Report:
     """Everything the report directory holds besides the tables, from the month's full metrics."""
-    metrics = saved_metrics(metrics)
-    charts = render_charts(metrics)
-    html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, metrics=metrics)
-    return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=metrics)
+    document = month_document(metrics)
+    charts = render_charts(figures_of(document))
+    html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, document)
+    return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 
 
 def reproduce(config_path: Path, month: str) -> dict:
@@ -203,7 +225,7 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
     the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their paths."""
     report = build_report(metrics)
-    document = MonthDocument.model_validate(report.metrics)  # before any file: figures it does not declare fail
+    document, figures = report.document, report.metrics
     (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (report_dir / "report.html").write_text(report.html)
     (report_dir / "email.html").write_text(report.email_html)
@@ -211,20 +233,19 @@ def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | 
     for chart in report.charts.values():
         (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     write_document(report_dir / "metrics.json", document)  # docs/metrics.md
-    (report_dir / "metrics.prom").write_bytes(month_exposition(report.metrics))  # flows/report/openmetrics.py
+    (report_dir / "metrics.prom").write_bytes(month_exposition(figures))  # flows/report/openmetrics.py
     if tables:
         from flows.report.exports import write_exports  # mlcroissant takes seconds to import: only when writing
 
         write_exports(
             tables,
             report_dir,
-            name=f"{metrics['cluster']} {metrics['month']} reliability facts",
-            description=f"The month's figures row by row for cluster {metrics['cluster']}, {metrics['month']}: "
+            name=f"{document.cluster} {document.month} reliability facts",
+            description=f"The month's figures row by row for cluster {document.cluster}, {document.month}: "
             "each infrastructure failure with its cause, each node-day, each long job run with its ETTR.",
-            published=date.fromisoformat(metrics["period"]["end"][:10]),
+            published=date.fromisoformat(document.period.end[:10]),
         )
-    if "lemon_nodes" in report.metrics:
-        write_lemon_exports(report_dir, report.metrics)
+    write_lemon_exports(report_dir, figures)
     return report_paths(report_dir)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from flows.figures.document import StudyDocument, write_document
+from flows.figures.document import StudyDocument, figures_of, write_document
 from flows.report.charts import Chart, draw_charts, study_period
 from flows.report.exports import write_exports
 from flows.report.failure_charts import causes_by_month_chart, causes_chart, mttf_chart, rate_ratio_chart, trend_chart
@@ -42,24 +42,29 @@ STUDY_CHARTS = (
 
 
 def render_study_charts(study: dict) -> dict[str, Chart]:
-    """The study's charts: its clusters over its range of months."""
+    """The study's charts: its clusters over its range of months (`study`: its figures as metrics.json holds them)."""
     return draw_charts(STUDY_CHARTS, study_period(study))
 
 
-def render_study(study: dict) -> Report:
-    """The study's pages, plain text and charts (`metrics`: the study as metrics.json stores it)."""
+def study_document(study: dict) -> StudyDocument:
+    """The study's document: its figures validated (a figure no class declares, a missing one or one
+    of the wrong type fails here, before anything is drawn or written)."""
     # as metrics.json stores it: a study rendered again from the saved file is byte-identical
-    study = json.loads(json.dumps(study, sort_keys=True, default=str))
-    charts = render_study_charts(study)
-    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, study=study)
-    return Report(html=html, email_html=email_html, text=text, charts=charts, metrics=study)
+    return StudyDocument.model_validate(json.loads(json.dumps(study, sort_keys=True, default=str)))
+
+
+def render_study(study: dict) -> Report:
+    """The study's pages, plain text and charts, and its validated document."""
+    document = study_document(study)
+    charts = render_study_charts(figures_of(document))
+    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, document)
+    return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 
 
 def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: date) -> dict[str, Path]:
     """Write the study into `out` (a staged directory); returns the paths of its main files."""
     report = render_study(study)
-    study, charts = report.metrics, report.charts
-    document = StudyDocument.model_validate(study)  # before any file: figures it does not declare fail
+    document, charts = report.document, report.charts
     (out / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (out / "report.html").write_text(report.html)
     (out / "email.html").write_text(report.email_html)
@@ -67,13 +72,13 @@ def write_study(out: Path, study: dict, tables: dict[str, pa.Table], published: 
     for chart in charts.values():
         (out / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     write_document(out / "metrics.json", document)  # docs/metrics.md
-    clusters = " and ".join(study["clusters"])
+    clusters = " and ".join(document.clusters)
     write_exports(
         tables,
         out / "exports",
-        name=f"{clusters} reliability facts {study['from_month']} to {study['to_month']}",
+        name=f"{clusters} reliability facts {document.from_month} to {document.to_month}",
         description=f"Each infrastructure failure with its cause, each node-day and each job run with its ETTR, "
-        f"of {clusters}, {study['from_month']} to {study['to_month']}.",
+        f"of {clusters}, {document.from_month} to {document.to_month}.",
         published=published,
     )
     return {"dir": out, "report": out / "report.html", "metrics": out / "metrics.json"}

@@ -89,9 +89,11 @@ events as (
         {{ dbt.date_trunc('day', 'events.event_at') }} as day_start,
         cast(sum(case when events.severity = 'critical' then 1 else 0 end) as bigint) as critical_events,
         cast(sum(case when events.severity = 'warning' then 1 else 0 end) as bigint) as warning_events,
-        -- only a node with NVIDIA GPUs logs an Xid or a DCGM health report
-        cast(sum(case when events.source in ('xid', 'dcgm') then 1 else 0 end) as bigint) as gpu_events
+        -- only a node with NVIDIA GPUs logs a GPU's own report (an Xid, a DCGM health report: the
+        -- seed landed_sources says which sources are)
+        cast(sum(case when sources.gpu_report then 1 else 0 end) as bigint) as gpu_events
     from {{ ref('int_health_events_classified') }} as events
+    left join {{ ref('landed_sources') }} as sources on sources.source = events.source
     inner join {{ source('run', 'months') }} as months
         on
             months.month = events.month

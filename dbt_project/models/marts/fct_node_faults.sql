@@ -7,13 +7,7 @@
 
 with parameters as (
 
-    select
-        months.month,
-        run_parameters.cluster,
-        months.month_start,
-        months.month_end
-    from {{ source('run', 'months') }} as months
-    cross join {{ source('run', 'parameters') }} as run_parameters
+    {{ run_months_with_cluster() }}
 
 ),
 

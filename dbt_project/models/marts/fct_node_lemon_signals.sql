@@ -30,20 +30,27 @@ events as (
 health as (
 
     select
-        window_month,
-        lemon_window,
-        node,
+        events.window_month,
+        events.lemon_window,
+        events.node,
         count(*) as health_events,
         -- a burst of lines from one incident counts once: hours with a critical event
-        count(distinct case when severity = 'critical' then {{ dbt.date_trunc('hour', 'event_at') }} end)
+        count(distinct case when events.severity = 'critical' then {{ dbt.date_trunc('hour', 'events.event_at') }} end)
             as incident_hours,
-        cast(sum(case when source = 'xid' and failure_domain = 'hardware' then 1 else 0 end) as bigint) as xid_cnt,
+        -- the paper's signals, each from the sources the seed landed_sources names for it
         cast(sum(
-            case when source = 'slurm_event' and category <> 'planned_maintenance' then 1 else 0 end
+            case when sources.lemon_signal = 'xid_cnt' and events.failure_domain = 'hardware' then 1 else 0 end
+        ) as bigint) as xid_cnt,
+        cast(sum(
+            case
+                when sources.lemon_signal = 'out_count' and events.category <> 'planned_maintenance' then 1
+                else 0
+            end
         ) as bigint) as out_count,
-        cast(sum(case when source = 'ticket' then 1 else 0 end) as bigint) as tickets
+        cast(sum(case when sources.lemon_signal = 'tickets' then 1 else 0 end) as bigint) as tickets
     from events
-    group by window_month, lemon_window, node
+    left join {{ ref('landed_sources') }} as sources on sources.source = events.source
+    group by events.window_month, events.lemon_window, events.node
 
 ),
 

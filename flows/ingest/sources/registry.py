@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from flows import DBT_PROJECT_DIR
 from flows.ingest.sources import (
@@ -78,6 +78,11 @@ class SourceKind:
     # "events" (a node's DOWN/DRAIN), "health" (a node's health checks and logs), "" (nothing: the
     # job records, tickets). flows/figures/measured.py: without either, nothing counts a node's faults.
     nodes: Literal["events", "health", ""] = ""
+    # its rows are a GPU's own report, which only a node with NVIDIA GPUs logs (fct_node_days.gpu_events)
+    gpu_report: bool = False
+    # the paper's lemon signal its rows count toward (fct_node_lemon_signals; docs/methodology.md "Lemon
+    # nodes"): xid_cnt (its hardware events), out_count (its events but planned maintenance), tickets
+    lemon_signal: Literal["xid_cnt", "out_count", "tickets"] | None = None
 
     @property
     def input(self) -> str:
@@ -122,17 +127,17 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
     SourceKind("sacct_json", "file", "attempts", f"{LOGS}/jobs.json", "or sacct --json / slurmrestd output",
                reader=sacct_json.read_sacct_json, arguments=JOBS, stats=sacct_json.SacctJsonReadStats, check=sacct_json.check_header, provides="sacct_psv"),
     SourceKind("sacctmgr_events_psv", "file", "node_events", f"{LOGS}/events.psv", "optional: sacctmgr -P show event: node DOWN/DRAIN events",
-               reader=sacctmgr_events.read_sacctmgr_events, arguments=TIME, check=sacctmgr_events.check_header, source="slurm_event", signal="reason", nodes="events"),
+               reader=sacctmgr_events.read_sacctmgr_events, arguments=TIME, check=sacctmgr_events.check_header, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
     SourceKind("scontrol_nodes", "file", "node_events", f"{LOGS}/scontrol_nodes.txt", "optional: `scontrol show node -o` snapshots (cron)",
-               reader=scontrol_nodes.read_scontrol_nodes, arguments=TIME, stats=scontrol_nodes.ScontrolReadStats, source="slurm_event", signal="reason", nodes="events"),
+               reader=scontrol_nodes.read_scontrol_nodes, arguments=TIME, stats=scontrol_nodes.ScontrolReadStats, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
     SourceKind("xid_syslog", "file", "xid_events", f"{LOGS}/xid.log", "optional: NVIDIA Xid kernel lines from syslog",
-               reader=xid_syslog.read_xid_syslog, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="xid", signal="xid", nodes="health"),
+               reader=xid_syslog.read_xid_syslog, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="xid", signal="xid", nodes="health", gpu_report=True, lemon_signal="xid_cnt"),
     SourceKind("xid_dmesg_dir", "directory", "xid_events", f"{LOGS}/dmesg", "optional: kernel-log captures, <dir>/<node>/<any file>[.gz]",
-               reader=xid_dmesg.read_xid_dmesg_dir, arguments=SYSLOG, stats=xid_dmesg.DmesgReadStats, source="xid", signal="xid", nodes="health"),
+               reader=xid_dmesg.read_xid_dmesg_dir, arguments=SYSLOG, stats=xid_dmesg.DmesgReadStats, source="xid", signal="xid", nodes="health", gpu_report=True, lemon_signal="xid_cnt"),
     SourceKind("nhc_syslog", "file", "health_checks", f"{LOGS}/nhc.log", "optional: LBNL NHC 'Health check failed' lines from syslog",
                reader=nhc_log.read_nhc_log, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="nhc", signal="check", nodes="health"),
     SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
-               reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health"),
+               reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
     SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
                reader=gcm_health.read_gcm_health_dir, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
     SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
@@ -140,7 +145,7 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
     SourceKind("ipmi_sel_dir", "directory", "health_checks", f"{LOGS}/sel", "optional: `ipmitool sel elist` captures, <dir>/<node>/<any file>[.gz]",
                reader=ipmi_sel.read_ipmi_sel_dir, arguments=TIME, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
     SourceKind("repair_tickets_csv", "file", "health_checks", "logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)",
-               reader=repair_tickets.read_repair_tickets, arguments=TIME, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check"),
+               reader=repair_tickets.read_repair_tickets, arguments=TIME, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check", lemon_signal="tickets"),
     SourceKind("sacct_command", "command", "attempts", ("sacct",), 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',
                pull=slurm_live.pull_sacct, pulled_file="sacct.usv", provides="sacct_psv"),
     SourceKind("sacctmgr_events_command", "command", "node_events", ("sacctmgr",), "or pull them live",
@@ -169,18 +174,35 @@ JOB_RECORD_SOURCES = tuple(kind for kind in SOURCE_KINDS if given_input(kind) ==
 JOB_RECORD_KINDS = tuple(kind for kind in FILE_KINDS if SOURCE_KINDS[kind].table == "attempts")  # read from a file
 # the kinds that tell of a node's faults (node events or health): the fleet's fault rate needs one
 NODE_SOURCES = tuple(kind for kind in SOURCE_KINDS if node_input(kind))
-# The landed `source` names, each with its landed table and signal, in the order of the kinds
-LANDED_SOURCES: dict[str, tuple[str, Signal]] = {
-    k.source: (k.table, k.signal) for k in SOURCE_KINDS.values() if k.source and k.signal
+
+
+class LandedSource(NamedTuple):
+    """What a landed `source` name's rows are: their table, the text the taxonomy matches, whether they
+    are a GPU's own report and the lemon signal they count toward (the seed `landed_sources`)."""
+
+    table: str
+    signal: Signal
+    gpu_report: bool
+    lemon_signal: str | None
+
+
+# The landed `source` names, in the order of the kinds
+LANDED_SOURCES: dict[str, LandedSource] = {
+    k.source: LandedSource(k.table, k.signal, k.gpu_report, k.lemon_signal)
+    for k in SOURCE_KINDS.values()
+    if k.source and k.signal
 }
 LANDED_SOURCES_SEED = DBT_PROJECT_DIR / "seeds" / "landed_sources.csv"
 
 
 def landed_sources_csv() -> str:
     """The seed dbt reads the landed source names from (the health events' classification and the
-    taxonomy's tests): one row per landed source, its table and its signal."""
-    lines = ["source,landed_table,signal"]
-    lines += [f"{source},{table},{signal}" for source, (table, signal) in LANDED_SOURCES.items()]
+    taxonomy's tests, the node-days' GPU reports, the lemon signals): one row per landed source."""
+    lines = ["source,landed_table,signal,gpu_report,lemon_signal"]
+    lines += [
+        f"{source},{s.table},{s.signal},{str(s.gpu_report).lower()},{s.lemon_signal or ''}"
+        for source, s in LANDED_SOURCES.items()
+    ]
     return "\n".join(lines) + "\n"
 
 
