@@ -30,7 +30,7 @@ from flows.figures.study_metrics import assemble_study, cluster_figures
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.publish.archive import refresh_archive
 from flows.report.study_report import write_study
-from flows.warehouse.build import build_study, landed_months, warehouse_problem
+from flows.warehouse.build import build_study, landed_months, upgrade, warehouse_problem
 from flows.warehouse.engines import open_marts, spark_missing
 
 
@@ -49,7 +49,10 @@ def study_dir(config: ClusterConfig, clusters: list[str], first: Month, last: Mo
 
 def built_months(config: ClusterConfig, first: Month, last: Month) -> set[Month]:
     """The months from `first` to `last` whose marts the cluster's warehouse holds (none when it is
-    missing or cannot be opened: building a month rebuilds it)."""
+    missing or cannot be opened: building a month rebuilds it); a warehouse another version of the
+    tool built is rebuilt first, from the landed months."""
+    with run_lock(config):
+        upgrade(config)
     if spark_missing(config) if config.warehouse.engine == "spark" else warehouse_problem(config.warehouse_path):
         return set()
     with open_marts(config) as marts:

@@ -22,6 +22,7 @@ import pytest
 from conftest import REPO_ROOT, email_section
 from saved_month import saved_metrics
 
+import flows.study
 import flows.warehouse.build
 from flows.core.config_file import load_config
 from flows.core.months import Month
@@ -256,3 +257,29 @@ def test_a_history_the_version_before_built_and_sent_is_taken_over(version_befor
     with duckdb.connect(str(warehouse), read_only=True) as con:  # both months rebuilt from their landed Parquet
         months = con.execute("SELECT DISTINCT month FROM fct_attempts ORDER BY month").fetchall()
     assert [m for (m,) in months] == [FIRST, SENT_MONTH]
+
+
+def test_a_study_of_a_warehouse_another_version_built_rebuilds_it_first(tmp_path, monkeypatch, caplog):
+    """A study builds no month: what it reads of a warehouse another version built is rebuilt first
+    from the landed months (flows/warehouse/build.py upgrade), the old file kept aside."""
+    config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
+    built: list[str] = []
+
+    def build(config, months: dict[Month, Path]) -> dict[str, int]:  # dbt replaced: the slow test builds
+        with duckdb.connect(str(config.warehouse_path)) as con:
+            con.execute("CREATE TABLE fct_months_built AS SELECT ? AS month", [str(MONTH)])
+        built.extend(str(month) for month in months)
+        return {"success": 1}
+
+    monkeypatch.setattr(flows.warehouse.build, "_build", build)
+    monkeypatch.setattr(flows.warehouse.build, "check_landed", lambda landed_dir, tables: None)
+    (config.data_dir / "landed" / "c" / str(MONTH)).mkdir(parents=True)
+    warehouse = config.warehouse_path
+    warehouse.parent.mkdir(parents=True)
+    with duckdb.connect(str(warehouse)) as con:  # the version before's, recording no schema version
+        con.execute("CREATE TABLE fct_attempts AS SELECT 1 AS attempts")
+
+    assert flows.study.built_months(config, MONTH, MONTH) == {MONTH}
+    assert built == [str(MONTH)] and len(list(warehouse.parent.glob("c.duckdb.previous-*"))) == 1
+    assert schema_version.recorded(warehouse)[0] == schema_version.schema_version()
+    assert flows.study.built_months(config, MONTH, MONTH) == {MONTH} and built == [str(MONTH)]  # now current

@@ -204,6 +204,20 @@ def build_months(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[st
     return statuses
 
 
+def upgrade(config: ClusterConfig) -> bool:
+    """Rebuild a DuckDB warehouse another version of the tool built from every landed month, the old
+    file kept aside, as a month's build does first (build_months): for what reads the marts without
+    building a month (a study, an export). Returns whether it rebuilt."""
+    warehouse = config.warehouse_path
+    if config.warehouse.engine == "spark" or warehouse_problem(warehouse) or not landed_months(config):
+        return False  # a missing or corrupt one is rebuilt by the months' builds that follow
+    if (other := schema_version.other_version(warehouse)) is None:
+        return False
+    rebuild(config, {}, other, aside="previous")
+    schema_version.record(warehouse)
+    return True
+
+
 def _build(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[str, int]:
     result = dbt_command(config, months, "build", "--exclude-resource-type", "unit_test")
     return _statuses(result)
@@ -294,6 +308,11 @@ def rebuild(
             log.warning("%s %s left out of the rebuilt warehouse: %s", config.cluster, landed, error)
             continue
         usable[landed] = landed_dir
+    if not usable:  # before the warehouse is moved: nothing lost
+        raise WarehouseBuildError(
+            f"warehouse {warehouse} {problem}, and no landed month can rebuild it: build the months again "
+            "(reliability-report backfill --from YYYY-MM --to YYYY-MM)"
+        )
     if problem != "missing":
         kept = warehouse.with_name(f"{warehouse.name}.{aside}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
         warehouse.rename(kept)
