@@ -139,3 +139,13 @@ def test_a_chat_message_is_corrected_only_when_its_own_figures_change(sent, tmp_
     figures = rendered(tmp_path / "b" / "2026-10", metrics)
     assert _unchanged(sent, figures, EMAIL, resend=False) is None  # the email's table row changed
     assert _unchanged(posted, figures, WEBHOOK, resend=False).startswith("not posted again: every figure it shows")
+
+
+def test_a_paragraph_that_says_how_figures_are_made_shows_no_figure():
+    """A note of class `method` (the paper's figure a table reproduces) is no figure: a version that
+    adds or rewords one sends no correction; a note with a figure is one."""
+    html = (
+        "<h2>MTTF by job size</h2><p class='note method'>As the paper's Fig. 7: exact 95% intervals.</p>"
+        "<p class='note'>Health events this month: 12.</p>"
+    )
+    assert list(correction.shown_figures(html).values()) == ["Health events this month: 12."]

@@ -22,6 +22,9 @@ from flows import DBT_PROJECT_DIR
 
 # sections whose text says how the figures were made, not what they are
 NOT_SHOWN_SECTIONS = ("Methodology", "How to reproduce")
+# a paragraph of this class says the same within a section (the paper's figure it reproduces, how
+# a figure is computed): its numbers are no figures, and a version that adds or rewords one sends nothing
+METHOD_CLASS = "method"
 # a number as the report prints it: 1,234 / 0.53 / -40% / 2026-08 / 00:00
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:[\d,.:-]*\d)?%?")
 BLOCK_TAGS = {"p", "div", "li", "h1", "h2", "h3", "h4", "table", "tr", "br", "section", "ul", "ol"}
@@ -41,6 +44,7 @@ class _Blocks(HTMLParser):
         self.section = ""
         self.text: list[str] = []
         self.skip = 0
+        self.method = 0  # inside a paragraph of METHOD_CLASS
         self.card = 0  # depth inside a headline card: its label, value and unit are one block
         self.heading: list[str] | None = None
 
@@ -51,7 +55,8 @@ class _Blocks(HTMLParser):
             self.blocks.append((self.section, text))
 
     def handle_starttag(self, tag, attrs):
-        if tag in SKIP_TAGS:
+        if tag in SKIP_TAGS or (tag == "p" and METHOD_CLASS in (dict(attrs).get("class") or "").split()):
+            self.method += tag == "p"
             self.skip += 1
         if tag not in INLINE_TAGS:
             self.text.append(" ")  # a cell's note in its own element is a word of its own
@@ -71,7 +76,8 @@ class _Blocks(HTMLParser):
             self.text.append(" | ")
 
     def handle_endtag(self, tag):
-        if tag in SKIP_TAGS:
+        if tag in SKIP_TAGS or (tag == "p" and self.method):
+            self.method -= tag == "p"
             self.skip -= 1
         if tag not in INLINE_TAGS:
             self.text.append(" ")

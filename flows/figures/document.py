@@ -34,7 +34,7 @@ from flows.figures.figure_types import (
     Reproduce,
     Strict,
 )
-from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrSideBySide, GridSideBySide
+from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrAtInterval, EttrSideBySide, GridSideBySide
 from flows.ingest.manifest import LandedInput
 
 SCHEMA_VERSION = 3  # docs/metrics.md "What moved in schema version 3"
@@ -111,6 +111,9 @@ class ExpectedEttr(Strict):
     r_f_definition: str
     r_f: Real | None
     curves: list[EttrCurve]
+    by_interval: list[EttrAtInterval] = Field(
+        default_factory=list, description="the curves at each interval (a month's; empty in one written before it)"
+    )
 
 
 class HealthCategory(Strict):

@@ -71,6 +71,7 @@ MONTH_ADDED_KEYS: frozenset[str] = frozenset(
         "failures_by_cause.month_over_month_test",
         "failures_by_cause.trailing",
         "causes_compared",
+        "expected_ettr.by_interval",  # the curves at each interval: the report's table, an interval a row
     }
 )
 # paths new in version 3 of a study's: a figure a month had, or a join computed once for the templates

@@ -29,6 +29,14 @@ class CurveAt(Strict):
     valid: bool
 
 
+class EttrAtInterval(Strict):
+    """The month's E[ETTR] curves at one checkpoint interval, in the order of its `curves` (a row of
+    its table: an interval a row, a projection size a column)."""
+
+    ckpt_minutes: Real
+    curves: list[CurveAt]
+
+
 class CauseCell(Strict):
     """A cluster's failures of a cause and their rate with its interval, side by side with the others'."""
 

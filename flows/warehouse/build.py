@@ -205,9 +205,8 @@ def build_months(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[st
 
 
 def upgrade(config: ClusterConfig) -> bool:
-    """Rebuild a DuckDB warehouse another version of the tool built from every landed month, the old
-    file kept aside, as a month's build does first (build_months): for what reads the marts without
-    building a month (a study, an export). Returns whether it rebuilt."""
+    """Rebuild a DuckDB warehouse another version of the tool built from every landed month, as
+    build_months does first, for a reader that builds no month (a study). Whether it rebuilt."""
     warehouse = config.warehouse_path
     if config.warehouse.engine == "spark" or warehouse_problem(warehouse) or not landed_months(config):
         return False  # a missing or corrupt one is rebuilt by the months' builds that follow
