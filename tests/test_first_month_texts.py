@@ -169,3 +169,8 @@ def test_the_drain_script_of_lemons_not_measured_says_so_not_no_candidate():
 
 def test_a_repair_under_a_minute_is_not_printed_as_0_min():
     assert [fmt_duration(h) for h in (10 / 3600, 0.5, 3.25, 72.0)] == ["10 s", "30 min", "3.2 h", "3.0 d"]
+
+
+def test_a_cluster_alone_says_not_measured_without_an_empty_name():
+    text = words(rendered(tiny_month())["html"])
+    assert "Failures by cause Not measured:" in text and " : not measured" not in text
