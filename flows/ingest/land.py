@@ -40,10 +40,17 @@ from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import COMMAND_KINDS, JOB_RECORD_KINDS, SOURCE_KINDS, given_input
 from flows.ingest.sources.slurm_live import Retry
 from flows.ingest.sources.sql import run_sql
-from flows.ingest.sources.tables import SCHEMAS, TABLES, column_names, landed_rows, landed_table, naive_utc
+from flows.ingest.sources.tables import (
+    SCHEMAS,
+    TABLES,
+    column_names,
+    landed_rows_by_table,
+    landed_table,
+    naive_utc,
+)
 
 # the tables the node-signal sources land in, each written (maybe empty) every month
-SIGNAL_TABLES = tuple(dict.fromkeys(k.table for k in SOURCE_KINDS.values() if k.table != "attempts"))
+SIGNAL_TABLES = tuple(dict.fromkeys(t for k in SOURCE_KINDS.values() for t in k.tables if t != "attempts"))
 QUARANTINE_SAMPLE = 10
 
 
@@ -106,15 +113,17 @@ def _read_health_sources(
         path, stats = sources[kind], source.new_stats()
         found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
-            found = landed_table(source.table, config.cluster, source.source, found)
+            tables = {source.table: landed_table(source.table, config.cluster, source.source, found)}
         else:
-            rows = landed_rows(source.table, config.cluster, source.source, path, found)
+            rows = landed_rows_by_table(source.tables, config.cluster, source.source, path, found)
             if kind == "scontrol_nodes":
                 accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
-                rows = _not_in_accounting(rows, accounted)
-            found = pa.Table.from_pylist(list(rows), schema=SCHEMAS[source.table])
-        pieces[source.table].append(found)
-        manifest[kind] = {"file": str(path), "records": found.num_rows, **(asdict(stats) if stats else {})}
+                rows[source.table] = _not_in_accounting(rows[source.table], accounted)
+            tables = {table: pa.Table.from_pylist(list(r), schema=SCHEMAS[table]) for table, r in rows.items()}
+        for table, landed in tables.items():
+            pieces[table].append(landed)
+        records = sum(landed.num_rows for landed in tables.values())
+        manifest[kind] = {"file": str(path), "records": records, **(asdict(stats) if stats else {})}
     parquet = {}
     for name, tables in pieces.items():
         sink = pa.BufferOutputStream()

@@ -30,6 +30,7 @@ from typing import Any, Literal, NamedTuple
 from flows import DBT_PROJECT_DIR
 from flows.ingest.sources import (
     dcgm_health,
+    dcgm_series,
     gcm_health,
     ipmi_sel,
     link_syslog,
@@ -62,9 +63,12 @@ class SourceKind:
 
     kind: str  # the config's `kind`
     reads: Literal["file", "directory", "command"]  # how it is given
-    table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES)
+    table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES) ...
     example: str | tuple[str, ...]  # `init`: the path (or the command) ...
     explanation: str  # ... and one line on what it is
+    # ... and the further ones its reader's rows go to, each row to its class's (tables.ROW_TABLES): a
+    # row in a table without a `source` column is that table's one landed source's (dcgm_series' Xids: xid)
+    more_tables: tuple[str, ...] = ()
     reader: Callable[..., Any] | None = None  # a command's output is read by the reader of the kind it provides
     arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
     stats: type | None = None  # the reader's statistics (None: none beyond the landed count)
@@ -83,6 +87,11 @@ class SourceKind:
     # the paper's lemon signal its rows count toward (fct_node_lemon_signals; docs/methodology.md "Lemon
     # nodes"): xid_cnt (its hardware events), out_count (its events but planned maintenance), tickets
     lemon_signal: Literal["xid_cnt", "out_count", "tickets"] | None = None
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """Every landed table its rows go to."""
+        return (self.table, *self.more_tables)
 
     @property
     def input(self) -> str:
@@ -138,6 +147,8 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
                reader=nhc_log.read_nhc_log, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="nhc", signal="check", nodes="health"),
     SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
                reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
+    SourceKind("dcgm_series", "file", "health_checks", f"{LOGS}/dcgm_series.jsonl", "optional: dcgm-exporter series saved from Prometheus (as prometheus_dcgm pulls them): their Xids and error counters' increases",
+               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, stats=dcgm_series.DcgmSeriesReadStats, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
     SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
                reader=gcm_health.read_gcm_health_dir, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
     SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",

@@ -25,6 +25,7 @@ class Field:
     name: str
     type: FieldType
     required: bool = False  # every landed row has a value
+    default: int | None = None  # the value of a reader's rows that do not give it
 
 
 def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
@@ -79,6 +80,8 @@ TABLES: dict[str, tuple[Field, ...]] = {
         Field("cluster", "string"),
         Field("node", "string", required=True),
         Field("ts", "timestamp", required=True),
+        # the event happened in (ts - this, ts]: a scraped series' step (dcgm_series), 0 for a log line's time
+        Field("ts_uncertainty_seconds", "int64", default=0),
         Field("source", "string"),
         Field("check_name", "string"),
         Field("status", "string"),
@@ -90,6 +93,7 @@ TABLES: dict[str, tuple[Field, ...]] = {
         Field("cluster", "string"),
         Field("node", "string", required=True),
         Field("ts", "timestamp", required=True),
+        Field("ts_uncertainty_seconds", "int64", default=0),  # as health_checks'
         Field("xid", "int64"),
         Field("pci", "string"),
         Field("message", "string"),
@@ -123,6 +127,7 @@ def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
         "cluster": cluster,
         "node": check.node,
         "ts": naive_utc(check.ts),
+        "ts_uncertainty_seconds": check.uncertainty_seconds,
         "check_name": check.check,
         "status": check.status,
         "message": check.message,
@@ -150,6 +155,7 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
         "cluster": cluster,
         "node": xid.node,
         "ts": naive_utc(xid.ts),
+        "ts_uncertainty_seconds": xid.uncertainty_seconds,
         "xid": xid.xid,
         "pci": xid.pci,
         "message": xid.message,
@@ -158,8 +164,9 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
     }
 
 
-# A Python reader's row objects as rows of its table
+# A Python reader's row objects as rows of its table, and the table of each class of row object
 ROWS = {"health_checks": _check_row, "node_events": _event_row, "xid_events": _xid_row}
+ROW_TABLES: dict[type, str] = {HealthCheck: "health_checks", NodeEvent: "node_events", XidEvent: "xid_events"}
 
 
 def landed_rows(table: str, cluster: str, source: str, path: Path, found: Iterable) -> Iterable[dict]:
@@ -169,11 +176,28 @@ def landed_rows(table: str, cluster: str, source: str, path: Path, found: Iterab
     return ({**ROWS[table](cluster, path, record), **declared} for record in found)
 
 
+def landed_rows_by_table(
+    tables: tuple[str, ...], cluster: str, source: str, path: Path, found: Iterable
+) -> dict[str, Iterable[dict]]:
+    """`landed_rows` of a reader whose row objects go to several tables (`tables`, the kind's), each
+    row to its class's table (ROW_TABLES)."""
+    if len(tables) == 1:
+        return {tables[0]: landed_rows(tables[0], cluster, source, path, found)}
+    records: dict[str, list] = {table: [] for table in tables}
+    for record in found:
+        records[ROW_TABLES[type(record)]].append(record)
+    return {table: landed_rows(table, cluster, source, path, rows) for table, rows in records.items()}
+
+
 def landed_table(table: str, cluster: str, source: str, found: pa.Table) -> pa.Table:
     """The Arrow table of a reader that works in DuckDB (the table's columns less cluster and
-    source), as landed: with `cluster` and, in a table with that column, the declared `source`."""
+    source), as landed: with `cluster`, a column it does not give at its default and, in a table
+    with that column, the declared `source`."""
     schema = SCHEMAS[table]
     found = found.append_column("cluster", pa.array([cluster] * found.num_rows, pa.string()))
+    for field in TABLES[table]:
+        if field.default is not None and field.name not in found.column_names:
+            found = found.append_column(field.name, pa.array([field.default] * found.num_rows, ARROW_TYPES[field.type]))
     if "source" in schema.names:
         found = found.append_column("source", pa.array([source] * found.num_rows, pa.string()))
     return found.select(schema.names).cast(schema)
