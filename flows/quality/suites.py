@@ -52,15 +52,12 @@ import pandas as pd
 from flows import EXPECTATIONS_DIR
 from flows.core.months import Month
 from flows.ingest.sources.registry import LANDED_SOURCES
-from flows.ingest.sources.tables import TABLES, FieldType, column_names
+from flows.ingest.sources.tables import SQL_TYPES, TABLES, column_names
 from flows.warehouse.engines import DuckDBMarts, MartReader
 
 # A month's suite results keyed by their inputs (input_key), beside its kept results (not *.json:
 # those are the runs' results)
 RESULTS_BY_INPUT = "results-by-input.cache"
-
-# The registry's types as DuckDB reads them from the landed Parquet
-SQL_TYPES: dict[FieldType, str] = {"string": "VARCHAR", "int64": "BIGINT", "timestamp": "TIMESTAMP"}
 
 
 class DataQualityError(RuntimeError):

@@ -24,11 +24,27 @@ import yaml
 from flows import RUNTIME_ROOT
 from flows.core.config import ClusterConfig
 from flows.core.months import Month
+from flows.ingest.sources.sql import sql_quote
+from flows.ingest.sources.tables import SQL_TYPES, TABLES
 
 # run.parameters' column types on each engine (the DuckDB names are the ones flows/warehouse/build.py uses).
 SPARK_TYPES = {"VARCHAR": "string", "TIMESTAMP": "timestamp_ntz", "INTEGER": "int", "DOUBLE": "double"}
 # The first column of each landed.<table> view: the month whose landing the row came from.
 LANDED_MONTH = "landed_month"
+
+
+def duckdb_landed_view(table: str, landed: Mapping[Month, Path]) -> str:
+    """The DuckDB view landed.<table> over every landed month's <table>.parquet, by column name (a
+    month landed by an older version may lack a newer column: null there), with every column the
+    table lands today (flows/ingest/sources/tables.py) even when no month has it."""
+    selects = [
+        landed_select(month, f"read_parquet({sql_quote(str(landed_dir.absolute() / f'{table}.parquet'))})")
+        for month, landed_dir in sorted(landed.items())
+    ]
+    if table in TABLES:
+        columns = ", ".join(f"CAST(NULL AS {SQL_TYPES[field.type]}) AS {field.name}" for field in TABLES[table])
+        selects.append(f"SELECT {columns} WHERE false")
+    return f"CREATE OR REPLACE VIEW landed.{table} AS " + " UNION ALL BY NAME ".join(selects)
 
 
 def landed_select(month: Month, source: str) -> str:

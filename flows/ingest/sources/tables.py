@@ -111,6 +111,9 @@ ARROW_TYPES: dict[FieldType, pa.DataType] = {
 }
 
 
+SQL_TYPES: dict[FieldType, str] = {"string": "VARCHAR", "int64": "BIGINT", "timestamp": "TIMESTAMP"}  # DuckDB's
+
+
 def arrow_schema(fields: Iterable[Field]) -> pa.Schema:
     return pa.schema([(field.name, ARROW_TYPES[field.type]) for field in fields])
 
