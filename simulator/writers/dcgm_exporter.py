@@ -26,7 +26,10 @@ XID_COUNT_WINDOW = 300
 MODEL = "NVIDIA H100 80GB HBM3"
 GAUGE = "DCGM_FI_DEV_XID_ERRORS"
 COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
-HELP = {GAUGE: "Value of the last XID error encountered.", COUNT: "Count of XID Errors within user-specified time window."}
+HELP = {
+    GAUGE: "Value of the last XID error encountered.",
+    COUNT: "Count of XID Errors within user-specified time window.",
+}
 TAIL = 2 * 3600  # the series run this long past the month's end (what a pull of the month reads)
 
 Run = tuple[int, int, int]  # first and last scrape (epoch seconds) of a value, the value

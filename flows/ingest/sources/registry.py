@@ -35,12 +35,14 @@ from flows.ingest.sources import (
     gcm_health,
     ipmi_sel,
     link_syslog,
+    prometheus_dcgm,
     nhc_log,
     repair_tickets,
     sacct,
     sacct_json,
     sacctmgr_events,
     scontrol_nodes,
+    servers,
     slurm_live,
     syslog,
     xid_dmesg,
@@ -167,6 +169,8 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
                reader=ipmi_sel.read_ipmi_sel_dir, arguments=TIME, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
     SourceKind("repair_tickets_csv", "file", "health_checks", "logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)",
                reader=repair_tickets.read_repair_tickets, arguments=TIME, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check", lemon_signal="tickets"),
+    SourceKind("prometheus_dcgm", "url", "health_checks", "http://prometheus:9090", "or pull them from Prometheus: NVIDIA dcgm-exporter's Xid and error-counter series (docs/sources.md)",
+               pull=prometheus_dcgm.pull_series, probe=prometheus_dcgm.probe, settings=servers.PrometheusDcgmSource, pulled_file="dcgm_series.jsonl", provides="dcgm_series"),
     SourceKind("sacct_command", "command", "attempts", ("sacct",), 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',
                pull=slurm_live.pull_sacct, pulled_file="sacct.usv", provides="sacct_psv"),
     SourceKind("sacctmgr_events_command", "command", "node_events", ("sacctmgr",), "or pull them live",
@@ -187,7 +191,7 @@ def node_input(kind: str) -> str:
     return SOURCE_KINDS[given_input(kind)].nodes
 
 
-FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads != "command")  # a file or a directory
+FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads in ("file", "directory"))
 DIRECTORY_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads == "directory")
 COMMAND_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "command"}
 URL_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "url"}
