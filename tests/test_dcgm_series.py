@@ -53,7 +53,7 @@ def test_the_gauge_changing_to_a_non_zero_value_is_an_xid_at_the_first_sample_sh
         (48, at(3), "gpu7", 60),
         (79, at(6), "gpu7", 60),
     ]
-    assert all(isinstance(e, XidEvent) for e in events) and stats.xids_from == "gauge"
+    assert all(isinstance(e, XidEvent) for e in events) and not stats.xids_from_counts
     assert events[0].message == "DCGM_FI_DEV_XID_ERRORS GPU 3 (GPU-abc)"
 
 
@@ -71,7 +71,7 @@ def test_the_windowed_count_rises_by_its_xid_label_and_then_the_gauge_is_not_rea
     assert [(e.node, e.xid, e.ts) for e in events] == [
         ("gpu7", 79, at(2)), ("gpu7", 79, at(5)), ("gpu7", 79, at(5)), ("gpu8", 48, at(5))
     ]  # fmt: skip
-    assert stats.xids_from == "count"
+    assert stats.xids_from_counts
 
 
 def test_an_error_counter_increase_is_a_check_and_a_reset_counts_from_zero(tmp_path):

@@ -66,7 +66,7 @@ class DcgmSeriesReadStats:
     samples: int = 0  # evaluation times with a value, over every series
     xid_events: int = 0
     counter_events: int = 0
-    xids_from: str = ""  # "count" (DCGM_EXP_XID_ERRORS_COUNT), "gauge" or "" (neither in the file)
+    xids_from_counts: bool = False  # the Xids were read from DCGM_EXP_XID_ERRORS_COUNT (else from the gauge)
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def _xid_events(
     """The Xid events of the file's series: from its windowed counts when it has any, else from its
     Xid gauges (a series with a value that is no Xid is quarantined whole)."""
     counted = any(s.name == XID_COUNT for s in found)
-    stats.xids_from = "count" if counted else "gauge" if any(s.name == XID_GAUGE for s in found) else ""
+    stats.xids_from_counts = counted
     for series in found:
         if series.name != (XID_COUNT if counted else XID_GAUGE):
             continue
