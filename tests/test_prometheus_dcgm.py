@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections import Counter
+from datetime import UTC
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import httpx
 import pytest
 from conftest import free_port
@@ -22,6 +25,9 @@ from test_publish_prometheus import server
 
 from flows.cli import main
 from flows.core.months import Month
+from flows.ingest.sources.http_client import PullError
+from flows.ingest.sources.prometheus_dcgm import pull_series
+from flows.ingest.sources.servers import PrometheusDcgmSource
 from simulator import SimParams, simulate
 from simulator.history import run_history
 from simulator.writers.dcgm_exporter import exporter_series, write_openmetrics
@@ -94,7 +100,8 @@ def built(path: Path) -> dict:
         failures = con.execute("select attempt_id, cause_category, cause_node from fct_failures").fetchall()
         classes = con.execute("select distinct code, category, severity from fct_health_events where source = 'xid'")
         xids = set(classes.fetchall())
-    return {"metrics": metrics, "failures": set(failures), "xids": xids}
+    landed = pq.read_table(root / "data" / "landed" / "pm" / str(MONTH) / "xid_events.parquet").to_pylist()
+    return {"metrics": metrics, "failures": set(failures), "xids": xids, "landed": landed}
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +112,20 @@ def months(simulated, prometheus, tmp_path_factory) -> dict:
     return {"syslog": built(syslog), "prometheus": built(pulled), "pulled_config": pulled}
 
 
+def test_each_xid_is_seen_at_the_first_scrape_after_its_syslog_line(months):
+    """What the step resolves: each Xid of the syslog (its relayed duplicate lines once) is an Xid of
+    the series at the first scrape at or after it, known to within the step before; nothing else is."""
+    pulled_to = int(MONTH.end.timestamp()) + 3600  # the pull's last evaluation time
+    syslog = {
+        (e["node"], e["xid"], e["pci"], e["ts"].replace(tzinfo=UTC).timestamp()) for e in months["syslog"]["landed"]
+    }
+    scraped = Counter((node, xid, -(-int(at) // STEP) * STEP) for node, xid, _, at in syslog if at <= pulled_to)
+    pulled = months["prometheus"]["landed"]
+    assert scraped == Counter((e["node"], e["xid"], int(e["ts"].replace(tzinfo=UTC).timestamp())) for e in pulled)
+    assert {e["ts_uncertainty_seconds"] for e in pulled} == {STEP}
+    assert {e["ts_uncertainty_seconds"] for e in months["syslog"]["landed"]} == {0}
+
+
 def test_the_month_from_prometheus_attributes_counts_faults_and_finds_lemons_as_from_the_syslog(months):
     syslog, pulled = months["syslog"], months["prometheus"]
     assert syslog["failures"] and pulled["failures"] == syslog["failures"]
@@ -113,3 +134,87 @@ def test_the_month_from_prometheus_attributes_counts_faults_and_finds_lemons_as_
     lemons = [months[m]["metrics"]["lemon_nodes"]["candidates"] for m in ("syslog", "prometheus")]
     assert lemons[0] == lemons[1]
     assert pulled["xids"] == syslog["xids"]  # an Xid classifies the same whichever source reported it
+
+
+class _AuthProxy(BaseHTTPRequestHandler):
+    """Prometheus behind a bearer token, as a site's reverse proxy puts it: 401 without TOKEN."""
+
+    def do_GET(self) -> None:
+        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+            status, body = 401, b'{"status": "error", "error": "unauthorized"}'
+        else:
+            answer = httpx.get(self.server.upstream + self.path.removeprefix("/prom"), timeout=30)
+            status, body = answer.status_code, answer.content
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def auth_proxy(prometheus) -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _AuthProxy)
+    httpd.upstream = prometheus
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/prom"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def error_line(capsys) -> str:
+    """The one line a failed command wrote to stderr (an `error:` line)."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    return lines[0]
+
+
+def test_a_refused_token_is_one_error_line_naming_the_url_and_the_variable_never_the_token(
+    simulated, auth_proxy, tmp_path, monkeypatch, capsys
+):
+    wrong = "pm-wrong-token-value"
+    monkeypatch.setenv("PM_TOKEN", wrong)
+    path = config(tmp_path, simulated, prometheus_source(auth_proxy, token_env="PM_TOKEN"))
+    assert main(["run", "--month", str(MONTH), "--config", str(path)]) == 2
+    line = error_line(capsys)
+    assert f"{auth_proxy}/api/v1/query_range answered 401" in line and "$PM_TOKEN" in line
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert not any(wrong.encode() in p.read_bytes() for p in written)
+    monkeypatch.setenv("PM_TOKEN", TOKEN)  # the right one: check --month probes the month through the proxy
+    assert main(["check", "--month", str(MONTH), "--config", str(path)]) == 0
+    said = capsys.readouterr()
+    assert (
+        f"prometheus_dcgm at {auth_proxy}: 100 series of 3 hosts in {MONTH} (DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)"
+        in said.out
+    )
+    assert TOKEN not in said.out + said.err
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"matchers": 'job=~"("'}, "/api/v1/series answered 400 Bad Request: "),
+        ({"matchers": 'job="not-dcgm"'}, "has no dcgm-exporter series"),
+        ({"host_label": "node"}, "have no label node: set host_label to the label naming the node"),
+    ],
+)
+def test_check_month_says_in_one_line_what_the_server_lacks(simulated, prometheus, tmp_path, capsys, settings, said):
+    path = config(tmp_path, simulated, prometheus_source(prometheus, **settings))
+    assert main(["check", "--month", str(MONTH), "--config", str(path)]) == 2
+    line = error_line(capsys)
+    assert f"source prometheus_dcgm: {prometheus}" in line and said in line
+
+
+def test_an_unreachable_server_and_a_rejected_query_stop_the_pull_in_one_line(prometheus, tmp_path):
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    for url, matchers, said in [
+        (unreachable, "", f"{unreachable}/api/v1/query_range: cannot connect ("),
+        (prometheus, 'gpu=~"+"', f"{prometheus}/api/v1/query_range answered 400 Bad Request: "),
+    ]:
+        server = PrometheusDcgmSource(kind="prometheus_dcgm", url=url, matchers=matchers, attempts=1)
+        with pytest.raises(PullError) as raised:
+            pull_series(server, MONTH, tmp_path / "dcgm_series.jsonl")
+        assert said in str(raised.value) and "\n" not in str(raised.value)
+    assert "parse error" in str(raised.value)  # Prometheus's own words
