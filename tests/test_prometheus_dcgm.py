@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections import Counter
-from datetime import UTC
 import threading
+from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 import httpx
+import pyarrow.parquet as pq
 import pytest
 from conftest import free_port
 from test_publish_prometheus import server
