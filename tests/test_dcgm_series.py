@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from flows.ingest.parse import parse_source
 from flows.ingest.sources.dcgm_series import (
     DcgmSeriesReadStats,
     header_line,
@@ -112,3 +113,18 @@ def test_a_file_that_is_no_saved_series_is_quarantined_whole(tmp_path):
     quarantine = Quarantine(strict=False)
     assert list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine)) == []
     assert [(e.line, e.field) for e in quarantine.errors] == [(1, "header")]
+
+
+def test_parse_shows_the_xids_and_the_checks_of_one_file_side_by_side(tmp_path):
+    path = saved(
+        tmp_path,
+        series("DCGM_FI_DEV_XID_ERRORS", "gpu7", ["0", "79"]),
+        series("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "gpu7", ["0", "2"]),
+    )
+    parsed = parse_source("dcgm_series", path)
+    rows = parsed.rows.to_pylist()
+    assert [(r["node"], r["xid"], r["check_name"], r["ts_uncertainty_seconds"]) for r in rows] == [
+        ("gpu7", None, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", STEP),
+        ("gpu7", 79, None, STEP),
+    ]
+    assert parsed.stats["xid_events"] == 1 and parsed.stats["counter_events"] == 1
