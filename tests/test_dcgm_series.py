@@ -100,11 +100,12 @@ def test_a_series_without_its_host_or_with_no_xid_is_quarantined_and_the_others_
         "not json\n",
         series("DCGM_EXP_XID_ERRORS_COUNT", "gpu7", [None, "1"], xid="0"),
         series("DCGM_EXP_XID_ERRORS_COUNT", "gpu7", [None, "1"], xid="13"),
+        series("DCGM_EXP_XID_ERRORS_COUNT", "gpu7", [None, "1"], xid="abc"),
     )
     quarantine = Quarantine(strict=False)
     events = list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine))
     assert [(e.xid, e.source_line) for e in events] == [(13, 5)]
-    assert [(e.line, e.field) for e in quarantine.errors] == [(2, "Hostname"), (3, "series"), (4, "xid")]
+    assert [(e.line, e.field) for e in quarantine.errors] == [(2, "Hostname"), (3, "series"), (4, "xid"), (6, "xid")]
 
 
 def test_a_file_that_is_no_saved_series_is_quarantined_whole(tmp_path):

@@ -30,6 +30,7 @@ that is no number) is quarantined; the others are read.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,7 +163,7 @@ def read_series(path: Path, stats: DcgmSeriesReadStats, quarantine: Quarantine) 
         return None, []
     except READ_ERRORS as exc:
         quarantine.reject(unreadable(path, line_no + 1, exc))
-        return None, series
+        return None, []
     stats.series = len(series)
     stats.samples = sum((last - first) // header.step_seconds + 1 for s in series for first, last, _ in s.runs)
     return header, series
@@ -198,6 +199,8 @@ def _gpu(labels: dict[str, str]) -> str:
 
 
 def _xid(series: Series, at: int, value: str, path: Path, step: int) -> XidEvent:
+    if not value.isdigit():  # a label or a gauge's value that is no whole number (NaN, 79.5, "abc")
+        raise InputFormatError(path.name, series.line, "xid", value, "not an Xid number")
     return XidEvent(
         node=series.node,
         ts=_at(at),
@@ -211,7 +214,8 @@ def _xid(series: Series, at: int, value: str, path: Path, step: int) -> XidEvent
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if value == int(value) else str(value)
+    """A value as text, a whole number without its decimals."""
+    return str(int(value)) if math.isfinite(value) and value == int(value) else str(value)
 
 
 def _series_xids(series: Series, header: Header, path: Path) -> list[XidEvent]:
