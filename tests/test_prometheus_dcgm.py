@@ -24,10 +24,15 @@ from conftest import free_port
 from test_publish_prometheus import server
 
 from flows.cli import main
+from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.figures.lemons import lemon_candidates
+from flows.ingest.land import land_month
 from flows.ingest.sources.http_client import PullError
 from flows.ingest.sources.prometheus_dcgm import pull_series
 from flows.ingest.sources.servers import PrometheusDcgmSource
+from flows.warehouse.build import dbt_command
+from flows.warehouse.engines import DuckDBMarts
 from simulator import SimParams, simulate
 from simulator.history import run_history
 from simulator.writers.dcgm_exporter import exporter_series, write_openmetrics
@@ -92,16 +97,19 @@ def prometheus_source(url: str, **settings: object) -> str:
 
 
 def built(path: Path) -> dict:
-    """The month built from the config: its metrics.json, attributed failures and Xid classes."""
-    assert main(["run", "--month", str(MONTH), "--config", str(path)]) == 0
-    root = path.parent
-    metrics = json.loads((root / "reports" / "pm" / str(MONTH) / "metrics.json").read_text())
-    with duckdb.connect(str(root / "pm.duckdb"), read_only=True) as con:
+    """The month landed and its models run (no report: the figures compared are the marts'): its
+    attributed failures, node faults, lemon candidates, Xid classes and landed Xids."""
+    config = load_config(path)
+    landed = land_month(config, MONTH)
+    dbt_command(config, {MONTH: landed}, "build", "--exclude-resource-type", "test", "unit_test")
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
         failures = con.execute("select attempt_id, cause_category, cause_node from fct_failures").fetchall()
+        faults = con.execute("select node, fault_at, category from fct_node_faults").fetchall()
         classes = con.execute("select distinct code, category, severity from fct_health_events where source = 'xid'")
         xids = set(classes.fetchall())
-    landed = pq.read_table(root / "data" / "landed" / "pm" / str(MONTH) / "xid_events.parquet").to_pylist()
-    return {"metrics": metrics, "failures": set(failures), "xids": xids, "landed": landed}
+        lemons = lemon_candidates(DuckDBMarts(con), MONTH, config.analysis)["candidates"]
+    xid_events = pq.read_table(landed / "xid_events.parquet").to_pylist()
+    return {"failures": set(failures), "faults": set(faults), "lemons": lemons, "xids": xids, "landed": xid_events}
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +117,7 @@ def months(simulated, prometheus, tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("pm-months")
     syslog = config(root / "syslog", simulated, f'[[sources]]\nkind = "xid_syslog"\npath = "{simulated}/xid.log"\n')
     pulled = config(root / "prometheus", simulated, prometheus_source(prometheus))
-    return {"syslog": built(syslog), "prometheus": built(pulled), "pulled_config": pulled}
+    return {"syslog": built(syslog), "prometheus": built(pulled)}
 
 
 def test_each_xid_is_seen_at_the_first_scrape_after_its_syslog_line(months):
@@ -129,10 +137,13 @@ def test_each_xid_is_seen_at_the_first_scrape_after_its_syslog_line(months):
 def test_the_month_from_prometheus_attributes_counts_faults_and_finds_lemons_as_from_the_syslog(months):
     syslog, pulled = months["syslog"], months["prometheus"]
     assert syslog["failures"] and pulled["failures"] == syslog["failures"]
-    for key in ("fleet_fault_rate", "failures_by_cause"):
-        assert pulled["metrics"][key] == syslog["metrics"][key], key
-    lemons = [months[m]["metrics"]["lemon_nodes"]["candidates"] for m in ("syslog", "prometheus")]
-    assert lemons[0] == lemons[1]
+    # the node faults the fleet's fault rate counts: the same, each at most one step later
+    assert syslog["faults"] and len(pulled["faults"]) == len(syslog["faults"])
+    for (node, at, category), (node_s, at_s, category_s) in zip(
+        sorted(pulled["faults"]), sorted(syslog["faults"]), strict=True
+    ):
+        assert (node, category) == (node_s, category_s) and 0 <= (at - at_s).total_seconds() < STEP
+    assert syslog["lemons"] and pulled["lemons"] == syslog["lemons"]
     assert pulled["xids"] == syslog["xids"]  # an Xid classifies the same whichever source reported it
 
 
@@ -177,9 +188,12 @@ def test_a_refused_token_is_one_error_line_naming_the_url_and_the_variable_never
     wrong = "pm-wrong-token-value"
     monkeypatch.setenv("PM_TOKEN", wrong)
     path = config(tmp_path, simulated, prometheus_source(auth_proxy, token_env="PM_TOKEN"))
-    assert main(["run", "--month", str(MONTH), "--config", str(path)]) == 2
+    assert main(["check", "--month", str(MONTH), "--config", str(path)]) == 2  # the probe
     line = error_line(capsys)
-    assert f"{auth_proxy}/api/v1/query_range answered 401" in line and "$PM_TOKEN" in line
+    assert f"{auth_proxy}/api/v1/series answered 401" in line and "$PM_TOKEN" in line and wrong not in line
+    with pytest.raises(PullError) as raised:  # the pull, as `run` lands the month
+        land_month(load_config(path), MONTH)
+    assert f"{auth_proxy}/api/v1/query_range answered 401" in str(raised.value)
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert not any(wrong.encode() in p.read_bytes() for p in written)
     monkeypatch.setenv("PM_TOKEN", TOKEN)  # the right one: check --month probes the month through the proxy
