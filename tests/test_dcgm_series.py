@@ -7,14 +7,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from flows.ingest.parse import parse_source
 from flows.ingest.sources.dcgm_series import (
     DcgmSeriesReadStats,
+    check_header,
     header_line,
     read_dcgm_series,
     runs_of,
     series_line,
 )
+from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck, XidEvent
 
@@ -114,6 +118,8 @@ def test_a_file_that_is_no_saved_series_is_quarantined_whole(tmp_path):
     quarantine = Quarantine(strict=False)
     assert list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine)) == []
     assert [(e.line, e.field) for e in quarantine.errors] == [(1, "header")]
+    with pytest.raises(InputFormatError, match="not a saved dcgm-exporter series file"):
+        check_header(path, "UTC")  # check --month
 
 
 def test_parse_shows_the_xids_and_the_checks_of_one_file_side_by_side(tmp_path):

@@ -128,6 +128,12 @@ def _header(line: str, path: Path) -> Header:
     return header
 
 
+def check_header(path: Path, site_timezone: str) -> None:
+    """`check --month`: the first line says what was pulled (an InputFormatError when it does not)."""
+    with open_text(path) as handle:
+        _header(handle.readline(), path)
+
+
 def _series(line: str, path: Path, line_no: int, header: Header) -> Series:
     try:
         found = json.loads(line)

@@ -160,7 +160,7 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
     SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
                reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
     SourceKind("dcgm_series", "file", "health_checks", f"{LOGS}/dcgm_series.jsonl", "optional: dcgm-exporter series saved from Prometheus (as prometheus_dcgm pulls them): their Xids and error counters' increases",
-               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, stats=dcgm_series.DcgmSeriesReadStats, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
+               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, stats=dcgm_series.DcgmSeriesReadStats, check=dcgm_series.check_header, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
     SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
                reader=gcm_health.read_gcm_health_dir, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
     SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
