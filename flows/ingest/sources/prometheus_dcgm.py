@@ -38,10 +38,11 @@ def selector(server: PrometheusDcgmSource) -> str:
 
 def client(server: PrometheusDcgmSource) -> HttpClient:
     """The HTTP client of the server, passing Prometheus's own error text (`error`) into PullErrors."""
-    return HttpClient(server, authorization(server), error_text=lambda body: _said(body))
+    return HttpClient(server, authorization(server), error_text=_said)
 
 
 def _said(body: Any) -> str | None:
+    """Prometheus's words in an error answer (`{"status": "error", "error": ...}`)."""
     return str(body.get("error")) if isinstance(body, dict) and body.get("error") else None
 
 
