@@ -62,6 +62,20 @@ def test_the_gauge_changing_to_a_non_zero_value_is_an_xid_at_the_first_sample_sh
     assert events[0].message == "DCGM_FI_DEV_XID_ERRORS GPU 3 (GPU-abc)"
 
 
+def test_a_gpus_series_are_one_whatever_labels_change_with_its_xid_or_its_mig_instances(tmp_path):
+    # dcgm-exporter >= 3.3.6: err_code / err_msg follow the value, so each Xid starts a series;
+    # a MIG GPU has its gauge once per instance
+    path = saved(
+        tmp_path,
+        series("DCGM_FI_DEV_XID_ERRORS", "gpu7", ["0", "0", None, None], err_code="0", GPU_I_ID="1"),
+        series("DCGM_FI_DEV_XID_ERRORS", "gpu7", ["0", "0", None, None], err_code="0", GPU_I_ID="2"),
+        series("DCGM_FI_DEV_XID_ERRORS", "gpu7", [None, None, "79", "79"], err_code="79", GPU_I_ID="1"),
+        series("DCGM_FI_DEV_XID_ERRORS", "gpu7", [None, None, "79", "79"], err_code="79", GPU_I_ID="2"),
+    )
+    events = list(read_dcgm_series(path, DcgmSeriesReadStats(), Quarantine()))
+    assert [(e.xid, e.ts) for e in events] == [(79, at(2))]
+
+
 def test_the_windowed_count_rises_by_its_xid_label_and_then_the_gauge_is_not_read(tmp_path):
     path = saved(
         tmp_path,

@@ -28,8 +28,10 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.lemons import lemon_candidates
 from flows.ingest.land import land_month
+from flows.ingest.sources.dcgm_series import DcgmSeriesReadStats, read_dcgm_series
 from flows.ingest.sources.http_client import PullError
 from flows.ingest.sources.prometheus_dcgm import pull_series
+from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.servers import PrometheusDcgmSource
 from flows.warehouse.build import dbt_command
 from flows.warehouse.engines import DuckDBMarts
@@ -109,7 +111,11 @@ def built(path: Path) -> dict:
         xids = set(classes.fetchall())
         lemons = lemon_candidates(DuckDBMarts(con), MONTH, config.analysis)["candidates"]
     xid_events = pq.read_table(landed / "xid_events.parquet").to_pylist()
-    return {"failures": set(failures), "faults": set(faults), "lemons": lemons, "xids": xids, "landed": xid_events}
+    pulled = config.data_dir / "pulled" / "pm" / str(MONTH) / "dcgm_series.jsonl"
+    return {
+        **{"failures": set(failures), "faults": set(faults), "lemons": lemons, "xids": xids},
+        **{"landed": xid_events, "pulled": pulled},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +138,20 @@ def test_each_xid_is_seen_at_the_first_scrape_after_its_syslog_line(months):
     assert scraped == Counter((e["node"], e["xid"], int(e["ts"].replace(tzinfo=UTC).timestamp())) for e in pulled)
     assert {e["ts_uncertainty_seconds"] for e in pulled} == {STEP}
     assert {e["ts_uncertainty_seconds"] for e in months["syslog"]["landed"]} == {0}
+
+
+def test_the_xid_gauge_alone_sees_a_subset_of_the_windowed_counts_xids(months, tmp_path):
+    """A site without DCGM_EXP_XID_ERRORS_COUNT: the gauge (a series per err_code) misses an Xid that
+    repeats the GPU's last one, or shares a scrape with another, and sees nothing the count does not."""
+    lines = months["prometheus"]["pulled"].read_text().splitlines(keepends=True)
+    gauge_only = tmp_path / "gauge.jsonl"
+    count = '"__name__": "DCGM_EXP_XID_ERRORS_COUNT"'
+    gauge_only.write_text("".join(line for line in lines if count not in line))
+    stats = DcgmSeriesReadStats()
+    from_gauge = Counter((e.node, e.xid, e.ts) for e in read_dcgm_series(gauge_only, stats, Quarantine()))
+    from_count = Counter((e["node"], e["xid"], e["ts"].replace(tzinfo=UTC)) for e in months["prometheus"]["landed"])
+    assert not stats.xids_from_counts and from_gauge and not from_gauge - from_count
+    assert from_gauge.total() > from_count.total() / 2
 
 
 def test_the_month_from_prometheus_attributes_counts_faults_and_finds_lemons_as_from_the_syslog(months):
@@ -200,7 +220,7 @@ def test_a_refused_token_is_one_error_line_naming_the_url_and_the_variable_never
     assert main(["check", "--month", str(MONTH), "--config", str(path)]) == 0
     said = capsys.readouterr()
     assert (
-        f"prometheus_dcgm at {auth_proxy}: 100 series of 3 hosts in {MONTH} (DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)"
+        f"prometheus_dcgm at {auth_proxy}: 153 series of 3 hosts in {MONTH} (DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)"
         in said.out
     )
     assert TOKEN not in said.out + said.err

@@ -6,8 +6,9 @@ scrape interval): `DCGM_FI_DEV_XID_ERRORS`, the last Xid the GPU reported (0 bef
 GPU and Xid seen, `DCGM_EXP_XID_ERRORS_COUNT{xid=...}`, the Xids of that number in the last
 `XID_COUNT_WINDOW` seconds (dcgm-exporter's --xid-count-window-size), reported while the window
 holds one and once more as 0 when it empties. A scrape at time t shows the Xids of time <= t: an
-Xid is first seen at the first scrape at or after it. Labels as a scrape of dcgm-exporter gives
-them: gpu, UUID, pci_bus_id, device, modelName, Hostname, and the scrape's job and instance.
+Xid is first seen at the first scrape at or after it. Labels as a scrape of dcgm-exporter (3.3.6 or
+later) gives them: gpu, UUID, pci_bus_id, device, modelName, Hostname, the gauge's `err_code` (its
+value: each Xid starts a series of its own), and the scrape's job and instance.
 `write_openmetrics` writes them as `promtool tsdb create-blocks-from openmetrics` reads them.
 """
 
@@ -101,7 +102,10 @@ def exporter_series(history: History, w: MonthWindow, step: int) -> list[tuple[s
     series: list[tuple[str, Series]] = []
     for node, name in enumerate(history.node_names):
         for gpu in range(gpus):
-            series.append((GAUGE, (_labels(name, gpu), _gauge_runs(per_gpu[node, gpu], first, last, step))))
+            runs = _gauge_runs(per_gpu[node, gpu], first, last, step)
+            for value in dict.fromkeys(run[2] for run in runs):  # a series per err_code
+                labels = {**_labels(name, gpu), "err_code": str(value)}
+                series.append((GAUGE, (labels, [run for run in runs if run[2] == value])))
     for (node, gpu), xids in sorted(per_gpu.items()):
         for number in sorted({xid for _, xid in xids}):
             runs = _count_runs([at for at, xid in xids if xid == number], first, last, step)

@@ -20,8 +20,11 @@ by, docs/methodology.md "Attribution"):
   its Xids read from them alone, never from the gauge too (one Xid would be counted twice);
 - an error counter (`ERROR_COUNTERS`) that increased: a health check named by the metric, status
   `increase`; a value that went down is a reset (the driver reloaded): it counts from 0.
-The first run of a series is its state before the pull (baseline), not an event, except the
-windowed count's when it appears after the pull's start. Xids land in `xid_events` (so an Xid
+A GPU's series are read as one (`GPU_SERIES` labels: a metric of one GPU, and an Xid number):
+dcgm-exporter 3.3.6 and later label the gauge with the Xid (`err_code`, `err_msg`), so each new Xid
+starts a new series; a MIG GPU repeats its series per instance (`GPU_I_ID`); a driver upgrade
+changes `DCGM_FI_DRIVER_VERSION`. The first run of a GPU's series is its state before the pull
+(baseline), not an event, except the windowed count's when it appears after the pull's start. Xids land in `xid_events` (so an Xid
 classifies by one taxonomy whichever source reported it), the counters' events in `health_checks`.
 A line that is not such a series (bad JSON, no host label, a node that is no node name, a value
 that is no number) is quarantined; the others are read.
@@ -57,6 +60,7 @@ ERROR_COUNTERS = (
 # every series the pull asks for (a PromQL `__name__=~` regex, which RE2 anchors as Python's fullmatch)
 METRICS = f"{XID_GAUGE}|{XID_COUNT}|{ERROR_COUNTERS}"
 _ERROR_COUNTER = re.compile(ERROR_COUNTERS)
+GPU_SERIES = ("gpu", "UUID", "xid")  # with the metric and the node: what one GPU's series share
 
 Run = tuple[int, int, float]  # first and last evaluation time (epoch seconds), the value
 
@@ -175,6 +179,18 @@ def read_series(path: Path, stats: DcgmSeriesReadStats, quarantine: Quarantine) 
     return header, series
 
 
+def per_gpu(found: list[Series]) -> list[Series]:
+    """The series of each GPU (GPU_SERIES) as one: their runs in time order, the first's labels and line."""
+    grouped: dict[tuple, list[Series]] = {}
+    for series in found:
+        key = (series.name, series.node, *(series.labels.get(label, "") for label in GPU_SERIES))
+        grouped.setdefault(key, []).append(series)
+    return [
+        Series(first.name, first.node, first.labels, sorted(run for s in group for run in s.runs), first.line)
+        for first, group in ((group[0], group) for group in grouped.values())
+    ]
+
+
 def increases(runs: list[Run], step: int, window: bool = False, baseline: bool = True) -> Iterator[tuple[int, float]]:
     """(time, increase) of a series' runs. A counter's (`window` False): a run's value over the run
     before, a value that went down counting from 0 (a reset: the driver reloaded). A windowed count's:
@@ -287,6 +303,7 @@ def read_dcgm_series(
     stats = stats if stats is not None else DcgmSeriesReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
     header, found = read_series(path, stats, quarantine)
+    found = per_gpu(found)
     if header is not None:
         yield from _xid_events(found, header, path, stats, quarantine)
         yield from _counter_events(found, header, path, stats)
