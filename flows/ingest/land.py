@@ -46,6 +46,7 @@ from flows.ingest.sources.tables import (
     landed_rows_by_table,
     landed_table,
     naive_utc,
+    without_unused_columns,
 )
 
 # the tables the node-signal sources land in, each written (maybe empty) every month
@@ -126,7 +127,9 @@ def _read_health_sources(
     parquet = {}
     for name, tables in pieces.items():
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table(), sink)
+        pq.write_table(
+            without_unused_columns(name, pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table()), sink
+        )
         parquet[name] = sink.getvalue()
     return parquet, manifest
 

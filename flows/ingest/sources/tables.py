@@ -25,7 +25,9 @@ class Field:
     name: str
     type: FieldType
     required: bool = False  # every landed row has a value
-    default: int | None = None  # the value of a reader's rows that do not give it
+    # landed only when a row of the month gives it (a month without one lacks the column, and its
+    # view reads it as null: the landed Parquet of every other month stays as it was)
+    optional: bool = False
 
 
 def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
@@ -80,25 +82,26 @@ TABLES: dict[str, tuple[Field, ...]] = {
         Field("cluster", "string"),
         Field("node", "string", required=True),
         Field("ts", "timestamp", required=True),
-        # the event happened in (ts - this, ts]: a scraped series' step (dcgm_series), 0 for a log line's time
-        Field("ts_uncertainty_seconds", "int64", default=0),
         Field("source", "string"),
         Field("check_name", "string"),
         Field("status", "string"),
         Field("message", "string"),
         Field("source_file", "string"),
         Field("source_line", "int64"),
+        # the event happened in (ts - this, ts]: a scraped series' step (dcgm_series); null: at ts, a
+        # log line's own time. Last, so that a month's columns are every other month's and this one.
+        Field("ts_uncertainty_seconds", "int64", optional=True),
     ),
     "xid_events": (
         Field("cluster", "string"),
         Field("node", "string", required=True),
         Field("ts", "timestamp", required=True),
-        Field("ts_uncertainty_seconds", "int64", default=0),  # as health_checks'
         Field("xid", "int64"),
         Field("pci", "string"),
         Field("message", "string"),
         Field("source_file", "string"),
         Field("source_line", "int64"),
+        Field("ts_uncertainty_seconds", "int64", optional=True),  # as health_checks'
     ),
 }
 # What a job-record reader stages (flows.ingest.sources.job_records): the attempt less what the landing adds.
@@ -130,7 +133,7 @@ def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
         "cluster": cluster,
         "node": check.node,
         "ts": naive_utc(check.ts),
-        "ts_uncertainty_seconds": check.uncertainty_seconds,
+        "ts_uncertainty_seconds": check.uncertainty_seconds or None,
         "check_name": check.check,
         "status": check.status,
         "message": check.message,
@@ -158,7 +161,7 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
         "cluster": cluster,
         "node": xid.node,
         "ts": naive_utc(xid.ts),
-        "ts_uncertainty_seconds": xid.uncertainty_seconds,
+        "ts_uncertainty_seconds": xid.uncertainty_seconds or None,
         "xid": xid.xid,
         "pci": xid.pci,
         "message": xid.message,
@@ -194,13 +197,19 @@ def landed_rows_by_table(
 
 def landed_table(table: str, cluster: str, source: str, found: pa.Table) -> pa.Table:
     """The Arrow table of a reader that works in DuckDB (the table's columns less cluster and
-    source), as landed: with `cluster`, a column it does not give at its default and, in a table
+    source), as landed: with `cluster`, an optional column it does not give as null and, in a table
     with that column, the declared `source`."""
     schema = SCHEMAS[table]
     found = found.append_column("cluster", pa.array([cluster] * found.num_rows, pa.string()))
     for field in TABLES[table]:
-        if field.default is not None and field.name not in found.column_names:
-            found = found.append_column(field.name, pa.array([field.default] * found.num_rows, ARROW_TYPES[field.type]))
+        if field.optional and field.name not in found.column_names:
+            found = found.append_column(field.name, pa.nulls(found.num_rows, ARROW_TYPES[field.type]))
     if "source" in schema.names:
         found = found.append_column("source", pa.array([source] * found.num_rows, pa.string()))
     return found.select(schema.names).cast(schema)
+
+
+def without_unused_columns(table: str, rows: pa.Table) -> pa.Table:
+    """`rows` of `table` less its optional columns that no row gives (Field.optional)."""
+    unused = [f.name for f in TABLES[table] if f.optional and rows.column(f.name).null_count == rows.num_rows]
+    return rows.drop_columns(unused)
