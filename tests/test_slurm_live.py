@@ -6,18 +6,26 @@ The same scripts made the real fixtures in tests/data/slurm-22.05/ (its README l
 jobs and the commands). The daemons are stopped by PID at the end, even when a test fails.
 """
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from flows.cli import main
+from flows.core.config_file import load_config
+from flows.core.errors import EXIT_INPUT
 from flows.core.months import Month
+from flows.ingest.land import land_month
 from flows.pipeline import monthly_report
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -165,3 +173,87 @@ def test_a_live_pull_is_dumped_at_the_pull_time(pulled):
     assert latest <= as_of <= datetime.now(UTC).replace(tzinfo=None)
     metrics = json.loads(Path(pulled["summary"]["metrics"]).read_text())
     assert metrics["period"] == {**metrics["period"], "end": as_of.isoformat(), "complete": False}
+
+
+# slurmrestd (auth/jwt) of the same cluster: tests/slurm/slurm_up.sh starts it on base+20
+REST_URL = f"http://127.0.0.1:{int(PORT_BASE) + 20}"
+
+
+def slurm_env(slurm) -> dict[str, str]:
+    return {**os.environ, "SLURM_CONF": str(slurm["dir"] / "etc" / "slurm.conf"), "TZ": "UTC"}
+
+
+def minted(key: bytes, expires_in: int, user: str = "root") -> str:
+    """A Slurm JWT (HS256) as `scontrol token` mints it, signed with `key`."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    exp = int(time.time()) + expires_in
+    header, claims = {"alg": "HS256", "typ": "JWT"}, {"exp": exp, "iat": exp - 600, "sun": user}
+    signed = ".".join(b64(json.dumps(part).encode()) for part in (header, claims))
+    return f"{signed}.{b64(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
+
+
+def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm, tmp_path, monkeypatch, caplog):
+    env = slurm_env(slurm)
+    token = subprocess.run(["scontrol", "token", "lifespan=600"], env=env, capture_output=True, text=True, check=True)
+    jwt = token.stdout.strip().removeprefix("SLURM_JWT=")
+    monkeypatch.setenv("SLURM_JWT", jwt)
+    now = datetime.now(UTC)
+    month = Month(now.year, now.month)
+    start, end = (t.strftime("%Y-%m-%dT%H:%M:%S") for t in (month.start, month.end))
+    sacct = ["sacct", "--json", "--allusers", "--duplicates", "--allocations", "-S", start, "-E", end]
+    (tmp_path / "sacct.json").write_bytes(subprocess.run(sacct, env=env, capture_output=True, check=True).stdout)
+    landed = {}
+    for name, source in (
+        ("rest", f'kind = "slurmrestd"\nurl = "{REST_URL}"'),
+        ("json", 'kind = "sacct_json"\npath = "sacct.json"'),
+    ):
+        work = tmp_path / name
+        work.mkdir()
+        (work / "c.toml").write_text(
+            f'cluster = "ci"\n\n[[sources]]\n{source}\n\n[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "ci.duckdb"\n'
+        )
+        if name == "json":
+            shutil.copy(tmp_path / "sacct.json", work / "sacct.json")
+        landed[name] = pq.read_table(land_month(load_config(work / "c.toml"), month) / "attempts.parquet")
+    key = ["job_id_raw", "submit_at", "state"]
+    rest, json_file = (table.sort_by([(k, "ascending") for k in key]) for table in (landed["rest"], landed["json"]))
+    assert rest.num_rows == json_file.num_rows >= 17
+    assert rest.column_names == json_file.column_names
+    for column in rest.column_names:
+        assert rest[column].to_pylist() == json_file[column].to_pylist(), column
+    raw = tmp_path / "rest" / "data" / "raw" / "ci" / str(month) / "slurmrestd.json"
+    assert json.loads(raw.read_text())["jobs"]
+    # the token is nowhere: not in a landed, raw, pulled or manifest file, nor in a log line
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or jwt.encode() not in path.read_bytes(), path
+    assert jwt not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "case, source, expected",
+    [
+        ("foreign", "", "refused the credentials in $SLURM_JWT: Protocol authentication error"),
+        ("expired", "", "refused the credentials in $SLURM_JWT (it expired at "),
+        ("api_version", 'api_version = "0.0.99"', "has no /slurmdb/v0.0.99/jobs (it serves v0.0.36, v0.0.37, v0.0.38)"),
+        ("nothing_listening", "attempts = 1", "127.0.0.1:1/"),
+    ],
+)
+def test_slurmrestd_errors_are_one_line_naming_the_url(slurm, tmp_path, monkeypatch, capsys, case, source, expected):
+    key = (slurm["dir"] / "state" / "jwt_hs256.key").read_bytes()
+    jwt = {"foreign": minted(b"another key", 600), "expired": minted(key, -60)}.get(case, minted(key, 600))
+    monkeypatch.setenv("SLURM_JWT", jwt)
+    url = "http://127.0.0.1:1" if case == "nothing_listening" else REST_URL
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'cluster = "ci"\n\n[[sources]]\nkind = "slurmrestd"\nurl = "{url}"\n{source}\n\n'
+        '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "ci.duckdb"\n'
+    )
+    now = datetime.now(UTC)
+    assert main(["check", "--config", str(config), "--month", str(Month(now.year, now.month))]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    (line,) = err.splitlines()
+    assert line.startswith("error: ") and url in line and expected in line, line
+    assert jwt not in err
