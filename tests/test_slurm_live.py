@@ -179,53 +179,60 @@ def test_a_live_pull_is_dumped_at_the_pull_time(pulled):
 REST_URL = f"http://127.0.0.1:{int(PORT_BASE) + 20}"
 
 
-def slurm_env(slurm) -> dict[str, str]:
-    return {**os.environ, "SLURM_CONF": str(slurm["dir"] / "etc" / "slurm.conf"), "TZ": "UTC"}
+def this_month() -> Month:
+    now = datetime.now(UTC)
+    return Month(now.year, now.month)
 
 
-def minted(key: bytes, expires_in: int, user: str = "root") -> str:
-    """A Slurm JWT (HS256) as `scontrol token` mints it, signed with `key`."""
+def one_source_config(work: Path, source: str) -> Path:
+    work.mkdir(exist_ok=True)
+    config = work / "c.toml"
+    config.write_text(
+        f'cluster = "ci"\n\n[[sources]]\n{source}\n\n'
+        '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "ci.duckdb"\n'
+    )
+    return config
+
+
+def minted(key: bytes, expires_in: int) -> str:
+    """A JWT for root (HS256) as `scontrol token` mints it, signed with `key`."""
 
     def b64(data: bytes) -> str:
         return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
     exp = int(time.time()) + expires_in
-    header, claims = {"alg": "HS256", "typ": "JWT"}, {"exp": exp, "iat": exp - 600, "sun": user}
+    header, claims = {"alg": "HS256", "typ": "JWT"}, {"exp": exp, "iat": exp - 600, "sun": "root"}
     signed = ".".join(b64(json.dumps(part).encode()) for part in (header, claims))
     return f"{signed}.{b64(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
 
 
 def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm, tmp_path, monkeypatch, caplog):
-    env = slurm_env(slurm)
+    env = {**os.environ, "SLURM_CONF": str(slurm["dir"] / "etc" / "slurm.conf"), "TZ": "UTC"}
     token = subprocess.run(["scontrol", "token", "lifespan=600"], env=env, capture_output=True, text=True, check=True)
     jwt = token.stdout.strip().removeprefix("SLURM_JWT=")
     monkeypatch.setenv("SLURM_JWT", jwt)
-    now = datetime.now(UTC)
-    month = Month(now.year, now.month)
+    month = this_month()
+    # sacct --json with the window and flags of the live pull (flows/ingest/sources/slurm_live.py)
     start, end = (t.strftime("%Y-%m-%dT%H:%M:%S") for t in (month.start, month.end))
     sacct = ["sacct", "--json", "--allusers", "--duplicates", "--allocations", "-S", start, "-E", end]
-    (tmp_path / "sacct.json").write_bytes(subprocess.run(sacct, env=env, capture_output=True, check=True).stdout)
-    landed = {}
-    for name, source in (
-        ("rest", f'kind = "slurmrestd"\nurl = "{REST_URL}"'),
-        ("json", 'kind = "sacct_json"\npath = "sacct.json"'),
-    ):
-        work = tmp_path / name
-        work.mkdir()
-        (work / "c.toml").write_text(
-            f'cluster = "ci"\n\n[[sources]]\n{source}\n\n[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "ci.duckdb"\n'
-        )
-        if name == "json":
-            shutil.copy(tmp_path / "sacct.json", work / "sacct.json")
-        landed[name] = pq.read_table(land_month(load_config(work / "c.toml"), month) / "attempts.parquet")
-    key = ["job_id_raw", "submit_at", "state"]
-    rest, json_file = (table.sort_by([(k, "ascending") for k in key]) for table in (landed["rest"], landed["json"]))
-    assert rest.num_rows == json_file.num_rows >= 17
-    assert rest.column_names == json_file.column_names
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "sacct.json").write_bytes(
+        subprocess.run(sacct, env=env, capture_output=True, check=True).stdout
+    )
+    configs = {
+        "rest": one_source_config(tmp_path / "rest", f'kind = "slurmrestd"\nurl = "{REST_URL}"'),
+        "json": one_source_config(tmp_path / "json", 'kind = "sacct_json"\npath = "sacct.json"'),
+    }
+    order = [(column, "ascending") for column in ("job_id_raw", "submit_at", "state")]
+    rest, json_file = (
+        pq.read_table(land_month(load_config(configs[name]), month) / "attempts.parquet").sort_by(order)
+        for name in ("rest", "json")
+    )
+    assert rest.num_rows == json_file.num_rows >= 17 and rest.column_names == json_file.column_names
     for column in rest.column_names:
         assert rest[column].to_pylist() == json_file[column].to_pylist(), column
     raw = tmp_path / "rest" / "data" / "raw" / "ci" / str(month) / "slurmrestd.json"
-    assert json.loads(raw.read_text())["jobs"]
+    assert len(json.loads(raw.read_text())["jobs"]) == rest.num_rows
     # the token is nowhere: not in a landed, raw, pulled or manifest file, nor in a log line
     for path in tmp_path.rglob("*"):
         assert not path.is_file() or jwt.encode() not in path.read_bytes(), path
@@ -233,26 +240,25 @@ def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm,
 
 
 @pytest.mark.parametrize(
-    "case, source, expected",
+    "case, option, expected",
     [
+        ("unset", "", "$SLURM_JWT"),
         ("foreign", "", "refused the credentials in $SLURM_JWT: Protocol authentication error"),
         ("expired", "", "refused the credentials in $SLURM_JWT (it expired at "),
         ("api_version", 'api_version = "0.0.99"', "has no /slurmdb/v0.0.99/jobs (it serves v0.0.36, v0.0.37, v0.0.38)"),
-        ("nothing_listening", "attempts = 1", "127.0.0.1:1/"),
+        ("nothing_listening", "attempts = 1", "127.0.0.1:1"),
     ],
 )
-def test_slurmrestd_errors_are_one_line_naming_the_url(slurm, tmp_path, monkeypatch, capsys, case, source, expected):
+def test_slurmrestd_errors_are_one_line_naming_the_url(slurm, tmp_path, monkeypatch, capsys, case, option, expected):
+    """`check --month` probes the server: each failure one `error:` line with the URL, exit 2."""
     key = (slurm["dir"] / "state" / "jwt_hs256.key").read_bytes()
     jwt = {"foreign": minted(b"another key", 600), "expired": minted(key, -60)}.get(case, minted(key, 600))
     monkeypatch.setenv("SLURM_JWT", jwt)
+    if case == "unset":
+        monkeypatch.delenv("SLURM_JWT")
     url = "http://127.0.0.1:1" if case == "nothing_listening" else REST_URL
-    config = tmp_path / "c.toml"
-    config.write_text(
-        f'cluster = "ci"\n\n[[sources]]\nkind = "slurmrestd"\nurl = "{url}"\n{source}\n\n'
-        '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "ci.duckdb"\n'
-    )
-    now = datetime.now(UTC)
-    assert main(["check", "--config", str(config), "--month", str(Month(now.year, now.month))]) == EXIT_INPUT
+    config = one_source_config(tmp_path, f'kind = "slurmrestd"\nurl = "{url}"\n{option}')
+    assert main(["check", "--config", str(config), "--month", str(this_month())]) == EXIT_INPUT
     err = capsys.readouterr().err
     (line,) = err.splitlines()
     assert line.startswith("error: ") and url in line and expected in line, line
