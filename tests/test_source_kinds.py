@@ -30,10 +30,11 @@ def taxonomy_sources() -> set[str]:
 def test_each_kind_has_a_reader_that_imports_a_table_and_a_landed_source_the_taxonomy_knows() -> None:
     for kind, k in SOURCE_KINDS.items():
         assert k.kind == kind and k.table in TABLES, kind
-        if k.reads == "command":
+        if k.reads in ("command", "url"):  # pulled now, then read by the file kind it provides
             assert callable(k.pull) and k.pulled_file and not k.reader, kind
             provided = SOURCE_KINDS[k.provides]
             assert provided.reads == "file" and provided.table == k.table and not k.source, kind
+            assert (k.reads == "url") == callable(k.probe), kind
         else:
             assert callable(k.reader) and k.reader.__module__.startswith("flows.ingest.sources."), kind
             assert not k.pull and (k.provides == "" or SOURCE_KINDS[k.provides].table == k.table), kind

@@ -3,8 +3,9 @@ config (its kinds, `init`'s examples), the landing, `check --month`, `parse`, th
 suites (the landed source names) and the failure taxonomy's tests (the seed
 dbt_project/seeds/landed_sources.csv is written from here: `python -m flows.ingest.sources.registry`).
 
-A declaration says how the kind is given (a file, a directory or a command), the input it gives (its
-own, or another kind's: `sacct_json` is another way to give the job records of `sacct_psv`), the
+A declaration says how the kind is given (a file, a directory, a command or a server's URL), the input
+it gives (its own, or another kind's: `sacct_json` is another way to give the job records of
+`sacct_psv`; a command's or a server's pull is read by the file kind it `provides`), the
 landed table its rows go to, its reader (a real import) with the arguments it takes, its statistics,
 its header check, the landed `source` name its rows carry and the text of its rows the failure
 taxonomy's patterns match (`signal`). Adding a format is its module, its declaration here, its
@@ -61,16 +62,20 @@ class SourceKind:
     """One kind of `[[sources]]`, declared once (see the module docstring)."""
 
     kind: str  # the config's `kind`
-    reads: Literal["file", "directory", "command"]  # how it is given
+    reads: Literal["file", "directory", "command", "url"]  # how it is given
     table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES)
     example: str | tuple[str, ...]  # `init`: the path (or the command) ...
     explanation: str  # ... and one line on what it is
-    reader: Callable[..., Any] | None = None  # a command's output is read by the reader of the kind it provides
+    reader: Callable[..., Any] | None = None  # a pull (command, url) is read by the reader of the kind it provides
     arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
     stats: type | None = None  # the reader's statistics (None: none beyond the landed count)
     check: Callable[[Path, str], None] | None = None  # `check --month`'s look at the header (path, site_timezone)
-    pull: Callable[..., Path] | None = None  # commands: (command, month, out, retry) writing the output ...
+    # commands: (command, month, out, retry), urls: (settings, month, out), writing the pull ...
+    pull: Callable[..., Path] | None = None
     pulled_file: str = ""  # ... to this file, which lands like an input file of the kind it provides
+    settings: type | None = None  # urls: the keys its [[sources]] table takes (a model of flows.ingest.sources.servers)
+    # urls: (settings, month) -> one line of what the server has for the month (`check --month`), or a PullError
+    probe: Callable[..., str] | None = None
     provides: str = ""  # the kind whose input it is another way to give ('': its own)
     source: str = ""  # the landed `source` of its rows ('': job records, no node signal)
     signal: Signal | None = None  # what the taxonomy's patterns match in its rows
@@ -86,8 +91,8 @@ class SourceKind:
 
     @property
     def input(self) -> str:
-        """The input it gives: its own kind, or the kind it is another way to give."""
-        return self.provides or self.kind
+        """The input it gives: its own kind, or (through the kinds it provides) the one it is another way to give."""
+        return SOURCE_KINDS[self.provides].input if self.provides else self.kind
 
     @property
     def landed_source(self) -> str:
@@ -107,9 +112,14 @@ class SourceKind:
         if self.check:
             self.check(path, site_timezone)
 
-    def pull_to(self, command: list[str], month: Any, out_dir: Path, retry: Any) -> Path:
+    def pull_to(self, source: Any, month: Any, out_dir: Path) -> Path:
+        """Pull `month` for the configured `source` (a SourceConfig) into `out_dir`: run its command
+        (retried as configured) or query its server; the file it wrote."""
         assert self.pull is not None, f"{self.kind} is not pulled"
-        return self.pull(command, month, out_dir / self.pulled_file, retry)
+        if self.reads == "url":
+            return self.pull(source.server, month, out_dir / self.pulled_file)
+        retry = slurm_live.Retry(source.attempts, source.retry_wait_seconds)
+        return self.pull(list(source.command), month, out_dir / self.pulled_file, retry)
 
 
 LOGS = "logs/{month}"
@@ -169,6 +179,9 @@ def node_input(kind: str) -> str:
 FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads != "command")  # a file or a directory
 DIRECTORY_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads == "directory")
 COMMAND_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "command"}
+URL_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "url"}
+PULLED_KINDS = {**COMMAND_KINDS, **URL_KINDS}  # the landing pulls them now, then lands the pull like a file
+URL_SETTINGS: dict[str, type] = {kind: SOURCE_KINDS[kind].settings for kind in URL_KINDS}
 # the ways to give the job records (without them there is no month), for the message that asks for one
 JOB_RECORD_SOURCES = tuple(kind for kind in SOURCE_KINDS if given_input(kind) == "sacct_psv")
 JOB_RECORD_KINDS = tuple(kind for kind in FILE_KINDS if SOURCE_KINDS[kind].table == "attempts")  # read from a file
