@@ -216,12 +216,13 @@ def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm,
     start, end = (t.strftime("%Y-%m-%dT%H:%M:%S") for t in (month.start, month.end))
     sacct = ["sacct", "--json", "--allusers", "--duplicates", "--allocations", "-S", start, "-E", end]
     (tmp_path / "json").mkdir()
-    (tmp_path / "json" / "sacct.json").write_bytes(
+    # under the pulled file's name: the landed `source_file` agrees too
+    (tmp_path / "json" / "slurmrestd.json").write_bytes(
         subprocess.run(sacct, env=env, capture_output=True, check=True).stdout
     )
     configs = {
         "rest": one_source_config(tmp_path / "rest", f'kind = "slurmrestd"\nurl = "{REST_URL}"'),
-        "json": one_source_config(tmp_path / "json", 'kind = "sacct_json"\npath = "sacct.json"'),
+        "json": one_source_config(tmp_path / "json", 'kind = "sacct_json"\npath = "slurmrestd.json"'),
     }
     order = [(column, "ascending") for column in ("job_id_raw", "submit_at", "state")]
     rest, json_file = (
@@ -242,11 +243,15 @@ def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm,
 @pytest.mark.parametrize(
     "case, option, expected",
     [
-        ("unset", "", "$SLURM_JWT"),
-        ("foreign", "", "refused the credentials in $SLURM_JWT: Protocol authentication error"),
-        ("expired", "", "refused the credentials in $SLURM_JWT (it expired at "),
-        ("api_version", 'api_version = "0.0.99"', "has no /slurmdb/v0.0.99/jobs (it serves v0.0.36, v0.0.37, v0.0.38)"),
-        ("nothing_listening", "attempts = 1", "127.0.0.1:1"),
+        ("unset", "", "environment variable SLURM_JWT (token_env) is unset or empty"),
+        ("foreign", "", "refused the token in $SLURM_JWT: Protocol authentication error"),
+        ("expired", "", "refused the token in $SLURM_JWT (it expired at "),
+        (
+            "api_version",
+            'api_version = "v0.0.99"',
+            "has no /slurmdb/v0.0.99/jobs (it serves v0.0.36, v0.0.37, v0.0.38)",
+        ),
+        ("nothing_listening", "attempts = 1", "cannot connect"),
     ],
 )
 def test_slurmrestd_errors_are_one_line_naming_the_url(slurm, tmp_path, monkeypatch, capsys, case, option, expected):
@@ -261,5 +266,6 @@ def test_slurmrestd_errors_are_one_line_naming_the_url(slurm, tmp_path, monkeypa
     assert main(["check", "--config", str(config), "--month", str(this_month())]) == EXIT_INPUT
     err = capsys.readouterr().err
     (line,) = err.splitlines()
-    assert line.startswith("error: ") and url in line and expected in line, line
+    assert line.startswith("error: ") and expected in line, line
+    assert case == "unset" or url in line, line  # an unset variable is the config's, not the server's
     assert jwt not in err

@@ -40,7 +40,9 @@ from flows.ingest.sources import (
     sacct_json,
     sacctmgr_events,
     scontrol_nodes,
+    servers,
     slurm_live,
+    slurmrestd,
     syslog,
     xid_dmesg,
     xid_syslog,
@@ -130,7 +132,7 @@ JOBS = ("con", "path", "clock")  # the job-record readers leave `attempts` in th
 # from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
 # fmt: off
 SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
-    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the four job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
+    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the five job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
                reader=sacct.read_sacct, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_header),
     SourceKind("sacct_xdmod", "file", "attempts", f"{LOGS}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)",
                reader=sacct.read_sacct_xdmod, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_xdmod_header, provides="sacct_psv"),
@@ -162,6 +164,8 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
                pull=slurm_live.pull_node_events, pulled_file="events.psv", provides="sacctmgr_events_psv"),
     SourceKind("scontrol_nodes_command", "command", "node_events", ("scontrol",), "or one snapshot now",
                pull=slurm_live.pull_node_states, pulled_file="scontrol_nodes.txt", provides="scontrol_nodes"),
+    SourceKind("slurmrestd", "url", "attempts", "http://slurm-head:6820", "or pull the month from Slurm's REST API (a JWT in $SLURM_JWT: scontrol token)",
+               settings=servers.SlurmrestdSource, pull=slurmrestd.pull, probe=slurmrestd.probe, pulled_file="slurmrestd.json", provides="sacct_json"),
 )}
 # fmt: on
 
@@ -176,7 +180,7 @@ def node_input(kind: str) -> str:
     return SOURCE_KINDS[given_input(kind)].nodes
 
 
-FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads != "command")  # a file or a directory
+FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads in ("file", "directory"))
 DIRECTORY_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads == "directory")
 COMMAND_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "command"}
 URL_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "url"}

@@ -30,9 +30,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from flows.core.config import SourceConfig
+from flows.core.escape import printable
 from flows.core.months import Month
-from flows.ingest.sources.http_client import HttpClient, PullError, token
+from flows.ingest.sources.http_client import ERROR_CHARS, HttpClient, PullError, credential_env, token
+from flows.ingest.sources.servers import SlurmrestdSource
 
 SPEC = "/openapi/v3"
 JOBS_PATH = re.compile(r"/slurmdb/v(\d+\.\d+\.\d+)/jobs")
@@ -40,11 +41,11 @@ NOTHING_FOUND = 9003  # ESLURM_REST_EMPTY_RESULT: no job in the window
 AUTHENTICATION_ERROR = 1007  # SLURM_PROTOCOL_AUTHENTICATION_ERROR: slurmdbd refused the token
 
 
-def error_text(body: Any) -> str:
+def error_text(body: Any) -> str | None:
     """The server's own words for a failed request: its `errors[].description` (or `error`)."""
     errors = body.get("errors") if isinstance(body, dict) else None
     if not isinstance(errors, list):
-        return ""
+        return None
     return "; ".join(str(e.get("description") or e.get("error", "")) for e in errors if isinstance(e, dict))
 
 
@@ -61,13 +62,13 @@ def _claims(jwt: str) -> dict:
 class _Slurmrestd:
     """One source's slurmrestd: its client, the token's claims and the API version to ask."""
 
-    def __init__(self, source: SourceConfig) -> None:
-        self.server = source.server
-        jwt = token(source)
+    def __init__(self, server: SlurmrestdSource) -> None:
+        self.server = server
+        jwt = token(server)
         self.claims = _claims(jwt)
-        user = self.server.user_name or str(self.claims.get("sun", ""))
+        user = server.user_name or str(self.claims.get("sun", ""))
         headers = {"X-SLURM-USER-TOKEN": jwt, **({"X-SLURM-USER-NAME": user} if user else {})}
-        self.client = HttpClient(source, headers, error_text=error_text)
+        self.client = HttpClient(server, headers, error_text=error_text)
         self.version, self.skip_steps = self._api_version()
 
     def _api_version(self) -> tuple[str, bool]:
@@ -80,14 +81,14 @@ class _Slurmrestd:
         )
         if not versions:
             raise PullError(
-                f"{self.client.shown_url}{SPEC} lists no /slurmdb/v0.0.<n>/jobs: is slurmrestd running "
-                "with its slurmdbd plugins (slurmrestd -s list shows them)?"
+                f"source slurmrestd: {self.client.shown_url(SPEC)} lists no /slurmdb/v0.0.<n>/jobs: is slurmrestd "
+                "running with its slurmdbd plugins (slurmrestd -s list shows them)?"
             )
         wanted = self.server.api_version.removeprefix("v") or versions[-1]
         if wanted not in versions:
             raise PullError(
-                f"{self.client.shown_url} has no /slurmdb/v{wanted}/jobs (it serves v{', v'.join(versions)}): "
-                "set api_version to one of them, or leave it out to use the newest"
+                f"source slurmrestd: {self.client.shown_url()} has no /slurmdb/v{wanted}/jobs (it serves "
+                f"v{', v'.join(versions)}): set api_version to one of them, or leave it out to use the newest"
             )
         parameters = paths[f"/slurmdb/v{wanted}/jobs"].get("get", {}).get("parameters", [])
         return wanted, any(isinstance(p, dict) and p.get("name") == "skip_steps" for p in parameters)
@@ -102,47 +103,48 @@ class _Slurmrestd:
         if self.skip_steps:
             params["skip_steps"] = "true"
         document = self.client.get_json(self.path, params)
+        url = self.client.shown_url(self.path)
         if not isinstance(document, dict) or not isinstance(document.get("jobs"), list):
-            raise PullError(f"{self.client.shown_url}{self.path}: the answer has no list of jobs")
+            raise PullError(f"source slurmrestd: {url} answered without a list of jobs: is `url` a slurmrestd?")
         errors = [e for e in document.get("errors") or [] if isinstance(e, dict)]
+        said = printable(error_text(document) or "")[:ERROR_CHARS]
         if any(e.get("error_number") == AUTHENTICATION_ERROR for e in errors):
-            raise PullError(self._refused(error_text(document)))
+            raise PullError(f"source slurmrestd: {url} {self._refused(said)}")
         if any(e.get("error_number") != NOTHING_FOUND for e in errors):
-            raise PullError(f"{self.client.shown_url}{self.path}: slurmrestd answered: {error_text(document)}")
+            raise PullError(f"source slurmrestd: {url} answered with errors: {said}")
         return document
 
     def _refused(self, said: str) -> str:
-        """Why slurmdbd refused the token, and what to do (it may have expired: its `exp` says when)."""
+        """That slurmdbd refused the token, when it expired if it has (its `exp`), and what to do."""
         expiry = self.claims.get("exp")
         expired = ""
         if isinstance(expiry, int) and expiry <= datetime.now(UTC).timestamp():
             expired = f" (it expired at {datetime.fromtimestamp(expiry, UTC):%Y-%m-%dT%H:%M:%SZ})"
         return (
-            f"{self.client.shown_url}{self.path} refused the credentials in ${self.server.token_env}{expired}: "
-            f"{said}; mint a token on a host of the cluster with `scontrol token lifespan=<seconds>` "
-            "(as root or SlurmUser add username=<user>) and export it"
+            f"refused the token in {credential_env(self.server)}{expired}: {said}: mint one on a host of the "
+            "cluster (`scontrol token lifespan=<seconds>`; as root or SlurmUser add username=<user>) and export it"
         )
 
 
-def pull(source: SourceConfig, month: Month, out: Path) -> Path:
+def pull(server: SlurmrestdSource, month: Month, out: Path) -> Path:
     """Write the month's job records (slurmrestd's JSON answer) to `out`."""
-    document = _Slurmrestd(source).jobs(month.start, month.end)
+    document = _Slurmrestd(server).jobs(month.start, month.end)
     out.write_text(json.dumps(document), encoding="utf-8")
     return out
 
 
-def probe(source: SourceConfig, month: Month) -> str:
+def probe(server: SlurmrestdSource, month: Month) -> str:
     """One line on what the server has for `month`: reachable, the token accepted, jobs there.
     It asks for the month's first day first, and for the whole month only when that day had no
     job: a busy cluster's month is a large answer, an empty day a quick one."""
-    rest = _Slurmrestd(source)
+    rest = _Slurmrestd(server)
     first_day = min(month.start + timedelta(days=1), month.end)
     found, where = len(rest.jobs(month.start, first_day)["jobs"]), f"on {month.start:%Y-%m-%d}, the month's first day"
     if not found:
         found, where = len(rest.jobs(month.start, month.end)["jobs"]), f"in {month}"
     if not found:
         raise PullError(
-            f"{rest.client.shown_url}{rest.path}: no job in {month}: is this the cluster's slurmrestd, and may "
-            f"the token's user see every user's jobs (PrivateData)?"
+            f"source slurmrestd: {rest.client.shown_url(rest.path)} has no job in {month}: is this the cluster's "
+            "slurmrestd, and may the token's user see every user's jobs (PrivateData)?"
         )
-    return f"slurmrestd v{rest.version} at {rest.client.shown_url}: {found} job records {where}"
+    return f"slurmrestd v{rest.version} at {rest.client.shown_url()}: {found} job records {where}"
