@@ -7,7 +7,7 @@ of every user the token's user may see (sacct's --allusers), on the cluster slur
 (sacct's default); `skip_steps=true` is sacct's --allocations. The steps would be nested inside
 their job's record, never separate records as in sacct's text output, and no reader reads them:
 the flag only keeps the answer small. The window is sent as `uts<epoch>` because slurmrestd reads
-a date in its own time zone and an epoch in none. The answer is written as it came (the JSON
+a date in its own time zone and an epoch in none. The answer's JSON is written out (it is what
 `sacct --json` prints for the same query, tests/test_slurm_live.py) and lands as a `sacct_json` file.
 
 The API version is the configured `api_version`, else the newest `/slurmdb/v0.0.<n>/jobs` the
@@ -74,9 +74,11 @@ class _Slurmrestd:
     def _api_version(self) -> tuple[str, bool]:
         """The version to ask (configured, else the newest the server lists) and whether its jobs
         query takes `skip_steps`; a configured version the server lacks is refused."""
-        paths = self.client.get_json(SPEC).get("paths", {})
+        spec = self.client.get_json(SPEC)
+        paths = spec.get("paths") if isinstance(spec, dict) else None
+        paths = paths if isinstance(paths, dict) else {}
         versions = sorted(
-            (m.group(1) for m in map(JOBS_PATH.fullmatch, paths) if m),
+            (m.group(1) for m in map(JOBS_PATH.fullmatch, paths) if m and isinstance(paths[m.group(0)], dict)),
             key=lambda v: tuple(int(n) for n in v.split(".")),
         )
         if not versions:
@@ -90,8 +92,11 @@ class _Slurmrestd:
                 f"source slurmrestd: {self.client.shown_url()} has no /slurmdb/v{wanted}/jobs (it serves "
                 f"v{', v'.join(versions)}): set api_version to one of them, or leave it out to use the newest"
             )
-        parameters = paths[f"/slurmdb/v{wanted}/jobs"].get("get", {}).get("parameters", [])
-        return wanted, any(isinstance(p, dict) and p.get("name") == "skip_steps" for p in parameters)
+        get = paths[f"/slurmdb/v{wanted}/jobs"].get("get")
+        parameters = get.get("parameters") if isinstance(get, dict) else None
+        return wanted, isinstance(parameters, list) and any(
+            isinstance(p, dict) and p.get("name") == "skip_steps" for p in parameters
+        )
 
     @property
     def path(self) -> str:
