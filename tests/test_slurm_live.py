@@ -206,7 +206,9 @@ def minted(key: bytes, expires_in: int) -> str:
     return f"{signed}.{b64(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
 
 
-def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm, tmp_path, monkeypatch, caplog):
+def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm, tmp_path, monkeypatch, caplog, capfd):
+    """The month is reported from slurmrestd (a report, so that the token is looked for in one too);
+    its landed attempts are those `sacct --json` of the month lands, column by column."""
     env = {**os.environ, "SLURM_CONF": str(slurm["dir"] / "etc" / "slurm.conf"), "TZ": "UTC"}
     token = subprocess.run(["scontrol", "token", "lifespan=600"], env=env, capture_output=True, text=True, check=True)
     jwt = token.stdout.strip().removeprefix("SLURM_JWT=")
@@ -224,20 +226,27 @@ def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm,
         "rest": one_source_config(tmp_path / "rest", f'kind = "slurmrestd"\nurl = "{REST_URL}"'),
         "json": one_source_config(tmp_path / "json", 'kind = "sacct_json"\npath = "slurmrestd.json"'),
     }
+    summary = monthly_report(cluster="ci", config=str(configs["rest"]), month=str(month), partial=True)
+    assert Path(summary["report"]).is_file()
     order = [(column, "ascending") for column in ("job_id_raw", "submit_at", "state")]
     rest, json_file = (
-        pq.read_table(land_month(load_config(configs[name]), month) / "attempts.parquet").sort_by(order)
-        for name in ("rest", "json")
+        pq.read_table(landed / "attempts.parquet").sort_by(order)
+        for landed in (
+            tmp_path / "rest" / "data" / "landed" / "ci" / str(month),
+            land_month(load_config(configs["json"]), month),
+        )
     )
     assert rest.num_rows == json_file.num_rows >= 17 and rest.column_names == json_file.column_names
     for column in rest.column_names:
         assert rest[column].to_pylist() == json_file[column].to_pylist(), column
     raw = tmp_path / "rest" / "data" / "raw" / "ci" / str(month) / "slurmrestd.json"
     assert len(json.loads(raw.read_text())["jobs"]) == rest.num_rows
-    # the token is nowhere: not in a landed, raw, pulled or manifest file, nor in a log line
+    # the token is nowhere: not in a landed, raw, pulled or manifest file, the report, the warehouse,
+    # a log line or the output
     for path in tmp_path.rglob("*"):
         assert not path.is_file() or jwt.encode() not in path.read_bytes(), path
-    assert jwt not in caplog.text
+    printed = capfd.readouterr()
+    assert jwt not in caplog.text + printed.out + printed.err
 
 
 @pytest.mark.parametrize(
