@@ -59,5 +59,5 @@ class SlurmrestdSource(UrlSource):
 
     kind: Literal["slurmrestd"]
     token_env: EnvVarName = Field("SLURM_JWT", description="environment variable holding the JWT (scontrol token)")
-    user_name: HeaderText = Field("", description="sent as X-SLURM-USER-NAME when set")
+    user_name: HeaderText = Field("", description="X-SLURM-USER-NAME ('': the user the token was minted for)")
     api_version: SlurmApiVersion = Field("", description="e.g. v0.0.38 ('': the newest the server offers)")
