@@ -106,5 +106,8 @@ def test_no_server_and_no_answer_are_tried_attempts_times_then_one_line(server) 
 
 def test_an_unset_token_variable_is_named(monkeypatch) -> None:
     monkeypatch.delenv("PROM_TOKEN", raising=False)
-    with pytest.raises(PullError, match=r"environment variable PROM_TOKEN \(token_env\) is unset or empty"):
+    with pytest.raises(
+        PullError,
+        match=r"^source prometheus_dcgm: http://127.0.0.1:9: environment variable PROM_TOKEN \(token_env\) is unset or empty",
+    ):
         client("http://127.0.0.1:9", token_env="PROM_TOKEN")

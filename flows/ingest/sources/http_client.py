@@ -36,33 +36,37 @@ class _Temporary(Exception):
     """A failure worth another try (no connection, a timeout, 429, 5xx), with what to say if it stays."""
 
 
-def _env(name: str, key: str, kind: str) -> str:
+def _env(server: UrlSource, key: str) -> str:
+    name = getattr(server, key)
     value = os.environ.get(name, "")
     if not value:
-        raise PullError(f"source {kind}: environment variable {name} ({key}) is unset or empty: export it first")
+        raise PullError(
+            f"source {server.kind}: {printable(server.url)}: environment variable {name} ({key}) is unset or "
+            "empty: export it in the environment the run starts from"
+        )
     return value
 
 
 def token(server: UrlSource) -> str:
     """The token in the environment variable `token_env` names (a PullError naming the variable when unset)."""
-    return _env(server.token_env, "token_env", server.kind)
+    return _env(server, "token_env")
 
 
 def authorization(server: UrlSource) -> dict[str, str]:
     """Authorization headers: a bearer token from `token_env`, or basic auth from `username_env` /
-    `password_env`, or none."""
+    `password_env` (the kinds that take them), or none."""
     if server.token_env:
         return {"Authorization": f"Bearer {token(server)}"}
-    if server.username_env:
-        user = _env(server.username_env, "username_env", server.kind)
-        password = _env(server.password_env, "password_env", server.kind)
+    if getattr(server, "username_env", ""):
+        user, password = _env(server, "username_env"), _env(server, "password_env")
         return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
     return {}
 
 
 def credential_env(server: UrlSource) -> str:
     """The environment variables the credentials come from, for an error that says which were refused."""
-    names = [name for name in (server.token_env, server.username_env, server.password_env) if name]
+    keys = ("token_env", "username_env", "password_env")
+    names = [name for key in keys if (name := getattr(server, key, ""))]
     return " and ".join(f"${name}" for name in names) if names else "no credentials (none configured)"
 
 

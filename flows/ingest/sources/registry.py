@@ -44,6 +44,7 @@ from flows.ingest.sources import (
     scontrol_nodes,
     servers,
     slurm_live,
+    slurmrestd,
     syslog,
     xid_dmesg,
     xid_syslog,
@@ -141,7 +142,7 @@ JOBS = ("con", "path", "clock")  # the job-record readers leave `attempts` in th
 # from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
 # fmt: off
 SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
-    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the four job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
+    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the five job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
                reader=sacct.read_sacct, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_header),
     SourceKind("sacct_xdmod", "file", "attempts", f"{LOGS}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)",
                reader=sacct.read_sacct_xdmod, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_xdmod_header, provides="sacct_psv"),
@@ -177,6 +178,8 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
                pull=slurm_live.pull_node_events, pulled_file="events.psv", provides="sacctmgr_events_psv"),
     SourceKind("scontrol_nodes_command", "command", "node_events", ("scontrol",), "or one snapshot now",
                pull=slurm_live.pull_node_states, pulled_file="scontrol_nodes.txt", provides="scontrol_nodes"),
+    SourceKind("slurmrestd", "url", "attempts", "http://slurm-head:6820", "or pull the month from Slurm's REST API (a JWT in $SLURM_JWT: scontrol token)",
+               settings=servers.SlurmrestdSource, pull=slurmrestd.pull, probe=slurmrestd.probe, pulled_file="slurmrestd.json", provides="sacct_json"),
 )}
 # fmt: on
 
