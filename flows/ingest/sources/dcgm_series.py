@@ -186,8 +186,8 @@ def per_gpu(found: list[Series]) -> list[Series]:
         key = (series.name, series.node, *(series.labels.get(label, "") for label in GPU_SERIES))
         grouped.setdefault(key, []).append(series)
     return [
-        Series(first.name, first.node, first.labels, sorted(run for s in group for run in s.runs), first.line)
-        for first, group in ((group[0], group) for group in grouped.values())
+        Series(group[0].name, group[0].node, group[0].labels, sorted(r for s in group for r in s.runs), group[0].line)
+        for group in grouped.values()
     ]
 
 
