@@ -58,7 +58,7 @@ def test_the_gauge_changing_to_a_non_zero_value_is_an_xid_at_the_first_sample_sh
         (48, at(3), "gpu7", 60),
         (79, at(6), "gpu7", 60),
     ]
-    assert all(isinstance(e, XidEvent) for e in events) and not stats.xids_from_counts
+    assert all(isinstance(e, XidEvent) for e in events) and stats.gpus_counted == 0
     assert events[0].message == "DCGM_FI_DEV_XID_ERRORS GPU 3 (GPU-abc)"
 
 
@@ -76,10 +76,11 @@ def test_a_gpus_series_are_one_whatever_labels_change_with_its_xid_or_its_mig_in
     assert [(e.xid, e.ts) for e in events] == [(79, at(2))]
 
 
-def test_the_windowed_count_rises_by_its_xid_label_and_then_the_gauge_is_not_read(tmp_path):
+def test_the_windowed_count_rises_by_its_xid_label_and_then_its_gpus_gauge_is_not_read(tmp_path):
     path = saved(
         tmp_path,
         series("DCGM_FI_DEV_XID_ERRORS", "gpu7", ["0", "0", "79", "79", "79", "79"]),
+        series("DCGM_FI_DEV_XID_ERRORS", "gpu9", ["0", "0", "0", "31", "31", "31"]),  # no count: its gauge
         # appears after the pull began: counts whole; falls as the window moves on; rises by 2
         series("DCGM_EXP_XID_ERRORS_COUNT", "gpu7", [None, None, "1", "1", "0", "2"], xid="79"),
         # present when the pull began: its first value is the state before
@@ -88,9 +89,9 @@ def test_the_windowed_count_rises_by_its_xid_label_and_then_the_gauge_is_not_rea
     stats = DcgmSeriesReadStats()
     events = list(read_dcgm_series(path, stats, Quarantine()))
     assert [(e.node, e.xid, e.ts) for e in events] == [
-        ("gpu7", 79, at(2)), ("gpu7", 79, at(5)), ("gpu7", 79, at(5)), ("gpu8", 48, at(5))
+        ("gpu9", 31, at(3)), ("gpu7", 79, at(2)), ("gpu7", 79, at(5)), ("gpu7", 79, at(5)), ("gpu8", 48, at(5))
     ]  # fmt: skip
-    assert stats.xids_from_counts
+    assert stats.gpus_counted == 2
 
 
 def test_an_error_counter_increase_is_a_check_and_a_reset_counts_from_zero(tmp_path):

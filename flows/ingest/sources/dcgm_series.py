@@ -16,8 +16,9 @@ by, docs/methodology.md "Attribution"):
   event of that value (an Xid that repeats the last one is not seen: the windowed count below is);
 - `DCGM_EXP_XID_ERRORS_COUNT` (dcgm-exporter's count of each Xid, `xid` label, in a sliding window):
   each increase is that many Xid events of its `xid`; a series that appears (or reappears after a
-  gap) counts its value whole, as the window was empty before. A file holding any such series has
-  its Xids read from them alone, never from the gauge too (one Xid would be counted twice);
+  gap) counts its value whole, as the window was empty before. A GPU with any such series has its
+  Xids read from them alone, never from its gauge too (one Xid would be counted twice); a GPU
+  without (an exporter without the count enabled, or no Xid in the window) from its gauge;
 - an error counter (`ERROR_COUNTERS`) that increased: a health check named by the metric, status
   `increase`; a value that went down is a reset (the driver reloaded): it counts from 0.
 A GPU's series are read as one (`GPU_SERIES` labels: a metric of one GPU, and an Xid number):
@@ -71,7 +72,7 @@ class DcgmSeriesReadStats:
     samples: int = 0  # evaluation times with a value, over every series
     xid_events: int = 0
     counter_events: int = 0
-    xids_from_counts: bool = False  # the Xids were read from DCGM_EXP_XID_ERRORS_COUNT (else from the gauge)
+    gpus_counted: int = 0  # GPUs whose Xids were read from DCGM_EXP_XID_ERRORS_COUNT (the others': their gauge)
 
 
 @dataclass(frozen=True)
@@ -260,12 +261,12 @@ def _series_xids(series: Series, header: Header, path: Path) -> list[XidEvent]:
 def _xid_events(
     found: list[Series], header: Header, path: Path, stats: DcgmSeriesReadStats, quarantine: Quarantine
 ) -> Iterator[XidEvent]:
-    """The Xid events of the file's series: from its windowed counts when it has any, else from its
-    Xid gauges (a series with a value that is no Xid is quarantined whole)."""
-    counted = any(s.name == XID_COUNT for s in found)
-    stats.xids_from_counts = counted
+    """The Xid events of the file's series: each GPU's from its windowed counts when it has any, else
+    from its Xid gauge (a series with a value that is no Xid is quarantined whole)."""
+    counted = {_gpu_of(s) for s in found if s.name == XID_COUNT}
+    stats.gpus_counted = len(counted)
     for series in found:
-        if series.name != (XID_COUNT if counted else XID_GAUGE):
+        if series.name != (XID_COUNT if _gpu_of(series) in counted else XID_GAUGE):
             continue
         try:
             events = _series_xids(series, header, path)
@@ -274,6 +275,10 @@ def _xid_events(
             continue
         stats.xid_events += len(events)
         yield from events
+
+
+def _gpu_of(series: Series) -> tuple[str, str, str]:
+    return series.node, series.labels.get("gpu", ""), series.labels.get("UUID", "")
 
 
 def _counter_events(
