@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -241,6 +242,9 @@ def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm,
         assert rest[column].to_pylist() == json_file[column].to_pylist(), column
     raw = tmp_path / "rest" / "data" / "raw" / "ci" / str(month) / "slurmrestd.json"
     assert len(json.loads(raw.read_text())["jobs"]) == rest.num_rows
+    # `check --month` probes it: reachable, the token accepted, the month's jobs there
+    assert main(["check", "--config", str(configs["rest"]), "--month", str(month)]) == 0
+    assert re.search(rf"slurmrestd v0\.0\.38 at {REST_URL}: \d+ job records (on|in) ", capfd.readouterr().out)
     # the token is nowhere: not in a landed, raw, pulled or manifest file, the report, the warehouse,
     # a log line or the output
     for path in tmp_path.rglob("*"):
