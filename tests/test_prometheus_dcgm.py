@@ -8,7 +8,6 @@ pull is one `error:` line naming the URL, never the token."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 from conftest import free_port
-from test_publish_prometheus import server
+from local_prometheus import prometheus_of
 
 from flows.cli import main
 from flows.core.config_file import load_config
@@ -61,22 +60,10 @@ def simulated(tmp_path_factory) -> Path:
 def prometheus(simulated, tmp_path_factory) -> Iterator[str]:
     """Prometheus over the blocks promtool made of the series; yields its base URL."""
     work = tmp_path_factory.mktemp("pm-prometheus")
-    data = work / "data"
     # one block a month, not one per 2 h (promtool reads the whole file again for each block)
-    promtool = ["promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=768h"]
-    subprocess.run([*promtool, str(simulated / "dcgm.om"), str(data)], check=True, capture_output=True)
-    (simulated / "dcgm.om").unlink()
-    (work / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\n")
-    port = free_port()
-    command = [
-        "prometheus",
-        f"--config.file={work / 'prometheus.yml'}",
-        f"--storage.tsdb.path={data}",
-        "--storage.tsdb.retention.time=100y",
-        f"--web.listen-address=127.0.0.1:{port}",
-    ]
-    with server(command, f"http://127.0.0.1:{port}/-/ready", work / "prometheus.log"):
-        yield f"http://127.0.0.1:{port}"
+    with prometheus_of(simulated / "dcgm.om", work, "--max-block-duration=768h") as url:
+        (simulated / "dcgm.om").unlink()
+        yield url
 
 
 def config(root: Path, sim: Path, source: str) -> Path:

@@ -6,20 +6,17 @@ three; all listen on 127.0.0.1 only)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from conftest import free_port
+from local_prometheus import prometheus_of, server
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
 from flows.cli import main
@@ -42,50 +39,14 @@ def history(tmp_path_factory) -> dict:
     return built_history(tmp_path_factory)
 
 
-@contextlib.contextmanager
-def server(command: list[str], ready_url: str, log: Path) -> Iterator[None]:
-    """A server process of ours, until the block ends; waits until `ready_url` answers 200."""
-    with open(log, "w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(ready_url, timeout=2).status_code == 200:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"{command[0]} did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-
-
 @pytest.fixture(scope="module")
 def prometheus(history, tmp_path_factory) -> Iterator[str]:
     """Prometheus over the blocks promtool made of the exported history; yields its API URL."""
     work = tmp_path_factory.mktemp("prometheus")
     om = work / "history.om"
     assert main(["export-prometheus", "--config", str(history["config"]), "--out", str(om)]) == 0
-    data = work / "data"
-    subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(data)], check=True, capture_output=True
-    )
-    (work / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\n")
-    port = free_port()
-    command = [
-        "prometheus",
-        f"--config.file={work / 'prometheus.yml'}",
-        f"--storage.tsdb.path={data}",
-        "--storage.tsdb.retention.time=100y",  # the default 15 d would delete every month but the newest
-        f"--web.listen-address=127.0.0.1:{port}",
-    ]
-    with server(command, f"http://127.0.0.1:{port}/-/ready", work / "prometheus.log"):
-        yield f"http://127.0.0.1:{port}/api/v1"
+    with prometheus_of(om, work) as url:
+        yield f"{url}/api/v1"
 
 
 def month_ends(reports: Path) -> dict[int, dict]:
