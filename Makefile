@@ -77,6 +77,15 @@ $(PROMETHEUS):
 	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
 	    --no-install-recommends prometheus prometheus-pushgateway
 
+# The slurmrestd tests (tests/test_slurm_live.py) start Debian's slurmrestd with auth/jwt beside the test
+# cluster (tests/slurm/slurm_up.sh installs the cluster's other packages itself).
+SLURMRESTD := /usr/sbin/slurmrestd
+
+$(SLURMRESTD):
+	$(if $(filter 0,$(shell id -u)),,sudo )apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E )apt-get install -y -q \
+	    --no-install-recommends slurmrestd slurm-wlm-jwt-plugin
+
 # The dbt templater compiles the project against a throwaway warehouse (the profile needs a path);
 # the readers' statements (flows/ingest/sources/sql/) are Jinja, not dbt: the same rules, their own templater.
 # $(call SQLFLUFF,<processes>): each process lints its share of the files, after a start-up of its
@@ -88,7 +97,7 @@ SQLFLUFF = DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint 
 # CPU-seconds, not its wall time, are what counts): its CPU goes into the gaps the tests leave
 # (servers starting, subprocesses waited for) instead of 35 s before them; its output comes after
 # theirs, and a lint that fails fails the target.
-test: setup-spark $(CHROMIUM) $(PROMETHEUS)
+test: setup-spark $(CHROMIUM) $(PROMETHEUS) $(SLURMRESTD)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	lint_log=$$(mktemp); nice -n 10 sh -c '$(call SQLFLUFF,1)' > $$lint_log 2>&1 & lint=$$!; \

@@ -20,6 +20,25 @@ from flows.core.months import Month
 from flows.figures.month_metrics import job_runs
 
 
+def attribution(truth: dict, warehouse: Path, month: Month) -> tuple[dict, int, dict]:
+    """The month's attributed infrastructure failures (attempt -> cause), how many of those the
+    attribution window can see carry the true cause, and those (attempt -> true cause)."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        found = dict(
+            con.execute(
+                "select job_id_raw || '@' || strftime(end_at, '%Y-%m-%dT%H:%M:%S'), cause_category "
+                "from fct_attempts where month = ? and is_infra_failure",
+                [str(month)],
+            ).fetchall()
+        )
+    expected = {
+        f"{f['job_id_raw']}@{f['end']}": f["expected_cause"]
+        for f in truth["infra_failures"] + truth["window_false_positives"]
+        if f.get("expected_attributed", True)
+    }
+    return found, sum(1 for key, cause in expected.items() if found.get(key) == cause), expected
+
+
 def rows(sim_dir: Path, config_path: Path, month: Month) -> list[tuple[str, str, str]]:
     truth = json.loads((sim_dir / "truth.json").read_text())
     config = load_config(config_path)
@@ -37,20 +56,8 @@ def rows(sim_dir: Path, config_path: Path, month: Month) -> list[tuple[str, str,
             )
         )
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
-        found = dict(
-            con.execute(
-                "select job_id_raw || '@' || strftime(end_at, '%Y-%m-%dT%H:%M:%S'), cause_category "
-                "from fct_attempts where month = ? and is_infra_failure",
-                [str(month)],
-            ).fetchall()
-        )
         runs = {r["first_job_id_raw"]: r for r in job_runs(con, month)}
-    expected = {
-        f"{f['job_id_raw']}@{f['end']}": f["expected_cause"]
-        for f in truth["infra_failures"] + truth["window_false_positives"]
-        if f.get("expected_attributed", True)
-    }
-    right = sum(1 for key, cause in expected.items() if found.get(key) == cause)
+    found, right, expected = attribution(truth, config.warehouse_path, month)
     table.append(
         (
             "infrastructure failures attributed, with the true cause",

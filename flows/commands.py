@@ -18,8 +18,8 @@ from flows.core.prefect_api import start_api, wait_for_api
 from flows.core.words import counted
 from flows.edge import checked_month, checked_range, checked_study
 from flows.ingest.month_records import config_month_records, refuse_empty_months
-from flows.ingest.probe import check_can_run, source_problems
-from flows.ingest.sources.registry import JOB_RECORD_SOURCES
+from flows.ingest.probe import check_can_run, server_probes, source_problems
+from flows.ingest.sources.registry import COMMAND_KINDS, JOB_RECORD_SOURCES
 
 
 class _StdoutHandler(logging.StreamHandler):
@@ -280,6 +280,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     summary = f"OK {args.config}: {config_summary(config)}"
     if args.month is not None:
         problems = source_problems(config, args.month)
+        served, server_problems = server_probes(config, args.month)
+        problems += server_problems
         if problems:
             raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
         found = config_month_records(config, [args.month])
@@ -287,9 +289,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         counts = [f"{_records(f.in_month[args.month])} in {args.month} ({f.kind}: {f.path}; {f.span()})" for f in found]
         counts += [
             f"{s.kind}: its records are counted once pulled, by `run`"
-            for s in config.command_sources()
+            for s in config.live_sources(COMMAND_KINDS)
             if s.kind in JOB_RECORD_SOURCES
         ]
+        counts += served
         summary += f"; {args.month}: every input present and readable; " + "; ".join(counts)
     print(summary)
     return EXIT_DONE

@@ -12,9 +12,10 @@ import pytest
 
 from flows.cli import main
 from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config
+from flows.core.config_file import load_config, starter_config
 from flows.core.errors import ConfigError
 from flows.core.months import Month
+from flows.ingest.sources.registry import URL_KINDS, URL_SETTINGS, given_input
 from flows.ingest.sources.sacct import REQUIRED_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -334,3 +335,38 @@ def test_the_spark_engine_without_its_packages_is_refused_before_any_work(tmp_pa
     assert line.startswith(f'error: {config}: [warehouse] engine = "spark" needs pyspark and dbt-spark, which this')
     assert "make setup-spark" in line and "(a bug?" not in line
     assert not (tmp_path / "data").exists()  # nothing landed
+
+
+def test_a_server_source_takes_its_credentials_from_the_environment_only(tmp_path):
+    prom = BASE + '\n[[sources]]\nkind = "prometheus_dcgm"\nurl = "http://prom:9090"\n'
+    (_, source) = load_config(write(tmp_path, prom)).sources
+    assert source.server.url == "http://prom:9090" and (source.server.step_seconds, source.server.attempts) == (30, 4)
+    where = '[[sources]] #2 (kind "prometheus_dcgm"): '
+    assert problems(tmp_path, prom.replace("http://prom", "http://admin:pw@prom")) == [
+        f"{where}url must not carry credentials (user:password@): give them in the environment (token_env, ...), "
+        "got 'http://admin:pw@prom:9090'"
+    ]
+    assert problems(tmp_path, prom + 'token = "abc"\n') == [f"{where}unknown key 'token' (did you mean 'token_env'?)"]
+    assert problems(tmp_path, prom + 'username_env = "PROM_USER"\n') == [
+        f"{where}give username_env and password_env together, or neither"
+    ]
+    rest = 'cluster = "rsc1"\n\n[[sources]]\nkind = "slurmrestd"\nurl = "http://head:6820"\napi_version = "0.0.38"\n'
+    assert problems(tmp_path, rest + 'password_env = "PW"\n') == [
+        "[[sources]] #1 (kind \"slurmrestd\"): unknown key 'password_env' (known: url, token_env, timeout_seconds, "
+        "attempts, retry_wait_seconds, kind, user_name, api_version)",
+        "[[sources]] #1 (kind \"slurmrestd\"): api_version must be a Slurm REST API version, e.g. v0.0.38, got '0.0.38'",
+    ]
+    (source,) = load_config(write(tmp_path, rest.replace('"0.0.38"', '"v0.0.38"'))).sources
+    assert source.server.token_env == "SLURM_JWT" and source.server.api_version == "v0.0.38"
+
+
+def test_init_lists_each_server_source_with_every_key_and_uncommented_it_loads(tmp_path):
+    starter = starter_config("rsc1")
+    for kind in URL_KINDS:
+        block = re.search(rf'# \[\[sources\]\][^\n]*\n# kind = "{kind}"\n.*?(?=\n\n)', starter, re.S)
+        assert block, f"init lists no {kind}"
+        live = "\n".join(line.removeprefix("# ") for line in block.group(0).splitlines())
+        text = f'cluster = "rsc1"\n\n{live}\n' if given_input(kind) == "sacct_psv" else f"{BASE}{live}\n"
+        sources = load_config(write(tmp_path, text)).sources
+        assert sources[-1].server.kind == kind
+        assert set(re.findall(r"^(\w+) =", live, re.M)) == set(URL_SETTINGS[kind].model_fields)

@@ -107,7 +107,7 @@ def test_the_node_sources_are_the_kinds_that_tell_of_node_events_or_health():
     assert set(NODE_SOURCES) == {
         *("sacctmgr_events_psv", "sacctmgr_events_command", "scontrol_nodes", "scontrol_nodes_command"),
         *("xid_syslog", "xid_dmesg_dir", "nhc_syslog", "dcgm_health_dir", "gcm_health_dir", "link_syslog"),
-        "ipmi_sel_dir",
+        *("ipmi_sel_dir", "dcgm_series", "prometheus_dcgm"),
     }
 
 

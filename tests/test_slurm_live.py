@@ -6,18 +6,26 @@ The same scripts made the real fixtures in tests/data/slurm-22.05/ (its README l
 jobs and the commands). The daemons are stopped by PID at the end, even when a test fails.
 """
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from flows.cli import main
+from flows.core.config_file import load_config
+from flows.core.errors import EXIT_INPUT
 from flows.core.months import Month
+from flows.ingest.land import land_month
 from flows.pipeline import monthly_report
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -165,3 +173,108 @@ def test_a_live_pull_is_dumped_at_the_pull_time(pulled):
     assert latest <= as_of <= datetime.now(UTC).replace(tzinfo=None)
     metrics = json.loads(Path(pulled["summary"]["metrics"]).read_text())
     assert metrics["period"] == {**metrics["period"], "end": as_of.isoformat(), "complete": False}
+
+
+# slurmrestd (auth/jwt) of the same cluster: tests/slurm/slurm_up.sh starts it on base+20
+REST_URL = f"http://127.0.0.1:{int(PORT_BASE) + 20}"
+
+
+def this_month() -> Month:
+    now = datetime.now(UTC)
+    return Month(now.year, now.month)
+
+
+def one_source_config(work: Path, source: str) -> Path:
+    work.mkdir(exist_ok=True)
+    config = work / "c.toml"
+    config.write_text(
+        f'cluster = "ci"\n\n[[sources]]\n{source}\n\n'
+        '[paths]\ndata = "data"\nreports = "reports"\nwarehouse = "ci.duckdb"\n'
+    )
+    return config
+
+
+def minted(key: bytes, expires_in: int) -> str:
+    """A JWT for root (HS256) as `scontrol token` mints it, signed with `key`."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    exp = int(time.time()) + expires_in
+    header, claims = {"alg": "HS256", "typ": "JWT"}, {"exp": exp, "iat": exp - 600, "sun": "root"}
+    signed = ".".join(b64(json.dumps(part).encode()) for part in (header, claims))
+    return f"{signed}.{b64(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
+
+
+def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm, tmp_path, monkeypatch, caplog, capfd):
+    """The month is reported from slurmrestd (a report, so that the token is looked for in one too);
+    its landed attempts are those `sacct --json` of the month lands, column by column."""
+    env = {**os.environ, "SLURM_CONF": str(slurm["dir"] / "etc" / "slurm.conf"), "TZ": "UTC"}
+    token = subprocess.run(["scontrol", "token", "lifespan=600"], env=env, capture_output=True, text=True, check=True)
+    jwt = token.stdout.strip().removeprefix("SLURM_JWT=")
+    monkeypatch.setenv("SLURM_JWT", jwt)
+    month = this_month()
+    # sacct --json with the window and flags of the live pull (flows/ingest/sources/slurm_live.py)
+    start, end = (t.strftime("%Y-%m-%dT%H:%M:%S") for t in (month.start, month.end))
+    sacct = ["sacct", "--json", "--allusers", "--duplicates", "--allocations", "-S", start, "-E", end]
+    (tmp_path / "json").mkdir()
+    # under the pulled file's name: the landed `source_file` agrees too
+    (tmp_path / "json" / "slurmrestd.json").write_bytes(
+        subprocess.run(sacct, env=env, capture_output=True, check=True).stdout
+    )
+    configs = {
+        "rest": one_source_config(tmp_path / "rest", f'kind = "slurmrestd"\nurl = "{REST_URL}"'),
+        "json": one_source_config(tmp_path / "json", 'kind = "sacct_json"\npath = "slurmrestd.json"'),
+    }
+    summary = monthly_report(cluster="ci", config=str(configs["rest"]), month=str(month), partial=True)
+    assert Path(summary["report"]).is_file()
+    order = [(column, "ascending") for column in ("job_id_raw", "submit_at", "state")]
+    rest, json_file = (
+        pq.read_table(landed / "attempts.parquet").sort_by(order)
+        for landed in (
+            tmp_path / "rest" / "data" / "landed" / "ci" / str(month),
+            land_month(load_config(configs["json"]), month),
+        )
+    )
+    assert rest.num_rows == json_file.num_rows >= 17 and rest.column_names == json_file.column_names
+    for column in rest.column_names:
+        assert rest[column].to_pylist() == json_file[column].to_pylist(), column
+    raw = tmp_path / "rest" / "data" / "raw" / "ci" / str(month) / "slurmrestd.json"
+    assert len(json.loads(raw.read_text())["jobs"]) == rest.num_rows
+    # the token is nowhere: not in a landed, raw, pulled or manifest file, the report, the warehouse,
+    # a log line or the output
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or jwt.encode() not in path.read_bytes(), path
+    printed = capfd.readouterr()
+    assert jwt not in caplog.text + printed.out + printed.err
+
+
+@pytest.mark.parametrize(
+    "case, option, expected",
+    [
+        ("unset", "", "environment variable SLURM_JWT (token_env) is unset or empty"),
+        ("foreign", "", "refused the token in $SLURM_JWT: Protocol authentication error"),
+        ("expired", "", "refused the token in $SLURM_JWT (it expired at "),
+        (
+            "api_version",
+            'api_version = "v0.0.99"',
+            "has no /slurmdb/v0.0.99/jobs (it serves v0.0.36, v0.0.37, v0.0.38)",
+        ),
+        ("nothing_listening", "attempts = 1", "cannot connect"),
+    ],
+)
+def test_slurmrestd_errors_are_one_line_naming_the_url(slurm, tmp_path, monkeypatch, capsys, case, option, expected):
+    """`check --month` probes the server: each failure one `error:` line with the URL, exit 2."""
+    key = (slurm["dir"] / "state" / "jwt_hs256.key").read_bytes()
+    jwt = {"foreign": minted(b"another key", 600), "expired": minted(key, -60)}.get(case, minted(key, 600))
+    monkeypatch.setenv("SLURM_JWT", jwt)
+    if case == "unset":
+        monkeypatch.delenv("SLURM_JWT")
+    url = "http://127.0.0.1:1" if case == "nothing_listening" else REST_URL
+    config = one_source_config(tmp_path, f'kind = "slurmrestd"\nurl = "{url}"\n{option}')
+    assert main(["check", "--config", str(config), "--month", str(this_month())]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    (line,) = err.splitlines()
+    assert line.startswith("error: ") and expected in line, line
+    assert url in line, line
+    assert jwt not in err

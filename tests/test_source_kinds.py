@@ -7,6 +7,7 @@ test: no dbt, no landing)."""
 from __future__ import annotations
 
 import csv
+from typing import Literal
 
 from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
 from flows.ingest.sources.registry import (
@@ -14,8 +15,11 @@ from flows.ingest.sources.registry import (
     LANDED_SOURCES_SEED,
     SIGNALS,
     SOURCE_KINDS,
+    URL_KINDS,
+    URL_SETTINGS,
     landed_sources_csv,
 )
+from flows.ingest.sources.servers import UrlSource
 from flows.ingest.sources.tables import TABLES, column_names
 from flows.quality.suites import suite_specs
 
@@ -30,10 +34,11 @@ def taxonomy_sources() -> set[str]:
 def test_each_kind_has_a_reader_that_imports_a_table_and_a_landed_source_the_taxonomy_knows() -> None:
     for kind, k in SOURCE_KINDS.items():
         assert k.kind == kind and k.table in TABLES, kind
-        if k.reads == "command":
+        if k.reads in ("command", "url"):  # pulled now, then read by the file kind it provides
             assert callable(k.pull) and k.pulled_file and not k.reader, kind
             provided = SOURCE_KINDS[k.provides]
             assert provided.reads == "file" and provided.table == k.table and not k.source, kind
+            assert (k.reads == "url") == callable(k.probe), kind
         else:
             assert callable(k.reader) and k.reader.__module__.startswith("flows.ingest.sources."), kind
             assert not k.pull and (k.provides == "" or SOURCE_KINDS[k.provides].table == k.table), kind
@@ -43,6 +48,12 @@ def test_each_kind_has_a_reader_that_imports_a_table_and_a_landed_source_the_tax
             assert not k.landed_source and k.signal is None, kind  # the job records are no node signal
         else:
             assert k.landed_source in taxonomy_sources() and SOURCE_KINDS[k.input].signal in SIGNALS, kind
+
+
+def test_each_url_kind_declares_its_settings() -> None:
+    assert set(URL_SETTINGS) == set(URL_KINDS) == {"prometheus_dcgm", "slurmrestd"}
+    for kind, settings in URL_SETTINGS.items():
+        assert issubclass(settings, UrlSource) and settings.model_fields["kind"].annotation == Literal[kind]
 
 
 def test_the_taxonomy_has_rules_for_declared_sources_only() -> None:

@@ -13,11 +13,12 @@ and a failed check's wording (file, key, what to do), are flows/core/config_file
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import date
 from email.utils import parseaddr
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, Strict, model_validator
 from pydantic.dataclasses import dataclass as checked_dataclass
@@ -48,7 +49,15 @@ from flows.core.config_types import (
 )
 from flows.core.months import Month
 from flows.ingest.sources.clock import EARLIEST_RECORD
-from flows.ingest.sources.registry import COMMAND_KINDS, FILE_KINDS, JOB_RECORD_SOURCES, given_input
+from flows.ingest.sources.registry import (
+    COMMAND_KINDS,
+    FILE_KINDS,
+    JOB_RECORD_SOURCES,
+    PULLED_KINDS,
+    URL_SETTINGS,
+    given_input,
+)
+from flows.ingest.sources.servers import UrlSource
 
 FileKind = Literal[FILE_KINDS]  # a file or a directory
 CommandKind = Literal[tuple(COMMAND_KINDS)]  # live sources run a command (["sacct"], ["ssh", "head", "sacct"])
@@ -68,6 +77,7 @@ class SourceConfig:
     command: tuple[str, ...] = ()  # command kinds: the program and its prefix
     attempts: int = 1  # command kinds: tries of a command failing transiently (CommandSource has the defaults)
     retry_wait_seconds: float = 0.0  # ... the first wait between them, doubling
+    server: UrlSource | None = None  # url kinds: the settings their declaration names (URL_SETTINGS)
 
     def resolve(self, base: Path, cluster: str, month: Month) -> Path:
         path = base / fill_placeholders(self.path, month=str(month), cluster=cluster)
@@ -93,7 +103,7 @@ class CommandSource(BaseModel):
     retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
 
 
-Source = Annotated[FileSource | CommandSource, Field(discriminator="kind")]
+Source = Annotated[Union[FileSource, CommandSource, *URL_SETTINGS.values()], Field(discriminator="kind")]  # noqa: UP007
 
 
 class PathsSection(BaseModel):
@@ -373,8 +383,9 @@ class ClusterConfig:
         base = self.config_path.parent
         return {s.kind: s.resolve(base, self.cluster, month) for s in self.sources if s.kind in FILE_KINDS}
 
-    def command_sources(self) -> list[SourceConfig]:
-        return [s for s in self.sources if s.kind in COMMAND_KINDS]
+    def live_sources(self, kinds: Container[str] = PULLED_KINDS) -> list[SourceConfig]:
+        """The sources the landing pulls now (of `kinds`): commands it runs, servers it queries."""
+        return [s for s in self.sources if s.kind in kinds]
 
     def report_dir(self, month: Month) -> Path:
         return self.reports_dir / self.cluster / str(month)

@@ -33,7 +33,8 @@ from flows.core.config import (
 )
 from flows.core.config_types import fill_placeholders
 from flows.core.errors import ConfigError
-from flows.ingest.sources.registry import COMMAND_KINDS, SOURCE_KINDS, given_input
+from flows.ingest.sources.registry import COMMAND_KINDS, SOURCE_KINDS, URL_SETTINGS, given_input
+from flows.ingest.sources.servers import UrlSource
 
 SOURCE_KIND_NAMES = tuple(SOURCE_KINDS)
 CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "user", "login"}
@@ -69,12 +70,7 @@ def load_config(path: str | Path) -> ClusterConfig:
     return ClusterConfig(
         cluster=parsed.cluster,
         config_path=path,
-        sources=tuple(
-            SourceConfig(s.kind, command=s.command, attempts=s.attempts, retry_wait_seconds=s.retry_wait_seconds)
-            if isinstance(s, CommandSource)
-            else SourceConfig(s.kind, s.path)
-            for s in parsed.sources
-        ),
+        sources=tuple(_source_config(s) for s in parsed.sources),
         data_dir=output_path(parsed.paths.data),
         reports_dir=output_path(parsed.paths.reports),
         warehouse_path=output_path(parsed.paths.warehouse),
@@ -86,6 +82,15 @@ def load_config(path: str | Path) -> ClusterConfig:
         webhook=parsed.webhook,
         prometheus=parsed.prometheus,
     )
+
+
+def _source_config(source: FileSource | CommandSource | UrlSource) -> SourceConfig:
+    if isinstance(source, CommandSource):
+        retry = {"attempts": source.attempts, "retry_wait_seconds": source.retry_wait_seconds}
+        return SourceConfig(source.kind, command=source.command, **retry)
+    if isinstance(source, UrlSource):
+        return SourceConfig(source.kind, server=source)
+    return SourceConfig(source.kind, source.path)
 
 
 # ---- pydantic's errors as one line per problem, in the file's terms ----------------------------------------------
@@ -120,6 +125,8 @@ def _keys(model: type) -> list[str]:
 
 
 def _source_model(kind: object) -> type:
+    if kind in URL_SETTINGS:
+        return URL_SETTINGS[kind]
     return CommandSource if kind in COMMAND_KINDS else FileSource
 
 
@@ -266,11 +273,14 @@ def starter_config(cluster: str) -> str:
     ]
     for kind, (where, explanation) in SOURCE_EXAMPLES.items():
         on = "" if kind == "sacct_psv" else "# "
-        key = "command" if kind in COMMAND_KINDS else "path"
+        key = "command" if kind in COMMAND_KINDS else "url" if kind in URL_SETTINGS else "path"
         lines += ["", f"{on}[[sources]]".ljust(40) + f"  # {explanation}", f'{on}kind = "{kind}"']
         lines.append(f"{on}{key} = {_toml_value(where)}")
         if kind in COMMAND_KINDS:
             lines += _key_lines(CommandSource, prefix=on, keys=("attempts", "retry_wait_seconds"))
+        if kind in URL_SETTINGS:  # every key but kind and url, with its default
+            model = URL_SETTINGS[kind]
+            lines += _key_lines(model, prefix=on, keys=tuple(k for k in _keys(model) if k not in ("kind", "url")))
     for name, model in SECTIONS.items():
         if name == "email":
             lines += ["", "# [email]: without it (or without `to`) reports are archived only, failures only logged."]

@@ -10,6 +10,7 @@ import re
 import zoneinfo
 from email.utils import parseaddr
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, Strict
 
@@ -110,4 +111,17 @@ PrometheusJobName = Annotated[
     str, Strict(), _matching(r"[A-Za-z_][A-Za-z0-9_]*", "a Prometheus job name (letters, digits, '_')")
 ]
 WebUrl = Annotated[str, Strict(), AfterValidator(_web_url)]
+
+
+def _no_credentials(url: str) -> str:
+    if "@" in urlsplit(url).netloc:
+        raise ValueError("must not carry credentials (user:password@): give them in the environment (token_env, ...)")
+    return url
+
+
+ServerUrl = Annotated[WebUrl, Field(min_length=1), AfterValidator(_no_credentials)]  # a server a source queries
+PrometheusLabelName = Annotated[
+    str, Strict(), _matching(r"[A-Za-z_][A-Za-z0-9_]*", "a Prometheus label name (letters, digits, '_')")
+]
+SlurmApiVersion = Annotated[str, Strict(), _matching(r"(v\d+\.\d+\.\d+)?", "a Slurm REST API version, e.g. v0.0.38")]
 ReportUrl = Annotated[WebUrl, _placeholders("month", "cluster")]

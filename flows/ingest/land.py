@@ -37,13 +37,20 @@ from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import COMMAND_KINDS, JOB_RECORD_KINDS, SOURCE_KINDS, given_input
-from flows.ingest.sources.slurm_live import Retry
+from flows.ingest.sources.registry import JOB_RECORD_KINDS, PULLED_KINDS, SOURCE_KINDS, given_input
 from flows.ingest.sources.sql import run_sql
-from flows.ingest.sources.tables import SCHEMAS, TABLES, column_names, landed_rows, landed_table, naive_utc
+from flows.ingest.sources.tables import (
+    SCHEMAS,
+    TABLES,
+    column_names,
+    landed_rows_by_table,
+    landed_table,
+    naive_utc,
+    without_unused_columns,
+)
 
 # the tables the node-signal sources land in, each written (maybe empty) every month
-SIGNAL_TABLES = tuple(dict.fromkeys(k.table for k in SOURCE_KINDS.values() if k.table != "attempts"))
+SIGNAL_TABLES = tuple(dict.fromkeys(t for k in SOURCE_KINDS.values() for t in k.tables if t != "attempts"))
 QUARANTINE_SAMPLE = 10
 
 
@@ -106,19 +113,23 @@ def _read_health_sources(
         path, stats = sources[kind], source.new_stats()
         found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
-            found = landed_table(source.table, config.cluster, source.source, found)
+            tables = {source.table: landed_table(source.table, config.cluster, source.source, found)}
         else:
-            rows = landed_rows(source.table, config.cluster, source.source, path, found)
+            rows = landed_rows_by_table(source.tables, config.cluster, source.source, path, found)
             if kind == "scontrol_nodes":
                 accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
-                rows = _not_in_accounting(rows, accounted)
-            found = pa.Table.from_pylist(list(rows), schema=SCHEMAS[source.table])
-        pieces[source.table].append(found)
-        manifest[kind] = {"file": str(path), "records": found.num_rows, **(asdict(stats) if stats else {})}
+                rows[source.table] = _not_in_accounting(rows[source.table], accounted)
+            tables = {table: pa.Table.from_pylist(list(r), schema=SCHEMAS[table]) for table, r in rows.items()}
+        for table, landed in tables.items():
+            pieces[table].append(landed)
+        records = sum(landed.num_rows for landed in tables.values())
+        manifest[kind] = {"file": str(path), "records": records, **(asdict(stats) if stats else {})}
     parquet = {}
     for name, tables in pieces.items():
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table(), sink)
+        pq.write_table(
+            without_unused_columns(name, pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table()), sink
+        )
         parquet[name] = sink.getvalue()
     return parquet, manifest
 
@@ -190,25 +201,26 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
 def _pull_live_sources(
     config: ClusterConfig, month: Month, sources: dict[str, Path], as_of: datetime | None
 ) -> tuple[datetime | None, str]:
-    """Run the command sources (sacct, sacctmgr, scontrol) now; each output goes into `sources` as
-    the input it gives, to land like a file. Returns `as_of` and its basis: given, the time of a
-    live sacct pull (every record it returned is older), or else to be read from the records."""
+    """Run the command sources (sacct, sacctmgr, scontrol) and query the servers (slurmrestd,
+    Prometheus) now; each pull goes into `sources` as the file kind it provides, to land like a file.
+    Returns `as_of` and its basis: given, the time of a live pull of the job records (every record it
+    returned is older), or else to be read from the records."""
     as_of_basis = "given" if as_of is not None else "records"
     pulled_dir = config.data_dir / "pulled" / config.cluster / str(month)
-    for live in config.command_sources():
+    for live in config.live_sources():
         pulled_dir.mkdir(parents=True, exist_ok=True)
-        command = SOURCE_KINDS[live.kind]
-        retry = Retry(live.attempts, live.retry_wait_seconds)
-        sources[command.input] = command.pull_to(list(live.command), month, pulled_dir, retry)
-        if live.kind == "sacct_command" and as_of is None:
+        kind = SOURCE_KINDS[live.kind]
+        sources[kind.provides] = kind.pull_to(live, month, pulled_dir)
+        if kind.input == "sacct_psv" and as_of is None:
             as_of, as_of_basis = datetime.now(UTC), "pull"
     return as_of, as_of_basis
 
 
 def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datetime | None) -> dict[str, LocalClock]:
-    """Local times are in the site's zone, except what we pulled ourselves with TZ=UTC; a record's
-    times lie between the configured earliest date and the dump's time (`as_of`, else now)."""
-    pulled_kinds = {SOURCE_KINDS[live.kind].input for live in config.command_sources()}
+    """Local times are in the site's zone, except what we pulled ourselves (with TZ=UTC, or as a
+    server's UTC or epoch times); a record's times lie between the configured earliest date and the
+    dump's time (`as_of`, else now)."""
+    pulled_kinds = {SOURCE_KINDS[live.kind].provides for live in config.live_sources()}
     return {
         kind: LocalClock(
             ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone), config.ingest.earliest_record, as_of
@@ -236,7 +248,7 @@ def _no_jobs_declared(
     no check before the landing could count). Nothing when the month has records: a file's were
     counted before any work (flows/edge.py)."""
     kind = _job_record_kind(config)
-    if not (no_jobs_ran or kind in COMMAND_KINDS):
+    if not (no_jobs_ran or kind in PULLED_KINDS):
         return {}
     found = landed_month_records(jobs, kind, path, month)
     if found.in_month[month]:

@@ -24,7 +24,14 @@ from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import SOURCE_KINDS
 from flows.ingest.sources.sql import sql_relation
-from flows.ingest.sources.tables import SCHEMAS, STAGED_FIELDS, column_names, landed_rows, landed_table
+from flows.ingest.sources.tables import (
+    SCHEMAS,
+    STAGED_FIELDS,
+    column_names,
+    landed_rows_by_table,
+    landed_table,
+    without_unused_columns,
+)
 
 CELL_WIDTH = 40  # a longer value is cut in the table (never in --json)
 
@@ -57,10 +64,14 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
         else:
             found = source.read(quarantine, stats, path=path, clock=clock, year=year)
             if isinstance(found, pa.Table):
-                rows = landed_table(source.table, "", source.source, found)
-            else:
-                found = landed_rows(source.table, "", source.source, path, found)
-                rows = pa.Table.from_pylist(list(found), SCHEMAS[source.table])
+                rows = without_unused_columns(source.table, landed_table(source.table, "", source.source, found))
+            else:  # a kind whose rows go to several tables: theirs side by side, each with its columns
+                found = landed_rows_by_table(source.tables, "", source.source, path, found)
+                tables = [
+                    without_unused_columns(table, pa.Table.from_pylist(list(r), SCHEMAS[table]))
+                    for table, r in found.items()
+                ]
+                rows = pa.concat_tables(tables, promote_options="default")
             rows = rows.drop_columns(["cluster"])
     except (OSError, EOFError) as exc:  # unreadable, a directory given for a file, a broken .gz
         raise UsageError(f"{kind}: cannot read {path}: {exc}") from None

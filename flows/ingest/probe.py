@@ -18,7 +18,8 @@ from flows.core.errors import ConfigError, MissingInputError
 from flows.core.months import Month
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
-from flows.ingest.sources.registry import DIRECTORY_KINDS, JOB_RECORD_KINDS, SOURCE_KINDS
+from flows.ingest.sources.http_client import PullError
+from flows.ingest.sources.registry import COMMAND_KINDS, DIRECTORY_KINDS, JOB_RECORD_KINDS, SOURCE_KINDS, URL_KINDS
 
 
 def source_problems(config: ClusterConfig, month: Month) -> list[str]:
@@ -36,12 +37,26 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
             problems.append(f"source {kind}: {error}")
         except (OSError, EOFError) as error:  # unreadable, or a broken .gz
             problems.append(f"source {kind}: {path}: {error}")
-    for live in config.command_sources():
+    for live in config.live_sources(COMMAND_KINDS):
         if shutil.which(live.command[0]) is None:
             problems.append(f"source {live.kind}: command {live.command[0]!r} is not on PATH")
     if config.email is not None and config.email.smtp_ca_file and not Path(config.email.smtp_ca_file).is_file():
         problems.append(f"[email] smtp_ca_file {config.email.smtp_ca_file} does not exist")
     return problems
+
+
+def server_probes(config: ClusterConfig, month: Month) -> tuple[list[str], list[str]]:
+    """Ask each server source what it has for `month` (`check --month`, a few seconds each): what
+    each said it has, and the problems (unreachable, credentials refused, a query rejected, nothing
+    in the month), one line each."""
+    found, problems = [], []
+    for source in config.sources:
+        if source.kind in URL_KINDS:
+            try:
+                found.append(SOURCE_KINDS[source.kind].probe(source.server, month))
+            except PullError as error:
+                problems.append(str(error))
+    return found, problems
 
 
 # The Spark engine's packages (requirements-spark.lock.txt), not installed by `make setup`

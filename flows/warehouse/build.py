@@ -29,11 +29,10 @@ from flows.core.config import ClusterConfig
 from flows.core.escape import escaped_logger
 from flows.core.months import MONTH_RE, Month, observed_end
 from flows.ingest.manifest import LandedMonthError, read_manifest
-from flows.ingest.sources.sql import sql_quote
 from flows.warehouse import schema_version
 from flows.warehouse.engines import (
+    duckdb_landed_view,
     input_schemas,
-    landed_select,
     spark_missing,
     write_spark_profile,
     write_spark_run_inputs,
@@ -163,11 +162,7 @@ def write_run_inputs(
         con.executemany("INSERT INTO run.trailing_windows VALUES (?)", [[m] for m in sorted(set(trailing_months))])
         con.execute("CREATE SCHEMA IF NOT EXISTS landed")
         for table in tables:
-            selects = [
-                landed_select(month, f"read_parquet({sql_quote(str(landed_dir.absolute() / f'{table}.parquet'))})")
-                for month, landed_dir in sorted(landed.items())
-            ]
-            con.execute(f"CREATE OR REPLACE VIEW landed.{table} AS " + " UNION ALL BY NAME ".join(selects))
+            con.execute(duckdb_landed_view(table, landed))
         con.commit()
 
 

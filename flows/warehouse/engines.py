@@ -19,11 +19,14 @@ from typing import Any, Protocol
 import duckdb
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 
 from flows import RUNTIME_ROOT
 from flows.core.config import ClusterConfig
 from flows.core.months import Month
+from flows.ingest.sources.sql import sql_quote
+from flows.ingest.sources.tables import SQL_TYPES, TABLES
 
 # run.parameters' column types on each engine (the DuckDB names are the ones flows/warehouse/build.py uses).
 SPARK_TYPES = {"VARCHAR": "string", "TIMESTAMP": "timestamp_ntz", "INTEGER": "int", "DOUBLE": "double"}
@@ -31,10 +34,26 @@ SPARK_TYPES = {"VARCHAR": "string", "TIMESTAMP": "timestamp_ntz", "INTEGER": "in
 LANDED_MONTH = "landed_month"
 
 
-def landed_select(month: Month, source: str) -> str:
-    """One month's rows of a landed.<table> view: `landed_month`, then the columns of `source`
-    (the engine's SQL reading the month's Parquet file)."""
-    return f"SELECT '{month}' AS {LANDED_MONTH}, * FROM {source}"
+def duckdb_landed_view(table: str, landed: Mapping[Month, Path]) -> str:
+    """The DuckDB view landed.<table> over every landed month's <table>.parquet, by column name (a
+    month landed by an older version may lack a newer column: null there)."""
+    selects = [
+        landed_select(month, f"read_parquet({sql_quote(str(path))})", table, path)
+        for month, path in (
+            (month, landed_dir.absolute() / f"{table}.parquet") for month, landed_dir in sorted(landed.items())
+        )
+    ]
+    return f"CREATE OR REPLACE VIEW landed.{table} AS " + " UNION ALL BY NAME ".join(selects)
+
+
+def landed_select(month: Month, source: str, table: str, path: Path) -> str:
+    """One month's rows of a landed.<table> view: `landed_month`, the columns of `source` (the
+    engine's SQL reading the month's Parquet file `path`) and, last as in the registry, null for each
+    optional column the file lacks (flows/ingest/sources/tables.py: Field.optional)."""
+    names = set(pq.read_schema(path).names) if table in TABLES and path.exists() else set()
+    absent = [f for f in TABLES.get(table, ()) if f.optional and f.name not in names]
+    nulls = "".join(f", CAST(NULL AS {SQL_TYPES[f.type]}) AS {f.name}" for f in absent)
+    return f"SELECT '{month}' AS {LANDED_MONTH}, *{nulls} FROM {source}"
 
 
 class Result(Protocol):
@@ -239,11 +258,10 @@ def write_spark_run_inputs(
         f"{schemas['run']}.trailing_windows"
     )
     for table in tables:
+        paths = [(month, landed_dir.absolute() / f"{table}.parquet") for month, landed_dir in sorted(landed.items())]
         selects = [
-            landed_select(
-                month, "parquet.`{}`".format(str(landed_dir.absolute() / f"{table}.parquet").replace("`", "``"))
-            )
-            for month, landed_dir in sorted(landed.items())
+            landed_select(month, "parquet.`{}`".format(str(path).replace("`", "``")), table, path)
+            for month, path in paths
         ]
         spark.sql(f"CREATE OR REPLACE VIEW {schemas['landed']}.{table} AS " + " UNION ALL ".join(selects))
 

@@ -1,5 +1,7 @@
 -- Failed, node-failed and requeued attempts matched to critical health events on their nodes in
 -- [end - attr_before, end + attr_after] (docs/methodology.md "Attribution": this model is the rule).
+-- An event known only to a scrape step happened in (event_at - step, event_at]: it matches when that
+-- interval meets the window, and its distance from the End is the interval's.
 -- The matched events of one node are one incident, caused by its first event; the incident nearest
 -- the attempt's End is the cause; at equal distance the better cause_priority, then the earlier
 -- incident, then the node's name. Every match is counted and the co-occurring categories are listed. A requeue the records mark as made by a user or an admin
@@ -28,7 +30,11 @@ with candidates as (
 
 critical_events as (
 
-    select * from {{ ref('int_health_events_classified') }}
+    select
+        *,
+        -- the earliest it can have happened (0 uncertainty when a fixture gives none)
+        {{ dbt.dateadd('second', '-coalesce(event_uncertainty_seconds, 0)', 'event_at') }} as earliest_at
+    from {{ ref('int_health_events_classified') }}
     where severity = 'critical'
 
 ),
@@ -62,14 +68,20 @@ matches as (
         critical_events.cause_priority,
         critical_events.event_at,
         critical_events.node,
-        abs({{ dbt.datediff('candidate_nodes.end_at', 'critical_events.event_at', 'second') }}) as seconds_from_end
+        case
+            when candidate_nodes.end_at > critical_events.event_at
+                then {{ dbt.datediff('critical_events.event_at', 'candidate_nodes.end_at', 'second') }}
+            when candidate_nodes.end_at < critical_events.earliest_at
+                then {{ dbt.datediff('candidate_nodes.end_at', 'critical_events.earliest_at', 'second') }}
+            else 0
+        end as seconds_from_end
     from candidate_nodes
     inner join critical_events
         on
             critical_events.month = candidate_nodes.month
             and critical_events.node = candidate_nodes.node
             and critical_events.event_at >= candidate_nodes.window_start
-            and critical_events.event_at <= candidate_nodes.window_end
+            and critical_events.earliest_at <= candidate_nodes.window_end
 
 ),
 

@@ -18,6 +18,7 @@ class HealthCheck:
     message: str
     source_file: str
     source_line: int  # line in the file (1 for one-document files)
+    uncertainty_seconds: int = 0  # it happened in (ts - this, ts]: a scraped series' step, 0 for a log's own time
 
 
 @dataclass
@@ -40,3 +41,4 @@ class XidEvent:
     message: str
     source_line: int
     source_file: str  # relative to the source's path
+    uncertainty_seconds: int = 0  # as HealthCheck's

@@ -3,8 +3,9 @@ config (its kinds, `init`'s examples), the landing, `check --month`, `parse`, th
 suites (the landed source names) and the failure taxonomy's tests (the seed
 dbt_project/seeds/landed_sources.csv is written from here: `python -m flows.ingest.sources.registry`).
 
-A declaration says how the kind is given (a file, a directory or a command), the input it gives (its
-own, or another kind's: `sacct_json` is another way to give the job records of `sacct_psv`), the
+A declaration says how the kind is given (a file, a directory, a command or a server's URL), the input
+it gives (its own, or another kind's: `sacct_json` is another way to give the job records of
+`sacct_psv`; a command's or a server's pull is read by the file kind it `provides`), the
 landed table its rows go to, its reader (a real import) with the arguments it takes, its statistics,
 its header check, the landed `source` name its rows carry and the text of its rows the failure
 taxonomy's patterns match (`signal`). Adding a format is its module, its declaration here, its
@@ -30,16 +31,20 @@ from typing import Any, Literal, NamedTuple
 from flows import DBT_PROJECT_DIR
 from flows.ingest.sources import (
     dcgm_health,
+    dcgm_series,
     gcm_health,
     ipmi_sel,
     link_syslog,
     nhc_log,
+    prometheus_dcgm,
     repair_tickets,
     sacct,
     sacct_json,
     sacctmgr_events,
     scontrol_nodes,
+    servers,
     slurm_live,
+    slurmrestd,
     syslog,
     xid_dmesg,
     xid_syslog,
@@ -61,16 +66,23 @@ class SourceKind:
     """One kind of `[[sources]]`, declared once (see the module docstring)."""
 
     kind: str  # the config's `kind`
-    reads: Literal["file", "directory", "command"]  # how it is given
-    table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES)
+    reads: Literal["file", "directory", "command", "url"]  # how it is given
+    table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES) ...
     example: str | tuple[str, ...]  # `init`: the path (or the command) ...
     explanation: str  # ... and one line on what it is
-    reader: Callable[..., Any] | None = None  # a command's output is read by the reader of the kind it provides
+    # ... and the further ones its reader's rows go to, each row to its class's (tables.ROW_TABLES): a
+    # row in a table without a `source` column is that table's one landed source's (dcgm_series' Xids: xid)
+    more_tables: tuple[str, ...] = ()
+    reader: Callable[..., Any] | None = None  # a pull (command, url) is read by the reader of the kind it provides
     arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
     stats: type | None = None  # the reader's statistics (None: none beyond the landed count)
     check: Callable[[Path, str], None] | None = None  # `check --month`'s look at the header (path, site_timezone)
-    pull: Callable[..., Path] | None = None  # commands: (command, month, out, retry) writing the output ...
+    # commands: (command, month, out, retry), urls: (settings, month, out), writing the pull ...
+    pull: Callable[..., Path] | None = None
     pulled_file: str = ""  # ... to this file, which lands like an input file of the kind it provides
+    settings: type | None = None  # urls: the keys its [[sources]] table takes (a model of flows.ingest.sources.servers)
+    # urls: (settings, month) -> one line of what the server has for the month (`check --month`), or a PullError
+    probe: Callable[..., str] | None = None
     provides: str = ""  # the kind whose input it is another way to give ('': its own)
     source: str = ""  # the landed `source` of its rows ('': job records, no node signal)
     signal: Signal | None = None  # what the taxonomy's patterns match in its rows
@@ -85,9 +97,14 @@ class SourceKind:
     lemon_signal: Literal["xid_cnt", "out_count", "tickets"] | None = None
 
     @property
+    def tables(self) -> tuple[str, ...]:
+        """Every landed table its rows go to."""
+        return (self.table, *self.more_tables)
+
+    @property
     def input(self) -> str:
-        """The input it gives: its own kind, or the kind it is another way to give."""
-        return self.provides or self.kind
+        """The input it gives: its own kind, or (through the kinds it provides) the one it is another way to give."""
+        return SOURCE_KINDS[self.provides].input if self.provides else self.kind
 
     @property
     def landed_source(self) -> str:
@@ -107,9 +124,14 @@ class SourceKind:
         if self.check:
             self.check(path, site_timezone)
 
-    def pull_to(self, command: list[str], month: Any, out_dir: Path, retry: Any) -> Path:
+    def pull_to(self, source: Any, month: Any, out_dir: Path) -> Path:
+        """Pull `month` for the configured `source` (a SourceConfig) into `out_dir`: run its command
+        (retried as configured) or query its server; the file it wrote."""
         assert self.pull is not None, f"{self.kind} is not pulled"
-        return self.pull(command, month, out_dir / self.pulled_file, retry)
+        if self.reads == "url":
+            return self.pull(source.server, month, out_dir / self.pulled_file)
+        retry = slurm_live.Retry(source.attempts, source.retry_wait_seconds)
+        return self.pull(list(source.command), month, out_dir / self.pulled_file, retry)
 
 
 LOGS = "logs/{month}"
@@ -120,7 +142,7 @@ JOBS = ("con", "path", "clock")  # the job-record readers leave `attempts` in th
 # from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
 # fmt: off
 SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
-    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the four job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
+    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the five job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
                reader=sacct.read_sacct, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_header),
     SourceKind("sacct_xdmod", "file", "attempts", f"{LOGS}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)",
                reader=sacct.read_sacct_xdmod, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_xdmod_header, provides="sacct_psv"),
@@ -138,6 +160,8 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
                reader=nhc_log.read_nhc_log, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="nhc", signal="check", nodes="health"),
     SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
                reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
+    SourceKind("dcgm_series", "file", "health_checks", f"{LOGS}/dcgm_series.jsonl", "optional: dcgm-exporter series saved from Prometheus (as prometheus_dcgm pulls them): their Xids and error counters' increases",
+               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, stats=dcgm_series.DcgmSeriesReadStats, check=dcgm_series.check_header, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
     SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
                reader=gcm_health.read_gcm_health_dir, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
     SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
@@ -146,12 +170,16 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
                reader=ipmi_sel.read_ipmi_sel_dir, arguments=TIME, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
     SourceKind("repair_tickets_csv", "file", "health_checks", "logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)",
                reader=repair_tickets.read_repair_tickets, arguments=TIME, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check", lemon_signal="tickets"),
+    SourceKind("prometheus_dcgm", "url", "health_checks", "http://prometheus:9090", "or pull them from Prometheus: NVIDIA dcgm-exporter's Xid and error-counter series (docs/sources.md)",
+               pull=prometheus_dcgm.pull_series, probe=prometheus_dcgm.probe, settings=servers.PrometheusDcgmSource, pulled_file="dcgm_series.jsonl", provides="dcgm_series"),
     SourceKind("sacct_command", "command", "attempts", ("sacct",), 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',
                pull=slurm_live.pull_sacct, pulled_file="sacct.usv", provides="sacct_psv"),
     SourceKind("sacctmgr_events_command", "command", "node_events", ("sacctmgr",), "or pull them live",
                pull=slurm_live.pull_node_events, pulled_file="events.psv", provides="sacctmgr_events_psv"),
     SourceKind("scontrol_nodes_command", "command", "node_events", ("scontrol",), "or one snapshot now",
                pull=slurm_live.pull_node_states, pulled_file="scontrol_nodes.txt", provides="scontrol_nodes"),
+    SourceKind("slurmrestd", "url", "attempts", "http://slurm-head:6820", "or pull the month from Slurm's REST API (a JWT in $SLURM_JWT: scontrol token)",
+               settings=servers.SlurmrestdSource, pull=slurmrestd.pull, probe=slurmrestd.probe, pulled_file="slurmrestd.json", provides="sacct_json"),
 )}
 # fmt: on
 
@@ -166,9 +194,12 @@ def node_input(kind: str) -> str:
     return SOURCE_KINDS[given_input(kind)].nodes
 
 
-FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads != "command")  # a file or a directory
+FILE_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads in ("file", "directory"))
 DIRECTORY_KINDS = tuple(kind for kind, k in SOURCE_KINDS.items() if k.reads == "directory")
 COMMAND_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "command"}
+URL_KINDS = {kind: given_input(kind) for kind, k in SOURCE_KINDS.items() if k.reads == "url"}
+PULLED_KINDS = {**COMMAND_KINDS, **URL_KINDS}  # the landing pulls them now, then lands the pull like a file
+URL_SETTINGS: dict[str, type] = {kind: SOURCE_KINDS[kind].settings for kind in URL_KINDS}
 # the ways to give the job records (without them there is no month), for the message that asks for one
 JOB_RECORD_SOURCES = tuple(kind for kind in SOURCE_KINDS if given_input(kind) == "sacct_psv")
 JOB_RECORD_KINDS = tuple(kind for kind in FILE_KINDS if SOURCE_KINDS[kind].table == "attempts")  # read from a file

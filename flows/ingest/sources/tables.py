@@ -25,6 +25,9 @@ class Field:
     name: str
     type: FieldType
     required: bool = False  # every landed row has a value
+    # landed only when a row of the month gives it (a month without one lacks the column, and its
+    # view reads it as null: the landed Parquet of every other month stays as it was)
+    optional: bool = False
 
 
 def column_names(fields: tuple[Field, ...]) -> tuple[str, ...]:
@@ -85,6 +88,9 @@ TABLES: dict[str, tuple[Field, ...]] = {
         Field("message", "string"),
         Field("source_file", "string"),
         Field("source_line", "int64"),
+        # the event happened in (ts - this, ts]: a scraped series' step (dcgm_series); null: at ts, a
+        # log line's own time. Last, so that a month's columns are every other month's and this one.
+        Field("ts_uncertainty_seconds", "int64", optional=True),
     ),
     "xid_events": (
         Field("cluster", "string"),
@@ -95,6 +101,7 @@ TABLES: dict[str, tuple[Field, ...]] = {
         Field("message", "string"),
         Field("source_file", "string"),
         Field("source_line", "int64"),
+        Field("ts_uncertainty_seconds", "int64", optional=True),  # as health_checks'
     ),
 }
 # What a job-record reader stages (flows.ingest.sources.job_records): the attempt less what the landing adds.
@@ -105,6 +112,9 @@ ARROW_TYPES: dict[FieldType, pa.DataType] = {
     "int64": pa.int64(),
     "timestamp": pa.timestamp("us"),
 }
+
+
+SQL_TYPES: dict[FieldType, str] = {"string": "VARCHAR", "int64": "BIGINT", "timestamp": "TIMESTAMP"}  # DuckDB's
 
 
 def arrow_schema(fields: Iterable[Field]) -> pa.Schema:
@@ -123,6 +133,7 @@ def _check_row(cluster: str, path: Path, check: HealthCheck) -> dict:
         "cluster": cluster,
         "node": check.node,
         "ts": naive_utc(check.ts),
+        "ts_uncertainty_seconds": check.uncertainty_seconds or None,
         "check_name": check.check,
         "status": check.status,
         "message": check.message,
@@ -150,6 +161,7 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
         "cluster": cluster,
         "node": xid.node,
         "ts": naive_utc(xid.ts),
+        "ts_uncertainty_seconds": xid.uncertainty_seconds or None,
         "xid": xid.xid,
         "pci": xid.pci,
         "message": xid.message,
@@ -158,8 +170,9 @@ def _xid_row(cluster: str, path: Path, xid: XidEvent) -> dict:
     }
 
 
-# A Python reader's row objects as rows of its table
+# A Python reader's row objects as rows of its table, and the table of each class of row object
 ROWS = {"health_checks": _check_row, "node_events": _event_row, "xid_events": _xid_row}
+ROW_TABLES: dict[type, str] = {HealthCheck: "health_checks", NodeEvent: "node_events", XidEvent: "xid_events"}
 
 
 def landed_rows(table: str, cluster: str, source: str, path: Path, found: Iterable) -> Iterable[dict]:
@@ -169,11 +182,34 @@ def landed_rows(table: str, cluster: str, source: str, path: Path, found: Iterab
     return ({**ROWS[table](cluster, path, record), **declared} for record in found)
 
 
+def landed_rows_by_table(
+    tables: tuple[str, ...], cluster: str, source: str, path: Path, found: Iterable
+) -> dict[str, Iterable[dict]]:
+    """`landed_rows` of a reader whose row objects go to several tables (`tables`, the kind's), each
+    row to its class's table (ROW_TABLES)."""
+    if len(tables) == 1:
+        return {tables[0]: landed_rows(tables[0], cluster, source, path, found)}
+    records: dict[str, list] = {table: [] for table in tables}
+    for record in found:
+        records[ROW_TABLES[type(record)]].append(record)
+    return {table: landed_rows(table, cluster, source, path, rows) for table, rows in records.items()}
+
+
 def landed_table(table: str, cluster: str, source: str, found: pa.Table) -> pa.Table:
     """The Arrow table of a reader that works in DuckDB (the table's columns less cluster and
-    source), as landed: with `cluster` and, in a table with that column, the declared `source`."""
+    source), as landed: with `cluster`, an optional column it does not give as null and, in a table
+    with that column, the declared `source`."""
     schema = SCHEMAS[table]
     found = found.append_column("cluster", pa.array([cluster] * found.num_rows, pa.string()))
+    for field in TABLES[table]:
+        if field.optional and field.name not in found.column_names:
+            found = found.append_column(field.name, pa.nulls(found.num_rows, ARROW_TYPES[field.type]))
     if "source" in schema.names:
         found = found.append_column("source", pa.array([source] * found.num_rows, pa.string()))
     return found.select(schema.names).cast(schema)
+
+
+def without_unused_columns(table: str, rows: pa.Table) -> pa.Table:
+    """`rows` of `table` less its optional columns that no row gives (Field.optional)."""
+    unused = [f.name for f in TABLES[table] if f.optional and rows.column(f.name).null_count == rows.num_rows]
+    return rows.drop_columns(unused)

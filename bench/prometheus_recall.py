@@ -1,0 +1,99 @@
+"""Attribution recall of a month built from dcgm-exporter's series alone (no syslog), against the
+simulator's truth, next to the same month built from the Xid syslog, on the demo cluster (256
+nodes, seed 2025, the simulator's defaults), as a Markdown table.
+
+    .venv/bin/python bench/prometheus_recall.py [--month 2026-10] [--nodes 256] [--seed 2025] [--steps 15 30 60]
+
+Each month has the job records (sacct.psv) and one health source: the Xid syslog (xid_syslog), or
+the month's series as `prometheus_dcgm` saves them (dcgm_series) at each scrape step. The series
+are written straight from the simulator (a 256-node month at 15 s is 140M samples: no Prometheus
+is needed to say what the step does; tests/test_prometheus_dcgm.py shows a real Prometheus's pull
+of such series lands each Xid at the first scrape after its syslog line). Builds 1 + len(steps)
+months with `reliability-report run` under --workdir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from truth_check import attribution
+
+from flows.cli import main as cli
+from flows.core.months import Month
+from flows.ingest.sources.dcgm_series import header_line, series_line
+from simulator import SimParams, simulate
+from simulator.history import run_history
+from simulator.writers.dcgm_exporter import exporter_series
+
+LEAD = TAIL = 3600  # the pull's hour before and after the month (flows/ingest/sources/prometheus_dcgm.py)
+
+
+def write_series(params: SimParams, month: Month, step: int, out: Path) -> None:
+    """The month's series as prometheus_dcgm writes them: its evaluation times [start, end], runs clipped to them."""
+    history = run_history(params)
+    start = -(-(int(month.start.timestamp()) - LEAD) // step) * step
+    end = (int(month.end.timestamp()) + TAIL) // step * step
+    with open(out, "w") as saved:
+        saved.write(header_line("simulated", "dcgm-exporter series", start, end, step, "Hostname"))
+        for metric, (labels, runs) in exporter_series(history, history.windows[0], step):
+            clipped = [(max(a, start), min(b, end), str(v)) for a, b, v in runs if a <= end and b >= start]
+            if clipped:
+                saved.write(series_line({"__name__": metric, **labels}, clipped))
+
+
+def build(work: Path, name: str, sim: Path, source: str, month: Month) -> Path:
+    """Build the month of a config of sim's job records and one health source; its warehouse."""
+    root = work / name
+    root.mkdir(parents=True, exist_ok=True)
+    config = root / "demo.toml"
+    config.write_text(
+        'cluster = "demo"\nsite_timezone = "UTC"\n\n'
+        f'[[sources]]\nkind = "sacct_psv"\npath = "{sim}/sacct.psv"\n\n{source}\n'
+        f'[paths]\ndata = "{root}/data"\nreports = "{root}/reports"\nwarehouse = "{root}/demo.duckdb"\n'
+    )
+    assert cli(["run", "--month", str(month), "--config", str(config)]) == 0
+    return root / "demo.duckdb"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--month", type=Month.parse, default=Month.parse("2026-10"))
+    parser.add_argument("--nodes", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=2025)
+    parser.add_argument("--steps", type=int, nargs="+", default=[15, 30, 60])
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="prometheus-recall-"))
+    sim = work / "sim"
+    params = SimParams("demo", args.month, nodes=args.nodes, seed=args.seed)
+    truth = simulate(params, sim)
+    warehouses = {
+        "Xid syslog": build(
+            work, "syslog", sim, f'[[sources]]\nkind = "xid_syslog"\npath = "{sim}/xid.log"\n', args.month
+        )
+    }
+    for step in args.steps:
+        write_series(params, args.month, step, sim / f"dcgm_series_{step}.jsonl")
+        source = f'[[sources]]\nkind = "dcgm_series"\npath = "{sim}/dcgm_series_{step}.jsonl"\n'
+        warehouses[f"dcgm-exporter series, step {step} s"] = build(work, f"step{step}", sim, source, args.month)
+    results = {name: attribution(truth, warehouse, args.month) for name, warehouse in warehouses.items()}
+    syslog_found = results["Xid syslog"][0]
+    print(
+        f"{args.nodes} nodes, seed {args.seed}, {args.month}: {len(truth['infra_failures'])} infrastructure failures injected"
+    )
+    print("| health source | attributed | with the true cause (recall) | same attribution as the syslog's |")
+    print("| --- | --- | --- | --- |")
+    for name, (found, right, expected) in results.items():
+        same = sum(1 for key, cause in syslog_found.items() if found.get(key) == cause)
+        differ = len(set(found.items()) ^ set(syslog_found.items()))
+        print(
+            f"| {name} | {len(found)} | {right} of {len(expected)} ({right / len(expected):.1%}) | {same} of {len(syslog_found)} ({differ} differ) |"
+        )
+    (work / "recall.json").write_text(json.dumps({n: [len(f), r, len(e)] for n, (f, r, e) in results.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Ask a server (slurmrestd, Prometheus) for a month's records over HTTP: the one client the url
+kinds share, with their credentials taken from the environment and never shown.
+
+A server that cannot be reached, times out, or answers 429 or 5xx is tried again with back-off (the
+source's `attempts`, `retry_wait_seconds`); 401/403 and any other refusal stop at once. Every
+failure is a PullError: one line naming the URL (never a credential) and what to do.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from flows.core.errors import InputError
+from flows.core.escape import escaped_logger, printable
+from flows.core.retry import with_backoff
+
+if TYPE_CHECKING:
+    from flows.ingest.sources.servers import UrlSource
+
+ERROR_CHARS = 300  # of a server's own error text, in a PullError
+log = escaped_logger(__name__)
+Params = Mapping[str, str | int | float] | Sequence[tuple[str, str | int | float]] | None
+
+
+class PullError(InputError):
+    """A server could not give the month: unreachable, credentials refused, a request rejected, or
+    nothing there. Its message names the URL and what to do; exit 2."""
+
+
+class _Temporary(Exception):
+    """A failure worth another try (no connection, a timeout, 429, 5xx), with what to say if it stays."""
+
+
+def _env(server: UrlSource, key: str) -> str:
+    name = getattr(server, key)
+    value = os.environ.get(name, "")
+    if not value:
+        raise PullError(
+            f"source {server.kind}: {printable(server.url)}: environment variable {name} ({key}) is unset or "
+            "empty: export it in the environment the run starts from"
+        )
+    return value
+
+
+def token(server: UrlSource) -> str:
+    """The token in the environment variable `token_env` names (a PullError naming the variable when unset)."""
+    return _env(server, "token_env")
+
+
+def authorization(server: UrlSource) -> dict[str, str]:
+    """Authorization headers: a bearer token from `token_env`, or basic auth from `username_env` /
+    `password_env` (the kinds that take them), or none."""
+    if server.token_env:
+        return {"Authorization": f"Bearer {token(server)}"}
+    if getattr(server, "username_env", ""):
+        user, password = _env(server, "username_env"), _env(server, "password_env")
+        return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+    return {}
+
+
+def credential_env(server: UrlSource) -> str:
+    """The environment variables the credentials come from, for an error that says which were refused."""
+    keys = ("token_env", "username_env", "password_env")
+    names = [name for key in keys if (name := getattr(server, key, ""))]
+    return " and ".join(f"${name}" for name in names) if names else "no credentials (none configured)"
+
+
+class HttpClient:
+    """GET JSON from one server: its settings' `url` joined with a path, with the kind's auth headers."""
+
+    def __init__(
+        self,
+        server: UrlSource,
+        auth_headers: dict[str, str],
+        error_text: Callable[[Any], str | None] = lambda body: None,
+    ):
+        self.server = server
+        self.kind = server.kind
+        self.base = self.server.url.rstrip("/")
+        self.error_text = error_text  # the server's own words in an error body (Prometheus' `error`, ...)
+        self._client = httpx.Client(
+            headers={"Accept": "application/json", **auth_headers},
+            timeout=self.server.timeout_seconds,
+            follow_redirects=False,
+            trust_env=False,  # no proxy from the environment: the URL is the server
+        )
+
+    def shown_url(self, path: str = "") -> str:
+        """The URL as errors and logs show it: no query (it may hold matchers, never credentials)."""
+        return printable(self.base + path)
+
+    def get_json(self, path: str, params: Params = None, attempts: int | None = None) -> Any:
+        """The JSON body of GET `path` (from the base URL). Temporary failures are tried again up to
+        `attempts` times (default: the source's); any other is a PullError at once."""
+        tries = attempts or self.server.attempts
+        retrying = with_backoff(
+            f"source {self.kind}: {self.shown_url(path)}",
+            tries,
+            self.server.retry_wait_seconds,
+            lambda error: isinstance(error, _Temporary),
+            str,
+            log,
+        )
+        try:
+            return retrying(self._get_once, path, params)
+        except _Temporary as error:
+            gave_up = f" (gave up after {tries} attempts)" if tries > 1 else ""
+            raise PullError(f"source {self.kind}: {error}{gave_up}") from None
+
+    def _get_once(self, path: str, params: Params) -> Any:
+        url = self.shown_url(path)
+        try:
+            response = self._client.get(self.base + path, params=params)
+        except httpx.TimeoutException:
+            raise _Temporary(
+                f"{url}: no answer in {self.server.timeout_seconds:g} s: "
+                "is the server overloaded? raise timeout_seconds or query less at once"
+            ) from None
+        except httpx.HTTPError as error:  # refused, no route, DNS, TLS, a dropped connection
+            raise _Temporary(f"{url}: cannot connect ({_reason(error)}): is the server up and `url` right?") from None
+        status = response.status_code
+        if status in (401, 403):
+            raise PullError(
+                f"source {self.kind}: {url} answered {status} {response.reason_phrase}: it refused "
+                f"{credential_env(self.server)}: give a valid, unexpired token or account the server accepts"
+            )
+        body = _json_or_none(response)
+        said = self.error_text(body) if body is not None else None
+        said = f": {printable(said[:ERROR_CHARS])}" if said else ""
+        if status == 429 or status >= 500:
+            raise _Temporary(f"{url} answered {status} {response.reason_phrase}{said}")
+        if status >= 300:
+            raise PullError(f"source {self.kind}: {url} answered {status} {response.reason_phrase}{said}")
+        if body is None:
+            raise PullError(f"source {self.kind}: {url} answered {status} but not with JSON: is `url` this server's?")
+        return body
+
+
+def _reason(error: httpx.HTTPError) -> str:
+    """The innermost cause's words ("[Errno 111] Connection refused"), on one line."""
+    cause: BaseException = error
+    while cause.__cause__ is not None or cause.__context__ is not None:
+        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    return printable(str(cause) or type(cause).__name__)[:ERROR_CHARS]
+
+
+def _json_or_none(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
