@@ -323,6 +323,7 @@ SLOWEST_FILES = (
     "test_month_model.py",
     "test_warehouse.py",
     "test_publish_archive.py",
+    "test_prometheus_dcgm.py",  # a real Prometheus and a month's builds: ~30 s alone (bench/README.md, issue 44)
     "test_study_marts.py",
     "test_first_month.py",
     # the quick tier's longest (`make test-fast`, two workers: the 1st and 3rd to one, the 2nd and 4th

@@ -43,15 +43,20 @@ MONTHS = [FIRST, LAST]
 CLUSTER = "sparky"
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 # Spark for small months: two cores, one shuffle partition, no generated Java (compiling it costs
-# more than it saves here). The JIT's first tier only (C2's compiles cost more than they save in
-# minutes of small queries), with room for its code: the first tier's default code cache (48 MB)
-# fills in the first month and the JVM then stops compiling, running the rest ~1.5x slower.
+# more than it saves on a few thousand rows: neither whole stages nor single expressions, which
+# factoryMode NO_CODEGEN evaluates interpreted), no adaptive re-planning of each query's stages
+# (the server's JVM: 159 CPU-s for the file with both on, 114 s with both off). The JIT's first
+# tier only (C2's compiles cost more than they save in minutes of small queries), with room for
+# its code: the first tier's default code cache (48 MB) fills in the first month and the JVM then
+# stops compiling, running the rest ~1.5x slower.
 MASTER = "local[2]"
 JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseSerialGC"
 SERVER_SETTINGS = {
     "spark.driver.memory": "1g",
     "spark.sql.shuffle.partitions": "1",
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
 }
 # The local session of test_a_local_session_prints_only_errors, with the same settings
 SPARK_CONFIG = f"""
@@ -63,6 +68,8 @@ engine = "spark"
 "spark.sql.shuffle.partitions" = 1
 "spark.driver.memory" = "1g"
 "spark.sql.codegen.wholeStage" = false
+"spark.sql.codegen.factoryMode" = "NO_CODEGEN"
+"spark.sql.adaptive.enabled" = false
 "spark.driver.extraJavaOptions" = "{JAVA_OPTIONS}"
 """
 # What pyspark puts in the process's environment while a Spark Connect client runs: a process

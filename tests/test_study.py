@@ -37,18 +37,21 @@ NODES = 64
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
+def built(tmp_path_factory, smtp_server, webhook_server, fresh_warehouse) -> dict:
     """Both clusters' months landed and built in one dbt build each, as a backfill's land and dbt
     stages build them (the study reads nothing else; the models' data tests run in every other
     month build of the suite), but for the second cluster's last month, which the study must build
-    itself, with the whole monthly pipeline; then the study, sent by email, and the same study again."""
+    itself, with the whole monthly pipeline; then the study, sent by email and (rsc1's config has a
+    chat webhook) to the webhook, and the same study again."""
     work = tmp_path_factory.mktemp("study")
     truths, configs = {}, []
     for i, (cluster, (r_f, seed)) in enumerate(CLUSTERS.items()):
         params = SimParams(cluster, FIRST, last_month=LAST, nodes=NODES, seed=seed, r_f=r_f)
         truths[cluster] = simulate(params, work / "sim" / cluster)
         path = write_demo_config(work, cluster, work / "reports")
-        path.write_text(path.read_text() + email_section(smtp_server.port))
+        path.write_text(
+            path.read_text() + email_section(smtp_server.port) + (webhook_section(webhook_server) if i == 0 else "")
+        )
         # two slots whose dbt parse other files' tests share (nothing else in this module empties them)
         fresh_warehouse(path, ("module", "test")[i])
         config = load_config(path)
@@ -60,7 +63,7 @@ def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
     for config in configs:
         args += ["--config", str(config)]
     assert main(args) == 0
-    first_send = len(smtp_server.messages)
+    first_send, first_posts = len(smtp_server.messages), list(webhook_server.posts)
     directory = study_dir(load_config(configs[0]), list(CLUSTERS), FIRST, LAST)
     first_metrics = (directory / "metrics.json").read_text()
     assert main(args) == 0  # again: the months and the study are built already, the figures sent
@@ -71,8 +74,14 @@ def built(tmp_path_factory, smtp_server, fresh_warehouse) -> dict:
         "dir": directory,
         "first_metrics": first_metrics,
         "sent": [first_send, len(smtp_server.messages)],
+        "posts": [first_posts, list(webhook_server.posts)],
         "subjects": [m["Subject"] for m in smtp_server.parsed()],
     }
+
+
+def webhook_section(webhook_server) -> str:
+    """A `[webhook]` config section posting to the test's chat webhook on 127.0.0.1, retrying fast."""
+    return f'\n[webhook]\nurl = "{webhook_server.url}"\nretry_wait_seconds = 0.01\n'
 
 
 def study(built) -> dict:
@@ -142,21 +151,21 @@ def test_running_the_study_again_gives_the_same_study_and_sends_nothing(built):
 
 def test_a_study_sent_to_a_webhook_links_its_own_report(built, webhook_server):
     """The chat message of a study linked `<reports>/<cluster>/<subject>/report.html`, a path that
-    does not exist: studies are in `<reports>/studies/<name>/`. rsc1's config gets a webhook for the
-    test and its own text back after it, so the study's outputs (their reproduce line names the
-    configs) stay those the other tests read."""
+    does not exist: studies are in `<reports>/studies/<name>/`. The fixture's study posted once (its
+    run again posted nothing); resent with a report_url, the link is that base and the study's path.
+    rsc1's config gets its own text back after the test, so the study's outputs stay those the
+    other tests read."""
     rsc1, rsc2 = built["configs"]["rsc1"], built["configs"]["rsc2"]
+    first, again = built["posts"]
+    assert again == first
+    (post,) = first
+    link = post["text"].splitlines()[-1].removeprefix("Report: ")
+    assert Path(link) == built["dir"] / "report.html" and Path(link).is_file()
+
     original = rsc1.read_text()
-    hook = f'\n[webhook]\nurl = "{webhook_server.url}"\nretry_wait_seconds = 0.01\n'
     args = ["study", "--from", str(FIRST), "--to", str(LAST), "--send", "--config", str(rsc1), "--config", str(rsc2)]
     try:
-        rsc1.write_text(original + hook)
-        assert main(args) == 0
-        (post,) = webhook_server.posts
-        link = post["text"].splitlines()[-1].removeprefix("Report: ")
-        assert Path(link) == built["dir"] / "report.html" and Path(link).is_file()
-
-        rsc1.write_text(original + hook + 'report_url = "https://r.example.org/{cluster}/{month}/"\n')
+        rsc1.write_text(original + 'report_url = "https://r.example.org/{cluster}/{month}/"\n')
         assert main([*args, "--resend"]) == 0
         link = webhook_server.posts[-1]["text"].splitlines()[-1].removeprefix("Report: ")
         assert link == f"https://r.example.org/studies/{built['dir'].name}/"
