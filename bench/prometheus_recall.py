@@ -9,7 +9,8 @@ the month's series as `prometheus_dcgm` saves them (dcgm_series) at each scrape 
 are written straight from the simulator (a 256-node month at 15 s is 140M samples: no Prometheus
 is needed to say what the step does; tests/test_prometheus_dcgm.py shows a real Prometheus's pull
 of such series lands each Xid at the first scrape after its syslog line). Builds 1 + len(steps)
-months with `reliability-report run` under --workdir.
+months with `reliability-report run` under --workdir. prometheus_recall_real.py builds a step's
+month through a real Prometheus instead (promtool's blocks of the series, `prometheus_dcgm`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,29 @@ def build(work: Path, name: str, sim: Path, source: str, month: Month) -> Path:
     return root / "demo.duckdb"
 
 
+def recalls(truth: dict, warehouses: dict[str, Path], month: Month) -> dict[str, tuple]:
+    """Each warehouse's attribution of the month (truth_check.attribution): found, right, expected."""
+    return {name: attribution(truth, warehouse, month) for name, warehouse in warehouses.items()}
+
+
+def table(truth: dict, results: dict[str, tuple], month: Month, nodes: int, seed: int) -> str:
+    """The Markdown recall table of the months' attributions, the first one's (the Xid syslog's) the reference."""
+    reference = next(iter(results.values()))[0]
+    lines = [
+        f"{nodes} nodes, seed {seed}, {month}: {len(truth['infra_failures'])} infrastructure failures injected",
+        "| health source | attributed | with the true cause (recall) | same attribution as the syslog's |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, (found, right, expected) in results.items():
+        same = sum(1 for key, cause in reference.items() if found.get(key) == cause)
+        differ = len(set(found.items()) ^ set(reference.items()))
+        lines.append(
+            f"| {name} | {len(found)} | {right} of {len(expected)} ({right / len(expected):.1%}) "
+            f"| {same} of {len(reference)} ({differ} differ) |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--month", type=Month.parse, default=Month.parse("2026-10"))
@@ -79,19 +103,8 @@ def main() -> None:
         write_series(params, args.month, step, sim / f"dcgm_series_{step}.jsonl")
         source = f'[[sources]]\nkind = "dcgm_series"\npath = "{sim}/dcgm_series_{step}.jsonl"\n'
         warehouses[f"dcgm-exporter series, step {step} s"] = build(work, f"step{step}", sim, source, args.month)
-    results = {name: attribution(truth, warehouse, args.month) for name, warehouse in warehouses.items()}
-    syslog_found = results["Xid syslog"][0]
-    print(
-        f"{args.nodes} nodes, seed {args.seed}, {args.month}: {len(truth['infra_failures'])} infrastructure failures injected"
-    )
-    print("| health source | attributed | with the true cause (recall) | same attribution as the syslog's |")
-    print("| --- | --- | --- | --- |")
-    for name, (found, right, expected) in results.items():
-        same = sum(1 for key, cause in syslog_found.items() if found.get(key) == cause)
-        differ = len(set(found.items()) ^ set(syslog_found.items()))
-        print(
-            f"| {name} | {len(found)} | {right} of {len(expected)} ({right / len(expected):.1%}) | {same} of {len(syslog_found)} ({differ} differ) |"
-        )
+    results = recalls(truth, warehouses, args.month)
+    print(table(truth, results, args.month, args.nodes, args.seed))
     (work / "recall.json").write_text(json.dumps({n: [len(f), r, len(e)] for n, (f, r, e) in results.items()}))
 
 
