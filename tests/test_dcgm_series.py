@@ -150,3 +150,21 @@ def test_parse_shows_the_xids_and_the_checks_of_one_file_side_by_side(tmp_path):
         ("gpu7", 79, None, STEP),
     ]
     assert parsed.stats["xid_events"] == 1 and parsed.stats["counter_events"] == 1
+
+
+@pytest.mark.parametrize("value", ["+Inf", "NaN", "-3", "2.5", "1e12"])
+def test_a_count_that_is_no_count_quarantines_its_series_and_never_hangs(tmp_path, value):
+    """A windowed Xid count or an error counter at +Inf, NaN, below 0, or rising by a fraction or by more
+    than any GPU logs (1e12 would be a trillion events) is quarantined, the other series read."""
+    path = saved(
+        tmp_path,
+        series("DCGM_EXP_XID_ERRORS_COUNT", "gpu7", ["0", value], xid="13"),
+        series("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "gpu7", ["0", value]),
+        series("DCGM_EXP_XID_ERRORS_COUNT", "gpu8", ["0", "2"], xid="79"),
+    )
+    quarantine = Quarantine(strict=False)
+    events = list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine))
+    assert [(e.node, e.xid) for e in events if isinstance(e, XidEvent)] == [("gpu8", 79), ("gpu8", 79)]
+    assert [e.line for e in quarantine.errors if e.field == "DCGM_EXP_XID_ERRORS_COUNT"] == [2]
+    counter_bad = value in ("+Inf", "NaN", "-3")  # a counter may rise by a fraction or by a trillion
+    assert [e.line for e in quarantine.errors if e.field == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"] == [3] * counter_bad

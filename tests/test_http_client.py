@@ -1,6 +1,7 @@
 """The url sources' one HTTP client (flows/ingest/sources/http_client.py) against a real HTTP server
 on 127.0.0.1 that answers as told: what is retried, what stops at once, and that every failure is
-one line naming the URL and what to do, with no credential in it."""
+one line naming the URL and what to do, with no credential in it; and an impostor's answers to the
+Prometheus pull."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from flows.core.months import Month
 from flows.ingest.sources.http_client import HttpClient, PullError, authorization
+from flows.ingest.sources.prometheus_dcgm import pull_series
 from flows.ingest.sources.servers import PrometheusDcgmSource
 
 pytestmark = pytest.mark.slow  # starts a server: `make test`, not `make test-fast`
@@ -42,7 +45,7 @@ class Scripted(BaseHTTPRequestHandler):
 def server() -> Iterator[ThreadingHTTPServer]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
     httpd.seen, httpd.script = [], []
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield httpd
     httpd.shutdown()
@@ -111,3 +114,23 @@ def test_an_unset_token_variable_is_named(monkeypatch) -> None:
         match=r"^source prometheus_dcgm: http://127.0.0.1:9: environment variable PROM_TOKEN \(token_env\) is unset or empty",
     ):
         client("http://127.0.0.1:9", token_env="PROM_TOKEN")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": 1, "values": []}]}},
+        {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, 2, 3]]}]}},
+        {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [["x", "1"]]}]}},
+        {"status": "success", "data": None},
+        ["not", "prometheus"],
+    ],
+)
+def test_an_answer_that_is_no_prometheus_matrix_is_one_line_not_a_traceback(server, tmp_path, answer) -> None:
+    server.script = [(200, json.dumps(answer), 0)]
+    settings = PrometheusDcgmSource(kind="prometheus_dcgm", url=url_of(server), attempts=1, chunk_hours=744)
+    with pytest.raises(
+        PullError,
+        match=r"^source prometheus_dcgm: http://127\.0\.0\.1:\d+[^\n]*: (not a Prometheus answer|a series' values are no samples)$",
+    ):
+        pull_series(settings, Month.parse("2026-10"), tmp_path / "dcgm_series.jsonl")

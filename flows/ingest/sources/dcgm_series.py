@@ -61,6 +61,7 @@ ERROR_COUNTERS = (
 # every series the pull asks for (a PromQL `__name__=~` regex, which RE2 anchors as Python's fullmatch)
 METRICS = f"{XID_GAUGE}|{XID_COUNT}|{ERROR_COUNTERS}"
 _ERROR_COUNTER = re.compile(ERROR_COUNTERS)
+MAX_XIDS_PER_RISE = 100_000  # a windowed Xid count rising more in one step is no GPU's (the driver rate-limits)
 GPU_SERIES = ("gpu", "UUID", "xid")  # with the metric and the node: what one GPU's series share
 
 Run = tuple[int, int, float]  # first and last evaluation time (epoch seconds), the value
@@ -241,15 +242,34 @@ def _number(value: float) -> str:
     return str(int(value)) if math.isfinite(value) and value == int(value) else str(value)
 
 
+def _counts(series: Series, path: Path) -> list[Run]:
+    """A counter's or a count's runs, each value finite and 0 or more (else the error that
+    quarantines the series: +Inf, a negative count)."""
+    for _, _, value in series.runs:
+        if not (math.isfinite(value) and value >= 0):
+            raise InputFormatError(path.name, series.line, series.name, _number(value), "not a count (0 or more)")
+    return series.runs
+
+
+def _xid_count_rises(series: Series, header: Header, path: Path) -> Iterator[tuple[int, int]]:
+    """(time, Xids) of a windowed Xid count's rises: whole numbers, at most MAX_XIDS_PER_RISE each
+    (more is no GPU's count: the series is quarantined rather than turned into that many events)."""
+    baseline = bool(series.runs) and series.runs[0][0] <= header.start  # present when the pull began
+    for at, gained in increases(_counts(series, path), header.step_seconds, window=True, baseline=baseline):
+        if gained != int(gained) or gained > MAX_XIDS_PER_RISE:
+            reason = f"not a count of Xids (a whole rise of at most {MAX_XIDS_PER_RISE:,} a step)"
+            raise InputFormatError(path.name, series.line, series.name, f"+{_number(gained)}", reason)
+        yield at, int(gained)
+
+
 def _series_xids(series: Series, header: Header, path: Path) -> list[XidEvent]:
     """The Xid events of one series (all or none: a value that is no Xid quarantines the series)."""
     step = header.step_seconds
     if series.name == XID_COUNT:
-        baseline = bool(series.runs) and series.runs[0][0] <= header.start  # present when the pull began
         return [
             _xid(series, at, series.labels.get("xid", ""), path, step)
-            for at, gained in increases(series.runs, step, window=True, baseline=baseline)
-            for _ in range(int(gained))
+            for at, gained in list(_xid_count_rises(series, header, path))
+            for _ in range(gained)
         ]
     return [
         _xid(series, run[0], _number(run[2]), path, step)
@@ -282,11 +302,17 @@ def _gpu_of(series: Series) -> tuple[str, str, str]:
 
 
 def _counter_events(
-    found: list[Series], header: Header, path: Path, stats: DcgmSeriesReadStats
+    found: list[Series], header: Header, path: Path, stats: DcgmSeriesReadStats, quarantine: Quarantine
 ) -> Iterator[HealthCheck]:
-    """The error counters' increases, one health check each."""
+    """The error counters' increases, one health check each (a series with a value that is no count
+    is quarantined whole)."""
     for series in (s for s in found if _ERROR_COUNTER.fullmatch(s.name)):
-        for at, gained in increases(series.runs, header.step_seconds):
+        try:
+            runs = _counts(series, path)
+        except InputFormatError as error:
+            quarantine.reject(error)
+            continue
+        for at, gained in increases(runs, header.step_seconds):
             stats.counter_events += 1
             yield HealthCheck(
                 node=series.node,
@@ -311,4 +337,4 @@ def read_dcgm_series(
     found = per_gpu(found)
     if header is not None:
         yield from _xid_events(found, header, path, stats, quarantine)
-        yield from _counter_events(found, header, path, stats)
+        yield from _counter_events(found, header, path, stats, quarantine)

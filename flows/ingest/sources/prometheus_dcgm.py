@@ -67,9 +67,14 @@ def chunks(start: int, end: int, step: int, chunk_hours: int) -> Iterator[tuple[
 
 def _query(http: HttpClient, query: str, first: int, last: int, step: int) -> list[dict]:
     body = http.get_json("/api/v1/query_range", {"query": query, "start": first, "end": last, "step": step})
-    if not isinstance(body, dict) or body.get("status") != "success" or "result" not in body.get("data", {}):
+    data = body.get("data") if isinstance(body, dict) and body.get("status") == "success" else None
+    result = data.get("result") if isinstance(data, dict) else None
+    # a matrix: each series its labels and its [time, "value"] pairs
+    if not isinstance(result, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("metric"), dict) and isinstance(s.get("values"), list) for s in result
+    ):
         raise PullError(f"source prometheus_dcgm: {http.shown_url('/api/v1/query_range')}: not a Prometheus answer")
-    return body["data"]["result"]
+    return result
 
 
 def pull_series(server: PrometheusDcgmSource, month: Month, out: Path) -> Path:
@@ -79,8 +84,13 @@ def pull_series(server: PrometheusDcgmSource, month: Month, out: Path) -> Path:
     runs: dict[Key, list[tuple[int, int, str]]] = {}
     for first, last in chunks(start, end, step, server.chunk_hours):
         for series in _query(http, query, first, last, step):
-            key = tuple(sorted(series["metric"].items()))
-            found = runs_of([(int(at), value) for at, value in series["values"]], step)
+            key = tuple(sorted((str(name), str(value)) for name, value in series["metric"].items()))
+            try:
+                found = runs_of([(int(at), str(value)) for at, value in series["values"]], step)
+            except (TypeError, ValueError):  # a pair that is no [time, "value"]
+                raise PullError(
+                    f"source prometheus_dcgm: {http.shown_url()}: a series' values are no samples"
+                ) from None
             have = runs.setdefault(key, [])
             if have and found and have[-1][1] + step == found[0][0] and have[-1][2] == found[0][2]:
                 have[-1] = (have[-1][0], found[0][1], found[0][2])  # a run across the chunks' boundary
@@ -110,6 +120,7 @@ def probe(server: PrometheusDcgmSource, month: Month) -> str:
     start, end = month_range(server, month)
     body = http.get_json("/api/v1/series", [("match[]", query), ("start", start), ("end", end)], attempts=1)
     found = body.get("data") if isinstance(body, dict) else None
+    found = [labels for labels in found if isinstance(labels, dict)] if isinstance(found, list) else None
     if not found:
         raise PullError(_nothing(http, query, month))
     hosts = {labels[server.host_label] for labels in found if server.host_label in labels}
