@@ -7,6 +7,7 @@ pull is one `error:` line naming the URL, never the token."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import Counter
@@ -239,3 +240,18 @@ def test_an_unreachable_server_and_a_rejected_query_stop_the_pull_in_one_line(pr
             pull_series(server, MONTH, tmp_path / "dcgm_series.jsonl")
         assert said in str(raised.value) and "\n" not in str(raised.value)
     assert "parse error" in str(raised.value)  # Prometheus's own words
+
+
+def test_the_pull_is_kept_like_a_file_and_lands_again_without_the_server(months, simulated, tmp_path):
+    """The raw copy of the pull carries the manifest's SHA-256; given as a `dcgm_series` file (no
+    server), it lands the same Xid events."""
+    pulled = months["prometheus"]["pulled"]
+    data_dir = pulled.parents[3]
+    raw = data_dir / "raw" / "pm" / str(MONTH) / pulled.name
+    entry = json.loads((data_dir / "landed" / "pm" / str(MONTH) / "manifest.json").read_text())["sources"][
+        "dcgm_series"
+    ]
+    assert entry["sha256"] == hashlib.sha256(raw.read_bytes()).hexdigest() and raw.read_bytes() == pulled.read_bytes()
+    again = config(tmp_path, simulated, f'[[sources]]\nkind = "dcgm_series"\npath = "{raw}"\n')
+    landed = land_month(load_config(again), MONTH)
+    assert pq.read_table(landed / "xid_events.parquet").to_pylist() == months["prometheus"]["landed"]
