@@ -134,3 +134,13 @@ def test_an_answer_that_is_no_prometheus_matrix_is_one_line_not_a_traceback(serv
         match=r"^source prometheus_dcgm: http://127\.0\.0\.1:\d+[^\n]*: (not a Prometheus answer|a series' values are no samples)$",
     ):
         pull_series(settings, Month.parse("2026-10"), tmp_path / "dcgm_series.jsonl")
+
+
+@pytest.mark.parametrize("value", [f"{SECRET}\nInjected: 1", f"{SECRET} x", f"{SECRET}é"])
+def test_a_token_no_header_can_carry_is_named_never_shown(server, monkeypatch, value) -> None:
+    """A newline, a space or a non-ASCII letter in the token: one line naming the variable, not the
+    value (httpx's own error quoted the header) and not a traceback (non-ASCII)."""
+    monkeypatch.setenv("PROM_TOKEN", value)
+    with pytest.raises(PullError, match=r"variable PROM_TOKEN \(token_env\) holds characters no token has") as raised:
+        client(url_of(server), token_env="PROM_TOKEN").get_json("/api/v1/query")
+    assert SECRET not in str(raised.value) and not server.seen

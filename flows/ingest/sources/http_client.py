@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from flows.ingest.sources.servers import UrlSource
 
 ERROR_CHARS = 300  # of a server's own error text, in a PullError
+TOKEN_CHARS = re.compile(r"[!-~]+")
+HEADER_CHARS = re.compile(
+    r"[ -~]*"
+)  # printable ASCII  # visible ASCII: what an HTTP header may carry of a bearer token or a JWT
 log = escaped_logger(__name__)
 Params = Mapping[str, str | int | float] | Sequence[tuple[str, str | int | float]] | None
 
@@ -48,8 +53,15 @@ def _env(server: UrlSource, key: str) -> str:
 
 
 def token(server: UrlSource) -> str:
-    """The token in the environment variable `token_env` names (a PullError naming the variable when unset)."""
-    return _env(server, "token_env")
+    """The token in the environment variable `token_env` names: a PullError naming the variable (never
+    its value) when it is unset, or holds what no token has (a space, a newline, a non-ASCII letter)."""
+    value = _env(server, "token_env")
+    if not TOKEN_CHARS.fullmatch(value):
+        raise PullError(
+            f"source {server.kind}: {printable(server.url)}: environment variable {server.token_env} (token_env) "
+            "holds characters no token has (a space, a newline, a non-ASCII letter): export the token alone"
+        )
+    return value
 
 
 def authorization(server: UrlSource) -> dict[str, str]:
@@ -82,6 +94,12 @@ class HttpClient:
         self.server = server
         self.kind = server.kind
         self.base = self.server.url.rstrip("/")
+        for name, value in auth_headers.items():  # e.g. a user name from the config: never a traceback, never shown
+            if not HEADER_CHARS.fullmatch(value):
+                raise PullError(
+                    f"source {self.kind}: {self.shown_url()}: the {name} header would carry characters HTTP "
+                    "headers cannot (a newline, a non-ASCII letter): set its source to plain ASCII"
+                )
         self.error_text = error_text  # the server's own words in an error body (Prometheus' `error`, ...)
         self._client = httpx.Client(
             headers={"Accept": "application/json", **auth_headers},
