@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 from prometheus_recall import build, recalls, table, write_series
 
 from flows.core.months import Month
@@ -41,12 +38,6 @@ def timed(what: str) -> Iterator[None]:
     began = time.monotonic()
     yield
     print(f"{what}: {time.monotonic() - began:.1f} s", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def make_blocks(params: SimParams, step: int, work: Path) -> Path:
@@ -66,41 +57,10 @@ def make_blocks(params: SimParams, step: int, work: Path) -> Path:
     return data
 
 
-@contextlib.contextmanager
-def prometheus(data: Path, work: Path) -> Iterator[str]:
-    """Prometheus (Debian's) over the blocks in `data` on a free port of 127.0.0.1 until the block
-    ends, however it ends; yields its base URL."""
-    (work / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\n")
-    port = free_port()
-    command = [
-        *("nice", "-n", "10", "prometheus", f"--config.file={work / 'prometheus.yml'}"),
-        *(f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=100y"),
-        f"--web.listen-address=127.0.0.1:{port}",
-    ]
-    url = f"http://127.0.0.1:{port}"
-    with open(work / "prometheus.log", "w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/-/ready", timeout=2).status_code == 200:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"prometheus did not start:\n{(work / 'prometheus.log').read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        print("prometheus stopped", flush=True)
-
-
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the servers the tests start
+    from local_servers import prometheus_serving
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--month", type=Month.parse, default=Month.parse("2026-10"))
     parser.add_argument("--nodes", type=int, default=256)
@@ -119,7 +79,7 @@ def main() -> None:
     warehouses[f"dcgm-exporter series, step {step} s (written by the simulator)"] = build(
         work, f"step{step}", sim, direct, args.month
     )
-    with prometheus(make_blocks(params, step, work), work) as url:
+    with prometheus_serving(make_blocks(params, step, work), work, ("nice", "-n", "10")) as url:
         server = PrometheusDcgmSource(kind="prometheus_dcgm", url=url, step_seconds=step, attempts=1)
         with timed("pull_series (the month's query_range chunks)"):
             pulled = pull_series(server, args.month, work / "pulled_dcgm_series.jsonl")

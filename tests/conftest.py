@@ -7,16 +7,13 @@ import fcntl
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from local_servers import free_port, running
 
 # The quick tier builds no month (docs/testing.md): outside the `slow` marker, a month build, a flow
 # run or a server fails the test that started it (tests/quick_tier.py).
@@ -48,12 +45,6 @@ def health_fixtures() -> Path:
 @pytest.fixture(scope="session")
 def slurm_fixtures() -> Path:
     return DATA_DIR / "slurm-22.05"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class SmtpRecorder:
@@ -257,8 +248,6 @@ def prefect_server(request, tmp_path_factory):
     from quick_tier import refuse
 
     refuse(request.config, "starts a Prefect server (the `prefect_server` fixture)")
-    import httpx
-
     port = free_port()
     env = {
         **os.environ,
@@ -270,33 +259,10 @@ def prefect_server(request, tmp_path_factory):
     }
     env.pop("PREFECT_API_URL", None)
     log = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log, "w") as out:
-        server = subprocess.Popen(
-            [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    command = [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     api = f"http://127.0.0.1:{port}/api"
-    deadline = time.monotonic() + 120
-    try:
-        while True:
-            try:
-                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"prefect server did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
+    with running(command, f"{api}/health", log, env=env, timeout=120):
         yield api
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
 
 
 # The longest files first (pyproject.toml's --no-loadscope-reorder keeps this order): under `--dist

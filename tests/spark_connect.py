@@ -15,6 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from local_servers import free_port
+
 from flows import RUNTIME_ROOT
 
 
@@ -34,12 +36,6 @@ SERVER_SETTINGS = {
     "spark.sql.ansi.enabled": "false",
     "spark.sql.parser.escapedStringLiterals": "true",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class ConnectServer:

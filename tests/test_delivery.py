@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
-from conftest import free_port, smtp_controller
+from conftest import smtp_controller
+from local_servers import free_port
 
 from flows.core.config import EmailConfig, WebhookConfig
 from flows.core.config_file import load_config

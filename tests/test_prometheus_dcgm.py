@@ -20,8 +20,7 @@ import duckdb
 import httpx
 import pyarrow.parquet as pq
 import pytest
-from conftest import free_port
-from local_prometheus import prometheus_of
+from local_servers import free_port, prometheus_of
 
 from flows.cli import main
 from flows.core.config_file import load_config

@@ -148,7 +148,7 @@ def test_the_starter_config_documents_the_prometheus_section(tmp_path):
 
 
 def test_an_unreachable_pushgateway_is_one_line_naming_the_key(tmp_path, september):
-    from conftest import free_port
+    from local_servers import free_port
 
     config = load_config(
         write_config(tmp_path, f'[prometheus]\npushgateway_url = "http://127.0.0.1:{free_port()}"\nsend_attempts = 1\n')

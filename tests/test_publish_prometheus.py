@@ -15,8 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port
-from local_prometheus import prometheus_of, server
+from local_servers import free_port, prometheus_of, running
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
 from flows.cli import main
@@ -199,7 +198,7 @@ def test_a_delivered_month_is_pushed_once_and_an_unreachable_pushgateway_is_one_
     month = MONTHS[-1]
     config = own_config(history, tmp_path, "data", url)
     report = tmp_path / "reports" / CLUSTER / month
-    with server(command, f"{url}/-/ready", tmp_path / "pushgateway.log"):
+    with running(command, f"{url}/-/ready", tmp_path / "pushgateway.log"):
         assert main(["run", "--month", month, "--config", str(config)]) == 0
         assert "report pushed to the Pushgateway" in capsys.readouterr().out
         (group,) = pushed_groups(url)
