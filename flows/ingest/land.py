@@ -111,7 +111,9 @@ def _read_health_sources(
         if kind not in sources or source.table == "attempts":
             continue
         path, stats = sources[kind], source.new_stats()
-        found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year)
+        found = source.read(
+            quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year, limits=config.ingest.limits
+        )
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
             tables = {source.table: landed_table(source.table, config.cluster, source.source, found)}
         else:
@@ -315,7 +317,8 @@ def _land_month(
         try:
             job_records = SOURCE_KINDS[sacct_format]
             stats = job_records.new_stats()
-            job_records.read(quarantines["sacct_psv"], stats, con=jobs, path=sacct_path, clock=clocks["sacct_psv"])
+            context = {"con": jobs, "path": sacct_path, "clock": clocks["sacct_psv"], "limits": config.ingest.limits}
+            job_records.read(quarantines["sacct_psv"], stats, **context)
             manifest["sources"]["sacct_psv"] = {
                 "file": str(sacct_path),
                 "format": sacct_format,

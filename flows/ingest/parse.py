@@ -21,6 +21,7 @@ from flows.core.escape import printable
 from flows.ingest.probe import input_problem
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.limits import DEFAULT_LIMITS
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import SOURCE_KINDS
 from flows.ingest.sources.sql import sql_relation
@@ -58,11 +59,11 @@ def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None 
     try:
         if source.table == "attempts":
             with duckdb.connect() as con:
-                source.read(quarantine, stats, con=con, path=path, clock=clock)
+                source.read(quarantine, stats, con=con, path=path, clock=clock, limits=DEFAULT_LIMITS)
                 columns = column_names(STAGED_FIELDS)
                 rows = sql_relation(con, "parse__attempts", columns=columns).to_arrow_table()
         else:
-            found = source.read(quarantine, stats, path=path, clock=clock, year=year)
+            found = source.read(quarantine, stats, path=path, clock=clock, year=year, limits=DEFAULT_LIMITS)
             if isinstance(found, pa.Table):
                 rows = without_unused_columns(source.table, landed_table(source.table, "", source.source, found))
             else:  # a kind whose rows go to several tables: theirs side by side, each with its columns

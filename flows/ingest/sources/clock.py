@@ -82,6 +82,10 @@ class LocalClock:
         return max((abs(c.after - c.before) for c in changes[1]), default=timedelta(0))
 
     def to_utc(self, naive: datetime) -> datetime:
+        """The instant of local time `naive` (aware UTC); an aware time is the instant it names. A time
+        that no UTC instant can hold (year 1 east of Greenwich) raises ValueError with the window."""
+        if naive.tzinfo is not None:
+            return _instant(naive, naive, self)
         first = naive.replace(tzinfo=self.tz, fold=0)
         if first.utcoffset() != naive.replace(tzinfo=self.tz, fold=1).utcoffset():
             round_trip = first.astimezone(UTC).astimezone(self.tz).replace(tzinfo=None)
@@ -89,7 +93,7 @@ class LocalClock:
                 self.ambiguous += 1
             else:
                 self.nonexistent += 1
-        return first.astimezone(UTC)
+        return _instant(first, naive, self)
 
     def _offset(self, epoch: int) -> timedelta:
         return datetime.fromtimestamp(epoch, self.tz).utcoffset() or timedelta(0)
@@ -97,6 +101,9 @@ class LocalClock:
     def offset_changes(self, first: datetime, last: datetime) -> tuple[timedelta, list[OffsetChange]]:
         """The offset in force before naive local time `first`, and every change up to `last`."""
         step = 3600  # zones change offset at most once in an hour
+        # only the window of valid times can hold a record (a year-1 or year-9999 stamp is refused)
+        first = min(max(first, self.earliest), self.latest)
+        last = max(min(last, self.latest), first)
         epoch = int((first - timedelta(days=2)).replace(tzinfo=UTC).timestamp())
         stop = int((last + timedelta(days=2)).replace(tzinfo=UTC).timestamp())
         initial = current = self._offset(epoch)
@@ -154,15 +161,31 @@ def as_clock(tz: TimeZone) -> LocalClock:
     return tz if isinstance(tz, LocalClock) else LocalClock(tz)
 
 
+def _instant(aware: datetime, written: datetime, clock: LocalClock | None) -> datetime:
+    """`aware` as UTC, or the ValueError of a time beyond the dates UTC can hold (or the clock's window)."""
+    try:
+        return aware.astimezone(UTC)
+    except OverflowError:
+        early = written.year < 2000
+        if clock is not None:
+            raise ValueError(clock._too_early if early else clock._too_late) from None
+        raise ValueError(f"{written.isoformat()} is beyond the dates a time can hold") from None
+
+
 def to_utc(naive: datetime, tz: TimeZone) -> datetime:
-    """A naive local time in `tz` as UTC (through a LocalClock when DST cases are to be counted)."""
+    """A local time in `tz` as UTC (through a LocalClock when DST cases are to be counted); a time
+    with an offset is the instant it names, whatever the zone."""
     if isinstance(tz, LocalClock):
         return tz.to_utc(naive)
-    return naive.replace(tzinfo=tz).astimezone(UTC)
+    if naive.tzinfo is not None:
+        return _instant(naive, naive, None)
+    return _instant(naive.replace(tzinfo=tz), naive, None)
 
 
 def parse_local_timestamp(text: str, tz: TimeZone) -> datetime | None:
-    """Slurm prints `YYYY-MM-DDTHH:MM:SS` in the local time of the process; `Unknown`/`None` mean no time."""
+    """Slurm prints `YYYY-MM-DDTHH:MM:SS` in the local time of the process (`SLURM_TIME_FORMAT` may add
+    an offset, `%z`: then it is that instant); `Unknown`/`None` mean no time. ValueError for anything
+    else (a zone name, a time no calendar holds)."""
     if text in ("", "Unknown", "None"):
         return None
     return to_utc(datetime.fromisoformat(text), tz)

@@ -1,0 +1,71 @@
+"""JSON from an input file, read within bounds: the one way every reader parses JSON.
+
+Python's `json` accepts what no tool of ours writes and fails on what a hostile file can hold:
+`NaN` and `Infinity`, a float that overflows to infinity (`1e400`), an integer of thousands of
+digits (Python refuses past 4,300 with a ValueError that names no field), nesting a hundred thousand
+deep (a RecursionError). `load_json` refuses each with a `JsonRefused` (a ValueError) that says
+why in words, for the reader to quarantine with its file, line and field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from flows.ingest.sources.limits import DEFAULT_LIMITS, MAX_INTEGER_DIGITS, InputLimits
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+class JsonRefused(ValueError):
+    """A JSON text that is not read: not JSON, or a value or nesting beyond what the formats hold."""
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise JsonRefused(f"an integer of {len(text):,} digits, more than any count or time holds")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JsonRefused(f"the number {text[:40]} is beyond a float's range")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise JsonRefused(f"{name} is not a JSON number")
+
+
+def nesting_depth(text: str) -> int:
+    """How deep `text`'s arrays and objects nest (brackets inside strings do not count); linear in
+    the text, without recursion."""
+    if text.count("[") + text.count("{") <= 1:
+        return text.count("[") + text.count("{")
+    bare = _STRING.sub("", text).encode("utf-8", errors="replace")
+    codes = np.frombuffer(bare, dtype=np.uint8)
+    steps = np.zeros(codes.shape, dtype=np.int32)
+    steps[(codes == ord("[")) | (codes == ord("{"))] = 1
+    steps[(codes == ord("]")) | (codes == ord("}"))] = -1
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+    """The JSON value of `text`, or JsonRefused saying why it is not read (see the module docstring)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if (depth := nesting_depth(text)) > limits.max_json_depth:
+        raise JsonRefused(f"nested {depth:,} deep, deeper than any document of this format ({limits.max_json_depth})")
+    try:
+        return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
+    except JsonRefused:
+        raise
+    except RecursionError:
+        raise JsonRefused("nested too deep to read") from None
+    except (json.JSONDecodeError, ValueError) as exc:  # ValueError: a \ud800 escape, an over-long number
+        raise JsonRefused(f"not JSON: {exc}") from None
