@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+from crafted_inputs import SENTINEL_VARIABLE, add_crafted_records
 from spark_connect import ConnectServer
 
 from flows.cli import main
@@ -111,6 +112,9 @@ def engines(tmp_path_factory, request) -> Iterator[dict]:
 
 def build_both(work: Path, server: ConnectServer) -> dict:
     simulate(SimParams(CLUSTER, FIRST, last_month=LAST, nodes=24, seed=7, r_f=20.0), work / "sim" / CLUSTER)
+    # node names that would run `touch $CRAFTED_SENTINEL` in a shell, through both engines' months
+    os.environ[SENTINEL_VARIABLE] = str(work / "crafted-name-ran")
+    crafted = {month: add_crafted_records(work / "sim" / CLUSTER / str(month)) for month in MONTHS}
     duck = write_demo_config(work, CLUSTER, work / "reports")
     assert main(["backfill", "--config", str(duck), "--from", str(FIRST), "--to", str(LAST)]) == 0
     spark_path = work / f"{CLUSTER}-spark.toml"
@@ -134,7 +138,15 @@ def build_both(work: Path, server: ConnectServer) -> dict:
             figures[month] = month_figures(marts, month, spark.analysis, read_manifest(landed).sources).metrics
     with open_marts(spark) as marts:
         quality = validate_month(spark.warehouse_path, LAST, landed_dir=landed, marts=marts)
-    return {"duckdb": load_config(duck), "spark": spark, "figures": figures, "quality": quality, "server": server}
+    return {
+        "duckdb": load_config(duck),
+        "spark": spark,
+        "figures": figures,
+        "quality": quality,
+        "server": server,
+        "crafted": crafted,
+        "sentinel": Path(os.environ.pop(SENTINEL_VARIABLE)),
+    }
 
 
 def test_spark_is_reached_through_the_connect_server_on_loopback(engines) -> None:
@@ -153,6 +165,19 @@ def test_spark_is_reached_through_the_connect_server_on_loopback(engines) -> Non
     assert (server.home / "metastore_db").is_dir() and not (spark.warehouse_path / "metastore_db").exists()
     listening = server.listening()
     assert (server.port, "127.0.0.1") in listening and {address for _, address in listening} == {"127.0.0.1"}
+
+
+def test_crafted_node_names_ran_nothing_and_were_quarantined(engines) -> None:
+    """Records whose node is a crafted name (tests/crafted_inputs.py) ran no command through the
+    landing, DuckDB's build and Spark's; each month's quarantine holds them, none reached a mart."""
+    assert not engines["sentinel"].exists()
+    for month, added in engines["crafted"].items():
+        landed = engines["duckdb"].data_dir / "landed" / CLUSTER / str(month)
+        quarantined = [json.loads(line) for line in (landed / "quarantine.jsonl").read_text().splitlines()]
+        assert len([q for q in quarantined if "touch" in q["value"] or "@all" in q["value"]]) == added, month
+    with open_marts(engines["spark"]) as marts:
+        nodes = {node for (node,) in marts.execute("select distinct node from fct_node_days").fetchall()}
+    assert nodes and not any(set(node) & set("@'$;*`") for node in nodes)
 
 
 def mart_names(config) -> list[str]:

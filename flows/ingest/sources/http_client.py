@@ -168,7 +168,10 @@ def _reason(error: httpx.HTTPError) -> str:
 
 
 def _json_or_none(response: httpx.Response) -> Any:
+    """The answer's JSON, or None when it is none; nesting too deep to parse (a RecursionError) or a
+    number of thousands of digits is no answer of these servers either. A NaN or an infinity is kept:
+    the pull is written out and its reader quarantines the one record that holds it."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
