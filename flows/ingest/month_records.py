@@ -12,7 +12,6 @@ the rest, no host lists), or the JSON document's times.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +27,7 @@ from flows.core.months import Month
 from flows.ingest.probe import input_problem
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
+from flows.ingest.sources.json_input import JsonRefused, load_json
 from flows.ingest.sources.registry import JOB_RECORD_KINDS
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
@@ -117,8 +117,9 @@ def _sacct_times(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> None:
     columns |= {"start": where["Start"], "end": where["End"]}
     try:
         run_sql(con, "month_records__sacct_times", params, **columns)
-    except duckdb.Error as error:
-        raise InputFormatError(path, 1, "file", path.name, f"cannot be read: {error}") from None
+    except duckdb.Error as error:  # its first line: the rest is DuckDB's advice on its own options
+        said = str(error).splitlines()[0]
+        raise InputFormatError(path, 1, "file", path.name, f"cannot be read as a sacct dump: {said}") from None
 
 
 def _json_times(path: Path) -> pa.Table:
@@ -127,8 +128,8 @@ def _json_times(path: Path) -> pa.Table:
 
     try:
         with open_text(path) as handle:
-            jobs = json.load(handle)["jobs"]
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            jobs = load_json(handle.read(), mark_bad_values=True)["jobs"]
+    except (JsonRefused, KeyError, TypeError) as exc:
         raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
     rows = [times for job in (jobs if isinstance(jobs, list) else []) if (times := job_times(job))]
     return pa.Table.from_pylist(rows, schema=TIMES_SCHEMA)

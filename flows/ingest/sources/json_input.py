@@ -5,6 +5,11 @@ Python's `json` accepts what no tool of ours writes and fails on what a hostile 
 digits (Python refuses past 4,300 with a ValueError that names no field), nesting a hundred thousand
 deep (a RecursionError). `load_json` refuses each with a `JsonRefused` (a ValueError) that says
 why in words, for the reader to quarantine with its file, line and field.
+
+A document of many records (sacct --json's jobs) is not refused whole for one record's value: with
+`mark_bad_values` such a value is read as a `BadValue`, which is no number, string or bool, so the
+record's own checks quarantine that record alone. Nesting too deep is refused whole either way:
+nothing of such a document can be parsed.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +29,16 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 class JsonRefused(ValueError):
     """A JSON text that is not read: not JSON, or a value or nesting beyond what the formats hold."""
+
+
+class BadValue:
+    """A JSON value no format holds (see the module docstring); its repr says what it was."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<{self.reason}>"
 
 
 def _integer(text: str) -> int:
@@ -42,6 +58,16 @@ def _constant(name: str) -> float:
     raise JsonRefused(f"{name} is not a JSON number")
 
 
+def _marked(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse_or_mark(text: str) -> Any:
+        try:
+            return parse(text)
+        except JsonRefused as refused:
+            return BadValue(str(refused))
+
+    return parse_or_mark
+
+
 def nesting_depth(text: str) -> int:
     """How deep `text`'s arrays and objects nest (brackets inside strings do not count); linear in
     the text, without recursion."""
@@ -55,14 +81,19 @@ def nesting_depth(text: str) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
-    """The JSON value of `text`, or JsonRefused saying why it is not read (see the module docstring)."""
+def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS, mark_bad_values: bool = False) -> Any:
+    """The JSON value of `text`, or JsonRefused saying why it is not read; with `mark_bad_values`, a
+    value no format holds is a BadValue instead (see the module docstring)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if (depth := nesting_depth(text)) > limits.max_json_depth:
         raise JsonRefused(f"nested {depth:,} deep, deeper than any document of this format ({limits.max_json_depth})")
     try:
-        return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
+        parsers = (_integer, _float, _constant)
+        if mark_bad_values:
+            parsers = tuple(_marked(parse) for parse in parsers)
+        integer, number, constant = parsers
+        return json.loads(text, parse_int=integer, parse_float=number, parse_constant=constant)
     except JsonRefused:
         raise
     except RecursionError:

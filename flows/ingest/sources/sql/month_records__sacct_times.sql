@@ -6,7 +6,8 @@
 -- prints as Unknown or None is NULL (typed as the reader does, try_cast: on an expression, nullif,
 -- not the bare column, which DuckDB 2.0 would push into the CSV reader as a strict cast that drops
 -- the row). A row of the wrong width (a `|` or a newline in a job name) is passed over or gives no
--- time: it counts as no record (the landing reads it, or says why not).
+-- time: it counts as no record (the landing reads it, or says why not); so does a piece of a record
+-- that a lone carriage return cut (strict_mode off: a CR ends a row, never fails the file).
 create or replace temp table job_record_times as
 select
     c{{ job_id }} as job_id,
@@ -20,5 +21,6 @@ from
             {% for i in range(1, width + 1) %}'c{{ i }}': 'VARCHAR'{{ "," if not loop.last }}{% endfor %}
         },
         header = false, skip = {{ param("skip") }}, delim = {{ param("delimiter") }},
-        quote = '', escape = '', auto_detect = false, ignore_errors = true, null_padding = true
+        quote = '', escape = '', auto_detect = false, ignore_errors = true, null_padding = true,
+        strict_mode = false
     )
