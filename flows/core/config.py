@@ -48,8 +48,7 @@ from flows.core.config_types import (
     fill_placeholders,
 )
 from flows.core.months import Month
-from flows.ingest.sources.clock import EARLIEST_RECORD
-from flows.ingest.sources.limits import MAX_HOST_LIST_NODES, InputLimits
+from flows.ingest.sources import clock, limits
 from flows.ingest.sources.registry import (
     COMMAND_KINDS,
     FILE_KINDS,
@@ -121,15 +120,8 @@ class IngestConfig:
     # whose records conflict (flows/ingest/sources/job_records.py), counted and reported.
     max_bad_rows: NonNegativeInt = Field(10, description="unreadable rows a source may have (quarantined) ...")
     max_bad_row_share: Share = Field(0.001, description="... or this share of its rows, whichever is more")
-    earliest_record: date = Field(EARLIEST_RECORD, description="a record dated before this day is quarantined")
-    max_host_list_nodes: PositiveInt = Field(
-        MAX_HOST_LIST_NODES, description="a host list naming more nodes than this is quarantined, never expanded"
-    )
-
-    @property
-    def limits(self) -> InputLimits:
-        """The bounds on reading one line, field or document (flows/ingest/sources/limits.py)."""
-        return InputLimits(max_host_list_nodes=self.max_host_list_nodes)
+    earliest_record: date = Field(clock.EARLIEST_RECORD, description="a record dated before this day is quarantined")
+    max_host_list_nodes: PositiveInt = Field(limits.MAX_HOST_LIST_NODES, description="a host list of more: quarantined")
 
     def bad_row_limit(self, rows: int) -> float:
         """The unreadable rows (or conflicting attempts) a source of `rows` rows may have."""

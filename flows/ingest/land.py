@@ -36,6 +36,7 @@ from flows.ingest.month_records import landed_month_records, refuse_empty_months
 from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.limits import configured_limits
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import JOB_RECORD_KINDS, PULLED_KINDS, SOURCE_KINDS, given_input
 from flows.ingest.sources.sql import run_sql
@@ -107,13 +108,12 @@ def _read_health_sources(
     _yield_to_the_job_records()
     pieces: dict[str, list[pa.Table]] = {name: [] for name in SIGNAL_TABLES}
     manifest: dict[str, dict] = {}
+    limits = configured_limits(config.ingest)
     for kind, source in SOURCE_KINDS.items():
         if kind not in sources or source.table == "attempts":
             continue
         path, stats = sources[kind], source.new_stats()
-        found = source.read(
-            quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year, limits=config.ingest.limits
-        )
+        found = source.read(quarantines[kind], stats, path=path, clock=clocks[kind], year=month.year, limits=limits)
         if isinstance(found, pa.Table):  # a reader that works in DuckDB: the table's columns, less cluster
             tables = {source.table: landed_table(source.table, config.cluster, source.source, found)}
         else:
@@ -315,10 +315,9 @@ def _land_month(
         health = pool.submit(_read_health_sources, config, sources, clocks, month, quarantines)
         raw = pool.submit(replace_dir_atomically, raw_dir, write_raw, remove_old_in_background=True)
         try:
-            job_records = SOURCE_KINDS[sacct_format]
-            stats = job_records.new_stats()
-            context = {"con": jobs, "path": sacct_path, "clock": clocks["sacct_psv"], "limits": config.ingest.limits}
-            job_records.read(quarantines["sacct_psv"], stats, **context)
+            job_records, limits = SOURCE_KINDS[sacct_format], configured_limits(config.ingest)
+            context = {"con": jobs, "path": sacct_path, "clock": clocks["sacct_psv"], "limits": limits}
+            job_records.read(quarantines["sacct_psv"], stats := job_records.new_stats(), **context)
             manifest["sources"]["sacct_psv"] = {
                 "file": str(sacct_path),
                 "format": sacct_format,

@@ -10,6 +10,7 @@ nodes one host list may name, is a config key (`[ingest] max_host_list_nodes`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # More nodes than one job or event of any cluster names (the largest machines have about 160,000
 # nodes; GPU training clusters a few thousand); [ingest] max_host_list_nodes sets it for a site.
@@ -34,6 +35,11 @@ class InputLimits:
 
 
 DEFAULT_LIMITS = InputLimits()
+
+
+def configured_limits(ingest: Any) -> InputLimits:
+    """The bounds a config's `[ingest]` section sets (flows.core.config.IngestConfig)."""
+    return InputLimits(max_host_list_nodes=ingest.max_host_list_nodes)
 
 
 def too_long(value: str, limits: InputLimits = DEFAULT_LIMITS) -> str | None:
