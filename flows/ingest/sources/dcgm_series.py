@@ -27,8 +27,12 @@ starts a new series; a MIG GPU repeats its series per instance (`GPU_I_ID`); a d
 changes `DCGM_FI_DRIVER_VERSION`. The first run of a GPU's series is its state before the pull
 (baseline), not an event, except the windowed count's when it appears after the pull's start. Xids land in `xid_events` (so an Xid
 classifies by one taxonomy whichever source reported it), the counters' events in `health_checks`.
-A line that is not such a series (bad JSON, no host label, a node that is no node name, a value
-that is no number) is quarantined; the others are read.
+A line that is not such a series is quarantined; the others are read: bad JSON or JSON beyond the
+bounds of `json_input` (deep nesting, a huge integer, NaN, 1e400), a line longer than any field, no
+host label, a label that is not text (a host given as the number 12 is no node name), a node that
+is no node name, a value that is not a number as Prometheus writes it (text: `"79"`, `"NaN"`), an
+evaluation time that is not whole epoch seconds inside the clock's window of valid times, a run
+that ends before it starts.
 """
 
 from __future__ import annotations
@@ -36,14 +40,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from flows.ingest.sources.clock import UTC_ZONE, LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.health_files import READ_ERRORS, unreadable
+from flows.ingest.sources.json_input import JsonRefused, load_json
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck, XidEvent
@@ -65,15 +72,33 @@ MAX_XIDS_PER_RISE = 100_000  # a windowed Xid count rising more in one step is n
 GPU_SERIES = ("gpu", "UUID", "xid")  # with the metric and the node: what one GPU's series share
 
 Run = tuple[int, int, float]  # first and last evaluation time (epoch seconds), the value
+# a sample's value as Prometheus writes it (Go's strconv.FormatFloat, and its NaN and infinities)
+_VALUE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?Inf|NaN")
 
 
 @dataclass
 class DcgmSeriesReadStats:
-    series: int = 0
+    """What became of each line read: `lines` = 1 (the header) + `blank_lines` + `series` + lines
+    quarantined as they are read (the whole file's, `files_quarantined`, when its header is no
+    header). A GPU's series read are then one (`per_gpu`); each becomes events (`xid_events`,
+    `counter_events`: the rows landed), none (its values never rose), is skipped
+    (`superseded_gauges`, `other_metrics`), or is quarantined whole (`series_quarantined`, an
+    entry beyond the lines').
+
+    Skip counts: `blank_lines`, `superseded_gauges`, `other_metrics`.
+    """
+
+    lines: int = 0
+    blank_lines: int = 0  # skip count
+    series: int = 0  # lines read as a series
     samples: int = 0  # evaluation times with a value, over every series
     xid_events: int = 0
     counter_events: int = 0
     gpus_counted: int = 0  # GPUs whose Xids were read from DCGM_EXP_XID_ERRORS_COUNT (the others': their gauge)
+    superseded_gauges: int = 0  # skip count: a GPU's Xid gauge, when its windowed counts are read instead
+    other_metrics: int = 0  # skip count: a GPU's series of a metric that is no Xid nor error counter
+    series_quarantined: int = 0  # a GPU's series quarantined whole (a value that is no Xid or no count)
+    files_quarantined: int = 0  # the file, when it cannot be read (no header, a corrupt .gz)
 
 
 @dataclass(frozen=True)
@@ -119,18 +144,30 @@ def runs_of(values: list[tuple[int, str]], step: int) -> list[tuple[int, int, st
     return runs
 
 
-def _header(line: str, path: Path) -> Header:
+def _whole(value: object) -> bool:
+    """A JSON integer (a bool is none)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _header(line: str, path: Path, limits: InputLimits = DEFAULT_LIMITS) -> Header:
     try:
-        found = json.loads(line)
-        if not isinstance(found, dict) or found.get(FORMAT) != 1:
+        if why := too_long(line, limits):
+            raise ValueError(why)
+        found = load_json(line, limits)
+        if not isinstance(found, dict) or found.get(FORMAT) != 1 or isinstance(found.get(FORMAT), bool):
             raise ValueError(f'the first line is not {{"{FORMAT}": 1, ...}}')
-        header = Header(int(found["start"]), int(found["end"]), int(found["step_seconds"]), str(found["host_label"]))
-    except (ValueError, KeyError, TypeError) as error:
+        times = [found.get(key) for key in ("start", "end", "step_seconds")]
+        if not all(_whole(value) for value in times) or not isinstance(found.get("host_label"), str):
+            raise ValueError("start, end and step_seconds are whole numbers, host_label a label's name")
+        header = Header(*times, found["host_label"])
+    except ValueError as error:  # JsonRefused among them
         raise InputFormatError(
-            path, 1, "header", line.strip(), f"not a saved dcgm-exporter series file: {error}"
+            path, 1, "header", line.strip()[:200], f"not a saved dcgm-exporter series file: {error}"
         ) from None
     if header.step_seconds < 1:
         raise InputFormatError(path, 1, "step_seconds", str(header.step_seconds), "a step is 1 second or more")
+    if header.end < header.start:
+        raise InputFormatError(path, 1, "end", str(header.end), "the pull ends before it starts")
     return header
 
 
@@ -140,40 +177,84 @@ def check_header(path: Path, site_timezone: str) -> None:
         _header(handle.readline(), path)
 
 
-def _series(line: str, path: Path, line_no: int, header: Header) -> Series:
+def _series(line: str, path: Path, line_no: int, header: Header, clock: LocalClock, limits: InputLimits) -> Series:
+    def refused(field: str, reason: str) -> InputFormatError:
+        return InputFormatError(path, line_no, field, line.strip()[:200], reason)
+
+    if why := too_long(line, limits):
+        raise refused("series", why)
     try:
-        found = json.loads(line)
-        metric, raw_runs = found["metric"], found["runs"]
-        labels = {str(k): str(v) for k, v in metric.items()}
-        runs = [(int(first), int(last), float(value)) for first, last, value in raw_runs]
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise InputFormatError(path, line_no, "series", line.strip(), f"not a series: {error}") from None
+        found = load_json(line, limits)
+    except JsonRefused as error:
+        raise refused("series", f"not a series: {error}") from None
+    metric = found.get("metric") if isinstance(found, dict) else None
+    raw_runs = found.get("runs") if isinstance(found, dict) else None
+    if not isinstance(metric, dict) or not isinstance(raw_runs, list):
+        raise refused("series", 'not a series: {"metric": {labels}, "runs": [[first, last, "value"], ...]}')
+    labels: dict[str, str] = {}
+    for name, value in metric.items():
+        if not isinstance(value, str):  # Prometheus's labels are text: a host 12 is no node name
+            raise refused(name, f"a label's value is text, not {json.dumps(value)[:40]}")
+        labels[name] = value
+    runs = [_run(run, refused, clock) for run in raw_runs]
     if header.host_label not in labels:
-        raise InputFormatError(path, line_no, header.host_label, line.strip(), "no host label: which node is it?")
+        raise refused(header.host_label, "no host label: which node is it?")
     node = node_name(labels[header.host_label], path, line_no, header.host_label)
     return Series(labels.get("__name__", ""), node, labels, runs, line_no)
 
 
-def read_series(path: Path, stats: DcgmSeriesReadStats, quarantine: Quarantine) -> tuple[Header | None, list[Series]]:
+def _run(run: object, refused: Callable[[str, str], InputFormatError], clock: LocalClock) -> Run:
+    """One run `[first, last, "value"]`: whole epoch seconds inside the clock's window, first <= last,
+    the value as Prometheus writes it."""
+    if not (isinstance(run, list) and len(run) == 3 and _whole(run[0]) and _whole(run[1])):
+        raise refused("runs", "a run is [first, last, value], its times whole epoch seconds")
+    first, last, value = run
+    if last < first:
+        raise refused("runs", f"a run ends ({last}) before it starts ({first})")
+    for at in (first, last):
+        try:
+            why = clock.implausible(_at(at))
+        except (ValueError, OverflowError, OSError):
+            why = "not an epoch time"
+        if why is not None:
+            raise refused("runs", f"evaluation time {at}: {why}")
+    if not isinstance(value, str) or not _VALUE.fullmatch(value):
+        raise refused("runs", f"{value!r} is no sample value (a number as text, as Prometheus writes it)")
+    return first, last, float(value)
+
+
+def read_series(
+    path: Path,
+    stats: DcgmSeriesReadStats,
+    quarantine: Quarantine,
+    clock: LocalClock | None = None,
+    limits: InputLimits = DEFAULT_LIMITS,
+) -> tuple[Header | None, list[Series]]:
     """The file's header and series (None and none when the file cannot be read as one)."""
+    clock = clock if clock is not None else as_clock(UTC_ZONE)
     series: list[Series] = []
     line_no = 0
     try:
         with open_text(path) as handle:
             first = handle.readline()
             line_no = 1
-            header = _header(first, path)
+            stats.lines += 1
+            header = _header(first, path, limits)
             for line_no, line in enumerate(handle, start=2):
+                stats.lines += 1
                 if not line.strip():
+                    stats.blank_lines += 1
                     continue
                 try:
-                    series.append(_series(line, path, line_no, header))
+                    series.append(_series(line, path, line_no, header, clock, limits))
                 except InputFormatError as error:
                     quarantine.reject(error)
     except InputFormatError as error:
+        stats.files_quarantined += 1
         quarantine.reject(error)
         return None, []
     except READ_ERRORS as exc:
+        stats.files_quarantined += 1
         quarantine.reject(unreadable(path, line_no + 1, exc))
         return None, []
     stats.series = len(series)
@@ -286,11 +367,16 @@ def _xid_events(
     counted = {_gpu_of(s) for s in found if s.name == XID_COUNT}
     stats.gpus_counted = len(counted)
     for series in found:
-        if series.name != (XID_COUNT if _gpu_of(series) in counted else XID_GAUGE):
+        if series.name == XID_GAUGE and _gpu_of(series) in counted:
+            stats.superseded_gauges += 1
+            continue
+        if series.name not in (XID_GAUGE, XID_COUNT):
+            stats.other_metrics += not _ERROR_COUNTER.fullmatch(series.name)  # the counters: _counter_events
             continue
         try:
             events = _series_xids(series, header, path)
         except InputFormatError as error:
+            stats.series_quarantined += 1
             quarantine.reject(error)
             continue
         stats.xid_events += len(events)
@@ -310,6 +396,7 @@ def _counter_events(
         try:
             runs = _counts(series, path)
         except InputFormatError as error:
+            stats.series_quarantined += 1
             quarantine.reject(error)
             continue
         for at, gained in increases(runs, header.step_seconds):
@@ -327,13 +414,18 @@ def _counter_events(
 
 
 def read_dcgm_series(
-    path: Path, stats: DcgmSeriesReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path,
+    tz: TimeZone = UTC_ZONE,
+    limits: InputLimits = DEFAULT_LIMITS,
+    *,
+    stats: DcgmSeriesReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> Iterator[XidEvent | HealthCheck]:
     """A saved-series file's events: its Xids (rows of xid_events), then its error counters'
     increases (rows of health_checks)."""
     stats = stats if stats is not None else DcgmSeriesReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    header, found = read_series(path, stats, quarantine)
+    header, found = read_series(path, stats, quarantine, as_clock(tz), limits)
     found = per_gpu(found)
     if header is not None:
         yield from _xid_events(found, header, path, stats, quarantine)
