@@ -153,9 +153,9 @@ class LocalClock:
         counts = {"ambiguous": [], "nonexistent": []}
         for c in changes[1]:
             kind = "ambiguous" if c.after < c.before else "nonexistent"
-            counts[kind].append(
-                f"count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
-                f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}')"
+            counts[kind].append(  # coalesce: DuckDB's count_if of nothing but NULLs is NULL, not 0
+                f"coalesce(count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
+                f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}'), 0)"
             )
         # count_if(false) when there is no change: an aggregate still (a bare 0 would be a row per row)
         return tuple(" + ".join(parts) if parts else "count_if(false)" for parts in counts.values())

@@ -199,6 +199,7 @@ class _Checks:
 
 # Finds where each document of a file ends, numbers kept as text: each is then read by load_json
 _BOUNDS = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str)
+_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between documents
 
 
 def _documents(text: str, path: Path, limits: InputLimits) -> Iterator[object]:
@@ -208,7 +209,7 @@ def _documents(text: str, path: Path, limits: InputLimits) -> Iterator[object]:
         reason = f"nested {depth:,} deep, deeper than any dcgmi document ({limits.max_json_depth})"
         raise InputFormatError(path, 1, "document", path.name, reason)
     at = 0
-    while (at := len(text) - len(text[at:].lstrip())) < len(text):
+    while (at := _SPACE.match(text, at).end()) < len(text):  # a match, not a copy of the rest: linear
         try:
             _, end = _BOUNDS.raw_decode(text, at)
             document = load_json(text[at:end], limits)
