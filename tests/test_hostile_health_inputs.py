@@ -450,6 +450,22 @@ def test_a_capture_directly_in_a_dmesg_or_sel_directory_is_quarantined_and_count
     assert (sel.files, sel.files_quarantined) == (2, 1)
 
 
+@hostile(Outcome.QUARANTINE)
+def test_a_lone_carriage_return_keeps_the_line_numbers_editors_show(tmp_path: Path):
+    """A CR inside a line (or a CRLF line) ends no line: the quarantine names the line `sed -n Np` shows."""
+    with_cr = XID.replace("bus.", "bus.\rmore")
+    text = f"{GOOD}{XID}\r\n{GOOD}{with_cr}\n1970-01-01T00:00:00Z gpu2 {XID}\n"
+    path = write(tmp_path / "x.log", text)
+    quarantine, stats = lenient(), SyslogReadStats()
+    assert read_xid_syslog(path, clock(), 2026, stats=stats, quarantine=quarantine)["source_line"].to_pylist() == [1, 2]
+    assert where(quarantine.errors) == [("x.log", 3, "timestamp")] and stats.lines == 3
+
+    write(tmp_path / "dmesg" / "gpu1" / "a.log", f"x\ry\n{GOOD_DMESG}1970-01-01T00:00:00,000000+00:00 {DMESG_XID}\n")
+    quarantine = lenient()
+    assert [e.source_line for e in read_xid_dmesg_dir(tmp_path / "dmesg", clock(), 2026, quarantine=quarantine)] == [2]
+    assert where(quarantine.errors) == [("a.log", 3, "timestamp")]
+
+
 # --- bounded work --------------------------------------------------------------------------------------
 
 

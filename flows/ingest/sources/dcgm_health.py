@@ -279,7 +279,7 @@ _ENTITY_NAMES = {"gpuId": ("GPU", "Failure"), "physicalId": ("NvSwitch", "Warnin
 
 
 def _link_status(text: str, path: Path, check: _Checks, limits: InputLimits) -> Iterator[HealthCheck]:
-    lines = text.splitlines()
+    lines = [line.removesuffix("\r") for line in text.removesuffix("\n").split("\n")]  # as editors count lines
     for line_no, line in enumerate(lines, start=1):
         if why := too_long(line, limits):
             raise InputFormatError(path, line_no, "link status", line[:200], why)

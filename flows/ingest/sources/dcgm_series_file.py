@@ -20,7 +20,7 @@ from pathlib import Path
 
 from flows.ingest.sources.clock import UTC_ZONE, LocalClock, as_clock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
+from flows.ingest.sources.files import LF_ONLY, open_text
 from flows.ingest.sources.health_files import READ_ERRORS, unreadable
 from flows.ingest.sources.json_input import JsonRefused, load_json
 from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
@@ -130,7 +130,7 @@ def _header(line: str, path: Path, limits: InputLimits = DEFAULT_LIMITS) -> Head
 
 def check_header(path: Path, site_timezone: str) -> None:
     """`check --month`: the first line says what was pulled (an InputFormatError when it does not)."""
-    with open_text(path) as handle:
+    with open_text(path, LF_ONLY) as handle:
         _header(handle.readline(), path)
 
 
@@ -192,7 +192,7 @@ def read_series(
     series: list[Series] = []
     line_no = 0
     try:
-        with open_text(path) as handle:
+        with open_text(path, LF_ONLY) as handle:
             first = handle.readline()
             line_no = 1
             stats.lines += 1

@@ -28,15 +28,19 @@ def broken_gzip(path: Path, line: int, error: Exception) -> BrokenGzipError:
 class TextFile:
     """A text input file, gzip-compressed when it ends in .gz; undecodable bytes become U+FFFD,
     never an error. A gzip stream that ends early or is corrupt raises `broken_gzip` at the line
-    where it breaks, not a bare EOFError."""
+    where it breaks, not a bare EOFError.
 
-    def __init__(self, path: Path) -> None:
+    Line endings are kept (the reader strips them). `newline` is where lines end: "" (any of LF,
+    CRLF, CR), or LF_ONLY, as `wc -l`, editors and `sed -n Np` count lines: a log's line that holds a
+    lone carriage return is then one line (the CR in it), and the lines after it keep their numbers."""
+
+    def __init__(self, path: Path, newline: str = "") -> None:
         self.path = path
         self.lines_read = 0
         if path.suffix == ".gz":
-            self._handle: IO[str] = gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+            self._handle: IO[str] = gzip.open(path, "rt", encoding="utf-8", errors="replace", newline=newline)
         else:
-            self._handle = open(path, encoding="utf-8", errors="replace", newline="")
+            self._handle = open(path, encoding="utf-8", errors="replace", newline=newline)
 
     def __enter__(self) -> TextFile:
         return self
@@ -72,9 +76,12 @@ class TextFile:
         return text
 
 
-def open_text(path: Path) -> TextFile:
+LF_ONLY = "\n"  # TextFile's `newline` for the logs read line by line (syslog, captures, JSON lines)
+
+
+def open_text(path: Path, newline: str = "") -> TextFile:
     """The file `path` for reading as text (see `TextFile`)."""
-    return TextFile(path)
+    return TextFile(path, newline)
 
 
 def gzip_break(path: Path) -> InputFormatError | None:

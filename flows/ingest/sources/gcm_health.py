@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from flows.ingest.sources.clock import UTC_ZONE, LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
+from flows.ingest.sources.files import LF_ONLY, open_text
 from flows.ingest.sources.health_files import READ_ERRORS, invalid, unreadable
 from flows.ingest.sources.json_input import JsonRefused, load_json
 from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
@@ -74,7 +74,7 @@ def read_gcm_health_dir(
         relative = str(path.relative_to(root))
         line_no = 0
         try:
-            with open_text(path) as handle:
+            with open_text(path, LF_ONLY) as handle:
                 for line_no, line in enumerate(handle, start=1):
                     stats.lines += 1
                     if not line.strip():

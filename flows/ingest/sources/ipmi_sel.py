@@ -29,7 +29,7 @@ from pathlib import Path
 
 from flows.ingest.sources.clock import LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
+from flows.ingest.sources.files import LF_ONLY, open_text
 from flows.ingest.sources.health_files import READ_ERRORS, loose_file, node_folders, unreadable
 from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
@@ -86,7 +86,7 @@ def read_ipmi_sel_dir(
             quarantine.reject(error)
             continue
         try:
-            with open_text(path) as handle:
+            with open_text(path, LF_ONLY) as handle:
                 for line_no, line in enumerate(handle, start=1):
                     stats.lines += 1
                     if not line.strip():

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from flows.ingest.sources.clock import MAX_UTC_OFFSET, OFFSET_RULE, LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
+from flows.ingest.sources.files import LF_ONLY, open_text
 from flows.ingest.sources.health_files import READ_ERRORS, unreadable
 from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
 from flows.ingest.sources.node_names import NODE_NAME, NODE_NAME_RULE
@@ -101,7 +101,7 @@ def read_syslog_messages(
     first, *others = (marker,) if isinstance(marker, str) else marker
     numbers, lines, total, refused = [], [], 0, 0
     try:
-        with open_text(path) as handle:
+        with open_text(path, LF_ONLY) as handle:
             for total, line in enumerate(handle, start=1):
                 if first in line or (others and any(m in line for m in others)):
                     if why := too_long(line, limits):

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from flows.ingest.sources.clock import LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
+from flows.ingest.sources.files import LF_ONLY, open_text
 from flows.ingest.sources.health_files import READ_ERRORS, loose_file, node_folders, unreadable
 from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
@@ -179,7 +179,7 @@ def _from_marker(line: str) -> str:
 
 
 def _lines(path: Path) -> Iterator[str]:
-    with open_text(path) as handle:
+    with open_text(path, LF_ONLY) as handle:
         yield from handle
 
 
