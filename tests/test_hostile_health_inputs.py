@@ -275,6 +275,10 @@ def nvlink(count: str) -> dict:
         pytest.param(json.dumps(HEALTHY) + "\n" + DEEP, "document", id="second-document-nested-deep"),
         pytest.param(json.dumps(HEALTHY).replace('"Healthy"', HUGE), "document", id="5000-digits"),
         pytest.param(json.dumps(HEALTHY).replace('"Healthy"', "Infinity"), "document", id="infinity"),
+        pytest.param(json.dumps(HEALTHY).replace('"Healthy"', "true"), "body.Overall Health.value", id="verdict-true"),
+        pytest.param(
+            json.dumps(nvlink("3")).replace('"3"', "3.0"), "body.Link 0.children.Replay Error.value", id="count-3.0"
+        ),
         pytest.param("", "document", id="empty-capture"),
         pytest.param(" \n\n", "document", id="blank-capture"),
         pytest.param(json.dumps(nvlink("-5")), "Link 0.Replay Error", id="negative-counter"),

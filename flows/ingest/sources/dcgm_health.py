@@ -71,7 +71,10 @@ class DcgmReadStats:
 
 
 class _Box(BaseModel):
-    """A node of dcgmi's output tree (DcgmiOutputBoxer): a value, overflow lines, named children."""
+    """A node of dcgmi's output tree (DcgmiOutputBoxer): a value, overflow lines, named children.
+    Strict, as every model here: dcgmi writes text, so `true` or `2.0` is no verdict nor count."""
+
+    model_config = ConfigDict(strict=True)
 
     value: str | None = None
     overflow: list[str] = []
@@ -81,17 +84,19 @@ class _Box(BaseModel):
 class _Output(BaseModel):
     """`dcgmi health -j` and `dcgmi nvlink -e -j` (DcgmiOutputJson)."""
 
+    model_config = ConfigDict(strict=True)
+
     header: list[str] = []
     body: dict[str, _Box]
 
 
 class _DiagWarning(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     warning: str = ""
 
 
 class _DiagResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     status: str = ""
     gpu_id: str | int | None = None
     gpu_ids: str | int | list[str | int] | None = None
@@ -100,18 +105,18 @@ class _DiagResult(BaseModel):
 
 
 class _DiagTest(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     name: str
     results: list[_DiagResult] = []
 
 
 class _DiagCategory(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     tests: list[_DiagTest]
 
 
 class _Diag(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     test_categories: list[_DiagCategory] = []
 
 
