@@ -168,7 +168,7 @@ def _read_one(
             text = handle.read()
     except READ_ERRORS as exc:
         raise unreadable(path, 1, exc) from None
-    check = _Checks(node, ts, f"{node}/{path.name}")
+    check = _Checks(node, ts, f"{node}/{path.name}", path, limits)
     if ".json" not in path.suffixes:
         yield from _link_status(text, path, check, limits)
         return
@@ -192,13 +192,19 @@ def _read_one(
 
 @dataclass
 class _Checks:
-    """The health checks of one file: its node, time and name."""
+    """The health checks of one file: its node, time and name (and its path and the bounds, for the
+    error of a field longer than any dcgmi writes)."""
 
     node: str
     ts: datetime
     source_file: str
+    path: Path
+    limits: InputLimits
 
     def __call__(self, check: str, status: str, message: str, line: int = 1) -> HealthCheck:
+        for field, value in (("check", check), ("status", status), ("message", message)):
+            if why := too_long(value, self.limits):
+                raise InputFormatError(self.path, line, field, value[:200], why)
         return HealthCheck(self.node, self.ts, check, status, message, self.source_file, line)
 
 
