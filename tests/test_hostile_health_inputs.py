@@ -470,6 +470,18 @@ def test_a_lone_carriage_return_keeps_the_line_numbers_editors_show(tmp_path: Pa
     assert where(quarantine.errors) == [("a.log", 3, "timestamp")]
 
 
+@hostile(Outcome.QUARANTINE)
+def test_a_capture_in_a_subfolder_of_its_node_is_named_from_the_directory(tmp_path: Path):
+    write(tmp_path / "gpu1" / "2026-11" / "a.log", GOOD_DMESG + f"Nov 99 00:00:00 gpu1 kernel: {DMESG_XID}\n")
+    quarantine = lenient()
+    events = list(read_xid_dmesg_dir(tmp_path, clock(), 2026, quarantine=quarantine))
+    assert [e.source_file for e in events] == ["gpu1/2026-11/a.log"]
+    assert [(Path(e.path), e.line) for e in quarantine.errors] == [(tmp_path / "gpu1" / "2026-11" / "a.log", 2)]
+
+    write(tmp_path / "sel" / "gpu1" / "2026-11" / "a", GOOD_SEL)
+    assert [c.source_file for c in read_ipmi_sel_dir(tmp_path / "sel", clock())] == ["gpu1/2026-11/a"]
+
+
 # --- bounded work --------------------------------------------------------------------------------------
 
 

@@ -78,7 +78,7 @@ def read_ipmi_sel_dir(
             stats.files_quarantined += 1
             quarantine.reject(loose_file(root, path, "<node>/<capture>"))
             continue
-        line_no = 0
+        line_no, source_file = 0, str(path.relative_to(root))
         try:
             node = node_name(node_dir.name, path, 1, "node folder")
         except InputFormatError as error:
@@ -94,7 +94,7 @@ def read_ipmi_sel_dir(
                         continue
                     stats.entries += 1
                     try:
-                        entry = _entry(line, path, line_no, node, clock, stats, limits)
+                        entry = _entry(line, path, source_file, line_no, node, clock, stats, limits)
                     except InputFormatError as error:
                         quarantine.reject(error)
                         continue
@@ -112,7 +112,14 @@ def read_ipmi_sel_dir(
 
 
 def _entry(
-    line: str, path: Path, line_no: int, node: str, clock: LocalClock, stats: SelReadStats, limits: InputLimits
+    line: str,
+    path: Path,
+    source_file: str,
+    line_no: int,
+    node: str,
+    clock: LocalClock,
+    stats: SelReadStats,
+    limits: InputLimits,
 ) -> HealthCheck | None:
     """One SEL line as a health check; None for one that is counted and skipped."""
     if why := too_long(line, limits):
@@ -142,7 +149,7 @@ def _entry(
         check=fields[3],
         status=fields[4],
         message=" | ".join([f"record {record}", *fields[6:]]),
-        source_file=str(path.relative_to(path.parents[1])),
+        source_file=source_file,  # <node>/<capture>, relative to the directory
         source_line=line_no,
     )
 

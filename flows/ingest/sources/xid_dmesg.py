@@ -97,7 +97,7 @@ def read_xid_dmesg_dir(
             stats.files_quarantined += 1
             found.append(error)
             continue
-        for item, journal_line in _read_capture(path, node, clock, limits, stats):
+        for item, journal_line in _read_capture(path, str(path.relative_to(root)), node, clock, limits, stats):
             if journal_line is not None:
                 journal.append((len(found), journal_line))
             found.append(item)
@@ -123,7 +123,7 @@ def read_xid_dmesg_dir(
 
 
 def _read_capture(
-    path: Path, node: str, clock: LocalClock, limits: InputLimits, stats: DmesgReadStats
+    path: Path, source_file: str, node: str, clock: LocalClock, limits: InputLimits, stats: DmesgReadStats
 ) -> Iterator[tuple[XidEvent | InputFormatError, str | None]]:
     """Each Xid line of one capture as an event (or the error that stops it), with the line itself
     when it is in a journal format, whose time is read later with the directory's other such lines."""
@@ -165,7 +165,7 @@ def _read_capture(
                 pci=xid.group(1),
                 message=xid.group(3),
                 source_line=line_no,
-                source_file=str(path.relative_to(path.parents[1])),
+                source_file=source_file,  # <node>/<capture>, relative to the directory
             )
             yield event, (line if ts is None else None)
     except READ_ERRORS as exc:
