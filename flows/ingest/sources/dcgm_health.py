@@ -49,7 +49,7 @@ from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.health_files import READ_ERRORS, invalid, unreadable
 from flows.ingest.sources.json_input import JsonRefused, load_json, nesting_depth
-from flows.ingest.sources.limits import DEFAULT_LIMITS, MAX_INTEGER_DIGITS, InputLimits, too_long
+from flows.ingest.sources.limits import DEFAULT_LIMITS, MAX_FIELD_CHARS, MAX_INTEGER_DIGITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck
@@ -121,6 +121,8 @@ class _Diag(BaseModel):
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
+# One run of dcgmi writes kilobytes (a diag of 8 GPUs, nvlink -e of every link: well under 1 MB)
+MAX_CAPTURE_CHARS = 64 * MAX_FIELD_CHARS
 
 
 def read_dcgm_health_dir(
@@ -165,9 +167,13 @@ def _read_one(
         raise InputFormatError(path, 1, "file name", path.name, why)
     try:
         with open_text(path) as handle:
-            text = handle.read()
+            text = handle.read(MAX_CAPTURE_CHARS + 1)  # never the whole of a .gz that inflates without end
     except READ_ERRORS as exc:
         raise unreadable(path, 1, exc) from None
+    if len(text) > MAX_CAPTURE_CHARS:
+        raise InputFormatError(
+            path, 1, "file", path.name, f"larger than any dcgmi capture ({MAX_CAPTURE_CHARS:,} characters)"
+        )
     check = _Checks(node, ts, f"{node}/{path.name}", path, limits)
     if ".json" not in path.suffixes:
         yield from _link_status(text, path, check, limits)
