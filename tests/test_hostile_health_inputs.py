@@ -518,6 +518,20 @@ def test_a_line_longer_than_any_field_is_quarantined_in_every_line_reader(tmp_pa
     assert where(quarantine.errors) == [("20261101T000000Z.json", 1, "message")]
 
 
+@hostile(Outcome.QUARANTINE)
+def test_a_line_of_hundreds_of_megabytes_is_quarantined_without_holding_it(tmp_path: Path):
+    """A log without a newline for 300 MB: its head is read, the rest passed over in pieces."""
+    path = tmp_path / "x.log"
+    with open(path, "w") as handle:
+        handle.write(f"{GOOD}{XID}\n")
+        for _ in range(300):
+            handle.write("a" * (1 << 20))
+        handle.write(f"\n{GOOD}{XID}\n")
+    quarantine, stats = lenient(), SyslogReadStats()
+    assert read_xid_syslog(path, clock(), 2026, stats=stats, quarantine=quarantine)["source_line"].to_pylist() == [1, 3]
+    assert where(quarantine.errors) == [("x.log", 2, "line")] and stats.lines == 3
+
+
 def within(seconds: float, work: Callable[[], object]) -> float:
     """How long `work` took, failing when it takes longer than `seconds` (an in-process timeout: a
     daemon thread, left behind if it hangs)."""

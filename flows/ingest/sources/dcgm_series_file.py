@@ -131,7 +131,7 @@ def _header(line: str, path: Path, limits: InputLimits = DEFAULT_LIMITS) -> Head
 def check_header(path: Path, site_timezone: str) -> None:
     """`check --month`: the first line says what was pulled (an InputFormatError when it does not)."""
     with open_text(path, LF_ONLY) as handle:
-        _header(handle.readline(), path)
+        _header(handle.readline(DEFAULT_LIMITS.max_field_chars + 1), path)
 
 
 def _series(line: str, path: Path, line_no: int, header: Header, clock: LocalClock, limits: InputLimits) -> Series:
@@ -193,11 +193,11 @@ def read_series(
     line_no = 0
     try:
         with open_text(path, LF_ONLY) as handle:
-            first = handle.readline()
+            first = handle.readline(limits.max_field_chars + 1)
             line_no = 1
             stats.lines += 1
             header = _header(first, path, limits)
-            for line_no, line in enumerate(handle, start=2):
+            for line_no, line in enumerate(handle.lines(limits.max_field_chars), start=2):
                 stats.lines += 1
                 if not line.strip():
                     stats.blank_lines += 1

@@ -63,9 +63,22 @@ class TextFile:
                 self.lines_read += 1
                 yield line
 
-    def readline(self) -> str:
+    def lines(self, max_chars: int) -> Iterator[str]:
+        """The file's lines, each held in memory up to `max_chars` + 1 characters: a longer line
+        (a log without a newline for gigabytes) is yielded as its first `max_chars` + 1 characters,
+        the rest read past in pieces, so that the reader quarantines it as too long (its length is
+        over any bound) and the next line keeps its number."""
         with self._named():
-            line = self._handle.readline()
+            while line := self._handle.readline(max_chars + 1):
+                if len(line) > max_chars and not line.endswith("\n"):
+                    while (rest := self._handle.readline(_PIECE)) and not rest.endswith("\n"):
+                        pass
+                self.lines_read += 1
+                yield line
+
+    def readline(self, size: int = -1) -> str:
+        with self._named():
+            line = self._handle.readline(size)
         self.lines_read += line.endswith("\n")
         return line
 
@@ -76,6 +89,7 @@ class TextFile:
         return text
 
 
+_PIECE = 1 << 20  # how much of an over-long line is read at a time, to be passed over
 LF_ONLY = "\n"  # TextFile's `newline` for the logs read line by line (syslog, captures, JSON lines)
 
 

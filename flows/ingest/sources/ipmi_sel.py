@@ -87,7 +87,7 @@ def read_ipmi_sel_dir(
             continue
         try:
             with open_text(path, LF_ONLY) as handle:
-                for line_no, line in enumerate(handle, start=1):
+                for line_no, line in enumerate(handle.lines(limits.max_field_chars), start=1):
                     stats.lines += 1
                     if not line.strip():
                         stats.blank_lines += 1

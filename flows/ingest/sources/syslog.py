@@ -64,7 +64,7 @@ class SyslogReadStats:
     """
 
     lines: int = 0
-    matched: int = 0  # lines with the reader's marker: landed or quarantined
+    matched: int = 0  # lines with the reader's marker (or too long to tell): landed or quarantined
     other_lines: int = 0  # skip count: lines without the marker (the rest of the log)
     files_quarantined: int = (
         0  # quarantine entries that are a file, not a line: a corrupt or cut .gz (read up to the break)
@@ -102,12 +102,11 @@ def read_syslog_messages(
     numbers, lines, total, refused = [], [], 0, 0
     try:
         with open_text(path, LF_ONLY) as handle:
-            for total, line in enumerate(handle, start=1):
-                if first in line or (others and any(m in line for m in others)):
-                    if why := too_long(line, limits):
-                        quarantine.reject(InputFormatError(path, total, "line", line[:200], why))
-                        refused += 1
-                        continue
+            for total, line in enumerate(handle.lines(limits.max_field_chars), start=1):
+                if why := too_long(line, limits):  # whatever it holds: only its head was read
+                    quarantine.reject(InputFormatError(path, total, "line", line[:200], why))
+                    refused += 1
+                elif first in line or (others and any(m in line for m in others)):
                     numbers.append(total)
                     lines.append(line.rstrip("\r\n"))
     except READ_ERRORS as exc:  # a corrupt or truncated .gz: the lines before it are kept

@@ -59,7 +59,7 @@ class DmesgReadStats:
 
     files: int = 0
     lines: int = 0
-    matched: int = 0  # lines with `NVRM: Xid`: landed, repeated or quarantined
+    matched: int = 0  # lines with `NVRM: Xid` (or too long to tell): landed, repeated or quarantined
     other_lines: int = 0  # skip count: the rest of the kernel log
     boot_time_lines: int = 0  # skip count: `# boot_time:` lines (read, not events; a bad one is quarantined)
     repeated_lines: int = 0  # skip count: the same Xid line in overlapping captures of one node
@@ -130,11 +130,11 @@ def _read_capture(
     boot: datetime | None = None
     line_no = 0
     try:
-        for line_no, line in enumerate(_lines(path), start=1):
+        for line_no, line in enumerate(_lines(path, limits.max_field_chars), start=1):
             line = line.rstrip("\r\n")
             stats.lines += 1
-            if XID_MARKER not in line:
-                marker = _BOOT_TIME.match(line) if line.startswith("#") and not too_long(line, limits) else None
+            if XID_MARKER not in line and not too_long(line, limits):
+                marker = _BOOT_TIME.match(line) if line.startswith("#") else None
                 if not marker:
                     stats.other_lines += 1
                     continue
@@ -178,9 +178,9 @@ def _from_marker(line: str) -> str:
     return line[line.index(XID_MARKER) :][:200]
 
 
-def _lines(path: Path) -> Iterator[str]:
+def _lines(path: Path, max_chars: int) -> Iterator[str]:
     with open_text(path, LF_ONLY) as handle:
-        yield from handle
+        yield from handle.lines(max_chars)
 
 
 def _boot_time(text: str, path: Path, line_no: int, clock: LocalClock) -> datetime:
