@@ -519,12 +519,12 @@ def test_a_line_longer_than_any_field_is_quarantined_in_every_line_reader(tmp_pa
 
 
 @hostile(Outcome.QUARANTINE)
-def test_a_line_of_hundreds_of_megabytes_is_quarantined_without_holding_it(tmp_path: Path):
-    """A log without a newline for 300 MB: its head is read, the rest passed over in pieces."""
+def test_a_line_of_megabytes_is_quarantined_without_holding_it(tmp_path: Path):
+    """A log without a newline for 20 MB: its head is read, the rest passed over in pieces."""
     path = tmp_path / "x.log"
     with open(path, "w") as handle:
         handle.write(f"{GOOD}{XID}\n")
-        for _ in range(300):
+        for _ in range(20):
             handle.write("a" * (1 << 20))
         handle.write(f"\n{GOOD}{XID}\n")
     quarantine, stats = lenient(), SyslogReadStats()
