@@ -348,6 +348,14 @@ def series(host: object = "gpu7", runs: object = None, name: str = "DCGM_FI_DEV_
         pytest.param(series(runs=[[T0, T0, "0"], [T0 + 60, T0 + 60, 79]]), "runs", id="value-not-text"),
         pytest.param(series(runs=[[T0, T0, "0"], [T0 + 60, T0 + 60, "7_9"]]), "runs", id="value-7_9"),
         pytest.param(series(host=12), "Hostname", id="host-label-a-number"),
+        pytest.param(
+            series(
+                name="DCGM_EXP_XID_ERRORS_COUNT",
+                runs=[[T0 + 60 * i, T0 + 60 * i, str(i % 2 * 90_000)] for i in range(6)],
+            ).replace('"gpu": "0"', '"gpu": "1", "xid": "79"'),
+            "DCGM_EXP_XID_ERRORS_COUNT",
+            id="xid-count-flood",
+        ),
         pytest.param(series(host=["gpu8"]), "Hostname", id="host-label-a-list"),
     ],
 )
@@ -358,7 +366,7 @@ def test_a_series_beyond_jsons_bounds_or_of_the_wrong_type_is_quarantined(tmp_pa
     events = list(read_dcgm_series(path, clock(), stats=stats, quarantine=quarantine))
     assert [(e.node, e.xid) for e in events] == [("gpu7", 79)]  # never node "12"
     assert where(quarantine.errors) == [("dcgm_series.jsonl", 3, field)]
-    assert stats.lines == 1 + stats.blank_lines + stats.series + len(quarantine.errors)
+    assert stats.lines == 1 + stats.blank_lines + stats.series + len(quarantine.errors) - stats.series_quarantined
 
 
 @pytest.mark.parametrize(

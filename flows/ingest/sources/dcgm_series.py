@@ -73,6 +73,9 @@ ERROR_COUNTERS = (
 METRICS = f"{XID_GAUGE}|{XID_COUNT}|{ERROR_COUNTERS}"
 _ERROR_COUNTER = re.compile(ERROR_COUNTERS)
 MAX_XIDS_PER_RISE = 100_000  # a windowed Xid count rising more in one step is no GPU's (the driver rate-limits)
+# ... and one GPU's count of one Xid rising more over a pull: its rises would be that many rows (a
+# line of runs rising 0, 100,000, 0, ... is a few bytes a run), so the rows stay in proportion to the file
+MAX_XIDS_PER_SERIES = MAX_XIDS_PER_RISE
 GPU_SERIES = ("gpu", "UUID", "xid")  # with the metric and the node: what one GPU's series share
 
 
@@ -157,10 +160,12 @@ def _series_xids(series: Series, header: Header, path: Path) -> list[XidEvent]:
     """The Xid events of one series (all or none: a value that is no Xid quarantines the series)."""
     step = header.step_seconds
     if series.name == XID_COUNT:
+        rises = list(_xid_count_rises(series, header, path))
+        if (total := sum(gained for _, gained in rises)) > MAX_XIDS_PER_SERIES:  # never a row per Xid of a flood
+            reason = f"{total:,} Xids, more than any GPU's count in one pull ({MAX_XIDS_PER_SERIES:,})"
+            raise InputFormatError(path.name, series.line, series.name, str(total), reason)
         return [
-            _xid(series, at, series.labels.get("xid", ""), path, step)
-            for at, gained in list(_xid_count_rises(series, header, path))
-            for _ in range(gained)
+            _xid(series, at, series.labels.get("xid", ""), path, step) for at, gained in rises for _ in range(gained)
         ]
     return [
         _xid(series, run[0], _number(run[2]), path, step)
