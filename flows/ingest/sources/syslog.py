@@ -8,13 +8,15 @@
 A timestamp without an offset is in the configured site time zone, one with an offset is that
 instant (an offset no zone has, `+99:99`, is quarantined); fractions past microseconds are cut. A
 time outside the clock's window of valid times (before `[ingest] earliest_record`, after the dump)
-is quarantined, as the job records' are. The host is one word, then comes the message's tag (`kernel:`, `nhc[811]:`, after an
-optional severity word as SONiC's template writes it): a line whose host is two words, or is not a
-node name (`flows.ingest.sources.node_names`), is quarantined, never attributed to its first word. A month of a large cluster's kernel log is hundreds of thousands of lines, so Python only
-picks out the lines that carry the wanted message (a substring test) and DuckDB reads their
-prefixes and messages. A line that holds the reader's marker but is longer than any field
-(`limits.max_field_chars`) is quarantined before any pattern looks at it; with `unmatched`, so is
-a line that holds the marker but not the message's fields (an Xid line cut after its colon).
+is quarantined, as the job records' are. The host is one word, then comes the message's tag
+(`kernel:`, `nhc[811]:`, after an optional severity word as SONiC's template writes it): a line
+whose host is two words, or is not a node name (`flows.ingest.sources.node_names`), is
+quarantined, never attributed to its first word. A month of a large cluster's kernel log is
+hundreds of thousands of lines, so Python only picks out the lines that carry the wanted message
+(a substring test) and DuckDB reads their prefixes and messages. A line longer than any field
+(`limits.max_field_chars`: only its head is read) is quarantined before any pattern looks at it;
+with `unmatched`, so is a line that holds the marker but not the message's fields (an Xid line
+cut after its colon).
 """
 
 from __future__ import annotations
@@ -66,9 +68,7 @@ class SyslogReadStats:
     lines: int = 0
     matched: int = 0  # lines with the reader's marker (or too long to tell): landed or quarantined
     other_lines: int = 0  # skip count: lines without the marker (the rest of the log)
-    files_quarantined: int = (
-        0  # quarantine entries that are a file, not a line: a corrupt or cut .gz (read up to the break)
-    )
+    files_quarantined: int = 0  # entries that are a file, not a line: a corrupt .gz (read up to the break)
 
 
 # What a reader says of a line that holds its marker but not its fields: (field, reason)
@@ -93,8 +93,8 @@ def read_syslog_messages(
 
     A matching line without a readable prefix or a valid time goes to the quarantine (it names the
     file and line), and so does a file that cannot be read to its end (its lines up to there are
-    read), a line with the marker longer than `limits.max_field_chars` and, given `unmatched` (the
-    field and reason to name), a line with the marker where `fields` is not found.
+    read), a line longer than `limits.max_field_chars` and, given `unmatched` (the field and
+    reason to name), a line with the marker where `fields` is not found.
     """
     stats = stats if stats is not None else SyslogReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
