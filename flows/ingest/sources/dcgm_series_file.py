@@ -35,12 +35,13 @@ _VALUE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|
 
 @dataclass
 class DcgmSeriesReadStats:
-    """What became of each line read: `lines` = 1 (the header) + `blank_lines` + `series` + lines
-    quarantined as they are read (the whole file's, `files_quarantined`, when its header is no
-    header). A GPU's series read are then one (`per_gpu`); each becomes events (`xid_events`,
-    `counter_events`: the rows landed), none (its values never rose), is skipped
-    (`superseded_gauges`, `other_metrics`), or is quarantined whole (`series_quarantined`, an
-    entry beyond the lines').
+    """What became of each line read: `lines` = 1 (the header) + `blank_lines` + `series` + the
+    lines quarantined as they are read. A GPU's series read are then one (`per_gpu`); each becomes
+    events (`xid_events`, `counter_events`: the rows landed), none (its values never rose), is
+    skipped (`superseded_gauges`, `other_metrics`), or is quarantined whole (`series_quarantined`,
+    a quarantine entry beyond the lines'). A file that cannot be read as one (its header is none,
+    a corrupt .gz) is one quarantine entry (`files_quarantined` 1) and lands nothing, whatever
+    `lines` it read first.
 
     Skip counts: `blank_lines`, `superseded_gauges`, `other_metrics`.
     """
