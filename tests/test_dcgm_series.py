@@ -53,7 +53,7 @@ def test_the_gauge_changing_to_a_non_zero_value_is_an_xid_at_the_first_sample_sh
     # 79 before the pull (baseline), 0 after a driver reload, 48, 48 again after a gap (no new event), 79
     path = saved(tmp_path, series("DCGM_FI_DEV_XID_ERRORS", "gpu7", ["79", "0", "0", "48", None, "48", "79", "79"]))
     stats = DcgmSeriesReadStats()
-    events = list(read_dcgm_series(path, stats, Quarantine()))
+    events = list(read_dcgm_series(path, stats=stats, quarantine=Quarantine()))
     assert [(e.xid, e.ts, e.node, e.uncertainty_seconds) for e in events] == [
         (48, at(3), "gpu7", 60),
         (79, at(6), "gpu7", 60),
@@ -72,7 +72,7 @@ def test_a_gpus_series_are_one_whatever_labels_change_with_its_xid_or_its_mig_in
         series("DCGM_FI_DEV_XID_ERRORS", "gpu7", [None, None, "79", "79"], err_code="79", GPU_I_ID="1"),
         series("DCGM_FI_DEV_XID_ERRORS", "gpu7", [None, None, "79", "79"], err_code="79", GPU_I_ID="2"),
     )
-    events = list(read_dcgm_series(path, DcgmSeriesReadStats(), Quarantine()))
+    events = list(read_dcgm_series(path, stats=DcgmSeriesReadStats(), quarantine=Quarantine()))
     assert [(e.xid, e.ts) for e in events] == [(79, at(2))]
 
 
@@ -87,7 +87,7 @@ def test_the_windowed_count_rises_by_its_xid_label_and_then_its_gpus_gauge_is_no
         series("DCGM_EXP_XID_ERRORS_COUNT", "gpu8", ["1", "1", "0", None, None, "1"], xid="48"),
     )
     stats = DcgmSeriesReadStats()
-    events = list(read_dcgm_series(path, stats, Quarantine()))
+    events = list(read_dcgm_series(path, stats=stats, quarantine=Quarantine()))
     assert [(e.node, e.xid, e.ts) for e in events] == [
         ("gpu9", 31, at(3)), ("gpu7", 79, at(2)), ("gpu7", 79, at(5)), ("gpu7", 79, at(5)), ("gpu8", 48, at(5))
     ]  # fmt: skip
@@ -102,7 +102,7 @@ def test_an_error_counter_increase_is_a_check_and_a_reset_counts_from_zero(tmp_p
         series("DCGM_FI_DEV_GPU_TEMP", "gpu7", ["40", "90"]),  # not an error counter
     )
     stats = DcgmSeriesReadStats()
-    checks = [e for e in read_dcgm_series(path, stats, Quarantine()) if isinstance(e, HealthCheck)]
+    checks = [e for e in read_dcgm_series(path, stats=stats, quarantine=Quarantine()) if isinstance(e, HealthCheck)]
     assert [(c.check, c.ts, c.message, c.status) for c in checks] == [
         ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", at(2), "GPU 3 (GPU-abc): +2", "increase"),
         ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", at(6), "GPU 3 (GPU-abc): +3", "increase"),
@@ -122,7 +122,7 @@ def test_a_series_without_its_host_or_with_no_xid_is_quarantined_and_the_others_
         series("DCGM_EXP_XID_ERRORS_COUNT", "gpu7", [None, "1"], xid="abc"),
     )
     quarantine = Quarantine(strict=False)
-    events = list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine))
+    events = list(read_dcgm_series(path, stats=DcgmSeriesReadStats(), quarantine=quarantine))
     assert [(e.xid, e.source_line) for e in events] == [(13, 5)]
     assert [(e.line, e.field) for e in quarantine.errors] == [(2, "Hostname"), (3, "series"), (4, "xid"), (6, "xid")]
 
@@ -131,7 +131,7 @@ def test_a_file_that_is_no_saved_series_is_quarantined_whole(tmp_path):
     path = tmp_path / "dcgm_series.jsonl"
     path.write_text('{"metric": {}}\n')
     quarantine = Quarantine(strict=False)
-    assert list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine)) == []
+    assert list(read_dcgm_series(path, stats=DcgmSeriesReadStats(), quarantine=quarantine)) == []
     assert [(e.line, e.field) for e in quarantine.errors] == [(1, "header")]
     with pytest.raises(InputFormatError, match="not a saved dcgm-exporter series file"):
         check_header(path, "UTC")  # check --month
@@ -163,7 +163,7 @@ def test_a_count_that_is_no_count_quarantines_its_series_and_never_hangs(tmp_pat
         series("DCGM_EXP_XID_ERRORS_COUNT", "gpu8", ["0", "2"], xid="79"),
     )
     quarantine = Quarantine(strict=False)
-    events = list(read_dcgm_series(path, DcgmSeriesReadStats(), quarantine))
+    events = list(read_dcgm_series(path, stats=DcgmSeriesReadStats(), quarantine=quarantine))
     assert [(e.node, e.xid) for e in events if isinstance(e, XidEvent)] == [("gpu8", 79), ("gpu8", 79)]
     assert [e.line for e in quarantine.errors if e.field == "DCGM_EXP_XID_ERRORS_COUNT"] == [2]
     counter_bad = value in ("+Inf", "NaN", "-3")  # a counter may rise by a fraction or by a trillion

@@ -26,7 +26,7 @@ def test_nhc_lines_as_syslog_writes_them(tmp_path: Path):
         "2026-10-03T12:05:00+02:00 gpu0043 nhc[900]: ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE\n"
     )
     stats = SyslogReadStats()
-    checks = read_nhc_log(log, UTC, 2026, stats).to_pylist()
+    checks = read_nhc_log(log, UTC, 2026, stats=stats).to_pylist()
     assert [(c["node"], c["check_name"], c["message"]) for c in checks] == [
         ("gpu0042", "check_fs_mount", "/home not mounted"),
         ("gpu0043", "check_hw_ib", "No IB port mlx5_0:1 is ACTIVE"),
@@ -60,7 +60,7 @@ def test_dcgm_reports_become_one_check_per_unhealthy_system(tmp_path: Path):
     (node_dir / "20261003T120000Z.json").write_text(json.dumps(report, indent=3))
     (node_dir / "20261003T130000Z.json").write_text(json.dumps(dcgm_health_json({})))
     stats = DcgmReadStats()
-    checks = list(read_dcgm_health_dir(tmp_path, stats))
+    checks = list(read_dcgm_health_dir(tmp_path, stats=stats))
     assert [(c.node, c.check, c.status) for c in checks] == [
         ("gpu0007", "Memory system", "Failure"),
         ("gpu0007", "PCIe system", "Warning"),
@@ -123,7 +123,7 @@ def test_dmesg_time_formats_all_read(tmp_path: Path):
         "[171169.000000] NVRM: GPU at PCI:0000:3b:00: GPU-af4f89ae\n",  # context: skipped
     )
     clock, stats = LocalClock(ZoneInfo("Europe/Berlin")), DmesgReadStats()
-    events = list(read_xid_dmesg_dir(tmp_path, clock, 2026, stats))
+    events = list(read_xid_dmesg_dir(tmp_path, clock, 2026, stats=stats))
     assert [e.ts.isoformat() for e in events] == [
         "2026-11-22T03:22:04.123456+00:00",
         "2026-11-22T02:22:05+00:00",
@@ -173,7 +173,7 @@ def test_overlapping_captures_of_a_node_count_an_xid_once(tmp_path: Path):
     write_capture(tmp_path, "gpu3", "a.log", line)
     write_capture(tmp_path, "gpu3", "b.log", line + line.replace("03:22:04", "04:00:00"))
     stats = DmesgReadStats()
-    assert len(list(read_xid_dmesg_dir(tmp_path, UTC, 2026, stats))) == 2 and stats.repeated_lines == 1
+    assert len(list(read_xid_dmesg_dir(tmp_path, UTC, 2026, stats=stats))) == 2 and stats.repeated_lines == 1
 
 
 def test_real_dmesg_lines_from_issue_reports(health_fixtures: Path, tmp_path: Path):
@@ -231,7 +231,7 @@ def test_gcm_stdout_and_file_sink_records(tmp_path: Path):
     (tmp_path / "gpu7" / "stdout.log").write_text(json.dumps(stdout_sink) + "\n")
     (tmp_path / "health.log.1").write_text(json.dumps(file_sink) + "\n\n" + json.dumps(ok) + "\n")
     stats = GcmReadStats()
-    checks = list(read_gcm_health_dir(tmp_path, stats))
+    checks = list(read_gcm_health_dir(tmp_path, stats=stats))
     assert [(c.node, c.check, c.status) for c in checks] == [
         ("gpu7", "xid errors", "CRITICAL"),
         ("gpu8", "nvidia smi ecc_corrected", "WARNING"),
@@ -278,7 +278,7 @@ def test_repair_tickets(tmp_path: Path):
         "T-4,gpu4,yesterday,,,\n"
     )
     quarantine, stats = Quarantine(strict=False), TicketReadStats()
-    tickets = list(read_repair_tickets(csv_path, ZoneInfo("America/New_York"), stats, quarantine))
+    tickets = list(read_repair_tickets(csv_path, ZoneInfo("America/New_York"), stats=stats, quarantine=quarantine))
     assert [(t.node, t.check, t.status, t.message) for t in tickets] == [
         ("gpu1", "gpu", "CLOSED", "T-1: Xid 79, reseated GPU 3"),
         ("gpu2", "repair", "OPEN", "T-2"),
@@ -369,7 +369,7 @@ def test_dcgm_diag_results_become_checks(tmp_path: Path):
     (tmp_path / "gpu5").mkdir()
     (tmp_path / "gpu5" / "20261102T101500Z.json").write_text(json.dumps(diag))
     stats = DcgmReadStats()
-    checks = list(read_dcgm_health_dir(tmp_path, stats))
+    checks = list(read_dcgm_health_dir(tmp_path, stats=stats))
     assert [(c.node, c.check, c.status, c.message) for c in checks] == [
         ("gpu5", "diag GPU Memory", "Failure", "GPU 3: Error using CUDA API cudaMalloc"),
         ("gpu5", "diag Diagnostic", "Warning", "GPU 1: slow"),

@@ -98,7 +98,7 @@ def lines_of(data: Path, name: str) -> list[str]:
 def test_a_bad_xid_line_is_quarantined_and_the_good_one_lands(tmp_path: Path, bad: str, field: str):
     log = write(tmp_path / "xid.log", f"{GOOD_XID}\n{bad}\nunrelated kernel line\n")
     quarantine, stats = lenient(), SyslogReadStats()
-    rows = read_xid_syslog(log, UTC, 2026, stats, quarantine).to_pylist()
+    rows = read_xid_syslog(log, UTC, 2026, stats=stats, quarantine=quarantine).to_pylist()
     assert [(r["node"], r["xid"], r["source_line"]) for r in rows] == [("gpu0001", 79, 1)]
     assert [where(e) for e in quarantine.errors] == [("xid.log", 2, field)]
     assert (stats.lines, stats.other_lines) == (3, 1)
@@ -157,7 +157,7 @@ def test_an_nhc_warning_lands_as_a_warning_and_a_passed_check_is_counted(tmp_pat
         "2026-10-03T12:00:02+00:00 gpu0042 nhc[8]: SUCCESS:  nhc:  Health check passed:  check_fs_mount\n",
     )
     stats = SyslogReadStats()
-    (row,) = read_nhc_log(log, UTC, 2026, stats).to_pylist()
+    (row,) = read_nhc_log(log, UTC, 2026, stats=stats).to_pylist()
     assert (row["status"], row["check_name"], stats.matched, stats.other_lines) == ("WARNING", "check_ps_loadavg", 1, 1)
 
 
@@ -256,7 +256,7 @@ def dcgm_case(tmp_path: Path, bad_name: str, bad: str) -> tuple[list, Quarantine
     write(tmp_path / "gpu1" / "20261103T100000Z.json", json.dumps(health_report({"0": {"Memory system": "Failure"}})))
     write(tmp_path / bad_name, bad)
     quarantine, stats = lenient(), DcgmReadStats()
-    return list(read_dcgm_health_dir(tmp_path, stats, quarantine)), quarantine, stats
+    return list(read_dcgm_health_dir(tmp_path, stats=stats, quarantine=quarantine)), quarantine, stats
 
 
 @pytest.mark.parametrize(
@@ -393,7 +393,7 @@ def test_nvlink_error_counters_are_compared_with_dcgms_thresholds(health_fixture
     again["body"]["Link 2"]["children"]["Replay Error"]["value"] = "1"  # went down: the driver was reloaded
     write(tmp_path / "gpu1" / "20261103T120000Z.json", json.dumps(again))
     stats = DcgmReadStats()
-    checks = list(read_dcgm_health_dir(tmp_path, stats))
+    checks = list(read_dcgm_health_dir(tmp_path, stats=stats))
     assert [(c.ts.hour, c.check, c.status, c.message) for c in checks] == [
         (11, "NVLINK system", "Warning", "GPU 0 Link 2: 5 new CRC FLIT Error (total 5)"),
         (11, "NVLINK system", "Failure", "GPU 0 Link 2: 2 new Replay Error (total 2)"),
@@ -424,7 +424,7 @@ def test_nvlink_link_status_text_is_read_beside_the_json(health_fixtures: Path, 
     write(tmp_path / "gpu1" / "20261103T110000Z.txt", "\n".join(lines) + "\n")
     write(tmp_path / "gpu1" / "20261103T110000Z.json", json.dumps(HEALTHY))
     stats = DcgmReadStats()
-    checks = list(read_dcgm_health_dir(tmp_path, stats))
+    checks = list(read_dcgm_health_dir(tmp_path, stats=stats))
     assert [(c.check, c.status, c.message, c.source_line) for c in checks] == [
         ("NVLINK system", "Failure", "GPU 2: NvLink links 3, 7 Down", 10)
     ]
@@ -462,7 +462,7 @@ GOOD_GCM = {"node": "gpu7", "health_check": "check ibstat", "result": 2, "_msg":
 def test_a_gcm_line_of_an_unexpected_shape_is_quarantined_whole(tmp_path: Path, bad: object, field: str):
     write(tmp_path / "health.log", json.dumps([GOOD_GCM]) + "\n" + json.dumps(bad) + "\n")
     quarantine, stats = lenient(), GcmReadStats()
-    checks = list(read_gcm_health_dir(tmp_path, stats, quarantine))
+    checks = list(read_gcm_health_dir(tmp_path, stats=stats, quarantine=quarantine))
     assert [(c.node, c.check, c.source_line) for c in checks] == [("gpu7", "check ibstat", 1)]
     assert [where(e) for e in quarantine.errors] == [("health.log", 2, field)]
     assert (stats.records, stats.incidents) == (1, 1)  # nothing of the bad line counted as read
@@ -473,7 +473,7 @@ def test_every_record_of_a_gcm_line_lands(tmp_path: Path):
     records = [GOOD_GCM, GOOD_GCM | {"health_check": "xid errors", "_msg": "XID error: 79"}, GOOD_GCM | {"result": 0}]
     write(tmp_path / "health.log", json.dumps(records) + "\n")
     stats = GcmReadStats()
-    checks = list(read_gcm_health_dir(tmp_path, stats))
+    checks = list(read_gcm_health_dir(tmp_path, stats=stats))
     assert [(c.node, c.check, c.source_line) for c in checks] == [
         ("gpu7", "check ibstat", 1),
         ("gpu7", "xid errors", 1),
@@ -512,7 +512,7 @@ TICKETS = "ticket_id,node,opened_at,category\nT-1,gpu1,2026-11-02T10:00:00,gpu\n
 def test_a_bad_ticket_is_quarantined_and_the_others_land(tmp_path: Path, bad: str, field: str):
     path = write(tmp_path / "tickets.csv", TICKETS + bad + "\nT-3,gpu3,2026-11-04T10:00:00,gpu\n")
     quarantine, stats = lenient(), TicketReadStats()
-    tickets = list(read_repair_tickets(path, UTC, stats, quarantine))
+    tickets = list(read_repair_tickets(path, UTC, stats=stats, quarantine=quarantine))
     assert [(t.node, t.source_line) for t in tickets] == [("gpu1", 2), ("gpu3", 4)]
     assert [where(e) for e in quarantine.errors] == [("tickets.csv", 3, field)]
     assert (stats.rows, stats.tickets) == (3, 2)
@@ -532,7 +532,7 @@ def test_an_empty_ticket_file_is_an_error_naming_its_header(tmp_path: Path):
 def test_real_sel_lines_land_their_asserted_events(health_fixtures: Path, tmp_path: Path):
     write(tmp_path / "gpu1" / "sel.txt", "\n".join(lines_of(health_fixtures, "sel_lines.tsv")) + "\n")
     stats = SelReadStats()
-    events = list(read_ipmi_sel_dir(tmp_path, ZoneInfo("Europe/Paris"), stats))
+    events = list(read_ipmi_sel_dir(tmp_path, ZoneInfo("Europe/Paris"), stats=stats))
     assert [(e.check, e.status, e.source_line) for e in events] == [
         ("Processor #0x40", "Uncorrectable machine check exception", 1),
         ("Temperature #0x17", "", 2),
@@ -599,7 +599,7 @@ def test_a_sel_entry_in_two_captures_is_read_once(tmp_path: Path):
     write(tmp_path / "gpu1" / "a.txt", entry)
     write(tmp_path / "gpu1" / "b.txt", entry + entry.replace("   4 |", "   5 |").replace("09:00", "09:30"))
     stats = SelReadStats()
-    assert [e.message for e in read_ipmi_sel_dir(tmp_path, UTC, stats)] == ["record 4", "record 5"]
+    assert [e.message for e in read_ipmi_sel_dir(tmp_path, UTC, stats=stats)] == ["record 4", "record 5"]
     assert stats.repeated_entries == 1
 
 

@@ -135,7 +135,9 @@ def test_the_xid_gauge_alone_sees_a_subset_of_the_windowed_counts_xids(months, t
     count = '"__name__": "DCGM_EXP_XID_ERRORS_COUNT"'
     gauge_only.write_text("".join(line for line in lines if count not in line))
     stats = DcgmSeriesReadStats()
-    from_gauge = Counter((e.node, e.xid, e.ts) for e in read_dcgm_series(gauge_only, stats, Quarantine()))
+    from_gauge = Counter(
+        (e.node, e.xid, e.ts) for e in read_dcgm_series(gauge_only, stats=stats, quarantine=Quarantine())
+    )
     from_count = Counter((e["node"], e["xid"], e["ts"].replace(tzinfo=UTC)) for e in months["prometheus"]["landed"])
     assert stats.gpus_counted == 0 and from_gauge and not from_gauge - from_count
     assert from_gauge.total() > from_count.total() / 2

@@ -17,6 +17,7 @@ from hostile import Outcome, hostile
 from flows import DBT_PROJECT_DIR
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
+from flows.ingest.sources.limits import DEFAULT_LIMITS
 from flows.ingest.sources.link_syslog import LinkReadStats, read_link_syslog
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.registry import SOURCE_KINDS
@@ -51,7 +52,7 @@ def real_lines(health_fixtures: Path, tmp_path: Path) -> Path:
 def test_real_link_lines_land_one_check_per_physical_link_down(health_fixtures: Path, tmp_path: Path):
     log = real_lines(health_fixtures, tmp_path)
     stats = LinkReadStats()
-    rows = read_link_syslog(log, UTC, 2026, stats).to_pylist()
+    rows = read_link_syslog(log, UTC, 2026, stats=stats).to_pylist()
     assert [(r["node"], r["check_name"], r["status"], r["source_line"]) for r in rows] == [
         ("hostname", "eth0", "Lost carrier", 1),
         ("hostname", "eth0.1", "Lost carrier", 2),
@@ -89,9 +90,8 @@ def test_a_bad_link_line_is_quarantined_and_the_good_one_lands(tmp_path: Path, b
 
 def test_its_rows_land_with_the_declared_source(health_fixtures: Path, tmp_path: Path):
     """Read through its declaration, as the landing does: the landed rows carry `link`."""
-    found = KIND.read(
-        lenient(), KIND.new_stats(), path=real_lines(health_fixtures, tmp_path), clock=LocalClock(UTC), year=2026
-    )
+    path = real_lines(health_fixtures, tmp_path)
+    found = KIND.read(lenient(), KIND.new_stats(), path=path, clock=LocalClock(UTC), year=2026, limits=DEFAULT_LIMITS)
     landed = landed_table(KIND.table, "c", KIND.source, found).to_pylist()
     assert len(landed) == 6 and {row["source"] for row in landed} == {"link"} == {KIND.landed_source}
 

@@ -6,10 +6,15 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+UTC_ZONE = ZoneInfo("UTC")  # a reader's zone when it is called without the site's (its tests)
 FUTURE_TOLERANCE = timedelta(days=1)  # clock skew between hosts; later than the dump by more is a bad record
 # The earliest date a record may carry unless [ingest] earliest_record says otherwise: Slurm's
 # accounting is younger, so anything before is a clock at 1970 or a corrupt time.
 EARLIEST_RECORD = date(2000, 1, 1)
+# No zone is further from UTC than this (Kiribati +14:00, Baker Island -12:00): a larger offset
+# (`+99:99`, `+23:00`) is a corrupt stamp, never applied.
+MAX_UTC_OFFSET = timedelta(hours=14)
+OFFSET_RULE = "a UTC offset is at most 14:00 either side, its minutes below 60 (no zone has more)"
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,13 @@ class LocalClock:
             return None
         utc = utc.astimezone(UTC).replace(tzinfo=None) if utc.tzinfo else utc
         return self._too_early if utc < self.earliest else self._too_late if utc > self.latest else None
+
+    def checked(self, utc: datetime) -> datetime:
+        """`utc` (naive or aware UTC) as aware UTC when a record may carry it, else the ValueError saying
+        why not (`implausible`): the one check every health reader applies to the times it reads."""
+        if (why := self.implausible(utc)) is not None:
+            raise ValueError(why)
+        return utc.astimezone(UTC) if utc.tzinfo else utc.replace(tzinfo=UTC)
 
     def sql_window(self) -> dict[str, datetime | str]:
         """The window of valid times and why a time outside it is refused (`implausible`), as the
@@ -141,9 +153,9 @@ class LocalClock:
         counts = {"ambiguous": [], "nonexistent": []}
         for c in changes[1]:
             kind = "ambiguous" if c.after < c.before else "nonexistent"
-            counts[kind].append(
-                f"count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
-                f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}')"
+            counts[kind].append(  # coalesce: DuckDB's count_if of nothing but NULLs is NULL, not 0
+                f"coalesce(count_if({column} >= TIMESTAMP '{c.doubtful_from.isoformat()}' "
+                f"AND {column} < TIMESTAMP '{c.doubtful_until.isoformat()}'), 0)"
             )
         # count_if(false) when there is no change: an aggregate still (a bare 0 would be a row per row)
         return tuple(" + ".join(parts) if parts else "count_if(false)" for parts in counts.values())
@@ -161,8 +173,18 @@ def as_clock(tz: TimeZone) -> LocalClock:
     return tz if isinstance(tz, LocalClock) else LocalClock(tz)
 
 
+def offset_problem(offset: timedelta | None) -> str | None:
+    """Why a time's written UTC offset is no zone's (OFFSET_RULE), or None."""
+    if offset is None or (abs(offset) <= MAX_UTC_OFFSET and not offset.seconds % 60 and not offset.microseconds):
+        return None
+    return OFFSET_RULE
+
+
 def _instant(aware: datetime, written: datetime, clock: LocalClock | None) -> datetime:
-    """`aware` as UTC, or the ValueError of a time beyond the dates UTC can hold (or the clock's window)."""
+    """`aware` as UTC, or the ValueError of a time beyond the dates UTC can hold (or the clock's window),
+    or of an offset no zone has (OFFSET_RULE)."""
+    if written.tzinfo is not None and (problem := offset_problem(written.utcoffset())):
+        raise ValueError(problem)
     try:
         return aware.astimezone(UTC)
     except OverflowError:

@@ -25,7 +25,11 @@ run from the file name). A `.json` file holds one or more dcgmi JSON documents (
   system` Failure, an NvSwitch with ports Down a Warning (unused trunk ports can be down).
 
 A file that is none of these, or that cannot be read, is quarantined naming it (and the field of a
-JSON document that has an unexpected shape); the other files are read.
+JSON document that has an unexpected shape); the other files are read. So is an empty `.json`
+capture (dcgmi wrote nothing: never a passed check), a count that is not a whole number of 0 or
+more (`-5` would become the next capture's baseline), JSON beyond the bounds of `json_input`
+(deep nesting, a huge integer, NaN), a file directly in the directory, and a file whose time is
+outside the clock's window of valid times.
 """
 
 from __future__ import annotations
@@ -40,9 +44,12 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from flows.ingest.sources.clock import UTC_ZONE, LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.health_files import READ_ERRORS, invalid, unreadable
+from flows.ingest.sources.json_input import JsonRefused, load_json, nesting_depth
+from flows.ingest.sources.limits import DEFAULT_LIMITS, MAX_FIELD_CHARS, MAX_INTEGER_DIGITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck
@@ -50,13 +57,24 @@ from flows.ingest.sources.records import HealthCheck
 
 @dataclass
 class DcgmReadStats:
+    """What became of each file (the unit read: a file lands whole or not at all): `files` =
+    `healthy_files` + `files_with_incidents` + `files_quarantined` (one quarantine entry each).
+
+    Skip count: `healthy_files`.
+    """
+
     files: int = 0
-    healthy_files: int = 0
-    incidents: int = 0
+    healthy_files: int = 0  # skip count: read whole, nothing unhealthy in it
+    files_with_incidents: int = 0  # read whole, its `incidents` landed
+    files_quarantined: int = 0
+    incidents: int = 0  # the health checks landed
 
 
 class _Box(BaseModel):
-    """A node of dcgmi's output tree (DcgmiOutputBoxer): a value, overflow lines, named children."""
+    """A node of dcgmi's output tree (DcgmiOutputBoxer): a value, overflow lines, named children.
+    Strict, as every model here: dcgmi writes text, so `true` or `2.0` is no verdict nor count."""
+
+    model_config = ConfigDict(strict=True)
 
     value: str | None = None
     overflow: list[str] = []
@@ -66,17 +84,19 @@ class _Box(BaseModel):
 class _Output(BaseModel):
     """`dcgmi health -j` and `dcgmi nvlink -e -j` (DcgmiOutputJson)."""
 
+    model_config = ConfigDict(strict=True)
+
     header: list[str] = []
     body: dict[str, _Box]
 
 
 class _DiagWarning(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     warning: str = ""
 
 
 class _DiagResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     status: str = ""
     gpu_id: str | int | None = None
     gpu_ids: str | int | list[str | int] | None = None
@@ -85,45 +105,57 @@ class _DiagResult(BaseModel):
 
 
 class _DiagTest(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     name: str
     results: list[_DiagResult] = []
 
 
 class _DiagCategory(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     tests: list[_DiagTest]
 
 
 class _Diag(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     test_categories: list[_DiagCategory] = []
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
+# One run of dcgmi writes kilobytes (a diag of 8 GPUs, nvlink -e of every link: well under 1 MB)
+MAX_CAPTURE_CHARS = 64 * MAX_FIELD_CHARS
 
 
 def read_dcgm_health_dir(
-    root: Path, stats: DcgmReadStats | None = None, quarantine: Quarantine | None = None
+    root: Path,
+    tz: TimeZone = UTC_ZONE,
+    limits: InputLimits = DEFAULT_LIMITS,
+    *,
+    stats: DcgmReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> Iterator[HealthCheck]:
     """The health checks of every file under `root`, each file's whole or none (a file that cannot
     be read is quarantined); files in path order, so a node's nvlink -e counts in time order."""
     stats = stats if stats is not None else DcgmReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    clock = as_clock(tz)
     counters: dict[tuple, int] = {}  # (node, GPU, link, counter) -> the node's last nvlink -e count
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         stats.files += 1
         try:
-            found = list(_read_one(root, path, counters))
+            found = list(_read_one(root, path, counters, clock, limits))
         except InputFormatError as error:
+            stats.files_quarantined += 1
             quarantine.reject(error)
             continue
         stats.incidents += len(found)
         stats.healthy_files += not found
+        stats.files_with_incidents += bool(found)
         yield from found
 
 
-def _read_one(root: Path, path: Path, counters: dict[tuple, int]) -> Iterator[HealthCheck]:
+def _read_one(
+    root: Path, path: Path, counters: dict[tuple, int], clock: LocalClock, limits: InputLimits
+) -> Iterator[HealthCheck]:
     if path.parent.parent != root:
         raise InputFormatError(path, 1, "file name", str(path.relative_to(root)), "expected <node>/<time>.json")
     node = node_name(path.parent.name, path, 1, "node folder")
@@ -131,16 +163,25 @@ def _read_one(root: Path, path: Path, counters: dict[tuple, int]) -> Iterator[He
         ts = datetime.strptime(path.name.split(".")[0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     except ValueError:
         raise InputFormatError(path, 1, "file name", path.name, "expected <YYYYmmddTHHMMSSZ>.json") from None
+    if (why := clock.implausible(ts)) is not None:
+        raise InputFormatError(path, 1, "file name", path.name, why)
     try:
         with open_text(path) as handle:
-            text = handle.read()
+            text = handle.read(MAX_CAPTURE_CHARS + 1)  # never the whole of a .gz that inflates without end
     except READ_ERRORS as exc:
         raise unreadable(path, 1, exc) from None
-    check = _Checks(node, ts, f"{node}/{path.name}")
+    if len(text) > MAX_CAPTURE_CHARS:
+        raise InputFormatError(
+            path, 1, "file", path.name, f"larger than any dcgmi capture ({MAX_CAPTURE_CHARS:,} characters)"
+        )
+    check = _Checks(node, ts, f"{node}/{path.name}", path, limits)
     if ".json" not in path.suffixes:
-        yield from _link_status(text, path, check)
+        yield from _link_status(text, path, check, limits)
         return
-    for document in _documents(text, path):
+    documents = list(_documents(text, path, limits))
+    if not documents:
+        raise InputFormatError(path, 1, "document", path.name, "an empty capture: dcgmi wrote nothing (did it fail?)")
+    for document in documents:
         if isinstance(document, dict) and "DCGM GPU Diagnostic" in document:
             yield from _diag_checks(_parse(_Diag, document["DCGM GPU Diagnostic"], path), check)
             continue
@@ -157,24 +198,43 @@ def _read_one(root: Path, path: Path, counters: dict[tuple, int]) -> Iterator[He
 
 @dataclass
 class _Checks:
-    """The health checks of one file: its node, time and name."""
+    """The health checks of one file: its node, time and name (and its path and the bounds, for the
+    error of a field longer than any dcgmi writes)."""
 
     node: str
     ts: datetime
     source_file: str
+    path: Path
+    limits: InputLimits
 
     def __call__(self, check: str, status: str, message: str, line: int = 1) -> HealthCheck:
+        for field, value in (("check", check), ("status", status), ("message", message)):
+            if why := too_long(value, self.limits):
+                raise InputFormatError(self.path, line, field, value[:200], why)
         return HealthCheck(self.node, self.ts, check, status, message, self.source_file, line)
 
 
-def _documents(text: str, path: Path) -> Iterator[object]:
-    """The JSON documents of a file, one after the other."""
-    decoder, at = json.JSONDecoder(), 0
-    while (at := len(text) - len(text[at:].lstrip())) < len(text):
+# Finds where each document of a file ends, numbers kept as text: each is then read by load_json
+_BOUNDS = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str)
+_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between documents
+
+
+def _documents(text: str, path: Path, limits: InputLimits) -> Iterator[object]:
+    """The JSON documents of a file, one after the other, each read within `json_input`'s bounds
+    (the file's nesting checked before any parser recurses into it)."""
+    if (depth := nesting_depth(text)) > limits.max_json_depth:
+        reason = f"nested {depth:,} deep, deeper than any dcgmi document ({limits.max_json_depth})"
+        raise InputFormatError(path, 1, "document", path.name, reason)
+    at = 0
+    while (at := _SPACE.match(text, at).end()) < len(text):  # a match, not a copy of the rest: linear
         try:
-            document, at = decoder.raw_decode(text, at)
+            _, end = _BOUNDS.raw_decode(text, at)
+            document = load_json(text[at:end], limits)
         except json.JSONDecodeError as exc:
             raise InputFormatError(path, exc.lineno, "document", path.name, f"not JSON: {exc.msg}") from None
+        except JsonRefused as exc:
+            raise InputFormatError(path, text.count("\n", 0, at) + 1, "document", path.name, str(exc)) from None
+        at = end
         yield document
 
 
@@ -207,10 +267,7 @@ def _nvlink_counters(output: _Output, path: Path, check: _Checks, counters: dict
         for counter, count in box.children.items():
             if counter in _NOT_COUNTERS:
                 continue
-            try:
-                total = int(count.value or "")
-            except ValueError:
-                raise InputFormatError(path, 1, f"{link}.{counter}", str(count.value), "not a count") from None
+            total = _count(count.value, path, f"{link}.{counter}")
             key = (check.node, gpu, link, counter)
             previous = counters.get(key, 0)
             counters[key] = total
@@ -220,15 +277,29 @@ def _nvlink_counters(output: _Output, path: Path, check: _Checks, counters: dict
                 yield check("NVLINK system", status, f"{gpu} {link}: {new} new {counter} (total {total})")
 
 
+_COUNT = re.compile(rf"[0-9]{{1,{MAX_INTEGER_DIGITS}}}")
+
+
+def _count(value: str | None, path: Path, field: str) -> int:
+    """An NVLink counter's value: a whole number of 0 or more (a negative count would become the
+    next capture's baseline), else the error that quarantines the file."""
+    if value is None or not _COUNT.fullmatch(value):
+        raise InputFormatError(path, 1, field, str(value)[:200], "not a count (a whole number, 0 or more)")
+    return int(value)
+
+
 _STATUS_TITLE = "NvLink Link Status"
-_ENTITY = re.compile(r"^\s+(gpuId|physicalId) (\d+):$")
-_STATES = re.compile(r"^\s+([UDX_](?: [UDX_])*)$")
-_LINK_ENTITIES = re.compile(r"^\s+\d+:\d+(?:\s+\d+:\d+)*$")  # `nvlink -s -e`'s wrapped entity ids
+_ENTITY = re.compile(r"^\s+(gpuId|physicalId) (\d+):$", re.ASCII)
+_STATES = re.compile(r"^\s+([UDX_](?: [UDX_])*)$", re.ASCII)
+_LINK_ENTITIES = re.compile(r"^\s+\d+:\d+(?:\s+\d+:\d+)*$", re.ASCII)  # `nvlink -s -e`'s wrapped entity ids
 _ENTITY_NAMES = {"gpuId": ("GPU", "Failure"), "physicalId": ("NvSwitch", "Warning")}
 
 
-def _link_status(text: str, path: Path, check: _Checks) -> Iterator[HealthCheck]:
-    lines = text.splitlines()
+def _link_status(text: str, path: Path, check: _Checks, limits: InputLimits) -> Iterator[HealthCheck]:
+    lines = [line.removesuffix("\r") for line in text.removesuffix("\n").split("\n")]  # as editors count lines
+    for line_no, line in enumerate(lines, start=1):
+        if why := too_long(line, limits):
+            raise InputFormatError(path, line_no, "link status", line[:200], why)
     if not any(_STATUS_TITLE in line for line in lines[:3]):
         raise InputFormatError(path, 1, "document", lines[0] if lines else "", "not JSON nor dcgmi nvlink -s output")
     entity = None

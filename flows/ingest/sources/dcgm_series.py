@@ -27,29 +27,40 @@ starts a new series; a MIG GPU repeats its series per instance (`GPU_I_ID`); a d
 changes `DCGM_FI_DRIVER_VERSION`. The first run of a GPU's series is its state before the pull
 (baseline), not an event, except the windowed count's when it appears after the pull's start. Xids land in `xid_events` (so an Xid
 classifies by one taxonomy whichever source reported it), the counters' events in `health_checks`.
-A line that is not such a series (bad JSON, no host label, a node that is no node name, a value
-that is no number) is quarantined; the others are read.
+A line that is not such a series is quarantined; the others are read (what a line must be:
+flows/ingest/sources/dcgm_series_file.py, which reads the file within bounds).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
+from flows.ingest.sources.clock import UTC_ZONE, TimeZone, as_clock
+from flows.ingest.sources.dcgm_series_file import (
+    FORMAT,
+    DcgmSeriesReadStats,
+    Header,
+    Run,
+    Series,
+    check_header,
+    epoch,
+    header_line,
+    read_series,
+    runs_of,
+    series_line,
+)
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
-from flows.ingest.sources.health_files import READ_ERRORS, unreadable
-from flows.ingest.sources.node_names import node_name
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck, XidEvent
 from flows.ingest.sources.xid_syslog import xid_number
 
-FORMAT = "dcgm_series"  # the header's key, its value the format's version
+# the saved file's format (dcgm_series_file), read here
+__all__ = ["FORMAT", "DcgmSeriesReadStats", "check_header", "header_line", "read_dcgm_series", "runs_of", "series_line"]
+
 XID_GAUGE = "DCGM_FI_DEV_XID_ERRORS"
 XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
 # dcgm-exporter's error counters (etc/default-counters.csv; the NVLink ones per error type), each an
@@ -62,123 +73,10 @@ ERROR_COUNTERS = (
 METRICS = f"{XID_GAUGE}|{XID_COUNT}|{ERROR_COUNTERS}"
 _ERROR_COUNTER = re.compile(ERROR_COUNTERS)
 MAX_XIDS_PER_RISE = 100_000  # a windowed Xid count rising more in one step is no GPU's (the driver rate-limits)
+# ... and one GPU's count of one Xid rising more over a pull: its rises would be that many rows (a
+# line of runs rising 0, 100,000, 0, ... is a few bytes a run), so the rows stay in proportion to the file
+MAX_XIDS_PER_SERIES = MAX_XIDS_PER_RISE
 GPU_SERIES = ("gpu", "UUID", "xid")  # with the metric and the node: what one GPU's series share
-
-Run = tuple[int, int, float]  # first and last evaluation time (epoch seconds), the value
-
-
-@dataclass
-class DcgmSeriesReadStats:
-    series: int = 0
-    samples: int = 0  # evaluation times with a value, over every series
-    xid_events: int = 0
-    counter_events: int = 0
-    gpus_counted: int = 0  # GPUs whose Xids were read from DCGM_EXP_XID_ERRORS_COUNT (the others': their gauge)
-
-
-@dataclass(frozen=True)
-class Series:
-    """One series of the file: its metric, node, GPU labels and runs."""
-
-    name: str
-    node: str
-    labels: dict[str, str]
-    runs: list[Run]
-    line: int
-
-
-@dataclass(frozen=True)
-class Header:
-    """The file's first line: what was pulled."""
-
-    start: int
-    end: int
-    step_seconds: int
-    host_label: str
-
-
-def header_line(url: str, query: str, start: int, end: int, step_seconds: int, host_label: str) -> str:
-    """The first line of a saved-series file."""
-    fields = {"url": url, "query": query, "start": start, "end": end}
-    return json.dumps({FORMAT: 1, **fields, "step_seconds": step_seconds, "host_label": host_label}) + "\n"
-
-
-def series_line(metric: dict[str, str], runs: list[tuple[int, int, str]]) -> str:
-    """One series of a saved-series file (values as Prometheus writes them, text)."""
-    return json.dumps({"metric": metric, "runs": [list(run) for run in runs]}, sort_keys=True) + "\n"
-
-
-def runs_of(values: list[tuple[int, str]], step: int) -> list[tuple[int, int, str]]:
-    """query_range's `values` ([time, "value"], time order) as runs of equal values at consecutive steps."""
-    runs: list[tuple[int, int, str]] = []
-    for at, value in values:
-        if runs and runs[-1][2] == value and runs[-1][1] + step == at:
-            runs[-1] = (runs[-1][0], at, value)
-        else:
-            runs.append((at, at, value))
-    return runs
-
-
-def _header(line: str, path: Path) -> Header:
-    try:
-        found = json.loads(line)
-        if not isinstance(found, dict) or found.get(FORMAT) != 1:
-            raise ValueError(f'the first line is not {{"{FORMAT}": 1, ...}}')
-        header = Header(int(found["start"]), int(found["end"]), int(found["step_seconds"]), str(found["host_label"]))
-    except (ValueError, KeyError, TypeError) as error:
-        raise InputFormatError(
-            path, 1, "header", line.strip(), f"not a saved dcgm-exporter series file: {error}"
-        ) from None
-    if header.step_seconds < 1:
-        raise InputFormatError(path, 1, "step_seconds", str(header.step_seconds), "a step is 1 second or more")
-    return header
-
-
-def check_header(path: Path, site_timezone: str) -> None:
-    """`check --month`: the first line says what was pulled (an InputFormatError when it does not)."""
-    with open_text(path) as handle:
-        _header(handle.readline(), path)
-
-
-def _series(line: str, path: Path, line_no: int, header: Header) -> Series:
-    try:
-        found = json.loads(line)
-        metric, raw_runs = found["metric"], found["runs"]
-        labels = {str(k): str(v) for k, v in metric.items()}
-        runs = [(int(first), int(last), float(value)) for first, last, value in raw_runs]
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise InputFormatError(path, line_no, "series", line.strip(), f"not a series: {error}") from None
-    if header.host_label not in labels:
-        raise InputFormatError(path, line_no, header.host_label, line.strip(), "no host label: which node is it?")
-    node = node_name(labels[header.host_label], path, line_no, header.host_label)
-    return Series(labels.get("__name__", ""), node, labels, runs, line_no)
-
-
-def read_series(path: Path, stats: DcgmSeriesReadStats, quarantine: Quarantine) -> tuple[Header | None, list[Series]]:
-    """The file's header and series (None and none when the file cannot be read as one)."""
-    series: list[Series] = []
-    line_no = 0
-    try:
-        with open_text(path) as handle:
-            first = handle.readline()
-            line_no = 1
-            header = _header(first, path)
-            for line_no, line in enumerate(handle, start=2):
-                if not line.strip():
-                    continue
-                try:
-                    series.append(_series(line, path, line_no, header))
-                except InputFormatError as error:
-                    quarantine.reject(error)
-    except InputFormatError as error:
-        quarantine.reject(error)
-        return None, []
-    except READ_ERRORS as exc:
-        quarantine.reject(unreadable(path, line_no + 1, exc))
-        return None, []
-    stats.series = len(series)
-    stats.samples = sum((last - first) // header.step_seconds + 1 for s in series for first, last, _ in s.runs)
-    return header, series
 
 
 def per_gpu(found: list[Series]) -> list[Series]:
@@ -213,10 +111,6 @@ def increases(runs: list[Run], step: int, window: bool = False, baseline: bool =
         previous = (first, last, value)
 
 
-def _at(seconds: int) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
-
-
 def _gpu(labels: dict[str, str]) -> str:
     """The GPU a series is of, as dcgm-exporter labels it (its index and UUID)."""
     return f"GPU {labels.get('gpu', '?')}" + (f" ({labels['UUID']})" if "UUID" in labels else "")
@@ -227,7 +121,7 @@ def _xid(series: Series, at: int, value: str, path: Path, step: int) -> XidEvent
         raise InputFormatError(path.name, series.line, "xid", value, "not an Xid number")
     return XidEvent(
         node=series.node,
-        ts=_at(at),
+        ts=epoch(at),
         xid=xid_number(value, path.name, series.line),
         pci=series.labels.get("pci_bus_id", ""),
         message=f"{series.name} {_gpu(series.labels)}",
@@ -266,10 +160,12 @@ def _series_xids(series: Series, header: Header, path: Path) -> list[XidEvent]:
     """The Xid events of one series (all or none: a value that is no Xid quarantines the series)."""
     step = header.step_seconds
     if series.name == XID_COUNT:
+        rises = list(_xid_count_rises(series, header, path))
+        if (total := sum(gained for _, gained in rises)) > MAX_XIDS_PER_SERIES:  # never a row per Xid of a flood
+            reason = f"{total:,} Xids, more than any GPU's count in one pull ({MAX_XIDS_PER_SERIES:,})"
+            raise InputFormatError(path.name, series.line, series.name, str(total), reason)
         return [
-            _xid(series, at, series.labels.get("xid", ""), path, step)
-            for at, gained in list(_xid_count_rises(series, header, path))
-            for _ in range(gained)
+            _xid(series, at, series.labels.get("xid", ""), path, step) for at, gained in rises for _ in range(gained)
         ]
     return [
         _xid(series, run[0], _number(run[2]), path, step)
@@ -286,11 +182,16 @@ def _xid_events(
     counted = {_gpu_of(s) for s in found if s.name == XID_COUNT}
     stats.gpus_counted = len(counted)
     for series in found:
-        if series.name != (XID_COUNT if _gpu_of(series) in counted else XID_GAUGE):
+        if series.name == XID_GAUGE and _gpu_of(series) in counted:
+            stats.superseded_gauges += 1
+            continue
+        if series.name not in (XID_GAUGE, XID_COUNT):
+            stats.other_metrics += not _ERROR_COUNTER.fullmatch(series.name)  # the counters: _counter_events
             continue
         try:
             events = _series_xids(series, header, path)
         except InputFormatError as error:
+            stats.series_quarantined += 1
             quarantine.reject(error)
             continue
         stats.xid_events += len(events)
@@ -310,13 +211,14 @@ def _counter_events(
         try:
             runs = _counts(series, path)
         except InputFormatError as error:
+            stats.series_quarantined += 1
             quarantine.reject(error)
             continue
         for at, gained in increases(runs, header.step_seconds):
             stats.counter_events += 1
             yield HealthCheck(
                 node=series.node,
-                ts=_at(at),
+                ts=epoch(at),
                 check=series.name,
                 status="increase",
                 message=f"{_gpu(series.labels)}: +{_number(gained)}",
@@ -327,13 +229,18 @@ def _counter_events(
 
 
 def read_dcgm_series(
-    path: Path, stats: DcgmSeriesReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path,
+    tz: TimeZone = UTC_ZONE,
+    limits: InputLimits = DEFAULT_LIMITS,
+    *,
+    stats: DcgmSeriesReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> Iterator[XidEvent | HealthCheck]:
     """A saved-series file's events: its Xids (rows of xid_events), then its error counters'
     increases (rows of health_checks)."""
     stats = stats if stats is not None else DcgmSeriesReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    header, found = read_series(path, stats, quarantine)
+    header, found = read_series(path, stats, quarantine, as_clock(tz), limits)
     found = per_gpu(found)
     if header is not None:
         yield from _xid_events(found, header, path, stats, quarantine)

@@ -28,15 +28,19 @@ def broken_gzip(path: Path, line: int, error: Exception) -> BrokenGzipError:
 class TextFile:
     """A text input file, gzip-compressed when it ends in .gz; undecodable bytes become U+FFFD,
     never an error. A gzip stream that ends early or is corrupt raises `broken_gzip` at the line
-    where it breaks, not a bare EOFError."""
+    where it breaks, not a bare EOFError.
 
-    def __init__(self, path: Path) -> None:
+    Line endings are kept (the reader strips them). `newline` is where lines end: "" (any of LF,
+    CRLF, CR), or LF_ONLY, as `wc -l`, editors and `sed -n Np` count lines: a log's line that holds a
+    lone carriage return is then one line (the CR in it), and the lines after it keep their numbers."""
+
+    def __init__(self, path: Path, newline: str = "") -> None:
         self.path = path
         self.lines_read = 0
         if path.suffix == ".gz":
-            self._handle: IO[str] = gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+            self._handle: IO[str] = gzip.open(path, "rt", encoding="utf-8", errors="replace", newline=newline)
         else:
-            self._handle = open(path, encoding="utf-8", errors="replace", newline="")
+            self._handle = open(path, encoding="utf-8", errors="replace", newline=newline)
 
     def __enter__(self) -> TextFile:
         return self
@@ -59,9 +63,22 @@ class TextFile:
                 self.lines_read += 1
                 yield line
 
-    def readline(self) -> str:
+    def lines(self, max_chars: int) -> Iterator[str]:
+        """The file's lines, each held in memory up to `max_chars` + 1 characters: a longer line
+        (a log without a newline for gigabytes) is yielded as its first `max_chars` + 1 characters,
+        the rest read past in pieces, so that the reader quarantines it as too long (its length is
+        over any bound) and the next line keeps its number."""
         with self._named():
-            line = self._handle.readline()
+            while line := self._handle.readline(max_chars + 1):
+                if len(line) > max_chars and not line.endswith("\n"):
+                    while (rest := self._handle.readline(_PIECE)) and not rest.endswith("\n"):
+                        pass
+                self.lines_read += 1
+                yield line
+
+    def readline(self, size: int = -1) -> str:
+        with self._named():
+            line = self._handle.readline(size)
         self.lines_read += line.endswith("\n")
         return line
 
@@ -72,9 +89,13 @@ class TextFile:
         return text
 
 
-def open_text(path: Path) -> TextFile:
+_PIECE = 1 << 20  # how much of an over-long line is read at a time, to be passed over
+LF_ONLY = "\n"  # TextFile's `newline` for the logs read line by line (syslog, captures, JSON lines)
+
+
+def open_text(path: Path, newline: str = "") -> TextFile:
     """The file `path` for reading as text (see `TextFile`)."""
-    return TextFile(path)
+    return TextFile(path, newline)
 
 
 def gzip_break(path: Path) -> InputFormatError | None:

@@ -5,6 +5,7 @@ the source's other files, so one bad file never fails the month."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -32,3 +33,17 @@ def invalid(
     first = error.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or whole
     return InputFormatError(path, line, field, value, f"not {what}: {first['msg']}")
+
+
+def node_folders(root: Path) -> Iterator[tuple[Path, Path | None]]:
+    """Every file under `root` in path order, with the node folder it is in (`<root>/<node>/...`), or
+    None for a file directly in `root`: a capture that names no node, which the reader quarantines
+    (`loose_file`), never passes over."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root)
+        yield path, (root / relative.parts[0] if len(relative.parts) > 1 else None)
+
+
+def loose_file(root: Path, path: Path, layout: str) -> InputFormatError:
+    """The quarantine entry of a file directly in a directory of per-node folders (`layout`)."""
+    return InputFormatError(path, 1, "file name", str(path.relative_to(root)), f"expected {layout}: no node folder")

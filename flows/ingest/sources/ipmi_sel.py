@@ -14,7 +14,9 @@ zone, or with the site zone's own abbreviation, is in the site's time zone; any 
 quarantined. Each asserted event is one health check (source `ipmi_sel`, check = the sensor
 column, status = the event, message = the rest); deasserted events (an alarm ending) and OEM
 records are counted and skipped. Entries without a time (`Pre-Init`: seconds since the BMC started;
-`Linux kernel panic` records) and lines of no known shape are quarantined naming the file and line.
+`Linux kernel panic` records), a time outside the clock's window of valid times, lines longer than
+any field and lines of no known shape are quarantined naming the file and line; so is a file
+directly in the directory (not in a node's folder) or in a folder that is no node name.
 """
 
 from __future__ import annotations
@@ -25,71 +27,106 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.ingest.sources.clock import LocalClock, TimeZone, to_utc
+from flows.ingest.sources.clock import LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
-from flows.ingest.sources.health_files import READ_ERRORS, unreadable
+from flows.ingest.sources.files import LF_ONLY, open_text
+from flows.ingest.sources.health_files import READ_ERRORS, loose_file, node_folders, unreadable
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck
 
-_TIME = re.compile(r"^(\d{2}:\d{2}:\d{2})(?: (\S+))?$")
+_TIME = re.compile(r"^(\d{2}:\d{2}:\d{2})(?: (\S+))?$", re.ASCII)
+_RECORD_ID = re.compile(r"[0-9a-fA-F]+")
 _UTC_ZONES = ("UTC", "GMT", "Z")
 
 
 @dataclass
 class SelReadStats:
+    """What became of each line read: `lines` = rows landed + lines quarantined + the skip counts.
+
+    Skip counts: `blank_lines`, `deasserted`, `oem_records`, `repeated_entries`. The quarantine also
+    holds one entry per file set aside whole or from a break on (`files_quarantined`: a loose file, a
+    folder that is no node name, a corrupt .gz), which is not a line read.
+    """
+
     files: int = 0
-    entries: int = 0
-    deasserted: int = 0  # an alarm ending: counted, not an event
-    oem_records: int = 0  # OEM-defined bytes ipmitool cannot decode: counted
-    repeated_entries: int = 0  # the same entry in several captures of a node
+    lines: int = 0
+    blank_lines: int = 0  # skip count
+    entries: int = 0  # the lines that are not blank: landed, quarantined or skipped below
+    deasserted: int = 0  # skip count: an alarm ending, not an event
+    oem_records: int = 0  # skip count: OEM-defined bytes ipmitool cannot decode
+    repeated_entries: int = 0  # skip count: the same entry in several captures of a node
+    files_quarantined: int = 0  # quarantine entries that are a file, not a line
 
 
 def read_ipmi_sel_dir(
-    root: Path, tz: TimeZone, stats: SelReadStats | None = None, quarantine: Quarantine | None = None
+    root: Path,
+    tz: TimeZone,
+    limits: InputLimits = DEFAULT_LIMITS,
+    *,
+    stats: SelReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> Iterator[HealthCheck]:
     stats = stats if stats is not None else SelReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
+    clock = as_clock(tz)
     seen: set[tuple] = set()
-    for node_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        for path in sorted(p for p in node_dir.rglob("*") if p.is_file()):
-            stats.files += 1
-            line_no = 0
-            try:
-                node = node_name(node_dir.name, path, 1, "node folder")
-                with open_text(path) as handle:
-                    for line_no, line in enumerate(handle, start=1):
-                        if not line.strip():
-                            continue
-                        stats.entries += 1
-                        try:
-                            entry = _entry(line, path, line_no, node, clock, stats)
-                        except InputFormatError as error:
-                            quarantine.reject(error)
-                            continue
-                        if entry is None:
-                            continue
-                        key = (node, entry.ts, entry.check, entry.status, entry.message.split(" | ")[0])
-                        if key in seen:
-                            stats.repeated_entries += 1
-                            continue
-                        seen.add(key)
-                        yield entry
-            except InputFormatError as error:  # the folder is not a node name
-                quarantine.reject(error)
-            except READ_ERRORS as exc:
-                quarantine.reject(unreadable(path, line_no + 1, exc))
+    for path, node_dir in node_folders(root):
+        stats.files += 1
+        if node_dir is None:
+            stats.files_quarantined += 1
+            quarantine.reject(loose_file(root, path, "<node>/<capture>"))
+            continue
+        line_no, source_file = 0, str(path.relative_to(root))
+        try:
+            node = node_name(node_dir.name, path, 1, "node folder")
+        except InputFormatError as error:
+            stats.files_quarantined += 1
+            quarantine.reject(error)
+            continue
+        try:
+            with open_text(path, LF_ONLY) as handle:
+                for line_no, line in enumerate(handle.lines(limits.max_field_chars), start=1):
+                    stats.lines += 1
+                    if not line.strip():
+                        stats.blank_lines += 1
+                        continue
+                    stats.entries += 1
+                    try:
+                        entry = _entry(line, path, source_file, line_no, node, clock, stats, limits)
+                    except InputFormatError as error:
+                        quarantine.reject(error)
+                        continue
+                    if entry is None:
+                        continue
+                    key = (node, entry.ts, entry.check, entry.status, entry.message.split(" | ")[0])
+                    if key in seen:
+                        stats.repeated_entries += 1
+                        continue
+                    seen.add(key)
+                    yield entry
+        except READ_ERRORS as exc:
+            stats.files_quarantined += 1
+            quarantine.reject(unreadable(path, line_no + 1, exc))
 
 
 def _entry(
-    line: str, path: Path, line_no: int, node: str, clock: LocalClock, stats: SelReadStats
+    line: str,
+    path: Path,
+    source_file: str,
+    line_no: int,
+    node: str,
+    clock: LocalClock,
+    stats: SelReadStats,
+    limits: InputLimits,
 ) -> HealthCheck | None:
     """One SEL line as a health check; None for one that is counted and skipped."""
+    if why := too_long(line, limits):
+        raise InputFormatError(path, line_no, "line", line[:200], why)
     fields = [field.strip() for field in line.rstrip("\r\n").split("|")]
     record = fields[0]
-    if not re.fullmatch(r"[0-9a-fA-F]+", record):
+    if not _RECORD_ID.fullmatch(record):
         raise InputFormatError(path, line_no, "record id", line.strip(), "not an ipmitool sel list line")
     if len(fields) > 1 and fields[1].startswith("Linux kernel panic"):
         raise InputFormatError(path, line_no, "date", fields[1], "a kernel-panic record carries no time")
@@ -112,7 +149,7 @@ def _entry(
         check=fields[3],
         status=fields[4],
         message=" | ".join([f"record {record}", *fields[6:]]),
-        source_file=str(path.relative_to(path.parents[1])),
+        source_file=source_file,  # <node>/<capture>, relative to the directory
         source_line=line_no,
     )
 
@@ -130,8 +167,17 @@ def _time(date: str, clock_time: str, path: Path, line_no: int, clock: LocalCloc
     else:
         raise InputFormatError(path, line_no, "date", date, "expected MM/DD/YYYY or MM/DD/YY")
     zone = time.group(2)
-    if zone in _UTC_ZONES:
-        return local.replace(tzinfo=UTC)
-    if zone is not None and zone != local.replace(tzinfo=clock.tz).tzname():
+    if zone is not None and zone not in _UTC_ZONES and zone != _zone_name(local, clock):
         raise InputFormatError(path, line_no, "time", clock_time, f"zone {zone} is neither UTC nor the site's")
-    return to_utc(local, clock)
+    try:
+        return clock.checked(local.replace(tzinfo=UTC) if zone in _UTC_ZONES else clock.to_utc(local))
+    except ValueError as exc:
+        raise InputFormatError(path, line_no, "date", f"{date} {clock_time}", str(exc)) from None
+
+
+def _zone_name(local: datetime, clock: LocalClock) -> str | None:
+    """The site zone's abbreviation at local time `local` (None where no date can hold it: year 1)."""
+    try:
+        return local.replace(tzinfo=clock.tz).tzname()
+    except (ValueError, OverflowError):
+        return None

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flows.ingest.sources.clock import TimeZone
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.syslog import SyslogReadStats, landed_rows, read_syslog_messages
 
@@ -39,16 +40,26 @@ VIRTUAL = re.compile(r"^(veth|docker|br-|virbr|vnet|tun|tap|lo$|cali|flannel|cni
 
 @dataclass
 class LinkReadStats(SyslogReadStats):
-    virtual_links: int = 0  # downs of virtual interfaces: counted and skipped
+    """SyslogReadStats' counts; skip counts: `other_lines` (link-up lines and every line that is no
+    link down, marker words included: they are too common to call a lost signal) and `virtual_links`."""
+
+    virtual_links: int = 0  # skip count: downs of virtual interfaces
 
 
 def read_link_syslog(
-    path: Path, tz: TimeZone, year: int, stats: LinkReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path,
+    tz: TimeZone,
+    year: int,
+    limits: InputLimits = DEFAULT_LIMITS,
+    *,
+    stats: LinkReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> pa.Table:
     """One row per link down, as the health-check table has them (less its cluster and source): node,
     ts (naive UTC), check_name (the interface), status (the event), message, source_file, source_line."""
     stats = stats if stats is not None else LinkReadStats()
-    found = read_syslog_messages(path, MARKERS, LINK_DOWN_FIELDS, ["device", "event"], tz, year, stats, quarantine)
+    groups = ["device", "event"]
+    found = read_syslog_messages(path, MARKERS, LINK_DOWN_FIELDS, groups, tz, year, stats, quarantine, limits=limits)
     physical = pa.array([not VIRTUAL.match(device) for device in found["device"].to_pylist()], pa.bool_())
     stats.virtual_links += found.num_rows - pc.sum(physical).as_py() if found.num_rows else 0
     found = found.filter(physical)

@@ -84,10 +84,12 @@ def pull_series(server: PrometheusDcgmSource, month: Month, out: Path) -> Path:
     runs: dict[Key, list[tuple[int, int, str]]] = {}
     for first, last in chunks(start, end, step, server.chunk_hours):
         for series in _query(http, query, first, last, step):
-            key = tuple(sorted((str(name), str(value)) for name, value in series["metric"].items()))
+            if not all(isinstance(value, str) for value in series["metric"].values()):  # a host 12 is no node name
+                raise PullError(f"source prometheus_dcgm: {http.shown_url()}: a series' labels are not text")
+            key = tuple(sorted((str(name), value) for name, value in series["metric"].items()))
             try:
                 found = runs_of([(int(at), str(value)) for at, value in series["values"]], step)
-            except (TypeError, ValueError):  # a pair that is no [time, "value"]
+            except (TypeError, ValueError, OverflowError):  # a pair that is no [time, "value"] (an infinite time)
                 raise PullError(
                     f"source prometheus_dcgm: {http.shown_url()}: a series' values are no samples"
                 ) from None

@@ -136,7 +136,8 @@ class SourceKind:
 
 LOGS = "logs/{month}"
 TIME = ("path", "clock")  # a reader's arguments: the file and the site's clock ...
-SYSLOG = ("path", "clock", "year")  # ... and the year, for syslog lines that print none
+SYSLOG = ("path", "clock", "year", "limits")  # ... the year, for syslog lines that print none, and the bounds
+HEALTH = ("path", "clock", "limits")  # a health log's file or directory, the site's clock and the bounds
 JOBS = ("con", "path", "clock")  # the job-record readers leave `attempts` in the connection
 # The order is the config's (error messages list the kinds in it) and the landing's: node events
 # from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
@@ -159,17 +160,17 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
     SourceKind("nhc_syslog", "file", "health_checks", f"{LOGS}/nhc.log", "optional: LBNL NHC 'Health check failed' lines from syslog",
                reader=nhc_log.read_nhc_log, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="nhc", signal="check", nodes="health"),
     SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
-               reader=dcgm_health.read_dcgm_health_dir, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
+               reader=dcgm_health.read_dcgm_health_dir, arguments=HEALTH, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
     SourceKind("dcgm_series", "file", "health_checks", f"{LOGS}/dcgm_series.jsonl", "optional: dcgm-exporter series saved from Prometheus (as prometheus_dcgm pulls them): their Xids and error counters' increases",
-               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, stats=dcgm_series.DcgmSeriesReadStats, check=dcgm_series.check_header, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
+               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, arguments=HEALTH, stats=dcgm_series.DcgmSeriesReadStats, check=dcgm_series.check_header, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
     SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
-               reader=gcm_health.read_gcm_health_dir, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
+               reader=gcm_health.read_gcm_health_dir, arguments=HEALTH, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
     SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
                reader=link_syslog.read_link_syslog, arguments=SYSLOG, stats=link_syslog.LinkReadStats, source="link", signal="check: status", nodes="health"),
     SourceKind("ipmi_sel_dir", "directory", "health_checks", f"{LOGS}/sel", "optional: `ipmitool sel elist` captures, <dir>/<node>/<any file>[.gz]",
-               reader=ipmi_sel.read_ipmi_sel_dir, arguments=TIME, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
+               reader=ipmi_sel.read_ipmi_sel_dir, arguments=HEALTH, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
     SourceKind("repair_tickets_csv", "file", "health_checks", "logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)",
-               reader=repair_tickets.read_repair_tickets, arguments=TIME, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check", lemon_signal="tickets"),
+               reader=repair_tickets.read_repair_tickets, arguments=HEALTH, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check", lemon_signal="tickets"),
     SourceKind("prometheus_dcgm", "url", "health_checks", "http://prometheus:9090", "or pull them from Prometheus: NVIDIA dcgm-exporter's Xid and error-counter series (docs/sources.md)",
                pull=prometheus_dcgm.pull_series, probe=prometheus_dcgm.probe, settings=servers.PrometheusDcgmSource, pulled_file="dcgm_series.jsonl", provides="dcgm_series"),
     SourceKind("sacct_command", "command", "attempts", ("sacct",), 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',

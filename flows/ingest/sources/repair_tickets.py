@@ -3,9 +3,11 @@
 Columns, found by name: `node` and `opened_at` are required; `ticket_id`, `closed_at`, `category`
 and `summary` are read when present. Times are ISO 8601; without an offset they are in the site's
 time zone. Each ticket becomes one health event at `opened_at` (source `ticket`, check = the
-category or `repair`): a lemon-node signal, never the cause of a failure. A row that cannot be
-read (a node that is not one node name, a time that is not ISO 8601) goes to the quarantine, naming
-the file, line and field; a file that cannot be read on (a corrupt .gz) is quarantined from there.
+category or `repair`, status CLOSED when it has a `closed_at`, else OPEN): a lemon-node signal,
+never the cause of a failure. A row that cannot be read (a node that is not one node name, an
+`opened_at` or a `closed_at` that is not an ISO 8601 time, a time outside the clock's window of
+valid times, a ticket closed before it was opened) goes to the quarantine, naming the file, line
+and field; a file that cannot be read on (a corrupt .gz) is quarantined from there.
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from flows.ingest.sources.clock import TimeZone, to_utc
+from flows.ingest.sources.clock import LocalClock, TimeZone, as_clock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.health_files import READ_ERRORS, unreadable
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits, too_long
 from flows.ingest.sources.node_names import node_name
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import HealthCheck
@@ -30,15 +33,26 @@ REQUIRED_COLUMNS = ("node", "opened_at")
 
 @dataclass
 class TicketReadStats:
+    """What became of each CSV record (a blank line is none): `rows` = tickets landed + rows
+    quarantined. No row is skipped. The quarantine also holds one entry when the file cannot be read
+    to its end (`files_quarantined`), which is not a row."""
+
     rows: int = 0
     tickets: int = 0
+    files_quarantined: int = 0  # quarantine entries that are the file, not a row
 
 
 def read_repair_tickets(
-    path: Path, tz: TimeZone, stats: TicketReadStats | None = None, quarantine: Quarantine | None = None
+    path: Path,
+    tz: TimeZone,
+    limits: InputLimits = DEFAULT_LIMITS,
+    *,
+    stats: TicketReadStats | None = None,
+    quarantine: Quarantine | None = None,
 ) -> Iterator[HealthCheck]:
     stats = stats if stats is not None else TicketReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    clock = as_clock(tz)
     with open_text(path) as handle:
         reader = csv.DictReader(handle)
         try:
@@ -58,6 +72,7 @@ def read_repair_tickets(
                 quarantine.reject(InputFormatError(path, line_no, "row", "", f"not a CSV row: {exc}"))
                 continue
             except READ_ERRORS as exc:  # the rows before it are kept
+                stats.files_quarantined += 1
                 quarantine.reject(unreadable(path, line_no + 1, exc))
                 return
             if row is None:
@@ -65,7 +80,7 @@ def read_repair_tickets(
             stats.rows += 1
             line_no = reader.line_num
             try:
-                ticket = _ticket(row, path, line_no, tz)
+                ticket = _ticket(row, path, line_no, clock, limits)
             except InputFormatError as error:
                 quarantine.reject(error)
                 continue
@@ -73,31 +88,45 @@ def read_repair_tickets(
             yield ticket
 
 
-def _ticket(row: dict, path: Path, line_no: int, tz: TimeZone) -> HealthCheck:
+def _ticket(row: dict, path: Path, line_no: int, clock: LocalClock, limits: InputLimits) -> HealthCheck:
     if None in row:  # more fields than the header
         raise InputFormatError(path, line_no, "row", ",".join(row[None]), "more fields than the header")
+    for column, value in row.items():
+        if value is not None and (why := too_long(value, limits)):
+            raise InputFormatError(path, line_no, column, value[:200], why)
     node = (row.get("node") or "").strip()
     if not node:
         raise InputFormatError(path, line_no, "node", "", "every ticket names a node")
     node_name(node, path, line_no)
-    opened = (row.get("opened_at") or "").strip()
-    try:
-        ts = datetime.fromisoformat(opened)
-        ts = ts.astimezone(UTC) if ts.tzinfo else to_utc(ts, tz)
-    except (ValueError, OverflowError):
-        raise InputFormatError(path, line_no, "opened_at", opened, "expected an ISO 8601 time") from None
-    closed = (row.get("closed_at") or "").strip()
+    ts = _time(row, "opened_at", path, line_no, clock)
+    closed = _time(row, "closed_at", path, line_no, clock) if (row.get("closed_at") or "").strip() else None
+    if closed is not None and closed < ts:
+        raise InputFormatError(path, line_no, "closed_at", row["closed_at"].strip(), "before the ticket's opened_at")
     summary = (row.get("summary") or "").strip()
     ticket_id = (row.get("ticket_id") or "").strip()
     return HealthCheck(
         node=node,
         ts=ts,
         check=(row.get("category") or "").strip() or "repair",
-        status="CLOSED" if closed else "OPEN",
+        status="CLOSED" if closed is not None else "OPEN",
         message=": ".join(part for part in (ticket_id, summary) if part),
         source_file=path.name,
         source_line=line_no,
     )
+
+
+def _time(row: dict, column: str, path: Path, line_no: int, clock: LocalClock) -> datetime:
+    """Column `column` of the row as UTC: an ISO 8601 time (the site's local time without an offset)
+    inside the clock's window of valid times, else the error naming it."""
+    text = (row.get(column) or "").strip()
+    try:
+        written = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputFormatError(path, line_no, column, text, "expected an ISO 8601 time") from None
+    try:
+        return clock.checked(clock.to_utc(written))
+    except ValueError as exc:
+        raise InputFormatError(path, line_no, column, text, str(exc)) from None
 
 
 def check_header(path: Path, site_timezone: str) -> None:

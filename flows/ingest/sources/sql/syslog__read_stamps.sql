@@ -7,6 +7,10 @@
 -- without groups, the groups are then read from the match alone, and the free text after it is cut
 -- off by position (the match's text first occurs where it matched: an earlier copy would have been
 -- the leftmost match). The match is filtered after the CTE: a filter right on it would find it twice.
+-- With `unmatched` too, the lines where it is not found are kept (fields_found false): a line that
+-- holds the reader's marker but not its fields is quarantined, never passed over as noise.
+-- A stamp's offset is read into zone_seconds; zone_ok says whether any zone has it (parameter
+-- max_offset_seconds, clock.MAX_UTC_OFFSET).
 create temp table syslog_read as
 with message_lines as (
     {% if message %}
@@ -50,7 +54,7 @@ stamped as (
         null as undated_line,
         tagged
     from matched
-    where {% if message %}whole <> '' and{% endif %} undated_line is null
+    where {% if message and not unmatched %}whole <> '' and{% endif %} undated_line is null
     union all
     select
         source_line,
@@ -70,13 +74,15 @@ stamped as (
             *,
             regexp_extract(undated_line, {{ param("remote_kern") }}, {{ param("remote_groups") }}) as remote
         from matched
-        where {% if message %}whole <> '' and{% endif %} undated_line is not null
+        where {% if message and not unmatched %}whole <> '' and{% endif %} undated_line is not null
     )
 )
 
 select
     *,
-    tagged and regexp_full_match(node, {{ param("node_name") }}) as node_ok
+    tagged and regexp_full_match(node, {{ param("node_name") }}) as node_ok,
+    zone in ('', 'Z')
+    or (try_cast(right(zone, 2) as bigint) < 60 and abs(zone_seconds) <= {{ param("max_offset_seconds") }}) as zone_ok
 from (
     select
         *,
@@ -91,6 +97,13 @@ from (
         + to_microseconds(cast(
             rpad(left(coalesce(substr(dated.fraction, 2), split_part(bsd.clock, '.', 2)), 6), 6, '0') as bigint
         )) as local_ts,
-        coalesce(dated.zone, '') as zone
+        coalesce(dated.zone, '') as zone,
+        case
+            when coalesce(dated.zone, '') in ('', 'Z') then 0
+            else
+                if(left(dated.zone, 1) = '-', -1, 1)
+                * (try_cast(substr(dated.zone, 2, 2) as bigint) * 3600 + try_cast(right(dated.zone, 2) as bigint) * 60)
+        end as zone_seconds,
+        {% if message %}whole <> ''{% else %}true{% endif %} as fields_found
     from stamped
 )
