@@ -22,6 +22,7 @@ import pyarrow as pa
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.hostlists import expand_host_lists
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
 from flows.ingest.sources.node_names import NODE_NAME
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table, run_sql
@@ -44,12 +45,12 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
 
 
 def _bad_records(
-    con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta
+    con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta, limits: InputLimits
 ) -> list[tuple]:
     """(line, field, value, reason) of the staged records to quarantine (temp table attempt_problems,
     sql/job_records__problems.sql), after the host lists are expanded and checked (`expand_host_lists`).
     `utc`: each time column in UTC; `skew`: how far DST may put two local times out of order."""
-    refused = expand_host_lists(con, "attempts_staged")
+    refused = expand_host_lists(con, "attempts_staged", limits)
     create_temp_table(
         con,
         "refused_host_lists_why",
@@ -88,9 +89,10 @@ def finish_attempts(
     stats: AttemptStats,
     problems: list[InputFormatError],
     local_times: bool = True,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> duckdb.DuckDBPyRelation:
     """Temp table `attempts` from `attempts_staged`; `local_times` False when the times are UTC
-    already (the clock then only gives the window of valid times).
+    already (the clock then only gives the window of valid times); `limits` bound the host lists.
 
     `problems` are the rows the reader could not type; with the ones found here they go to the
     quarantine in line order, so a strict quarantine stops at the first bad line of the file.
@@ -111,7 +113,7 @@ def finish_attempts(
             }
             clock.count(*run_sql(con, "clock__doubtful_counts", table="attempts_staged", **counts).fetchall()[0])
 
-    bad = _bad_records(con, utc, clock, skew)
+    bad = _bad_records(con, utc, clock, skew, limits)
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
     run_sql(con, "job_records__node_count_repairs")

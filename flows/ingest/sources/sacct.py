@@ -24,6 +24,7 @@ from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import gzip_break, open_text
 from flows.ingest.sources.job_records import finish_attempts
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
 from flows.ingest.sources.parsable import DELIMITERS, ParsableLayout, assemble_rows, parsable_layout
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table, run_sql
@@ -154,6 +155,7 @@ def read_sacct(
     con: duckdb.DuckDBPyConnection,
     path: Path,
     clock: LocalClock,
+    limits: InputLimits = DEFAULT_LIMITS,
     quarantine: Quarantine | None = None,
     header: tuple[str, ...] | None = None,
     stats: SacctReadStats | None = None,
@@ -203,18 +205,19 @@ def read_sacct(
         InputFormatError(path, line, field, value, reason)
         for line, field, value, reason in run_sql(con, "sacct__problems").fetchall()
     ]
-    return finish_attempts(con, path, clock, quarantine, stats, problems)
+    return finish_attempts(con, path, clock, quarantine, stats, problems, limits=limits)
 
 
 def read_sacct_xdmod(
     con: duckdb.DuckDBPyConnection,
     path: Path,
     clock: LocalClock,
+    limits: InputLimits = DEFAULT_LIMITS,
     quarantine: Quarantine | None = None,
     stats: SacctReadStats | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """Attempts of Open XDMoD's headerless dump, in whichever of its layouts it is (`xdmod_layout`), as `read_sacct`."""
-    return read_sacct(con, path, clock, quarantine, xdmod_layout(path), stats)
+    return read_sacct(con, path, clock, limits, quarantine, xdmod_layout(path), stats)
 
 
 def _fits_xdmod(layout: tuple[str, ...], line: str) -> bool:
