@@ -251,14 +251,18 @@ def test_a_record_repeated_with_another_outcome_is_a_counted_conflict(real, base
     assert [a for a in attempts if a.job_id != "3"] == [a for a in baseline if a.job_id != "3"]
 
 
-@hostile(Outcome.FIGURE)
-def test_a_conflict_names_a_job_id_with_terminal_escapes_escaped(real, tmp_path: Path):
+@hostile(Outcome.QUARANTINE)
+def test_a_job_id_with_terminal_escapes_is_quarantined_and_shown_escaped(real, baseline, tmp_path: Path):
+    """A JobID is digits (`123`, `123_4`, `123_[1-5]`, `123+1`): one with escapes never lands (it
+    was landed, and named in a conflict's description), and its quarantine shows it escaped."""
     columns, rows = real
     rows = changed(rows, T_OK, JobID="3\x1b[2J\u202e")
-    stats = SacctReadStats()
-    sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, {**rows[T_OK], "State": "NODE_FAIL"}]), clock(), stats)
-    (conflict,) = stats.conflicts
-    assert "\x1b" not in conflict and "\u202e" not in conflict and "of job '3\\x1b[2J\\u202e' differently" in conflict
+    quarantine = Quarantine(strict=False)
+    dump = psv(tmp_path / "sacct.psv", columns, rows)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "JobID", "expected a job id as sacct prints one")
+    assert "\x1b" not in str(quarantine.errors[0]) and "3\\x1b[2J\\u202e" in str(quarantine.errors[0])
+    assert attempts == without_line(baseline, T_OK + 2)
 
 
 @hostile(Outcome.FIGURE)

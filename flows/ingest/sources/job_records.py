@@ -28,6 +28,9 @@ from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
+# A text reader's staged times may carry an offset (`2026-11-22T03:21:55+05:00`): the wall time as
+# written in the time's column, its offset east of UTC in seconds here (NULL: a local time)
+TIME_OFFSETS = tuple(f"{column}_offset" for column in TIME_COLUMNS)
 LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
 CONFLICT_SAMPLE = 10  # conflicts described (all are counted)
 
@@ -90,9 +93,12 @@ def finish_attempts(
     problems: list[InputFormatError],
     local_times: bool = True,
     limits: InputLimits = DEFAULT_LIMITS,
+    offsets: bool = False,
 ) -> duckdb.DuckDBPyRelation:
     """Temp table `attempts` from `attempts_staged`; `local_times` False when the times are UTC
-    already (the clock then only gives the window of valid times); `limits` bound the host lists.
+    already (the clock then only gives the window of valid times); `limits` bound the host lists;
+    `offsets` when the staged table has TIME_OFFSETS: a time with an offset is that instant, never
+    read in the clock's zone (nor counted as a DST doubt).
 
     `problems` are the rows the reader could not type; with the ones found here they go to the
     quarantine in line order, so a strict quarantine stops at the first bad line of the file.
@@ -106,13 +112,21 @@ def finish_attempts(
             changes = clock.offset_changes(min(values), max(values))
             skew = clock.max_offset_change(changes)
             utc = {column: clock.sql_to_utc(column, changes) for column in TIME_COLUMNS}
-            doubtful = [LocalClock.sql_doubtful_counts(column, changes) for column in TIME_COLUMNS]
+            local = {column: column for column in TIME_COLUMNS}
+            if offsets:
+                local = {column: f"(case when {column}_offset is null then {column} end)" for column in TIME_COLUMNS}
+            doubtful = [LocalClock.sql_doubtful_counts(local[column], changes) for column in TIME_COLUMNS]
             counts = {
                 "ambiguous": " + ".join(a for a, _ in doubtful),
                 "nonexistent": " + ".join(n for _, n in doubtful),
             }
             clock.count(*run_sql(con, "clock__doubtful_counts", table="attempts_staged", **counts).fetchall()[0])
 
+    if offsets:  # a time with an offset is its instant, whatever the clock
+        utc = {
+            column: f"(case when {column}_offset is null then {utc[column]} else {column} - to_seconds({column}_offset) end)"
+            for column in TIME_COLUMNS
+        }
     bad = _bad_records(con, utc, clock, skew, limits)
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
