@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,3 +120,24 @@ def read_parsable_rows(
         lines = ((no, line.rstrip("\r\n")) for no, line in enumerate(handle, start=1) if no >= layout.first_row_line)
         for line_no, values in assemble_rows(layout, lines, quarantine):
             yield line_no, dict(zip(layout.header, values, strict=True))
+
+
+def copy_with_lf_line_ends(path: Path, copy: Path) -> list[int] | None:
+    """Copy `path` (decompressed) to `copy` with every line ending at LF alone, as Slurm's tools write
+    them: CRLF as LF, and a line holding another carriage return blank (its reader reads it alone,
+    by number, from `path`). The numbers of those lines, or None when the file holds no carriage
+    return at all (the copy is then the file)."""
+    carriage_returns: list[int] = []
+    found = False
+    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as source, open(copy, "wb") as out:
+        for number, raw in enumerate(source, start=1):
+            if b"\r" not in raw:
+                out.write(raw)
+                continue
+            found = True
+            line = raw.rstrip(b"\n").rstrip(b"\r")
+            if b"\r" in line:
+                carriage_returns.append(number)
+                line = b""
+            out.write(line + b"\n")
+    return carriage_returns if found else None

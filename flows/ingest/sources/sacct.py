@@ -26,7 +26,13 @@ from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import gzip_break, open_text
 from flows.ingest.sources.job_records import TIME_OFFSETS, finish_attempts
 from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
-from flows.ingest.sources.parsable import DELIMITERS, ParsableLayout, assemble_rows, parsable_layout
+from flows.ingest.sources.parsable import (
+    DELIMITERS,
+    ParsableLayout,
+    assemble_rows,
+    copy_with_lf_line_ends,
+    parsable_layout,
+)
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table, run_sql
 from flows.ingest.sources.tables import STAGED_FIELDS, column_names
@@ -331,31 +337,12 @@ def _read_without_carriage_returns(
     internals."""
     with tempfile.TemporaryDirectory(prefix="sacct-lines-") as scratch:
         copy = Path(scratch) / "lines.psv"
-        carriage_returns = _copy_without_carriage_returns(path, copy)
+        carriage_returns = copy_with_lf_line_ends(path, copy)
         if carriage_returns is None:
             why = str(error).split("\n", 1)[0][:200]
             raise InputFormatError(path, 1, "file", path.name, f"cannot be read as lines of text: {why}") from None
         run_sql(con, "sacct__lines", params | {"path": str(copy), "new_line": "\\n"}, recovered=False)
     return carriage_returns
-
-
-def _copy_without_carriage_returns(path: Path, copy: Path) -> list[int] | None:
-    """Copy `path` (decompressed) to `copy`, CRLF as LF and a line holding another CR blank; the
-    numbers of those lines, or None when the file holds no carriage return at all (nothing copied)."""
-    carriage_returns: list[int] = []
-    found = False
-    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as source, open(copy, "wb") as out:
-        for number, raw in enumerate(source, start=1):
-            if b"\r" not in raw:
-                out.write(raw)
-                continue
-            found = True
-            line = raw.rstrip(b"\n").rstrip(b"\r")
-            if b"\r" in line:
-                carriage_returns.append(number)
-                line = b""
-            out.write(line + b"\n")
-    return carriage_returns if found else None
 
 
 def _number_lines_around(con: duckdb.DuckDBPyConnection, rejected: list[int]) -> None:
