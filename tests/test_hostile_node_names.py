@@ -11,6 +11,8 @@ length. Readers only, in-process (no month is built).
 from __future__ import annotations
 
 import json
+import random
+import re
 import time
 from datetime import UTC as UTC_TZ
 from datetime import datetime
@@ -18,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
+import duckdb
 import pytest
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 from hostile import Outcome, hostile
@@ -25,8 +28,9 @@ from job_records import json_attempts, sacct_attempts, xdmod_attempts
 
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.hostlists import HostListError, host_list_nodes, parse_host_list
+from flows.ingest.sources.hostlists import HostListError, expand_host_lists, host_list_nodes, parse_host_list
 from flows.ingest.sources.limits import MAX_FIELD_CHARS, InputLimits
+from flows.ingest.sources.node_names import NODE_NAME
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sacct import XDMOD_FIELDS, SacctReadStats
 from flows.ingest.sources.sacctmgr_events import SacctmgrReadStats, read_sacctmgr_events
@@ -42,6 +46,7 @@ SNAPSHOT = "scontrol_show_node.down.txt"
 XDMOD_FILLER = {"Cluster": "ci", "Group": "g", "GID": "0", "UID": "0", "NCPUS": "1", "ReqCPUS": "1"}
 XDMOD_FILLER |= {"ReqMem": "100M", "Timelimit": "UNLIMITED"}
 JOB_3 = 4  # jobs[4] of sacct.json is job 3
+NODE = re.compile(NODE_NAME)
 
 
 def clock(tz: ZoneInfo = UTC) -> LocalClock:
@@ -225,6 +230,8 @@ EXPANDED = [
     ("node1", ["node1"]),
     ("[1-2]gpu", ["1gpu", "2gpu"]),
 ]
+# Slurm's reading where ClusterShell's differs: the digits before a bracket are the name's, not the range's
+SLURM_ONLY = [("a5[8-10]", ["a58", "a59", "a510"]), ("n[01-03,008]", ["n01", "n02", "n03", "n008"])]
 
 
 @pytest.mark.parametrize(("node_list", "nodes"), EXPANDED)
@@ -234,10 +241,17 @@ def test_slurm_host_lists_expand_as_slurm_and_clustershell_without_groups_do(nod
     assert set(nodes) == set(NodeSet(node_list, resolver=RESOLVER_NOGROUP))
 
 
+@pytest.mark.parametrize(("node_list", "nodes"), SLURM_ONLY)
+@hostile(Outcome.FIGURE)
+def test_slurm_host_lists_expand_as_slurm_does_where_clustershell_differs(node_list, nodes):
+    assert host_list_nodes(node_list) == nodes
+
+
 REFUSED = [
     ("gpu[1-3", "never closed"),
     ("gpu1-3]", "without its '['"),
     ("gpu[[1-3]]", "inside a bracket group"),
+    ("gpu[1-2][3-4]", "a bracket group right after another"),
     ("gpu[]", "an empty range"),
     ("gpu[1,]", "an empty range"),
     ("gpu[3-1]", "runs backwards"),
@@ -257,7 +271,7 @@ REFUSED = [
     ("a" * 300, "a name of 300 characters"),
     ("n[1-1000]m[1-1000]", "names 1,000,000 nodes, more than any cluster has"),
     ("n[1-99999999999999999999999]", "names more than 1,000,000,000,000,000,000 nodes"),
-    ("n" + "[1-1000]" * 30, "names more than 1,000,000,000,000,000,000 nodes"),
+    ("n" + "[1-1000]x" * 30, "names more than 1,000,000,000,000,000,000 nodes"),
     ("", "an empty host list"),
 ]
 
@@ -386,3 +400,72 @@ def test_a_scontrol_reason_without_who_and_when_is_quarantined(slurm_fixtures, t
     quarantine = Quarantine(strict=False)
     list(read_scontrol_nodes(snapshot, clock(), quarantine=quarantine))
     quarantined(quarantine.errors, snapshot, 3, "Reason", "no [user@time] after the reason")
+
+
+# ---- the grammar against two other readings of it, on random lists -------------------------------------------------
+
+
+def random_list(rng: random.Random) -> str:
+    """A host list as Slurm writes one: 1-4 parts, each a name with 0-2 bracket groups (ranges, some zero-padded)."""
+    parts = []
+    for _ in range(rng.randint(1, 4)):
+        # a letter before each bracket: ClusterShell reads `a5[8-10]` as a58..a510 (a range of its own), Slurm as a58, a59, a510
+        part = (
+            rng.choice("abgnr") + "".join(rng.choices("abcxyz0123456789.-_", k=rng.randint(0, 5))) + rng.choice("abz")
+        )
+        groups = rng.choice([0, 1, 1, 2])
+        for group in range(groups):
+            ranges, low, width = [], rng.randint(0, 20), rng.choice([1, 1, 2, 3])  # one width a group (ClusterShell's)
+            for _ in range(rng.randint(1, 3)):
+                high = low + rng.randint(0, 4)
+                ranges.append(f"{low:0{width}d}" + (f"-{high:0{width}d}" if high > low else ""))
+                low = high + rng.randint(1, 5)
+            part += f"[{','.join(ranges)}]" + rng.choice(["x", "-ib", "y.z"] if group < groups - 1 else ["", "", "x"])
+        parts.append(part)
+    return ",".join(parts)
+
+
+@hostile(Outcome.FIGURE)
+def test_random_slurm_lists_expand_as_clustershell_without_groups_and_as_the_sql_does():
+    """The scanner's nodes are ClusterShell's (group resolution off) for 2,000 random lists, and the SQL's
+    fast path (its subset: one bracket group, no suffix) gives the scanner's nodes for each list it takes."""
+    rng = random.Random(50)
+    lists = sorted({random_list(rng) for _ in range(2_000)})
+    expanded = {}
+    for node_list in lists:
+        try:
+            expanded[node_list] = host_list_nodes(node_list)
+        except HostListError as refused:  # a name repeated by two parts: ClusterShell's set has fewer nodes
+            assert "twice" in str(refused)
+            assert len(NodeSet(node_list, resolver=RESOLVER_NOGROUP)) < parse_host_list(node_list)[1]
+            continue
+        assert set(expanded[node_list]) == set(NodeSet(node_list, resolver=RESOLVER_NOGROUP)), node_list
+        assert len(expanded[node_list]) == parse_host_list(node_list)[1]
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE lists AS SELECT unnest(?::VARCHAR[]) AS node_list", [lists])
+        refused = expand_host_lists(con, "lists")
+        members: dict[str, list[str]] = {}
+        for node_list, node in con.execute(
+            "SELECT node_list, node FROM host_list_members JOIN host_lists USING (list_id) ORDER BY list_id, host_list_members.rowid"
+        ).fetchall():
+            members.setdefault(node_list, []).append(node)
+        simple = con.execute("SELECT count(*) FROM host_lists WHERE simple").fetchone()[0]
+    assert simple > 200  # the SQL's subset was exercised
+    assert set(refused) == set(lists) - set(expanded)
+    assert {k: sorted(v) for k, v in members.items()} == {k: sorted(v) for k, v in expanded.items()}
+
+
+HOSTILE_ALPHABET = "ab01-_.,[]@*!&^ \t;$`'\"|\\/%\r\n\x1b\x00é\u202e"
+
+
+@hostile(Outcome.QUARANTINE)
+def test_random_bytes_only_ever_give_a_host_list_error():
+    """20,000 random strings over Slurm's characters and hostile ones: a list of nodes or HostListError, never another exception."""
+    rng = random.Random(51)
+    for _ in range(20_000):
+        text = "".join(rng.choices(HOSTILE_ALPHABET, k=rng.randint(0, 24)))
+        try:
+            nodes = host_list_nodes(text)
+        except HostListError:
+            continue
+        assert nodes and all(NODE.fullmatch(node) for node in nodes), text

@@ -291,3 +291,49 @@ def test_a_json_document_too_deep_outside_its_jobs_is_refused_naming_the_file(do
         json_attempts(dump, clock=clock())
     assert (refused.value.path, refused.value.line, refused.value.field) == (str(dump), 1, "document")
     assert "nested 100,001 deep" in refused.value.reason
+
+
+# ---- node events: a time with an offset, a time beyond the calendar ------------------------------------------------
+
+EVENTS = "sacctmgr_event.final.psv"
+SNAPSHOT = "scontrol_show_node.down.txt"
+TOKYO = ZoneInfo("Asia/Tokyo")
+
+
+@hostile(Outcome.FIGURE)
+def test_node_event_times_with_an_offset_are_their_instants(slurm_fixtures, tmp_path):
+    """An sacctmgr TimeStart and an scontrol reason time with an offset were read as the site's wall time."""
+    from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
+    from flows.ingest.sources.scontrol_nodes import read_scontrol_nodes
+
+    events = tmp_path / "events.psv"
+    text = (slurm_fixtures / EVENTS).read_text()
+    events.write_text(text.replace("|2026-11-22T03:22:04|DOWN|", "|2026-11-22T12:22:04+09:00|DOWN|"))
+    (node3,) = [e for e in read_sacctmgr_events(events, clock()) if e.node == "node3"]
+    assert node3.started_at == datetime(2026, 11, 22, 3, 22, 4, tzinfo=UTC_TZ)
+    snapshot = tmp_path / "scontrol.txt"
+    snapshot.write_text(
+        (slurm_fixtures / SNAPSHOT).read_text().replace("@2026-11-22T03:22:04]", "@2026-11-22T03:22:04Z]")
+    )
+    (down,) = [e for e in read_scontrol_nodes(snapshot, clock(TOKYO)) if e.node == "node3"]
+    assert down.started_at == datetime(2026, 11, 22, 3, 22, 4, tzinfo=UTC_TZ)
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00", "9999-12-31T23:59:59", "9999-12-31T23:59:59-05:00"])
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo", "America/New_York"])
+@hostile(Outcome.QUARANTINE)
+def test_a_node_event_time_beyond_the_calendar_is_quarantined(slurm_fixtures, tmp_path, when, zone):
+    """`OverflowError: date value out of range` stopped the sacctmgr and scontrol readers, `(a bug?)`."""
+    from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
+    from flows.ingest.sources.scontrol_nodes import read_scontrol_nodes
+
+    events = tmp_path / "events.psv"
+    events.write_text((slurm_fixtures / EVENTS).read_text().replace("|2026-11-22T03:22:04|DOWN|", f"|{when}|DOWN|"))
+    quarantine = Quarantine(strict=False)
+    assert len(list(read_sacctmgr_events(events, clock(ZoneInfo(zone)), quarantine=quarantine))) == 3
+    quarantined(quarantine.errors, events, 4, "TimeStart")
+    snapshot = tmp_path / "scontrol.txt"
+    snapshot.write_text((slurm_fixtures / SNAPSHOT).read_text().replace("@2026-11-22T03:22:04]", f"@{when}]"))
+    quarantine = Quarantine(strict=False)
+    assert [e.node for e in read_scontrol_nodes(snapshot, clock(ZoneInfo(zone)), quarantine=quarantine)] == ["node4"]
+    quarantined(quarantine.errors, snapshot, 3, "Reason")

@@ -102,6 +102,8 @@ def parse_host_list(text: str, limits: InputLimits = DEFAULT_LIMITS) -> tuple[li
                 ranges.append(_range(value, at))
                 expect_range = False
         elif value == "[":
+            if segments and not isinstance(segments[-1], str):
+                raise HostListError(f"a bracket group right after another at character {at}")
             ranges, expect_range = [], True
         elif value == "]":
             raise HostListError(f"a ']' without its '[' at character {at}")
