@@ -337,3 +337,31 @@ def test_a_node_event_time_beyond_the_calendar_is_quarantined(slurm_fixtures, tm
     quarantine = Quarantine(strict=False)
     assert [e.node for e in read_scontrol_nodes(snapshot, clock(ZoneInfo(zone)), quarantine=quarantine)] == ["node4"]
     quarantined(quarantine.errors, snapshot, 3, "Reason")
+
+
+@hostile(Outcome.FIGURE)
+def test_a_carriage_return_in_node_events_and_snapshots_breaks_no_line(slurm_fixtures, tmp_path):
+    """A CR inside a Reason split its line in two (Python's universal newlines): the record was
+    joined with an LF or quarantined, and every later line's number was one off."""
+    from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
+    from flows.ingest.sources.scontrol_nodes import read_scontrol_nodes
+
+    events = tmp_path / "events.psv"
+    text = (slurm_fixtures / EVENTS).read_text().replace("|xid 79 gpu", "|xid\r79 gpu").replace("\n", "\r\n", 2)
+    events.write_bytes(text.encode())
+    quarantine = Quarantine(strict=False)
+    whole = list(read_sacctmgr_events(slurm_fixtures / EVENTS, clock()))
+    read = list(read_sacctmgr_events(events, clock(), quarantine=quarantine))
+    assert quarantine.errors == []
+    assert [(e.node, e.source_line, e.reason) for e in read] == [
+        (e.node, e.source_line, e.reason.replace("xid 79", "xid\r79")) for e in whole
+    ]
+    snapshot = tmp_path / "scontrol.txt"
+    snapshot.write_bytes((slurm_fixtures / SNAPSHOT).read_bytes().replace(b"Reason=xid 79", b"Reason=xid\r79"))
+    quarantine = Quarantine(strict=False)
+    down = list(read_scontrol_nodes(snapshot, clock(), quarantine=quarantine))
+    assert quarantine.errors == []
+    assert [(e.node, e.source_line, e.reason) for e in down] == [
+        (e.node, e.source_line, e.reason.replace("xid 79", "xid\r79"))
+        for e in read_scontrol_nodes(slurm_fixtures / SNAPSHOT, clock())
+    ]

@@ -31,6 +31,7 @@ from flows.ingest.sources.parsable import (
     ParsableLayout,
     assemble_rows,
     copy_with_lf_line_ends,
+    lf_lines,
     parsable_layout,
 )
 from flows.ingest.sources.quarantine import Quarantine
@@ -266,7 +267,7 @@ def dump_layout(
 
 def _first_line_fits_xdmod(path: Path) -> bool:
     with open_text(path) as handle:
-        first_line = handle.readline().rstrip("\r\n")
+        first_line = next(lf_lines(handle), "").rstrip("\r\n")
     return any(_fits_xdmod(layout, first_line) for layout in XDMOD_LAYOUTS.values())
 
 
@@ -282,7 +283,10 @@ def xdmod_layout(path: Path) -> tuple[str, ...]:
     A layout without AllocTRES (before XDMoD 9.0) gives no GPU counts, and a file that starts with
     sacct's header line is sacct_psv: each refused, naming it."""
     with open_text(path) as handle:
-        sample = [(no, line.rstrip("\r\n")) for no, line in enumerate(itertools.islice(handle, XDMOD_SAMPLE_LINES), 1)]
+        sample = [
+            (no, line.rstrip("\r\n"))
+            for no, line in enumerate(itertools.islice(lf_lines(handle), XDMOD_SAMPLE_LINES), 1)
+        ]
     if sample and _sacct_header(sample[0][1]):
         raise InputFormatError(
             path,
@@ -319,7 +323,7 @@ def check_xdmod_header(path: Path, site_timezone: str) -> None:
     header = xdmod_layout(path)
     layout = parsable_layout(path, _required(header), header)
     with open_text(path) as handle:
-        first_line = handle.readline().rstrip("\r\n")
+        first_line = next(lf_lines(handle), "").rstrip("\r\n")
     if first_line and len(layout.split(first_line)) != layout.width:
         raise layout.wrong_width(1, first_line)
 

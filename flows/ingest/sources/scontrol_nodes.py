@@ -22,6 +22,7 @@ from flows.ingest.sources.files import open_text
 from flows.ingest.sources.hostlists import not_a_host_name
 from flows.ingest.sources.limits import too_long
 from flows.ingest.sources.node_names import NODE_NAME
+from flows.ingest.sources.parsable import lf_lines
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import NodeEvent
 
@@ -62,7 +63,7 @@ def read_scontrol_nodes(
     quarantine = quarantine if quarantine is not None else Quarantine()
     clock = as_clock(tz)
     with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
+        for line_no, line in enumerate(lf_lines(handle), start=1):
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue
