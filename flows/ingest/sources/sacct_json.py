@@ -108,9 +108,7 @@ def read_sacct_json(
     bounds them."""
     stats = stats if stats is not None else SacctJsonReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
-    with open_text(path) as handle:
-        text = handle.read()
-    document, refused = _document(text, path, limits)
+    document, refused = read_document(path, limits)
     try:
         jobs = document["jobs"]
     except (KeyError, TypeError) as exc:
@@ -149,6 +147,13 @@ def read_sacct_json(
 # A JSON string (an unterminated one runs to the end: the scan stays linear) or a structural character
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{},:]', re.DOTALL)
 _REFUSED = object()  # the place of a job that is not read (its reason in `refused`)
+
+
+def read_document(path: Path, limits: InputLimits = DEFAULT_LIMITS) -> tuple[Any, dict[int, tuple[str, str, str]]]:
+    """The JSON document of `path` read within `limits`, and its jobs that are not read (see
+    `_document`: their places in `jobs` hold a marker no job field can be read from)."""
+    with open_text(path) as handle:
+        return _document(handle.read(), path, limits)
 
 
 def _document(text: str, path: Path, limits: InputLimits) -> tuple[Any, dict[int, tuple[str, str, str]]]:
