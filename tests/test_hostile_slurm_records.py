@@ -365,3 +365,20 @@ def test_a_carriage_return_in_node_events_and_snapshots_breaks_no_line(slurm_fix
         (e.node, e.source_line, e.reason.replace("xid 79", "xid\r79"))
         for e in read_scontrol_nodes(slurm_fixtures / SNAPSHOT, clock())
     ]
+
+
+@pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000, "9" * 5000], ids=["deep", "5000-digits"])
+@hostile(Outcome.FIGURE)
+def test_the_month_count_before_any_work_reads_a_hostile_json_job_as_the_reader_does(document, tmp_path, raw):
+    """`check --month` and `run` count a month's records first: a 100,000-deep job stopped them with a
+    RecursionError, a 5,000-digit number with a ValueError, `(a bug?)`. The job is left out, as the
+    reader quarantines it."""
+    from flows.core.months import Month
+    from flows.ingest.month_records import count_month_records
+
+    broken = json.loads(json.dumps(document))
+    broken["jobs"][JOB_3]["name"] = MARK
+    dump = tmp_path / "jobs.json"
+    dump.write_text(json.dumps(broken).replace(f'"{MARK}"', raw))
+    month = Month.parse("2026-11")
+    assert count_month_records("sacct_json", dump, [month]).in_month == {month: 17}

@@ -12,7 +12,6 @@ the rest, no host lists), or the JSON document's times.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +26,6 @@ from flows.core.errors import InputError
 from flows.core.months import Month
 from flows.ingest.probe import input_problem
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
 from flows.ingest.sources.registry import JOB_RECORD_KINDS
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
@@ -123,13 +121,12 @@ def _sacct_times(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> None:
 
 def _json_times(path: Path) -> pa.Table:
     """The times of a sacct JSON document's jobs (UTC); a job whose times cannot be read is left out."""
-    from flows.ingest.sources.sacct_json import job_times  # the reader's rule for a time
+    from flows.ingest.sources.sacct_json import job_times, read_document  # the reader's rules (a time, the bounds)
 
-    try:
-        with open_text(path) as handle:
-            jobs = json.load(handle)["jobs"]
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
+    document, _ = read_document(path)  # a job too deep or with a huge number is left out, as the reader quarantines it
+    jobs = document.get("jobs") if isinstance(document, dict) else None
+    if jobs is None:
+        raise InputFormatError(path, 1, "document", path.name, "not sacct --json output: no jobs")
     rows = [times for job in (jobs if isinstance(jobs, list) else []) if (times := job_times(job))]
     return pa.Table.from_pylist(rows, schema=TIMES_SCHEMA)
 
