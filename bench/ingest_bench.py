@@ -47,7 +47,7 @@ def _floor(path: Path, buffer: str = "") -> None:
 
 def _read(path: Path, out: Path | None = None) -> None:
     with duckdb.connect() as con:
-        read_sacct(con, path, LocalClock(ZoneInfo("UTC")), Quarantine(strict=False))
+        read_sacct(con, path, LocalClock(ZoneInfo("UTC")), quarantine=Quarantine(strict=False))
         if out is not None:
             write_job_tables(con, "bench", path.name, out)
 

@@ -33,7 +33,7 @@ def sacct_attempts(
 ) -> list[SimpleNamespace]:
     clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
     with duckdb.connect() as con:
-        read_sacct(con, path, clock, quarantine, header, stats)
+        read_sacct(con, path, clock, quarantine=quarantine, header=header, stats=stats)
         return _objects(con)
 
 
@@ -43,7 +43,7 @@ def xdmod_attempts(
     """As the landing reads an Open XDMoD dump: its layout found from its records."""
     clock = tz if isinstance(tz, LocalClock) else LocalClock(tz)
     with duckdb.connect() as con:
-        read_sacct_xdmod(con, path, clock, quarantine, stats)
+        read_sacct_xdmod(con, path, clock, quarantine=quarantine, stats=stats)
         return _objects(con)
 
 
@@ -54,7 +54,7 @@ def json_attempts(
     clock: LocalClock | None = None,
 ) -> list[SimpleNamespace]:
     with duckdb.connect() as con:
-        read_sacct_json(con, path, clock or LocalClock(ZoneInfo("UTC")), quarantine, stats)
+        read_sacct_json(con, path, clock or LocalClock(ZoneInfo("UTC")), quarantine=quarantine, stats=stats)
         return _objects(con)
 
 

@@ -119,10 +119,10 @@ QUARANTINED_FIELDS = [
     ({"NNodes": "20000000", "NodeList": "gpu[1-20000000]"}, "NodeList", "more than any cluster has"),
     ({"NNodes": "25000000", "NodeList": "rack[1-5000]n[1-5000]"}, "NodeList", "more than any cluster has"),
     ({"NodeList": "node[1-99999999999999999999999]"}, "NodeList", "more than any cluster has"),
-    ({"NodeList": "node$1"}, "NodeList", "node node$1 is not a host name"),
+    ({"NodeList": "node$1"}, "NodeList", "holds '$' at character 5"),
     ({"NNodes": "2", "NodeList": "node1,node1"}, "NodeList", "names node node1 twice"),
     ({"NNodes": "3", "NodeList": "node[1-2],node1"}, "NodeList", "names node node1 twice"),
-    ({"NNodes": "2", "NodeList": "node1,no de2"}, "NodeList", "is not a host name"),
+    ({"NNodes": "2", "NodeList": "node1,no de2"}, "NodeList", "holds ' ' at character 9"),
     ({"NodeList": "node[1-"}, "NodeList", ""),
     # GPU fields that cannot be read were 0 GPUs.
     ({"AllocTRES": "%%garbage%%"}, "AllocTRES", "expected a TRES list"),
@@ -251,14 +251,18 @@ def test_a_record_repeated_with_another_outcome_is_a_counted_conflict(real, base
     assert [a for a in attempts if a.job_id != "3"] == [a for a in baseline if a.job_id != "3"]
 
 
-@hostile(Outcome.FIGURE)
-def test_a_conflict_names_a_job_id_with_terminal_escapes_escaped(real, tmp_path: Path):
+@hostile(Outcome.QUARANTINE)
+def test_a_job_id_with_terminal_escapes_is_quarantined_and_shown_escaped(real, baseline, tmp_path: Path):
+    """A JobID is digits (`123`, `123_4`, `123_[1-5]`, `123+1`): one with escapes never lands (it
+    was landed, and named in a conflict's description), and its quarantine shows it escaped."""
     columns, rows = real
     rows = changed(rows, T_OK, JobID="3\x1b[2J\u202e")
-    stats = SacctReadStats()
-    sacct_attempts(psv(tmp_path / "sacct.psv", columns, [*rows, {**rows[T_OK], "State": "NODE_FAIL"}]), clock(), stats)
-    (conflict,) = stats.conflicts
-    assert "\x1b" not in conflict and "\u202e" not in conflict and "of job '3\\x1b[2J\\u202e' differently" in conflict
+    quarantine = Quarantine(strict=False)
+    dump = psv(tmp_path / "sacct.psv", columns, rows)
+    attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "JobID", "expected a job id as sacct prints one")
+    assert "\x1b" not in str(quarantine.errors[0]) and "3\\x1b[2J\\u202e" in str(quarantine.errors[0])
+    assert attempts == without_line(baseline, T_OK + 2)
 
 
 @hostile(Outcome.FIGURE)
@@ -560,9 +564,10 @@ def tres_count(value) -> list:
         (tres_count(None)[:-1], -3, "AllocTRES", "a GPU count is negative"),
         (["nodes"], "gpu[1-100000]", "NodeList", "names 100,000 nodes that no other record names"),
         (["allocation_nodes"], 3, "NNodes", "the NodeList names 1 nodes"),
-        (["allocation_nodes"], 10**30, f"jobs[{JOB_3}].allocation_nodes", "out of range"),
+        (["allocation_nodes"], 10**30, f"jobs[{JOB_3}].allocation_nodes", "an integer of 31 digits"),
+        (["allocation_nodes"], 2**63, f"jobs[{JOB_3}].allocation_nodes", "out of range"),
         (["name"], {"t": "ok"}, f"jobs[{JOB_3}].name", "expected a string"),
-        (["nodes"], "node;rm -rf", "NodeList", "is not a host name"),
+        (["nodes"], "node;rm -rf", "NodeList", "holds ';' at character 5"),
         (["time"], None, f"jobs[{JOB_3}]", "TypeError"),
         (["state"], {}, f"jobs[{JOB_3}]", "no 'current' field"),
     ],
@@ -637,7 +642,7 @@ NODE3_EVENT = 4  # line 4: node3 DOWN "xid 79 gpu fell off bus", 03:22:04 - 03:2
     ("column", "value", "reason"),
     [
         (6, "node[1-20000000]", "more than any cluster has"),
-        (6, "node$3", "node node$3 is not a host name"),
+        (6, "node$3", "holds '$' at character 5"),
         (6, "node[3-", ""),
         (3, "2026-11-22T03:21:00", "before the TimeStart 2026-11-22T03:22:04"),
         (8, "1970-01-01T00:00:00", "before 2000-01-01"),
@@ -655,7 +660,7 @@ def test_a_broken_node_event_is_quarantined(slurm_fixtures: Path, tmp_path: Path
     events_file = write(tmp_path / "events.psv", lines)
     quarantine = Quarantine(strict=False)
     started = time.monotonic()
-    events = list(read_sacctmgr_events(events_file, clock(), quarantine))
+    events = list(read_sacctmgr_events(events_file, clock(), quarantine=quarantine))
     assert time.monotonic() - started < 5
     field = {3: "TimeEnd", 6: "NodeName", 8: "TimeStart"}[column]
     assert_quarantined(quarantine.errors, events_file, NODE3_EVENT, field, reason)
@@ -667,7 +672,7 @@ def test_a_truncated_gzip_of_node_events_is_refused(slurm_fixtures: Path, tmp_pa
     lines = (slurm_fixtures / EVENTS).read_text().splitlines()
     events_file = truncate(write(tmp_path / "events.psv.gz", lines[:1] + lines[1:] * 40))
     with pytest.raises(InputFormatError) as refused:
-        list(read_sacctmgr_events(events_file, clock(), Quarantine(strict=False)))
+        list(read_sacctmgr_events(events_file, clock(), quarantine=Quarantine(strict=False)))
     assert (refused.value.path, refused.value.field) == (str(events_file), "file") and refused.value.line > 1
 
 

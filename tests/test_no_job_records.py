@@ -140,6 +140,7 @@ def test_the_count_before_any_work_is_the_landings_count(kind: str, tmp_path: Pa
     import duckdb
 
     from flows.ingest.sources.clock import LocalClock
+    from flows.ingest.sources.limits import DEFAULT_LIMITS
     from flows.ingest.sources.quarantine import Quarantine
 
     path = KINDS[kind][0]
@@ -151,6 +152,7 @@ def test_the_count_before_any_work_is_the_landings_count(kind: str, tmp_path: Pa
             con=con,
             path=path,
             clock=LocalClock(ZoneInfo("UTC")),
+            limits=DEFAULT_LIMITS,
         )
         landed = landed_month_records(con, kind, path, month)
     assert count_month_records(kind, path, [month]).in_month == landed.in_month == {month: 18}

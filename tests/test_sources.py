@@ -198,12 +198,13 @@ def test_host_lists_are_expanded(slurm_fixtures: Path, tmp_path: Path, node_list
     assert attempt.nodes == nodes
 
 
-def test_sql_host_lists_agree_with_clustershell(tmp_path: Path):
-    """Every host list of a simulated month, expanded in SQL, equals ClusterShell's expansion."""
+def test_sql_host_lists_agree_with_the_scanner_and_clustershell(tmp_path: Path):
+    """Every host list of a simulated month, expanded in SQL, equals the scanner's expansion (the
+    lists SQL does not take itself go to it) and ClusterShell's (with group resolution off)."""
     import duckdb
-    from ClusterShell.NodeSet import NodeSet
+    from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
-    from flows.ingest.sources.hostlists import expand_host_lists
+    from flows.ingest.sources.hostlists import expand_host_lists, host_list_nodes
 
     simulate(SimParams("sim", Month.parse("2026-10"), nodes=300, seed=5), tmp_path)
     with duckdb.connect() as con:
@@ -218,7 +219,8 @@ def test_sql_host_lists_agree_with_clustershell(tmp_path: Path):
         ).fetchall():
             members.setdefault(node_list, set()).add(node)
         assert len(members) > 100
-    assert all(nodes == set(NodeSet(node_list)) for node_list, nodes in members.items())
+    assert all(nodes == set(NodeSet(node_list, resolver=RESOLVER_NOGROUP)) for node_list, nodes in members.items())
+    assert all(nodes == set(host_list_nodes(node_list)) for node_list, nodes in members.items())
 
 
 def test_sql_local_times_agree_with_the_python_clock(slurm_fixtures: Path, tmp_path: Path):

@@ -26,8 +26,6 @@ from flows.core.errors import InputError
 from flows.core.months import Month
 from flows.ingest.probe import input_problem
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
-from flows.ingest.sources.json_input import JsonRefused, load_json
 from flows.ingest.sources.registry import JOB_RECORD_KINDS
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
@@ -117,20 +115,18 @@ def _sacct_times(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> None:
     columns |= {"start": where["Start"], "end": where["End"]}
     try:
         run_sql(con, "month_records__sacct_times", params, **columns)
-    except duckdb.Error as error:  # its first line: the rest is DuckDB's advice on its own options
-        said = str(error).splitlines()[0]
-        raise InputFormatError(path, 1, "file", path.name, f"cannot be read as a sacct dump: {said}") from None
+    except duckdb.Error as error:
+        raise InputFormatError(path, 1, "file", path.name, f"cannot be read: {error}") from None
 
 
 def _json_times(path: Path) -> pa.Table:
     """The times of a sacct JSON document's jobs (UTC); a job whose times cannot be read is left out."""
-    from flows.ingest.sources.sacct_json import job_times  # the reader's rule for a time
+    from flows.ingest.sources.sacct_json import job_times, read_document  # the reader's rules (a time, the bounds)
 
-    try:
-        with open_text(path) as handle:
-            jobs = load_json(handle.read(), mark_bad_values=True)["jobs"]
-    except (JsonRefused, KeyError, TypeError) as exc:
-        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
+    document, _ = read_document(path)  # a job too deep or with a huge number is left out, as the reader quarantines it
+    jobs = document.get("jobs") if isinstance(document, dict) else None
+    if jobs is None:
+        raise InputFormatError(path, 1, "document", path.name, "not sacct --json output: no jobs")
     rows = [times for job in (jobs if isinstance(jobs, list) else []) if (times := job_times(job))]
     return pa.Table.from_pylist(rows, schema=TIMES_SCHEMA)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from ClusterShell.NodeSet import NodeSet
+from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
 from flows.figures.lemons import listed_candidates
 
@@ -22,8 +22,9 @@ DRAIN_SCRIPT = "drain_lemon_nodes.sh"
 
 
 def lemon_hostlist(lemon_nodes: dict) -> str:
-    """The candidates as one folded Slurm host list ('' when there is none)."""
-    return str(NodeSet.fromlist([c["node"] for c in listed_candidates(lemon_nodes)]))
+    """The candidates as one folded Slurm host list ('' when there is none). Folded with no group
+    resolver: ClusterShell's default one runs a shell for a name that starts with '@'."""
+    return str(NodeSet.fromlist([c["node"] for c in listed_candidates(lemon_nodes)], resolver=RESOLVER_NOGROUP))
 
 
 def drain_reason(candidate: dict, month: str) -> str:

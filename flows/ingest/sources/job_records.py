@@ -22,11 +22,15 @@ import pyarrow as pa
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.hostlists import expand_host_lists
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
 from flows.ingest.sources.node_names import NODE_NAME
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table, run_sql
 
 TIME_COLUMNS = ("submit_at", "eligible_at", "start_at", "end_at")
+# A text reader's staged times may carry an offset (`2026-11-22T03:21:55+05:00`): the wall time as
+# written in the time's column, its offset east of UTC in seconds here (NULL: a local time)
+TIME_OFFSETS = tuple(f"{column}_offset" for column in TIME_COLUMNS)
 LIST_REASONS = pa.schema([("node_list", pa.string()), ("reason", pa.string())])
 CONFLICT_SAMPLE = 10  # conflicts described (all are counted)
 
@@ -44,12 +48,12 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
 
 
 def _bad_records(
-    con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta
+    con: duckdb.DuckDBPyConnection, utc: dict[str, str], clock: LocalClock, skew: timedelta, limits: InputLimits
 ) -> list[tuple]:
     """(line, field, value, reason) of the staged records to quarantine (temp table attempt_problems,
     sql/job_records__problems.sql), after the host lists are expanded and checked (`expand_host_lists`).
     `utc`: each time column in UTC; `skew`: how far DST may put two local times out of order."""
-    refused = expand_host_lists(con, "attempts_staged")
+    refused = expand_host_lists(con, "attempts_staged", limits)
     create_temp_table(
         con,
         "refused_host_lists_why",
@@ -88,9 +92,13 @@ def finish_attempts(
     stats: AttemptStats,
     problems: list[InputFormatError],
     local_times: bool = True,
+    limits: InputLimits = DEFAULT_LIMITS,
+    offsets: bool = False,
 ) -> duckdb.DuckDBPyRelation:
     """Temp table `attempts` from `attempts_staged`; `local_times` False when the times are UTC
-    already (the clock then only gives the window of valid times).
+    already (the clock then only gives the window of valid times); `limits` bound the host lists;
+    `offsets` when the staged table has TIME_OFFSETS: a time with an offset is that instant, never
+    read in the clock's zone (nor counted as a DST doubt).
 
     `problems` are the rows the reader could not type; with the ones found here they go to the
     quarantine in line order, so a strict quarantine stops at the first bad line of the file.
@@ -104,14 +112,22 @@ def finish_attempts(
             changes = clock.offset_changes(min(values), max(values))
             skew = clock.max_offset_change(changes)
             utc = {column: clock.sql_to_utc(column, changes) for column in TIME_COLUMNS}
-            doubtful = [LocalClock.sql_doubtful_counts(column, changes) for column in TIME_COLUMNS]
+            local = {column: column for column in TIME_COLUMNS}
+            if offsets:
+                local = {column: f"(case when {column}_offset is null then {column} end)" for column in TIME_COLUMNS}
+            doubtful = [LocalClock.sql_doubtful_counts(local[column], changes) for column in TIME_COLUMNS]
             counts = {
                 "ambiguous": " + ".join(a for a, _ in doubtful),
                 "nonexistent": " + ".join(n for _, n in doubtful),
             }
             clock.count(*run_sql(con, "clock__doubtful_counts", table="attempts_staged", **counts).fetchall()[0])
 
-    bad = _bad_records(con, utc, clock, skew)
+    if offsets:  # a time with an offset is its instant, whatever the clock
+        utc = {
+            column: f"(case when {column}_offset is null then {utc[column]} else {column} - to_seconds({column}_offset) end)"
+            for column in TIME_COLUMNS
+        }
+    bad = _bad_records(con, utc, clock, skew, limits)
     for error in sorted(problems + [InputFormatError(path, *row) for row in bad], key=lambda e: e.line):
         quarantine.reject(error)
     run_sql(con, "job_records__node_count_repairs")

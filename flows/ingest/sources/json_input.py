@@ -4,12 +4,8 @@ Python's `json` accepts what no tool of ours writes and fails on what a hostile 
 `NaN` and `Infinity`, a float that overflows to infinity (`1e400`), an integer of thousands of
 digits (Python refuses past 4,300 with a ValueError that names no field), nesting a hundred thousand
 deep (a RecursionError). `load_json` refuses each with a `JsonRefused` (a ValueError) that says
-why in words, for the reader to quarantine with its file, line and field.
-
-A document of many records (sacct --json's jobs) is not refused whole for one record's value: with
-`mark_bad_values` such a value is read as a `BadValue`, which is no number, string or bool, so the
-record's own checks quarantine that record alone. Nesting too deep is refused whole either way:
-nothing of such a document can be parsed.
+why in words, for the reader to quarantine with its file, line and field. (A document of many
+records, sacct --json's, is read job by job when it is refused: flows/ingest/sources/sacct_json.py.)
 """
 
 from __future__ import annotations
@@ -17,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,16 +22,6 @@ from flows.ingest.sources.limits import DEFAULT_LIMITS, MAX_INTEGER_DIGITS, MAX_
 
 class JsonRefused(ValueError):
     """A JSON text that is not read: not JSON, or a value or nesting beyond what the formats hold."""
-
-
-class BadValue:
-    """A JSON value no format holds (see the module docstring); its repr says what it was."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __repr__(self) -> str:
-        return f"<{self.reason}>"
 
 
 def _integer(text: str) -> int:
@@ -56,17 +41,8 @@ def _constant(name: str) -> float:
     raise JsonRefused(f"{name} is not a JSON number")
 
 
-def _marked(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    def parse_or_mark(text: str) -> Any:
-        try:
-            return parse(text)
-        except JsonRefused as refused:
-            return BadValue(str(refused))
-
-    return parse_or_mark
-
-
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a string, or (unclosed) the rest of the text; possessive, so no run is scanned twice or stacked
+_STRING = re.compile(rb'"(?:[^"\\]++|\\(?:.|\Z))*+(?:"|\Z)', re.DOTALL)
 _NOT_BRACKETS = bytes(code for code in range(256) if chr(code) not in "[]{}")
 
 
@@ -78,28 +54,23 @@ def _bracket_depth(text: bytes) -> int:
     return int(np.cumsum((steps & 2).astype(np.int32) - 1).max(initial=0))
 
 
-def nesting_depth(text: str | bytes) -> int:
+def nesting_depth(text: str | bytes, bound: int = MAX_JSON_DEPTH) -> int:
     """How deep `text`'s arrays and objects nest, brackets inside strings left out; linear, without
     recursion. Counting every bracket is an upper bound, exact unless strings hold brackets: only a
-    text over a bound by that count has its strings taken out and is counted again."""
+    text over `bound` by that count has its strings taken out and is counted again."""
     raw = text.encode("utf-8", errors="replace") if isinstance(text, str) else text
-    bound = _bracket_depth(raw)
-    return bound if bound <= MAX_JSON_DEPTH else _bracket_depth(_STRING.sub(b"", raw))
+    upper = _bracket_depth(raw)
+    return upper if upper <= bound else _bracket_depth(_STRING.sub(b"", raw))
 
 
-def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS, mark_bad_values: bool = False) -> Any:
-    """The JSON value of `text`, or JsonRefused saying why it is not read; with `mark_bad_values`, a
-    value no format holds is a BadValue instead (see the module docstring)."""
+def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+    """The JSON value of `text`, or JsonRefused saying why it is not read (see the module docstring)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    if (depth := nesting_depth(text)) > limits.max_json_depth:
+    if (depth := nesting_depth(text, limits.max_json_depth)) > limits.max_json_depth:
         raise JsonRefused(f"nested {depth:,} deep, deeper than any document of this format ({limits.max_json_depth})")
     try:
-        parsers = (_integer, _float, _constant)
-        if mark_bad_values:
-            parsers = tuple(_marked(parse) for parse in parsers)
-        integer, number, constant = parsers
-        return json.loads(text, parse_int=integer, parse_float=number, parse_constant=constant)
+        return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
     except JsonRefused:
         raise
     except RecursionError:

@@ -12,7 +12,10 @@ from pathlib import Path
 
 from flows.ingest.sources.errors import InputFormatError
 
-NODE_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}"  # Python's re and RE2 (DuckDB) read it alike
+HOST_NAME_CHARS = r"A-Za-z0-9._\-"  # the characters of a node's name, as a character class's body
+MAX_NODE_NAME_CHARS = 253  # a DNS name's longest
+# Python's re and RE2 (DuckDB) read it alike
+NODE_NAME = rf"[A-Za-z0-9][{HOST_NAME_CHARS}]{{0,{MAX_NODE_NAME_CHARS - 1}}}"
 NODE_NAME_RULE = "a node is one host name: letters, digits, '.', '-' and '_'"
 _NODE_NAME = re.compile(NODE_NAME)
 

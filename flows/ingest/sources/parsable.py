@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from flows.ingest.sources.errors import InputFormatError
-from flows.ingest.sources.files import open_text
+from flows.ingest.sources.files import TextFile, open_text
 from flows.ingest.sources.quarantine import Quarantine
 
 
@@ -59,7 +60,7 @@ def parsable_layout(path: Path, required: tuple[str, ...], header: tuple[str, ..
     found by name, never by position; a header without the required columns fails the file.
     """
     with open_text(path) as handle:
-        first_line = handle.readline().rstrip("\r\n")
+        first_line = next(lf_lines(handle), "").rstrip("\r\n")
     delimiter = _delimiter(first_line, required, header)
     layout = ParsableLayout(path, delimiter, header or tuple(first_line.split(delimiter)), 1 if header else 2)
     missing = [f for f in required if f not in layout.header]
@@ -116,6 +117,44 @@ def read_parsable_rows(
     (for the small files; job records go through DuckDB in `sacct.py`)."""
     layout = parsable_layout(path, required, header)
     with open_text(path) as handle:
-        lines = ((no, line.rstrip("\r\n")) for no, line in enumerate(handle, start=1) if no >= layout.first_row_line)
+        numbered = enumerate(lf_lines(handle), start=1)
+        lines = ((no, line.rstrip("\r\n")) for no, line in numbered if no >= layout.first_row_line)
         for line_no, values in assemble_rows(layout, lines, quarantine):
             yield line_no, dict(zip(layout.header, values, strict=True))
+
+
+def copy_with_lf_line_ends(path: Path, copy: Path) -> list[int] | None:
+    """Copy `path` (decompressed) to `copy` with every line ending at LF alone, as Slurm's tools write
+    them: CRLF as LF, and a line holding another carriage return blank (its reader reads it alone,
+    by number, from `path`). The numbers of those lines, or None when the file holds no carriage
+    return at all (the copy is then the file)."""
+    carriage_returns: list[int] = []
+    found = False
+    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as source, open(copy, "wb") as out:
+        for number, raw in enumerate(source, start=1):
+            if b"\r" not in raw:
+                out.write(raw)
+                continue
+            found = True
+            line = raw.rstrip(b"\n").rstrip(b"\r")
+            if b"\r" in line:
+                carriage_returns.append(number)
+                line = b""
+            out.write(line + b"\n")
+    return carriage_returns if found else None
+
+
+def lf_lines(handle: TextFile) -> Iterator[str]:
+    """The lines of an open text file as Slurm's tools end them: at LF alone, each with its LF (a CRLF
+    line keeps its CR, which readers strip as part of the line end; any other CR is the line's own,
+    never a line break that would shift every later line's number). The handle reads universal
+    newlines: the pieces it ends at a lone CR are joined again, each once."""
+    pending: list[str] = []
+    for piece in handle:
+        if piece.endswith("\n"):
+            yield "".join(pending) + piece if pending else piece
+            pending = []
+        else:  # ended at a lone CR (or at the file's end)
+            pending.append(piece)
+    if pending:
+        yield "".join(pending)

@@ -15,7 +15,8 @@ format").
 A reader is called with the positional `arguments` it names (`con`: a DuckDB connection the
 job-record readers leave their `attempts` in; `path`: the file or directory; `clock`: a LocalClock
 in the site's zone, which also bounds the times a record may carry; `year`: the report month's, for
-syslog lines that print none) and with `quarantine=` and, when the kind has statistics, `stats=`. It
+syslog lines that print none; `limits`: the bounds on one line, field or document,
+flows/ingest/sources/limits.py) and with `quarantine=` and, when the kind has statistics, `stats=`. It
 returns row objects (see `flows.ingest.sources.records`), an Arrow table of the landed columns less
 `cluster`, or (job records) DuckDB's `attempts`.
 """
@@ -138,7 +139,7 @@ LOGS = "logs/{month}"
 TIME = ("path", "clock")  # a reader's arguments: the file and the site's clock ...
 SYSLOG = ("path", "clock", "year", "limits")  # ... the year, for syslog lines that print none, and the bounds
 HEALTH = ("path", "clock", "limits")  # a health log's file or directory, the site's clock and the bounds
-JOBS = ("con", "path", "clock")  # the job-record readers leave `attempts` in the connection
+JOBS = ("con", "path", "clock", "limits")  # the job-record readers leave `attempts` in the connection
 # The order is the config's (error messages list the kinds in it) and the landing's: node events
 # from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
 # fmt: off
@@ -150,7 +151,7 @@ SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
     SourceKind("sacct_json", "file", "attempts", f"{LOGS}/jobs.json", "or sacct --json / slurmrestd output",
                reader=sacct_json.read_sacct_json, arguments=JOBS, stats=sacct_json.SacctJsonReadStats, check=sacct_json.check_header, provides="sacct_psv"),
     SourceKind("sacctmgr_events_psv", "file", "node_events", f"{LOGS}/events.psv", "optional: sacctmgr -P show event: node DOWN/DRAIN events",
-               reader=sacctmgr_events.read_sacctmgr_events, arguments=TIME, check=sacctmgr_events.check_header, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
+               reader=sacctmgr_events.read_sacctmgr_events, arguments=(*TIME, "limits"), stats=sacctmgr_events.SacctmgrReadStats, check=sacctmgr_events.check_header, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
     SourceKind("scontrol_nodes", "file", "node_events", f"{LOGS}/scontrol_nodes.txt", "optional: `scontrol show node -o` snapshots (cron)",
                reader=scontrol_nodes.read_scontrol_nodes, arguments=TIME, stats=scontrol_nodes.ScontrolReadStats, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
     SourceKind("xid_syslog", "file", "xid_events", f"{LOGS}/xid.log", "optional: NVIDIA Xid kernel lines from syslog",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -23,8 +24,16 @@ import pyarrow as pa
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import gzip_break, open_text
-from flows.ingest.sources.job_records import finish_attempts
-from flows.ingest.sources.parsable import DELIMITERS, ParsableLayout, assemble_rows, parsable_layout
+from flows.ingest.sources.job_records import TIME_OFFSETS, finish_attempts
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
+from flows.ingest.sources.parsable import (
+    DELIMITERS,
+    ParsableLayout,
+    assemble_rows,
+    copy_with_lf_line_ends,
+    lf_lines,
+    parsable_layout,
+)
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table, run_sql
 from flows.ingest.sources.tables import STAGED_FIELDS, column_names
@@ -148,12 +157,14 @@ class SacctReadStats:
     conflicts: list[str] = field(default_factory=list)  # the first of them, with the file and both lines
     node_counts_from_node_list: int = 0  # NNodes 0 beside a host list: the list's size landed
     undecodable_lines: int = 0  # not UTF-8 (or over DuckDB's line limit): read again, bad bytes as U+FFFD
+    carriage_return_lines: int = 0  # holding a carriage return that is no line end (CRLF is one): read alone
 
 
 def read_sacct(
     con: duckdb.DuckDBPyConnection,
     path: Path,
     clock: LocalClock,
+    limits: InputLimits = DEFAULT_LIMITS,
     quarantine: Quarantine | None = None,
     header: tuple[str, ...] | None = None,
     stats: SacctReadStats | None = None,
@@ -174,19 +185,24 @@ def read_sacct(
         new_line = "\\r\\n" if handle.readline().endswith("\r\n") else "\\n"
     row = _row_params(layout)
     file = {"path": str(path), "line_sentinel": LINE_SENTINEL, "new_line": new_line, "buffer_size": READ_BUFFER_BYTES}
+    carriage_returns: list[int] = []  # lines holding a carriage return that is no line end: read in Python
     try:
         run_sql(con, "sacct__lines", row | file, recovered=False)
     except duckdb.Error as error:  # DuckDB's message names neither the file nor the line: find them
-        broken = gzip_break(path) if path.suffix == ".gz" else None
-        if broken is None:
-            raise InputFormatError(path, 1, "file", path.name, f"cannot be read: {error}") from None
-        raise broken from None
+        if path.suffix == ".gz" and (broken := gzip_break(path)) is not None:
+            raise broken from None
+        carriage_returns = _read_without_carriage_returns(con, path, row | file, error)
+        stats.carriage_return_lines = len(carriage_returns)
     rejected = [line for (line,) in run_sql(con, "sacct__rejected_lines").fetchall()]
     stats.undecodable_lines = len(rejected)
     if rejected:
         _number_lines_around(con, rejected)
     run_sql(con, "sacct__rows", first_row_line=layout.first_row_line)
     odd = run_sql(con, "sacct__odd_lines").fetchall()
+    if carriage_returns:  # blank in the copy DuckDB read: their text is the file's
+        kept = set(carriage_returns)
+        odd = [(line, text) for line, text in odd if line not in kept]
+        rejected = sorted(set(rejected) | kept)
     wanted = [line for line in rejected if line >= layout.first_row_line]
     odd.extend(zip(wanted, _read_lines(path, wanted), strict=True))
     rows = list(assemble_rows(layout, sorted(odd), quarantine))
@@ -198,23 +214,24 @@ def read_sacct(
     run_sql(con, "sacct__lines", row, recovered=True)
 
     stats.rows, stats.steps_skipped = run_sql(con, "sacct__row_counts").fetchall()[0]
-    run_sql(con, "sacct__attempts_staged", columns=column_names(STAGED_FIELDS))
+    run_sql(con, "sacct__attempts_staged", columns=[*column_names(STAGED_FIELDS), *TIME_OFFSETS])
     problems = [
         InputFormatError(path, line, field, value, reason)
         for line, field, value, reason in run_sql(con, "sacct__problems").fetchall()
     ]
-    return finish_attempts(con, path, clock, quarantine, stats, problems)
+    return finish_attempts(con, path, clock, quarantine, stats, problems, limits=limits, offsets=True)
 
 
 def read_sacct_xdmod(
     con: duckdb.DuckDBPyConnection,
     path: Path,
     clock: LocalClock,
+    limits: InputLimits = DEFAULT_LIMITS,
     quarantine: Quarantine | None = None,
     stats: SacctReadStats | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """Attempts of Open XDMoD's headerless dump, in whichever of its layouts it is (`xdmod_layout`), as `read_sacct`."""
-    return read_sacct(con, path, clock, quarantine, xdmod_layout(path), stats)
+    return read_sacct(con, path, clock, limits, quarantine, xdmod_layout(path), stats)
 
 
 def _fits_xdmod(layout: tuple[str, ...], line: str) -> bool:
@@ -225,7 +242,7 @@ def _fits_xdmod(layout: tuple[str, ...], line: str) -> bool:
         return False
     fields = dict(zip(layout, values, strict=True))
     return (
-        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", fields["Submit"]) is not None
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:Z|[+-]\d\d(?::?\d\d)?)?", fields["Submit"]) is not None
         and re.fullmatch(STATE_PATTERN.strip("^$"), fields["State"]) is not None
         and fields["NNodes"].isdigit()
         and all(re.fullmatch(TRES_FORMAT, fields[name]) for name in ("ReqTRES", "AllocTRES") if name in fields)
@@ -250,7 +267,7 @@ def dump_layout(
 
 def _first_line_fits_xdmod(path: Path) -> bool:
     with open_text(path) as handle:
-        first_line = handle.readline().rstrip("\r\n")
+        first_line = next(lf_lines(handle), "").rstrip("\r\n")
     return any(_fits_xdmod(layout, first_line) for layout in XDMOD_LAYOUTS.values())
 
 
@@ -266,7 +283,10 @@ def xdmod_layout(path: Path) -> tuple[str, ...]:
     A layout without AllocTRES (before XDMoD 9.0) gives no GPU counts, and a file that starts with
     sacct's header line is sacct_psv: each refused, naming it."""
     with open_text(path) as handle:
-        sample = [(no, line.rstrip("\r\n")) for no, line in enumerate(itertools.islice(handle, XDMOD_SAMPLE_LINES), 1)]
+        sample = [
+            (no, line.rstrip("\r\n"))
+            for no, line in enumerate(itertools.islice(lf_lines(handle), XDMOD_SAMPLE_LINES), 1)
+        ]
     if sample and _sacct_header(sample[0][1]):
         raise InputFormatError(
             path,
@@ -303,9 +323,30 @@ def check_xdmod_header(path: Path, site_timezone: str) -> None:
     header = xdmod_layout(path)
     layout = parsable_layout(path, _required(header), header)
     with open_text(path) as handle:
-        first_line = handle.readline().rstrip("\r\n")
+        first_line = next(lf_lines(handle), "").rstrip("\r\n")
     if first_line and len(layout.split(first_line)) != layout.width:
         raise layout.wrong_width(1, first_line)
+
+
+def _read_without_carriage_returns(
+    con: duckdb.DuckDBPyConnection, path: Path, params: dict[str, object], error: duckdb.Error
+) -> list[int]:
+    """Read the dump into `sacct_lines` again when DuckDB could not, from a copy in which a line ends
+    at LF alone, as in sacct's output: CRLF (a file saved by a Windows editor, or one such line) is a
+    line end, and a line holding any other carriage return (DuckDB's CSV reader takes one for a line
+    end, which would shift every later line's number) is blank, its text read in Python as the
+    file's (`_read_lines`) and its record typed or quarantined alone. The lines so read, in order.
+
+    A file without a carriage return that DuckDB cannot read is refused naming it, without DuckDB's
+    internals."""
+    with tempfile.TemporaryDirectory(prefix="sacct-lines-") as scratch:
+        copy = Path(scratch) / "lines.psv"
+        carriage_returns = copy_with_lf_line_ends(path, copy)
+        if carriage_returns is None:
+            why = str(error).split("\n", 1)[0][:200]
+            raise InputFormatError(path, 1, "file", path.name, f"cannot be read as lines of text: {why}") from None
+        run_sql(con, "sacct__lines", params | {"path": str(copy), "new_line": "\\n"}, recovered=False)
+    return carriage_returns
 
 
 def _number_lines_around(con: duckdb.DuckDBPyConnection, rejected: list[int]) -> None:

@@ -10,6 +10,7 @@ JobID is rebuilt as sacct prints it (`12_2` for array tasks, `40+1` for het comp
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,8 @@ from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.job_records import finish_attempts
+from flows.ingest.sources.json_input import JsonRefused, load_json, nesting_depth
+from flows.ingest.sources.limits import DEFAULT_LIMITS, InputLimits
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sql import create_temp_table
 from flows.ingest.sources.tables import STAGED_FIELDS, arrow_schema
@@ -96,6 +99,7 @@ def read_sacct_json(
     con: duckdb.DuckDBPyConnection,
     path: Path,
     clock: LocalClock,
+    limits: InputLimits = DEFAULT_LIMITS,
     quarantine: Quarantine | None = None,
     stats: SacctJsonReadStats | None = None,
 ) -> duckdb.DuckDBPyRelation:
@@ -104,19 +108,25 @@ def read_sacct_json(
     bounds them."""
     stats = stats if stats is not None else SacctJsonReadStats()
     quarantine = quarantine if quarantine is not None else Quarantine()
+    document, refused = read_document(path, limits)
     try:
-        with open_text(path) as handle:
-            document = json.load(handle)
         jobs = document["jobs"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
-    release = document.get("meta", {}).get("Slurm", {}).get("release", "")
-    stats.exit_codes_unreliable = release.startswith("22.05")
-    rows, problems = [], []
+    except (KeyError, TypeError) as exc:
+        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: no jobs ({exc})") from None
+    meta = document.get("meta")
+    slurm = meta.get("Slurm") if isinstance(meta, dict) else None
+    release = slurm.get("release") if isinstance(slurm, dict) else None
+    stats.exit_codes_unreliable = isinstance(release, str) and release.startswith("22.05")
+    rows: list[dict] = []
+    problems: list[InputFormatError] = []
     if not isinstance(jobs, list):
         raise InputFormatError(path, 1, "jobs", type(jobs).__name__, "not sacct --json output: jobs is not a list")
     for index, job in enumerate(jobs):
         stats.jobs += 1
+        if index in refused:
+            field, value, why = refused[index]
+            problems.append(InputFormatError(path, index + 1, f"jobs[{index}]{'.' * bool(field)}{field}", value, why))
+            continue
         try:
             rows.append(_attempt(job, index))
         except _BadField as exc:
@@ -131,7 +141,108 @@ def read_sacct_json(
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:  # a value of the wrong type got through
         raise InputFormatError(path, 1, "jobs", path.name, f"a job field has the wrong type: {exc}") from None
     create_temp_table(con, "attempts_staged", staged)
-    return finish_attempts(con, path, clock, quarantine, stats, problems, local_times=False)
+    return finish_attempts(con, path, clock, quarantine, stats, problems, local_times=False, limits=limits)
+
+
+# A JSON string (an unterminated one runs to the end: the scan stays linear) or a structural character
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{},:]', re.DOTALL)
+_REFUSED = object()  # the place of a job that is not read (its reason in `refused`)
+
+
+def read_document(path: Path, limits: InputLimits = DEFAULT_LIMITS) -> tuple[Any, dict[int, tuple[str, str, str]]]:
+    """The JSON document of `path` read within `limits`, and its jobs that are not read (see
+    `_document`: their places in `jobs` hold a marker no job field can be read from)."""
+    with open_text(path) as handle:
+        return _document(handle.read(), path, limits)
+
+
+def _document(text: str, path: Path, limits: InputLimits) -> tuple[Any, dict[int, tuple[str, str, str]]]:
+    """The JSON document, read within `limits` (json_input.load_json). When it is refused, its jobs
+    are read one by one: a job nested too deep or holding a number beyond any field's is quarantined
+    alone (its index: (field, value shown, reason) in the second item), never the whole month. A document
+    whose refusal is not inside one job is refused whole, naming the file."""
+    try:
+        return load_json(text, limits), {}
+    except JsonRefused as exc:
+        whole = exc
+    spans = _job_spans(text)
+    if spans is None:
+        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {whole}") from None
+    start, end, elements = spans
+    jobs: list[Any] = []
+    refused: dict[int, tuple[str, str, str]] = {}
+    for index, element in enumerate(elements):
+        try:
+            jobs.append(load_json(element, limits))
+        except JsonRefused as exc:
+            field, value = _refused_value(element, limits) or ("", element.strip()[:60])
+            refused[index] = (field, value, str(exc))
+            jobs.append(_REFUSED)
+    try:
+        document = load_json(text[:start] + "[]" + text[end:], limits)
+    except JsonRefused as exc:
+        raise InputFormatError(path, 1, "document", path.name, f"not sacct --json output: {exc}") from None
+    if not isinstance(document, dict):
+        raise InputFormatError(path, 1, "document", path.name, "not sacct --json output: not a JSON object")
+    document["jobs"] = jobs
+    return document, refused
+
+
+class _Number(str):
+    """A number's text, kept as written while a refused job is searched for it."""
+
+
+def _refused_value(element: str, limits: InputLimits) -> tuple[str, str] | None:
+    """The path in a refused job (`time.end`) and the text of its first number JSON reading refuses
+    (too many digits, beyond a float, NaN or Infinity); None when that is not why (too deep)."""
+    if nesting_depth(element) > limits.max_json_depth:
+        return None
+    try:
+        job = json.loads(element, parse_int=_Number, parse_float=_Number, parse_constant=_Number)
+    except ValueError:
+        return None
+    stack: list[tuple[str, Any]] = [("", job)]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, _Number):
+            try:
+                load_json(value, limits)
+            except JsonRefused:
+                return at.lstrip("."), value[:60]
+        elif isinstance(value, dict):
+            stack.extend((f"{at}.{key}", v) for key, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{at}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _job_spans(text: str) -> tuple[int, int, list[str]] | None:
+    """Where the top-level `jobs` array is (its text from `[` to `]`) and its elements' texts, found by
+    one linear scan of its strings and brackets (no parse); None when there is no such array."""
+    depth, key, last, start, element_start = 0, None, None, None, 0
+    elements: list[str] = []
+    for token in _JSON_TOKEN.finditer(text):
+        value = token.group()
+        if value[0] == '"':
+            last = value
+        elif value == ":" and depth == 1:
+            key = last
+        elif value in "[{":
+            depth += 1
+            if depth == 2 and value == "[" and key == '"jobs"' and start is None:
+                start, element_start = token.start(), token.end()
+        elif value in "]}":
+            if start is not None and depth == 2:
+                if value != "]":
+                    return None
+                if elements or text[element_start : token.start()].strip():
+                    elements.append(text[element_start : token.start()])
+                return start, token.end(), elements
+            depth -= 1
+        elif value == "," and start is not None and depth == 2:
+            elements.append(text[element_start : token.start()])
+            element_start = token.end()
+    return None
 
 
 def _why(exc: Exception) -> str:

@@ -20,14 +20,19 @@ from flows.ingest.sources.clock import LocalClock, TimeZone, as_clock, parse_loc
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import open_text
 from flows.ingest.sources.hostlists import not_a_host_name
+from flows.ingest.sources.limits import too_long
 from flows.ingest.sources.node_names import NODE_NAME
+from flows.ingest.sources.parsable import lf_lines
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.records import NodeEvent
 
 _NODE = re.compile(r"^NodeName=(\S+)")
 _HOST_NAME = re.compile(NODE_NAME)
 _STATE = re.compile(r"\sState=(\S+)")
-_REASON = re.compile(r"\sReason=(.*?)(?:\s+\[([^\]@]*)@([^\]]+)\])?\s*$")
+# Reason= and what follows it (the rest of the line), then `[user@time]` at its end: found by position,
+# never by a pattern that may backtrack over a run of spaces (linear in the line)
+_REASON = re.compile(r"\sReason=")
+_SET_BY = re.compile(r"\[([^\]@]*)@([^\]]+)\]")
 
 
 @dataclass
@@ -58,11 +63,13 @@ def read_scontrol_nodes(
     quarantine = quarantine if quarantine is not None else Quarantine()
     clock = as_clock(tz)
     with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
+        for line_no, line in enumerate(lf_lines(handle), start=1):
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue
             try:
+                if (why := too_long(line)) is not None:
+                    raise InputFormatError(path, line_no, "line", line[:200], why)
                 event = _event(line, path, line_no, clock, stats)
             except InputFormatError as error:
                 quarantine.reject(error)
@@ -70,6 +77,19 @@ def read_scontrol_nodes(
             if event is not None:
                 stats.out_of_service += 1
                 yield event
+
+
+def _reason(line: str) -> tuple[str, str | None, str | None] | None:
+    """The Reason (always last on the line), who set it and when (`[user@time]` after a space), or None."""
+    found = _REASON.search(line)
+    if found is None:
+        return None
+    rest = line[found.end() :].rstrip()
+    bracket = rest.rfind("[")
+    set_by = _SET_BY.fullmatch(rest, bracket) if bracket > 0 and rest[bracket - 1].isspace() else None
+    if set_by is None:
+        return rest, None, None
+    return rest[:bracket].rstrip(), set_by.group(1), set_by.group(2)
 
 
 def _event(line: str, path: Path, line_no: int, clock: LocalClock, stats: ScontrolReadStats) -> NodeEvent | None:
@@ -82,12 +102,12 @@ def _event(line: str, path: Path, line_no: int, clock: LocalClock, stats: Scontr
         raise InputFormatError(path, line_no, "State", line[:40], "the node has no State")
     stats.nodes += 1
     kind = event_state(state.group(1))
-    reason = _REASON.search(line)
-    if kind is None or not reason or reason.group(1) in ("", "(null)"):
+    reason = _reason(line)
+    if kind is None or reason is None or reason[0] in ("", "(null)"):
         return None
-    text, user, when = reason.groups()
+    text, user, when = reason
     if when is None:
-        raise InputFormatError(path, line_no, "Reason", reason.group(1), "no [user@time] after the reason")
+        raise InputFormatError(path, line_no, "Reason", text[:200], "no [user@time] after the reason")
     try:
         started = parse_local_timestamp(when, clock)
     except ValueError as exc:

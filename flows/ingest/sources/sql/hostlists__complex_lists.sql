@@ -1,4 +1,4 @@
--- The lists that are not simple: ClusterShell expands them.
+-- The lists that are not simple: hostlists.py's scanner checks, sizes and expands them.
 select
     list_id,
     node_list

@@ -1,4 +1,4 @@
--- The lists that name a node twice (ClusterShell's NodeSet, the lists that are not simple, is a set already).
+-- The lists that name a node twice (the scanner refuses the lists that are not simple that do).
 select
     l.node_list,
     format('names node {} twice', any_value(m.node)) as reason

@@ -1,5 +1,7 @@
 -- Temp table host_lists(list_id, node_list, simple, size) of the distinct lists of {{ source }};
--- size counted from the ranges of the simple lists (NULL for the others: ClusterShell's).
+-- size counted from the ranges of the simple lists (NULL for the others: hostlists.py's scanner
+-- checks, sizes and expands them). A list longer than max_chars is no list (the scanner refuses it):
+-- no pattern looks at it.
 create or replace temp table host_lists as
 select
     list_id,
@@ -11,12 +13,12 @@ from (
         row_number() over () as list_id,
         node_list,
         -- simple when the parts cover the whole list and each is plain or one ascending bracket
-        -- (a number too long for BIGINT is not: ClusterShell's sizing takes it)
+        -- (a number too long for BIGINT is not: the scanner sizes it)
         coalesce(
             array_to_string(parts, ',') = node_list
             and list_bool_and(list_transform(
                 parts,
-                lambda p: regexp_matches(p, '^[^,\[\]]+$')
+                lambda p: regexp_matches(p, {{ param("plain_part") }})
                 or (
                     regexp_matches(p, {{ param("simple_part") }})
                     and list_bool_and(list_transform(
@@ -42,7 +44,9 @@ from (
     from (
         select
             node_list,
-            regexp_extract_all(node_list, {{ param("part") }}) as parts
+            case
+                when length(node_list) <= {{ param("max_chars") }} then regexp_extract_all(node_list, {{ param("part") }})
+            end as parts
         from (
             select distinct node_list from {{ source }}
             -- what Slurm prints for no nodes

@@ -1,4 +1,4 @@
--- A list ClusterShell expanded is as long as its members.
+-- A list the scanner expanded is as long as its members.
 update host_lists set size = c.size
 from (
     select

@@ -2,7 +2,7 @@
 -- job_records__problems.sql), less the quarantined ones and (template variable duplicates:
 -- attempt_duplicates has rows) the duplicates not kept; NNodes 0 repaired from the host list
 -- (template variable repairs: node_count_repairs has rows), as the BIGINT every count lands as
--- (registry.TABLES; a host list's size is a HUGEINT, or a DOUBLE once ClusterShell sized it). Either join only
+-- (registry.TABLES; a host list's size is a HUGEINT, or a DOUBLE once the scanner sized it). Either join only
 -- when it has rows: a join changes the order the landing writes the rows in. A view: the landing
 -- writes it to Parquet once; a table would copy millions of rows first.
 create or replace temp view attempts as

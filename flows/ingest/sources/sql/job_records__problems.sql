@@ -23,7 +23,9 @@ from (
     select
         s.source_line,
         case
-            when bad.reason is not null then {{ problem("NodeList", "s.node_list", "bad.reason") }}
+            -- a refused list is shown cut at 1,000 characters (it may be a megabyte)
+            when bad.reason is not null
+                then {{ problem("NodeList", "case when length(s.node_list) > 1000 then left(s.node_list, 1000) || '...' else s.node_list end", "bad.reason") }}
             when l.size is not null and (s.n_nodes is distinct from l.size) and not (s.n_nodes = 0 and l.size > 0)
                 then {{ problem("NNodes", "s.n_nodes", "format('the NodeList names {:,} nodes', l.size)") }}
             when s.failed_node is not null and not regexp_full_match(s.failed_node, {{ param("node_name") }})

@@ -9,7 +9,18 @@
 -- RE2 patterns: STATE_PATTERN and TRES_FORMAT are sacct.py's (it also tells XDMoD's layouts by them);
 -- an Elapsed is [D-][HH:]MM:SS[.fff], checked whole, its numbers then cut out by position (cheaper
 -- than captures), but read as an INTERVAL when it is what sacct prints for nearly every record,
--- [D-]HH:MM:SS (cheaper than a list of parts); an ExitCode is <code>:<signal>.
+-- [D-]HH:MM:SS (cheaper than a list of parts); an ExitCode is <code>:<signal>. A time is
+-- YYYY-MM-DDTHH:MM:SS (or with a space) in the dump's zone, or followed by an offset (Z, +HH:MM,
+-- +HHMM, +HH: SLURM_TIME_FORMAT with %z), then the wall time as written and <name>_offset (seconds
+-- east of UTC; NULL for a local time) give the instant (job_records.finish_attempts); a zone's name
+-- after a time, or an offset beyond 14 hours, is no time. JobIDRaw and NNodes are decimal digits,
+-- a JobID as sacct prints one (123, 123_4, 123_[1-5%2], 123+1, or a step: 123.batch).
+{%- macro wall_time(raw) -%}
+try_strptime({{ raw }}, ['%Y-%m-%dT%H:%M:%S', '%Y-%m-%d %H:%M:%S'])
+{%- endmacro %}
+{%- macro offset_time(raw) -%}
+case when length({{ raw }}) > 19 then regexp_extract({{ raw }}, '^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:(Z)|([+-])(0\d|1[0-4]):?([0-5]\d)?)$', ['time', 'z', 'sign', 'hours', 'minutes']) end
+{%- endmacro %}
 {% if recovered %}
 insert into sacct_lines
 {% else %}
@@ -59,6 +70,10 @@ select
     eligible_at,
     start_at,
     end_at,
+    submit_at_offset,
+    eligible_at_offset,
+    start_at_offset,
+    end_at_offset,
     elapsed_seconds,
     n_nodes,
     node_list,
@@ -79,20 +94,28 @@ select
             then {
                 'field': 'Submit',
                 'value': raw_submit,
-                'reason': 'every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS'
+                'reason': 'every attempt has a submit time, as YYYY-MM-DDTHH:MM:SS[+HH:MM]'
             }
         when job_id_raw is null
-            then { 'field': 'JobIDRaw', 'value': raw_job_id_raw, 'reason': 'expected a job number' }
+            then { 'field': 'JobIDRaw', 'value': raw_job_id_raw, 'reason': 'expected a job number (decimal digits)' }
+        when not regexp_full_match(raw_job_id, '\d{1,19}(?:_(?:\d{1,19}|\[[0-9,%-]{1,1000}\])|\+\d{1,19})?')
+            then {
+                'field': 'JobID',
+                'value': raw_job_id,
+                'reason': 'expected a job id as sacct prints one: 123, 123_4, 123_[1-5], 123+1'
+            }
         when eligible_at is null and raw_eligible not in ('', 'Unknown', 'None')
-            then { 'field': 'Eligible', 'value': raw_eligible, 'reason': 'expected YYYY-MM-DDTHH:MM:SS' }
+            then { 'field': 'Eligible', 'value': raw_eligible, 'reason': 'expected YYYY-MM-DDTHH:MM:SS[+HH:MM]' }
         when start_at is null and raw_start not in ('', 'Unknown', 'None')
-            then { 'field': 'Start', 'value': raw_start, 'reason': 'expected YYYY-MM-DDTHH:MM:SS' }
+            then { 'field': 'Start', 'value': raw_start, 'reason': 'expected YYYY-MM-DDTHH:MM:SS[+HH:MM]' }
         when end_at is null and raw_end not in ('', 'Unknown', 'None')
-            then { 'field': 'End', 'value': raw_end, 'reason': 'expected YYYY-MM-DDTHH:MM:SS' }
+            then { 'field': 'End', 'value': raw_end, 'reason': 'expected YYYY-MM-DDTHH:MM:SS[+HH:MM]' }
         when elapsed_seconds is null
             then { 'field': 'Elapsed', 'value': raw_elapsed, 'reason': 'expected [D-]HH:MM:SS' }
         when n_nodes is null
-            then { 'field': 'NNodes', 'value': raw_n_nodes, 'reason': 'expected a whole number' }
+            then { 'field': 'NNodes', 'value': raw_n_nodes, 'reason': 'expected a whole number (decimal digits)' }
+        when restarts is null and raw_restarts <> ''
+            then { 'field': 'Restarts', 'value': raw_restarts, 'reason': 'expected a whole number (decimal digits)' }
         {%- for tres, name in [("alloc_tres", "AllocTRES"), ("req_tres", "ReqTRES")] %}
         -- not a TRES list at all, so its GPU count cannot be known (checked only when no gres/gpu=N
         -- was found: a GPU job's list has one); a GPU entry whose count is not a whole number
@@ -115,7 +138,9 @@ from (
         end as kind,
         case when not regular then coalesce(array_to_string(parts, {{ param("delimiter") }}), '') end as odd_text,
         raw_job_id as job_id,
-        cast(try_cast(raw_job_id_raw as bigint) as varchar) as job_id_raw,
+        case
+            when regexp_full_match(raw_job_id_raw, '\d{1,19}') then cast(try_cast(raw_job_id_raw as bigint) as varchar)
+        end as job_id_raw,
         raw_job_name as job_name,
         raw_user as user_name,
         raw_account as account,
@@ -124,11 +149,20 @@ from (
         regexp_extract(raw_state, {{ param("state_pattern") }}, ['state', 'uid']) as state,
         try_cast(nullif(exit.code, '') as bigint) as exit_code,
         try_cast(nullif(exit.signal, '') as bigint) as exit_signal,
-        -- NULL for Unknown and None too
-        try_cast(raw_submit as timestamp) as submit_at,
-        try_cast(raw_eligible as timestamp) as eligible_at,
-        try_cast(raw_start as timestamp) as start_at,
-        try_cast(raw_end as timestamp) as end_at,
+        -- NULL for Unknown and None too; a time with an offset: its wall time, and the offset
+        {%- for name in ["submit", "eligible", "start", "end"] %}
+        coalesce({{ wall_time("raw_" ~ name) }}, {{ wall_time(name ~ "_offset.time") }}) as {{ name }}_at,
+        case
+            when {{ name }}_offset.z = 'Z' then 0
+            when {{ name }}_offset.sign <> ''
+                then
+                    (case when {{ name }}_offset.sign = '-' then -1 else 1 end)
+                    * (
+                        try_cast({{ name }}_offset.hours as bigint) * 3600
+                        + coalesce(try_cast({{ name }}_offset.minutes as bigint), 0) * 60
+                    )
+        end as {{ name }}_at_offset,
+        {%- endfor %}
         case
             when common_elapsed
                 then cast(epoch(try_cast(replace(raw_elapsed, '-', ' days ') as interval)) as bigint)
@@ -136,7 +170,7 @@ from (
                 ((days * 24 + coalesce(try_cast(clock[-3] as bigint), 0)) * 60 + try_cast(clock[-2] as bigint)) * 60
                 + try_cast(clock[-1] as bigint)
         end as elapsed_seconds,
-        try_cast(raw_n_nodes as bigint) as n_nodes,
+        case when regexp_full_match(raw_n_nodes, '\d{1,18}') then cast(raw_n_nodes as bigint) end as n_nodes,
         raw_node_list as node_list,
         -- the untyped gres/gpu=N is authoritative; typed entries (gres/gpu:h100=N) repeat it and are
         -- only summed (and checked) when no untyped entry exists; list_sum gives a HUGEINT, which
@@ -159,7 +193,7 @@ from (
         raw_reason as reason,
         -- the fields only newer Slurm versions print: NULL when absent or empty
         nullif(raw_failed_node, '') as failed_node,
-        try_cast(nullif(raw_restarts, '') as bigint) as restarts,
+        case when regexp_full_match(raw_restarts, '\d{1,18}') then cast(raw_restarts as bigint) end as restarts,
         nullif(raw_sluid, '') as sluid,
         nullif(raw_admin_comment, '') as admin_comment
     from (
@@ -177,6 +211,9 @@ from (
                 else 0
             end as days,
             regexp_extract(raw_exit_code, '^(\d+):(\d+)$', ['code', 'signal']) as exit,
+            {%- for name in ["submit", "eligible", "start", "end"] %}
+            {{ offset_time("raw_" ~ name) }} as {{ name }}_offset,
+            {%- endfor %}
             -- a TRES list's GPU count: the digits after its first gres/gpu= up to the next comma ('' when
             -- not a whole number); cut out by position, as splitting the list costs twice as much
             case
