@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -61,7 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         reports = fz.fuzz(
-            kinds, args.lines, args.seed, args.per_input, args.workers, args.timeout, args.memory_mib, workdir
+            kinds,
+            args.lines,
+            args.seed,
+            args.per_input,
+            args.workers,
+            args.timeout,
+            args.memory_mib,
+            workdir,
+            _progress(),
         )
         print("\n".join(fz.summary_table(reports)))
         print(f"({time.perf_counter() - started:,.0f} s)")
@@ -76,6 +85,19 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps({"kinds": table, "findings": findings}, indent=1, default=str) + "\n")
     failing = [f for f in findings if args.strict or not f["known_gap"]]
     return 1 if failing else 0
+
+
+def _progress(every: float = 30.0) -> Callable[[fz.KindReport], None]:
+    """A line on stderr every `every` seconds: the kind being read, its mutated lines and failures so far."""
+    last = [time.perf_counter()]
+
+    def tell(report: fz.KindReport) -> None:
+        if time.perf_counter() - last[0] >= every:
+            last[0] = time.perf_counter()
+            print(f"  ... {report.kind}: {report.mutated:,} mutated lines, {len(report.failures)} failing inputs",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    return tell
 
 
 def report_findings(reports: dict[str, fz.KindReport], args: argparse.Namespace, workdir: Path) -> list[dict]:

@@ -357,7 +357,7 @@ SPECS: dict[str, Spec] = {
         Spec(
             "nhc_syslog", lambda: _syslog(_nhc_lines()), "lines", node_span=_SYSLOG_HOST, blank_lines_are_records=True
         ),
-        Spec("dcgm_health_dir", _dcgm_health, "dcgm_dir", covering_fields=()),
+        Spec("dcgm_health_dir", _dcgm_health, "dcgm_dir", json_records=True, covering_fields=()),
         Spec(
             "dcgm_series", _dcgm_series, "lines", json_records=True, covering_fields=("file", "header", "step_seconds")
         ),
@@ -663,26 +663,38 @@ def _json_mutation(rng: random.Random, text: bytes, spec: Spec) -> tuple[bytes, 
     return dumped.replace(json.dumps(placeholder), raw).encode(), op, False
 
 
-def mutate_record(rng: random.Random, text: bytes, seeds: SeedSet, spec: Spec) -> Record:
-    """One mutated record: a JSON value change (JSON records, mostly; a JSON document's always but for
-    one record in 500, whose bytes change) or a line mutation."""
+FAMILIES = ("byte", "field", "number", "time", "node", "unicode", "json")
+FOCUSED_SHARE = 0.6  # inputs whose records take one family of mutations only: one lone CR per file would
+# otherwise hide every other mutation of a reader that refuses the file for it
+
+
+def mutate_record(
+    rng: random.Random, text: bytes, seeds: SeedSet, spec: Spec, families: tuple[str, ...] = FAMILIES
+) -> Record | None:
+    """One mutated record of the `families` given: a JSON value change (JSON records, mostly; a JSON
+    document's always but for one record in 500, whose bytes change) or a line mutation; None when
+    none of them applies to the record."""
     share = 0.998 if spec.layout == "json_document" else 0.75
-    if spec.json_records and rng.random() < share:
-        found = _json_mutation(rng, text, spec)
-        if found is not None:
-            new, op, _ = found
-            return Record(new, (op,))
-    names = list(LINE_MUTATIONS)
+    json_ops = "json" in families or "node" in families or "time" in families
+    if spec.json_records and json_ops and (rng.random() < share or families != FAMILIES):
+        for _ in range(4):
+            found = _json_mutation(rng, text, spec)
+            if found is not None and (families == FAMILIES or found[1].split(":")[0] in families):
+                return Record(found[0], (found[1],))
+    names = [name for name in LINE_MUTATIONS if name.split(":")[0] in families]
+    if spec.layout == "json_document" and families != FAMILIES:  # a document's bytes only in unfocused inputs
+        names = [name for name in names if not name.startswith(("byte", "unicode", "field"))]
+    if not names:
+        return None
     weights = [LINE_MUTATIONS[name][0] for name in names]
     for _ in range(8):
         name = rng.choices(names, weights)[0]
         new = LINE_MUTATIONS[name][1](rng, text, seeds, spec)
-        if new is not None and new != text and b"\n" not in new:
+        if new is not None and new != text and new.count(b"\n") <= text.count(b"\n"):  # no line added
             # a byte mutation of a JSON document may leave it no JSON: the file may then be refused whole
-            return Record(
-                new, (name,), may_refuse=spec.layout == "json_document" and name.startswith(("byte", "unicode"))
-            )
-    return Record(text + b"\x1b[0m", ("byte:control",))
+            refuse = spec.layout == "json_document" and name.startswith(("byte", "unicode", "field"))
+            return Record(new, (name,), may_refuse=refuse)
+    return None
 
 
 # --- inputs --------------------------------------------------------------------------------------
@@ -714,17 +726,16 @@ FOLDER_CRAFTED = ("@x';touch FUZZ_SENTINEL;'", "gpu[1-2]", "*", "-node", "nöde"
 
 
 def make_case(kind: str, number: int, rng: random.Random, size: int, mutated_share: float = 0.8) -> Case:
-    """A case of `size` records of one seed set, `mutated_share` of them mutated."""
+    """A case of `size` records of one seed set, about `mutated_share` of them mutated (by every family of
+    mutations, or in FOCUSED_SHARE of the cases by one)."""
     spec = SPECS[kind]
     seeds = rng.choice(spec.seeds())
+    families = (rng.choice(FAMILIES),) if rng.random() < FOCUSED_SHARE else FAMILIES
     records = []
     for _ in range(size):
         text = rng.choice(seeds.records)
-        if rng.random() < mutated_share:
-            record = mutate_record(rng, text, seeds, spec)
-        else:
-            record = Record(text)
-        records.append(record)
+        record = mutate_record(rng, text, seeds, spec, families) if rng.random() < mutated_share else None
+        records.append(record or Record(text))
     case = Case(
         kind, number, seeds, records, ZONES[number % len(ZONES)], gzip=spec.layout == "lines" and rng.random() < 0.05
     )
@@ -1137,8 +1148,9 @@ def fuzz(
     timeout: float = 5.0,
     memory_mib: float = 2048.0,
     workdir: Path | None = None,
+    progress: Callable[[KindReport], None] | None = None,
 ) -> dict[str, KindReport]:
-    """Fuzz each kind with `lines` mutated records; a report per kind."""
+    """Fuzz each kind with `lines` mutated records; a report per kind (`progress` is told of each input read)."""
     own = workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="fuzz-readers-")) if workdir is None else workdir
     reports = {kind: KindReport(kind) for kind in kinds}
@@ -1167,6 +1179,8 @@ def fuzz(
             report.slowest_ms = max(report.slowest_ms, outcome.seconds * 1000)
             report.seconds += outcome.seconds
             report.failures += failures
+            if progress:
+                progress(report)
     finally:
         if own:
             shutil.rmtree(workdir, ignore_errors=True)
