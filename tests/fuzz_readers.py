@@ -392,34 +392,42 @@ def _q(outcome: Outcome, fields: Iterable[str]) -> set[tuple[str, int]]:
 
 def skipped_count(kind: str, outcome: Outcome, touched: set[tuple[str, int]]) -> int:
     """The records `kind`'s reader says it read and skipped (neither landed nor quarantined), from its
-    statistics. One rule per kind (adapt it when a reader gains a counter):"""
+    statistics; `touched`: the records landed or quarantined. One rule per kind, each reading the
+    counters a reader has (main's, and those the readers gained in issue 50: adapt it when one changes)."""
     s = outcome.stats
+    landed_lines = len(set(outcome.rows))
     if kind in ("sacct_psv", "sacct_xdmod"):
         return s.get("steps_skipped", 0) + s.get("duplicate_records", 0)
     if kind == "sacct_json":
         return s.get("duplicate_records", 0)
-    if kind == "sacctmgr_events_psv":
-        return sum(v for k, v in s.items() if isinstance(v, int) and k.endswith("skipped"))  # none yet
+    if kind == "sacctmgr_events_psv":  # main has no statistics (KNOWN_GAPS)
+        return s.get("cluster_records", 0) + s.get("without_node", 0)
     if kind == "scontrol_nodes":  # nodes read, less those out of service; a Reason quarantined was counted as a node
         return s.get("nodes", 0) - s.get("out_of_service", 0) - len(_q(outcome, ["Reason"]))
     if kind in ("xid_syslog", "nhc_syslog"):
         return s.get("other_lines", 0)
     if kind == "link_syslog":
         return s.get("other_lines", 0) + s.get("virtual_links", 0)
-    if kind == "xid_dmesg_dir":
+    if kind == "xid_dmesg_dir":  # (the `# boot_time:` lines the fuzzer writes are no records)
         return s.get("other_lines", 0) + s.get("repeated_lines", 0)
     if kind == "dcgm_health_dir":
         return s.get("healthy_files", 0)
     if kind == "dcgm_series":
-        # every line read as a series is counted (`series`); only the whole series' events land (a GPU's
-        # series at its first line): a series whose values are no Xid or count is quarantined after it was counted
-        from flows.ingest.sources.dcgm_series import METRICS
+        # every line read as a series is counted (`series`); a GPU's series land together (its events at
+        # its first line), or are quarantined whole after they were counted: the records are the series
+        # plus the lines quarantined as they are read (those quarantined after: `series_quarantined`)
+        if "series_quarantined" in s:
+            read_errors = len(outcome.quarantined) - s["series_quarantined"] - s.get("files_quarantined", 0)
+        else:
+            from flows.ingest.sources.dcgm_series import METRICS
 
-        later = {(f, line) for f, line, name in outcome.quarantined if name == "xid" or re.fullmatch(METRICS, name)}
-        first_stage = {(f, line) for f, line, _ in outcome.quarantined} - later
-        return s.get("series", 0) - len(touched) + len(first_stage & touched)
-    if kind == "gcm_health_dir":  # a line of OK results only: at most one per OK result
-        return s.get("ok_results", 0)
+            later = {(f, n) for f, n, name in outcome.quarantined if name == "xid" or re.fullmatch(METRICS, name)}
+            read_errors = len({(f, n) for f, n, _ in outcome.quarantined} - later)
+        return s.get("series", 0) + read_errors - len(touched)
+    if kind == "gcm_health_dir":
+        if "record_lines" in s:  # lines read whole: landed (an incident) or skipped (OK results only)
+            return s["record_lines"] - landed_lines
+        return s.get("ok_results", 0)  # a line of OK results only: at most one per OK result
     if kind == "ipmi_sel_dir":
         return s.get("deasserted", 0) + s.get("oem_records", 0) + s.get("repeated_entries", 0)
     if kind == "repair_tickets_csv":
