@@ -1167,6 +1167,7 @@ def fuzz(
     own = workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="fuzz-readers-")) if workdir is None else workdir
     reports = {kind: KindReport(kind) for kind in kinds}
+    kept: dict[tuple[str, str, str], int] = {}
     import flows.ingest.parse  # noqa: F401 - imported once here, so that each forked worker has it
 
     for kind in kinds:  # seeds first (the simulated month), so that workers fork with them built
@@ -1191,6 +1192,10 @@ def fuzz(
             report.unaccounted += sum(int(f.detail.split()[0]) for f in failures if f.check == "unaccounted")
             report.slowest_ms = max(report.slowest_ms, outcome.seconds * 1000)
             report.seconds += outcome.seconds
+            for failure in failures:  # the inputs of the first few of a finding are kept (to shrink), no more
+                kept[failure.signature] = kept.get(failure.signature, 0) + 1
+                if kept[failure.signature] > KEEP_INPUTS:
+                    failure.records = []
             report.failures += failures
             if progress:
                 progress(report)
@@ -1200,6 +1205,7 @@ def fuzz(
     return reports
 
 
+KEEP_INPUTS = 5  # inputs kept per distinct finding, for `shrink`
 SINGLE_RECORD_SECONDS = 1.0  # one record alone: a hang when over this (an input of many is bounded by `timeout`)
 
 
@@ -1208,6 +1214,8 @@ def shrink(failure: Failure, workdir: Path, timeout: float = 5.0, limit: int = 6
     alone, with its seed set's header, kept when it fails the same check (a hang: one record over
     SINGLE_RECORD_SECONDS). [(the one-record case, its failure)]."""
     assert failure.seeds is not None
+    if not failure.records:  # not kept (KEEP_INPUTS)
+        return []
     candidates = [r for r in failure.records if r.ops] or failure.records
     if failure.check == "hang":  # the likely ones first: the long values
         candidates = sorted(candidates, key=lambda r: -len(r.text))
