@@ -61,17 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="fuzz-readers-"))
     started = time.perf_counter()
     try:
-        reports = fz.fuzz(
-            kinds,
-            args.lines,
-            args.seed,
-            args.per_input,
-            args.workers,
-            args.timeout,
-            args.memory_mib,
-            workdir,
-            _progress(),
-        )
+        reports: dict[str, fz.KindReport] = {}
+        for kind in kinds:  # one kind at a time, its row printed (stderr) when it is done
+            bounds = (args.timeout, args.memory_mib)
+            reports |= fz.fuzz(
+                [kind], args.lines, args.seed, args.per_input, args.workers, *bounds, workdir, _progress()
+            )
+            print(fz.summary_table({kind: reports[kind]})[-1], file=sys.stderr, flush=True)
         print("\n".join(fz.summary_table(reports)))
         print(f"({time.perf_counter() - started:,.0f} s)")
         findings = report_findings(reports, args, workdir)
