@@ -682,16 +682,19 @@ def mutate_record(
     """One mutated record of the `families` given: a JSON value change (JSON records, mostly; a JSON
     document's always but for one record in 500, whose bytes change) or a line mutation; None when
     none of them applies to the record."""
-    share = 0.998 if spec.layout == "json_document" else 0.75
-    json_ops = "json" in families or "node" in families or "time" in families
-    if spec.json_records and json_ops and (rng.random() < share or families != FAMILIES):
+    document = spec.layout == "json_document"
+    share = 0.998 if document else 0.75
+    focused = families != FAMILIES
+    # focused on a family JSON mutations have (json, node, time): those; a document focused on another: any
+    json_family = bool({"json", "node", "time"} & set(families))
+    if spec.json_records and (json_family or document) and (rng.random() < share or focused):
         for _ in range(4):
             found = _json_mutation(rng, text, spec)
-            if found is not None and (families == FAMILIES or found[1].split(":")[0] in families):
+            if found is not None and (not focused or not json_family or found[1].split(":")[0] in families):
                 return Record(found[0], (found[1],))
     names = [name for name in LINE_MUTATIONS if name.split(":")[0] in families]
-    if spec.layout == "json_document" and families != FAMILIES:  # a document's bytes only in unfocused inputs
-        names = [name for name in names if not name.startswith(("byte", "unicode", "field"))]
+    if document and focused:  # a document's text only in unfocused inputs (else it is mostly refused whole)
+        return None
     if not names:
         return None
     weights = [LINE_MUTATIONS[name][0] for name in names]
@@ -700,7 +703,7 @@ def mutate_record(
         new = LINE_MUTATIONS[name][1](rng, text, seeds, spec)
         if new is not None and new != text and new.count(b"\n") <= text.count(b"\n"):  # no line added
             # a byte mutation of a JSON document may leave it no JSON: the file may then be refused whole
-            refuse = spec.layout == "json_document" and name.startswith(("byte", "unicode", "field"))
+            refuse = document  # (a number, time or node of its text replaced may leave it no JSON too)
             return Record(new, (name,), may_refuse=refuse)
     return None
 
