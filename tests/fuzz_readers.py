@@ -1046,8 +1046,9 @@ class Failure:
 
     @property
     def signature(self) -> tuple[str, str, str]:
+        """(kind, check, what happened with its numbers as N): one finding; a known gap's apart."""
         detail = re.sub(r"\d+", "N", self.detail.split("\n")[0])[:160]
-        return self.kind, self.check, detail
+        return self.kind, self.check, detail + (" [known gap]" if self.gap else "")
 
 
 def account(case: Case, outcome: Outcome) -> tuple[int, list[int]]:
