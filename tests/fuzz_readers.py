@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import csv
 import gzip
+import io
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -73,31 +75,40 @@ class Gap:
     """A check that cannot pass yet for a kind: its failures are reported but fail nothing.
 
     For `unaccounted`, only the records it excuses are left out of the count: those `records` (a
-    bytes regex over the record as written) finds, or those whose previous record in the file
-    `after` holds for (`after(previous, seeds)`); with neither, it excuses every failure of the kind."""
+    bytes regex over the record as written) finds, or those `joined(record, the records before it in
+    its file, seeds)` holds for; with neither, it excuses every failure of the kind."""
 
     kind: str
     check: str
     reason: str
     records: bytes | None = None
-    after: Callable[[bytes, SeedSet], bool] | None = None
+    joined: Callable[[bytes, list[bytes], SeedSet], bool] | None = None
 
-    def excuses(self, record: bytes, previous: bytes | None = None, seeds: SeedSet | None = None) -> bool:
-        if self.records is None and self.after is None:
+    def excuses(self, record: bytes, before: list[bytes] | None = None, seeds: SeedSet | None = None) -> bool:
+        if self.records is None and self.joined is None:
             return True
         if self.records is not None and re.search(self.records, record):
             return True
-        return self.after is not None and previous is not None and seeds is not None and self.after(previous, seeds)
+        return self.joined is not None and seeds is not None and self.joined(record, before or [], seeds)
 
 
-def _short_row(previous: bytes, seeds: SeedSet) -> bool:
-    """A parsable2 row with fewer fields than its header: the reader joins the lines after it to it."""
-    return len(previous.split(seeds.delimiter)) < len(seeds.fields)
+def _after_short_row(record: bytes, before: list[bytes], seeds: SeedSet) -> bool:
+    """After a parsable2 row with fewer fields than its header: the reader joins the lines after it to it."""
+    return bool(before) and len(before[-1].split(seeds.delimiter)) < len(seeds.fields)
 
 
-def _open_quote(previous: bytes, seeds: SeedSet) -> bool:
-    """A CSV row with a quote left open: the CSV reader takes the lines after it into its field."""
-    return previous.count(b'"') % 2 == 1
+def _open_quote(line: bytes) -> bool:
+    """A CSV line with a quote left open: the CSV reader takes the lines after it into that field."""
+    try:
+        list(csv.reader(io.StringIO(line.decode("utf-8", "replace") + "\n"), strict=True))
+    except csv.Error:  # unexpected end of data: the quote is still open at the line's end
+        return True
+    return False
+
+
+def _in_open_quote(record: bytes, before: list[bytes], seeds: SeedSet) -> bool:
+    """A CSV line that opens a quote it does not close, or after one (the row lands at its last line)."""
+    return any(map(_open_quote, [*before, record]))
 
 
 _JOINED = (
@@ -108,30 +119,38 @@ _JOINED = (
 
 # The one list of checks that cannot pass yet. Delete an entry to switch its check on.
 KNOWN_GAPS: tuple[Gap, ...] = (
-    Gap("sacct_psv", "unaccounted", _JOINED + " (sacct: a short row takes the short lines after it)", after=_short_row),
     Gap(
-        "sacct_xdmod", "unaccounted", _JOINED + " (XDMoD: JobName last, so any two short lines join)", after=_short_row
+        "sacct_psv",
+        "unaccounted",
+        _JOINED + " (sacct: a short row takes the short lines after it)",
+        joined=_after_short_row,
+    ),
+    Gap(
+        "sacct_xdmod",
+        "unaccounted",
+        _JOINED + " (XDMoD: JobName last, so any two short lines join)",
+        joined=_after_short_row,
     ),
     Gap(
         "repair_tickets_csv",
         "unaccounted",
         _JOINED + " (CSV: a quote left open takes the lines up to the next quote)",
-        after=_open_quote,
+        joined=_in_open_quote,
     ),  # fmt: skip
 )
 
 
 def known_gap(
-    kind: str, check: str, records: Iterable[tuple[bytes, bytes | None]] = (), seeds: SeedSet | None = None
+    kind: str, check: str, records: Iterable[tuple[bytes, list[bytes]]] = (), seeds: SeedSet | None = None
 ) -> Gap | None:
-    """The gap that excuses a failure of `check` in `kind` for the records involved ((record, the record
+    """The gap that excuses a failure of `check` in `kind` for the records involved ((record, the records
     before it in its file)), or None."""
     records = list(records)
     for gap in KNOWN_GAPS:
         if gap.kind != kind or gap.check != check:
             continue
-        if (gap.records is None and gap.after is None) or (
-            records and all(gap.excuses(record, previous, seeds) for record, previous in records)
+        if (gap.records is None and gap.joined is None) or (
+            records and all(gap.excuses(record, before, seeds) for record, before in records)
         ):
             return gap
     return None
@@ -1107,7 +1126,7 @@ def check(case: Case, outcome: Outcome, path: Path) -> list[Failure]:
         missing, untouched = account(case, outcome)
         if missing:
             lines = SPECS[case.kind].layout == "lines"
-            texts = [(case.records[i].text, case.records[i - 1].text if lines and i else None) for i in untouched]
+            texts = [(case.records[i].text, [r.text for r in case.records[:i]] if lines else []) for i in untouched]
             gaps = [known_gap(case.kind, "unaccounted", [text], case.seeds) for text in texts]
             unexcused = missing - sum(1 for gap in gaps if gap is not None)
             untouched_ops = tuple(sorted({op for i in untouched for op in case.records[i].ops})) or ("seed",)
