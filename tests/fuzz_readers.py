@@ -132,6 +132,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         joined=_after_short_row,
     ),
     Gap(
+        "sacctmgr_events_psv",
+        "unaccounted",
+        _JOINED + " (sacctmgr -P: the same parsable2 rule)",
+        joined=_after_short_row,
+    ),
+    Gap(
         "repair_tickets_csv",
         "unaccounted",
         _JOINED + " (CSV: a quote left open takes the lines up to the next quote)",
