@@ -208,6 +208,19 @@ def test_a_node_list_ending_in_a_star_does_not_land_on_every_example_node(real, 
     assert attempts == without_line(baseline, T_OK + 2) and stats.node_counts_from_node_list == 0
 
 
+@hostile(Outcome.QUARANTINE)
+def test_a_range_bound_no_bigint_holds_in_a_list_of_several_parts_is_quarantined(real, baseline, tmp_path):
+    """The fuzzer's finding: `a[1-2],b[1-99999999999999999999]` took the SQL's simple path and
+    stopped the file with DuckDB's ConversionException and its SQL (alone, the part was refused)."""
+    columns, rows = real
+    node_list = "a[1-2],b[1-99999999999999999999]"
+    dump = psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, NodeList=node_list, NNodes="2"))
+    quarantine, stats = Quarantine(strict=False), SacctReadStats()
+    attempts = sacct_attempts(dump, clock(), stats, quarantine)
+    quarantined(quarantine.errors, dump, T_OK + 2, "NodeList", "more than any cluster has")
+    assert attempts == without_line(baseline, T_OK + 2)
+
+
 @hostile(Outcome.FIGURE)
 def test_a_node_event_without_a_node_is_counted(slurm_fixtures, tmp_path):
     """An sacctmgr Node event with an empty NodeName was skipped with no count; the cluster row is counted apart."""

@@ -4,10 +4,14 @@ document of many records, and the depth is found without recursion."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
+from hostile import Outcome, hostile
 
+from flows.cli import main
 from flows.ingest.sources.json_input import JsonRefused, load_json, nesting_depth
 
 
@@ -62,3 +66,33 @@ def test_the_depth_is_linear_in_the_text():
         small = min(seconds(text(5_000)) for _ in range(3))
         large = min(seconds(text(50_000)) for _ in range(3))
         assert large < 30 * max(small, 1e-4), shape  # ten times the text: linear, with room for a noisy machine
+
+
+def test_a_lone_surrogate_escape_is_a_replacement_character_and_a_pair_its_character():
+    value = load_json('{"a": "x\\ud800y", "\\udc00": ["\\ud83d\\ude00"]}')
+    assert value == {"a": "x\ufffdy", "\ufffd": ["\U0001f600"]}
+    assert json.dumps(value, ensure_ascii=False).encode("utf-8")  # UTF-8 holds it (Arrow, Parquet, the report)
+
+
+@hostile(Outcome.FIGURE)
+@pytest.mark.parametrize("kind", ["gcm_health_dir", "sacct_json"])
+def test_a_lone_surrogate_in_a_readers_json_lands_its_record(kind: str, tmp_path: Path, slurm_fixtures: Path, capsys):
+    """The fuzzer's finding: `\\ud800` in a GCM message or a job's name stopped the file with a
+    UnicodeEncodeError from Arrow, "(a bug?)"."""
+    if kind == "gcm_health_dir":
+        path = tmp_path / "gcm"
+        path.mkdir()
+        record = (
+            '[{"node": "gpu1", "health_check": "xid errors", "result": 2, "_msg": "\\ud800", "end_time": 1795404124}]'
+        )
+        (path / "h.log").write_text(record + "\n")
+    else:
+        document = json.loads((slurm_fixtures / "sacct.json").read_text())
+        document["jobs"][0]["name"] = "PLACEHOLDER"
+        path = tmp_path / "jobs.json"
+        path.write_text(json.dumps(document).replace("PLACEHOLDER", "\\ud800"))
+    assert main(["parse", "--json", "--kind", kind, str(path)]) == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out.splitlines()[-1])["summary"]
+    assert err == "" and summary["rows"] >= 1 and summary["quarantined"] == 0
+    assert "\ufffd" in out or "\\ufffd" in out

@@ -6,6 +6,10 @@ digits (Python refuses past 4,300 with a ValueError that names no field), nestin
 deep (a RecursionError). `load_json` refuses each with a `JsonRefused` (a ValueError) that says
 why in words, for the reader to quarantine with its file, line and field. (A document of many
 records, sacct --json's, is read job by job when it is refused: flows/ingest/sources/sacct_json.py.)
+
+A `\ud800` escape is valid JSON that Python decodes to a lone surrogate, a string no UTF-8 output
+(Arrow, Parquet, the report) can hold: it becomes U+FFFD, as an undecodable byte of a text file does
+(flows/ingest/sources/files.py).
 """
 
 from __future__ import annotations
@@ -63,6 +67,22 @@ def nesting_depth(text: str | bytes, bound: int = MAX_JSON_DEPTH) -> int:
     return upper if upper <= bound else _bracket_depth(_STRING.sub(b"", raw))
 
 
+# a UTF-16 surrogate written as an escape: a text without one cannot decode to a lone surrogate
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with each lone surrogate in its strings (keys too) as U+FFFD; nests at most the depth bound."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)  # json.loads joins a pair into one character
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
+    return value
+
+
 def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
     """The JSON value of `text`, or JsonRefused saying why it is not read (see the module docstring)."""
     if isinstance(text, bytes):
@@ -70,10 +90,11 @@ def load_json(text: str | bytes, limits: InputLimits = DEFAULT_LIMITS) -> Any:
     if (depth := nesting_depth(text, limits.max_json_depth)) > limits.max_json_depth:
         raise JsonRefused(f"nested {depth:,} deep, deeper than any document of this format ({limits.max_json_depth})")
     try:
-        return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
+        value = json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
     except JsonRefused:
         raise
     except RecursionError:
         raise JsonRefused("nested too deep to read") from None
     except (json.JSONDecodeError, ValueError) as exc:  # ValueError: a \ud800 escape, an over-long number
         raise JsonRefused(f"not JSON: {exc}") from None
+    return _without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value

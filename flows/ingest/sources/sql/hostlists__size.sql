@@ -23,8 +23,12 @@ from (
                     regexp_matches(p, {{ param("simple_part") }})
                     and list_bool_and(list_transform(
                         string_split(regexp_extract(p, {{ param("simple_part") }}, 2), ','),
-                        lambda r: try_cast(split_part(r, '-', 1) as bigint)
-                        <= try_cast(coalesce(nullif(split_part(r, '-', 2), ''), split_part(r, '-', 1)) as bigint)
+                        -- coalesce: list_bool_and passes over a NULL (a bound no BIGINT holds)
+                        lambda r: coalesce(
+                            try_cast(split_part(r, '-', 1) as bigint)
+                            <= try_cast(coalesce(nullif(split_part(r, '-', 2), ''), split_part(r, '-', 1)) as bigint),
+                            false
+                        )
                     ))
                 )
             )),
