@@ -192,6 +192,18 @@ DELIBERATELY_CHANGED: set[tuple[str, ...]] = {
 INPUTS_ADDED = {
     ("inputs", "sacct_psv", key) for key in ("conflicting_attempts", "conflicts", "node_counts_from_node_list")
 }
+# issue 50: each reader counts what it skips and why (every record landed, quarantined or counted)
+INPUTS_ADDED |= {
+    ("inputs", kind, key)
+    for kind, keys in {
+        "sacct_psv": ("carriage_return_lines",),
+        "sacctmgr_events_psv": ("rows", "events", "cluster_records", "without_node"),
+        "xid_syslog": ("files_quarantined",),
+        "nhc_syslog": ("files_quarantined",),
+        "dcgm_health_dir": ("files_with_incidents", "files_quarantined"),
+    }.items()
+    for key in keys
+}
 # issue 35: the fleet's node fault rate beside r_f, and the lemon rules over the trailing window
 SCIENCE_ADDED = {
     ("fleet_fault_rate",),

@@ -144,8 +144,9 @@ def read_sacct_json(
     return finish_attempts(con, path, clock, quarantine, stats, problems, local_times=False, limits=limits)
 
 
-# A JSON string (an unterminated one runs to the end: the scan stays linear) or a structural character
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[\[\]{},:]', re.DOTALL)
+# A JSON string (an unterminated one runs to the end: the scan stays linear; possessive, so a long
+# string is one run, not a step a character) or a structural character
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\(?:.|\Z))*+(?:"|\Z)|[\[\]{},:]', re.DOTALL)
 _REFUSED = object()  # the place of a job that is not read (its reason in `refused`)
 
 
