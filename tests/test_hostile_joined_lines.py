@@ -14,12 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from hostile import Outcome, hostile
 from job_records import sacct_attempts, xdmod_attempts
 
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
+from flows.ingest.sources.repair_tickets import TicketReadStats, read_repair_tickets
 from flows.ingest.sources.sacct import XDMOD_FIELDS, SacctReadStats
 from flows.ingest.sources.sacctmgr_events import SacctmgrReadStats, read_sacctmgr_events
 
@@ -109,3 +111,70 @@ def test_the_lines_a_sacctmgr_event_takes_in_are_counted(slurm_fixtures: Path, t
     skipped = stats.cluster_records + stats.without_node
     assert record_lines(dump, 2) == stats.rows + len(quarantine.errors) + stats.joined_lines
     assert stats.rows == len(events) + skipped
+
+
+# --- repair tickets (CSV) ----------------------------------------------------------------------------
+
+TICKET_HEADER = "ticket_id,node,opened_at,closed_at,category,summary\n"
+T_1 = "T-1,gpu0001,2026-10-01T10:00:00+00:00,,gpu,Xid 79\n"
+T_3 = "T-3,gpu0003,2026-10-03T10:00:00+00:00,,gpu,reseated\n"
+
+
+def tickets_of(path: Path) -> tuple[list[tuple[str, int]], list[tuple[int, str]], TicketReadStats]:
+    quarantine, stats = Quarantine(strict=False), TicketReadStats()
+    tickets = list(read_repair_tickets(path, UTC, stats=stats, quarantine=quarantine))
+    return [(t.message, t.source_line) for t in tickets], where(quarantine.errors), stats
+
+
+@hostile(Outcome.QUARANTINE)
+def test_the_lines_a_ticket_summary_takes_in_are_counted(tmp_path: Path):
+    """A summary over two lines is one ticket at its first line; a quote never closed takes every
+    line after it into the summary (3 lines, 1 ticket): each line taken in is counted."""
+    multi_line = 'T-2,gpu0002,2026-10-02T10:00:00+00:00,,gpu,"GPU 3\nreplaced"\n'  # lines 3-4
+    open_quote = 'T-4,gpu0004,2026-10-04T10:00:00+00:00,,gpu,"RMA opened\n'  # line 6, takes 7-8
+    after = "T-5,gpu0005,2026-10-05T10:00:00+00:00,,gpu,x\nT-6,gpu0006,2026-10-06T10:00:00+00:00,,gpu,y\n"
+    path = tmp_path / "tickets.csv"
+    path.write_text(TICKET_HEADER + T_1 + multi_line + T_3 + open_quote + after)
+    tickets, errors, stats = tickets_of(path)
+    assert [line for _, line in tickets] == [2, 3, 5, 6]
+    assert tickets[1][0] == "T-2: GPU 3\nreplaced" and tickets[3][0].startswith("T-4: RMA opened\nT-5,gpu0005")
+    assert errors == []
+    assert stats.joined_lines == 3
+    assert record_lines(path, 2) == stats.tickets + len(errors) + stats.joined_lines
+
+
+@hostile(Outcome.QUARANTINE)
+def test_the_lines_a_quarantined_ticket_takes_in_are_counted(tmp_path: Path):
+    """A ticket over two lines that cannot land is quarantined at its first line, the second counted."""
+    bad = 'T-2,gpu 2,2026-10-02T10:00:00+00:00,,gpu,"GPU 3\nreplaced"\n'  # a node with a space: lines 3-4
+    path = tmp_path / "tickets.csv"
+    path.write_text(TICKET_HEADER + T_1 + bad + T_3)
+    tickets, errors, stats = tickets_of(path)
+    assert [line for _, line in tickets] == [2, 5]
+    assert errors == [(3, "node")]
+    assert stats.joined_lines == 1
+    assert record_lines(path, 2) == stats.tickets + len(errors) + stats.joined_lines
+
+
+CR_TICKET = 'T-99,gpu0003,2026-10-02T10:00:00+00:00,,gpu,"GPU 3 replaced, ""RM\rA"" opened"'
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"], ids=["lf", "crlf"])
+@hostile(Outcome.FIGURE)
+def test_a_carriage_return_in_a_ticket_keeps_every_line_number(tmp_path: Path, line_end: str):
+    """A CR inside a quoted summary split its line in two (the file was read with universal
+    newlines): T-99 on line 2 was reported on line 3 and every later ticket one line off. Lines end
+    at LF (CRLF in a Windows export), as `sed -n Np` counts them; the CR is the summary's own."""
+    lines = [TICKET_HEADER.rstrip("\n"), CR_TICKET, T_3.rstrip("\n"), "T-4,gpu0004,not a time,,gpu,x", T_1.rstrip()]
+    path = tmp_path / "tickets.csv"
+    path.write_bytes(line_end.join(lines).encode() + line_end.encode())
+    tickets, errors, stats = tickets_of(path)
+    assert tickets == [
+        ('T-99: GPU 3 replaced, "RM\rA" opened', 2),
+        ("T-3: reseated", 3),
+        ("T-1: Xid 79", 5),
+    ]
+    assert errors == [(4, "opened_at")]
+    assert stats.joined_lines == 0
+    for message, line in tickets:  # the line `sed -n Np` prints is the ticket's
+        assert path.read_bytes().split(b"\n")[line - 1].startswith(message.split(":")[0].encode() + b",")
