@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import csv
 import gzip
-import io
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -92,58 +90,8 @@ class Gap:
         return self.joined is not None and seeds is not None and self.joined(record, before or [], seeds)
 
 
-def _after_short_row(record: bytes, before: list[bytes], seeds: SeedSet) -> bool:
-    """After a parsable2 row with fewer fields than its header: the reader joins the lines after it to it."""
-    return bool(before) and len(before[-1].split(seeds.delimiter)) < len(seeds.fields)
-
-
-def _open_quote(line: bytes) -> bool:
-    """A CSV line with a quote left open: the CSV reader takes the lines after it into that field."""
-    try:
-        list(csv.reader(io.StringIO(line.decode("utf-8", "replace") + "\n"), strict=True))
-    except csv.Error:  # unexpected end of data: the quote is still open at the line's end
-        return True
-    return False
-
-
-def _in_open_quote(record: bytes, before: list[bytes], seeds: SeedSet) -> bool:
-    """A CSV line that opens a quote it does not close, or after one (the row lands at its last line)."""
-    return any(map(_open_quote, [*before, record]))
-
-
-_JOINED = (
-    "the lines the reader joins to a record (a row split over lines by a line break in a field, by the "
-    "format's rule) are not counted: the record lands or is quarantined at its first line alone, and a "
-    "line taken in cannot be told from one lost"
-)
-
 # The one list of checks that cannot pass yet. Delete an entry to switch its check on.
-KNOWN_GAPS: tuple[Gap, ...] = (
-    Gap(
-        "sacct_psv",
-        "unaccounted",
-        _JOINED + " (sacct: a short row takes the short lines after it)",
-        joined=_after_short_row,
-    ),
-    Gap(
-        "sacct_xdmod",
-        "unaccounted",
-        _JOINED + " (XDMoD: JobName last, so any two short lines join)",
-        joined=_after_short_row,
-    ),
-    Gap(
-        "sacctmgr_events_psv",
-        "unaccounted",
-        _JOINED + " (sacctmgr -P: the same parsable2 rule)",
-        joined=_after_short_row,
-    ),
-    Gap(
-        "repair_tickets_csv",
-        "unaccounted",
-        _JOINED + " (CSV: a quote left open takes the lines up to the next quote)",
-        joined=_in_open_quote,
-    ),  # fmt: skip
-)
+KNOWN_GAPS: tuple[Gap, ...] = ()
 
 
 def known_gap(
@@ -449,12 +397,12 @@ def skipped_count(kind: str, outcome: Outcome, touched: set[tuple[str, int]]) ->
     counters a reader has (main's, and those the readers gained in issue 50: adapt it when one changes)."""
     s = outcome.stats
     landed_lines = len(set(outcome.rows))
-    if kind in ("sacct_psv", "sacct_xdmod"):
-        return s.get("steps_skipped", 0) + s.get("duplicate_records", 0)
+    if kind in ("sacct_psv", "sacct_xdmod"):  # (a row split over lines: each line after its first is joined)
+        return s.get("steps_skipped", 0) + s.get("duplicate_records", 0) + s.get("joined_lines", 0)
     if kind == "sacct_json":
         return s.get("duplicate_records", 0)
-    if kind == "sacctmgr_events_psv":  # (7ca8a97's reader has no statistics: its Cluster rows are unaccounted)
-        return s.get("cluster_records", 0) + s.get("without_node", 0)
+    if kind == "sacctmgr_events_psv":
+        return s.get("cluster_records", 0) + s.get("without_node", 0) + s.get("joined_lines", 0)
     if kind == "scontrol_nodes":  # nodes read, less those out of service; a Reason quarantined was counted as a node
         return s.get("nodes", 0) - s.get("out_of_service", 0) - len(_q(outcome, ["Reason"]))
     if kind in ("xid_syslog", "nhc_syslog"):
@@ -483,8 +431,8 @@ def skipped_count(kind: str, outcome: Outcome, touched: set[tuple[str, int]]) ->
         return s.get("ok_results", 0)  # a line of OK results only: at most one per OK result
     if kind == "ipmi_sel_dir":
         return s.get("deasserted", 0) + s.get("oem_records", 0) + s.get("repeated_entries", 0)
-    if kind == "repair_tickets_csv":
-        return 0
+    if kind == "repair_tickets_csv":  # a record over lines (a quoted field holding a newline): the rest joined
+        return s.get("joined_lines", 0)
     raise KeyError(kind)
 
 

@@ -6,6 +6,7 @@ import gzip
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.files import TextFile, open_text
@@ -69,14 +70,25 @@ def parsable_layout(path: Path, required: tuple[str, ...], header: tuple[str, ..
     return layout
 
 
+class JoinedLineStats(Protocol):
+    """A reader's statistics that count the lines joined to the record before them."""
+
+    joined_lines: int
+
+
 def assemble_rows(
-    layout: ParsableLayout, lines: Iterable[tuple[int, str]], quarantine: Quarantine
+    layout: ParsableLayout,
+    lines: Iterable[tuple[int, str]],
+    quarantine: Quarantine,
+    stats: JoinedLineStats | None = None,
 ) -> Iterator[tuple[int, list[str]]]:
     """Rows as (line number, values) from numbered lines in file order, which may skip lines.
 
     A newline inside a field (a multi-line job name) splits a row over lines: a short row takes the
     lines right after it, each short itself, while that completes it exactly. Anything else of the
-    wrong width (including a truncated last row) goes to the quarantine.
+    wrong width (including a truncated last row) goes to the quarantine. A row is landed or
+    quarantined at its first line; each line it took in is counted in `stats.joined_lines`, so that
+    every line is a row's first line, joined, or blank.
     """
     broken: tuple[int, str] | None = None
     previous = None
@@ -86,6 +98,8 @@ def assemble_rows(
             if line_no == previous + 1 and len(values) < layout.width:
                 joined = broken[1] + "\n" + line
                 count = len(layout.split(joined))
+                if count <= layout.width and stats is not None:
+                    stats.joined_lines += 1
                 if count == layout.width:
                     yield broken[0], layout.split(joined)
                     broken = None
@@ -111,15 +125,20 @@ def assemble_rows(
 
 
 def read_parsable_rows(
-    path: Path, required: tuple[str, ...], quarantine: Quarantine, header: tuple[str, ...] | None = None
+    path: Path,
+    required: tuple[str, ...],
+    quarantine: Quarantine,
+    header: tuple[str, ...] | None = None,
+    stats: JoinedLineStats | None = None,
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Rows of a Slurm `--parsable2` file as (line number, {column: value}), read line by line in Python
-    (for the small files; job records go through DuckDB in `sacct.py`)."""
+    (for the small files; job records go through DuckDB in `sacct.py`); the lines joined to a row
+    counted in `stats` (`assemble_rows`)."""
     layout = parsable_layout(path, required, header)
     with open_text(path) as handle:
         numbered = enumerate(lf_lines(handle), start=1)
         lines = ((no, line.rstrip("\r\n")) for no, line in numbered if no >= layout.first_row_line)
-        for line_no, values in assemble_rows(layout, lines, quarantine):
+        for line_no, values in assemble_rows(layout, lines, quarantine, stats):
             yield line_no, dict(zip(layout.header, values, strict=True))
 
 

@@ -158,6 +158,7 @@ class SacctReadStats:
     node_counts_from_node_list: int = 0  # NNodes 0 beside a host list: the list's size landed
     undecodable_lines: int = 0  # not UTF-8 (or over DuckDB's line limit): read again, bad bytes as U+FFFD
     carriage_return_lines: int = 0  # holding a carriage return that is no line end (CRLF is one): read alone
+    joined_lines: int = 0  # lines read as part of the record before them (a job name holding a newline)
 
 
 def read_sacct(
@@ -205,7 +206,7 @@ def read_sacct(
         rejected = sorted(set(rejected) | kept)
     wanted = [line for line in rejected if line >= layout.first_row_line]
     odd.extend(zip(wanted, _read_lines(path, wanted), strict=True))
-    rows = list(assemble_rows(layout, sorted(odd), quarantine))
+    rows = list(assemble_rows(layout, sorted(odd), quarantine, stats))
     recovered = pa.table(
         {"line_no": [no for no, _ in rows], "parts": [values for _, values in rows]},
         schema=pa.schema([("line_no", pa.int64()), ("parts", pa.list_(pa.string()))]),

@@ -31,6 +31,7 @@ class SacctmgrReadStats:
     events: int = 0  # node events landed (one per node of a record's NodeName)
     cluster_records: int = 0  # the cluster's `Cluster Registered TRES` rows: no node event, skipped
     without_node: int = 0  # node events with an empty NodeName: no node to put them on, skipped
+    joined_lines: int = 0  # lines read as part of the record before them (a Reason holding a newline)
 
 
 def read_sacctmgr_events(
@@ -46,7 +47,7 @@ def read_sacctmgr_events(
     quarantine = quarantine if quarantine is not None else Quarantine()
     stats = stats if stats is not None else SacctmgrReadStats()
     clock = as_clock(tz)
-    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine):
+    for line_no, row in read_parsable_rows(path, REQUIRED_FIELDS, quarantine, stats=stats):
         stats.rows += 1
         if row.get("Event") == "Cluster" or (
             "Event" not in row and not row["NodeName"] and row["Reason"] == CLUSTER_REASON

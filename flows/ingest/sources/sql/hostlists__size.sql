@@ -13,7 +13,8 @@ from (
         row_number() over () as list_id,
         node_list,
         -- simple when the parts cover the whole list and each is plain or one ascending bracket
-        -- (a number too long for BIGINT is not: the scanner sizes it)
+        -- (a number too long for BIGINT is not: the scanner sizes it; the comparison is false, never
+        -- NULL, as list_bool_and passes over a NULL and would call the list simple)
         coalesce(
             array_to_string(parts, ',') = node_list
             and list_bool_and(list_transform(
@@ -23,7 +24,6 @@ from (
                     regexp_matches(p, {{ param("simple_part") }})
                     and list_bool_and(list_transform(
                         string_split(regexp_extract(p, {{ param("simple_part") }}, 2), ','),
-                        -- coalesce: list_bool_and passes over a NULL (a bound no BIGINT holds)
                         lambda r: coalesce(
                             try_cast(split_part(r, '-', 1) as bigint)
                             <= try_cast(coalesce(nullif(split_part(r, '-', 2), ''), split_part(r, '-', 1)) as bigint),
