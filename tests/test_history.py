@@ -196,8 +196,8 @@ INPUTS_ADDED = {
 INPUTS_ADDED |= {
     ("inputs", kind, key)
     for kind, keys in {
-        "sacct_psv": ("carriage_return_lines",),
-        "sacctmgr_events_psv": ("rows", "events", "cluster_records", "without_node"),
+        "sacct_psv": ("carriage_return_lines", "joined_lines"),
+        "sacctmgr_events_psv": ("rows", "events", "cluster_records", "without_node", "joined_lines"),
         "xid_syslog": ("files_quarantined",),
         "nhc_syslog": ("files_quarantined",),
         "dcgm_health_dir": ("files_with_incidents", "files_quarantined"),
