@@ -219,6 +219,20 @@ def command(checkout: Path, *args: str) -> str:
     return out
 
 
+def test_a_count_a_reader_added_is_no_changed_figure_but_a_changed_count_is():
+    """Issue 50's readers count what they skip (files_quarantined, joined_lines...): a month built
+    before and run again shows the same figures, so it is not emailed again."""
+    before = json.loads((Path(__file__).parent / "data" / "golden" / "reports" / "month" / "metrics.json").read_text())
+    after = copy.deepcopy(before)
+    for stats in after["inputs"].values():
+        stats["files_quarantined"] = 0
+    assert same_figures(before, after)
+    recounted = copy.deepcopy(after)
+    next(iter(recounted["inputs"].values()))["records"] += 1
+    assert not same_figures(before, recounted)
+    assert not same_figures(after, before)  # a count gone is a change
+
+
 @pytest.mark.slow
 def test_a_history_the_version_before_built_and_sent_is_taken_over(version_before, smtp_server, tmp_path):
     work = tmp_path / "site"

@@ -72,6 +72,12 @@ MONTH_ADDED_KEYS: frozenset[str] = frozenset(
         "failures_by_cause.trailing",
         "causes_compared",
         "expected_ettr.by_interval",  # the curves at each interval: the report's table, an interval a row
+        # issue 50: every reader counts what it skips and why (a record landed, quarantined or counted)
+        *(
+            f"inputs.*.{count}"
+            for count in ("carriage_return_lines", "joined_lines", "files_quarantined", "files_with_incidents")
+        ),
+        *(f"inputs.*.{count}" for count in ("rows", "events", "cluster_records", "without_node")),  # sacctmgr's
     }
 )
 # paths new in version 3 of a study's: a figure a month had, or a join computed once for the templates
