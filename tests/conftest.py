@@ -323,3 +323,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if classes:
         counts = ", ".join(f"{classes.count(c)} {c}" for c in sorted(set(classes)))
         terminalreporter.write_line(f"hostile-input corpus: {len(classes)} cases passed ({counts})")
+
+
+@pytest.fixture(scope="module")
+def real(slurm_fixtures: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The real sacct dump's columns and rows (tests/job_records.py DUMP), for a test to change one field."""
+    from job_records import dump_rows
+
+    return dump_rows(slurm_fixtures)
+
+
+@pytest.fixture(scope="module")
+def baseline(slurm_fixtures: Path) -> list:
+    """The real sacct dump's attempts as the reader lands them, unchanged."""
+    from job_records import DUMP, dump_clock, sacct_attempts
+
+    return sacct_attempts(slurm_fixtures / DUMP, dump_clock())

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import time
-from datetime import UTC as UTC_TZ
 from datetime import date, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +18,18 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from hostile import Outcome, hostile
-from job_records import json_attempts, sacct_attempts, xdmod_attempts
+from job_records import (
+    AS_OF,
+    T_OK,
+    XDMOD_FILLER,
+    assert_quarantined,
+    changed,
+    json_attempts,
+    sacct_attempts,
+    without_line,
+    xdmod_attempts,
+)
+from job_records import dump_clock as clock
 
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
@@ -30,27 +40,6 @@ from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
 from flows.ingest.sources.scontrol_nodes import read_scontrol_nodes
 
 UTC = ZoneInfo("UTC")
-AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC_TZ)  # the fixtures were dumped at about 03:23:30 UTC
-DUMP = "sacct_fields_allocations.psv"
-T_OK = 2  # rows[T_OK] is job 3 (`t_ok`, COMPLETED on node1 with 3 GPUs): line 4 of the dump
-XDMOD_FILLER = {"Cluster": "ci", "Group": "g", "GID": "0", "UID": "0", "NCPUS": "1", "ReqCPUS": "1"}
-XDMOD_FILLER |= {"ReqMem": "100M", "Timelimit": "UNLIMITED"}
-
-
-def clock(**window) -> LocalClock:
-    return LocalClock(window.pop("tz", UTC), as_of=AS_OF, **window)
-
-
-@pytest.fixture(scope="module")
-def real(slurm_fixtures: Path) -> tuple[list[str], list[dict[str, str]]]:
-    header, *lines = (slurm_fixtures / DUMP).read_text().splitlines()
-    columns = header.split("|")
-    return columns, [dict(zip(columns, line.split("|"), strict=True)) for line in lines]
-
-
-@pytest.fixture(scope="module")
-def baseline(slurm_fixtures: Path) -> list[SimpleNamespace]:
-    return sacct_attempts(slurm_fixtures / DUMP, clock())
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -70,25 +59,11 @@ def xdmod(path: Path, rows: list[dict[str, str]]) -> Path:
     return write(path, ["|".join({**XDMOD_FILLER, **row}[f] for f in XDMOD_FIELDS) for row in rows])
 
 
-def changed(rows: list[dict[str, str]], index: int, **fields: str) -> list[dict[str, str]]:
-    return [{**row, **fields} if i == index else row for i, row in enumerate(rows)]
-
-
 def truncate(path: Path) -> Path:
     """The gzip file cut off before its end, as a copy stopped early leaves it."""
     data = path.read_bytes()
     path.write_bytes(data[: len(data) * 2 // 3])
     return path
-
-
-def assert_quarantined(errors: list[InputFormatError], path: Path, line: int, field: str, reason: str) -> None:
-    (error,) = errors
-    assert (error.path, error.line, error.field) == (str(path), line, field), error
-    assert reason in error.reason, error.reason
-
-
-def without_line(attempts: list[SimpleNamespace], line: int) -> list[SimpleNamespace]:
-    return [a for a in attempts if a.source_line != line]
 
 
 # ---- sacct --parsable2: one field of the t_ok record broken --------------------------------------------------------

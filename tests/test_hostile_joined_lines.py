@@ -10,15 +10,14 @@ Readers only, in-process, on the real 22.05 dumps (tests/data/slurm-22.05).
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 from hostile import Outcome, hostile
-from job_records import sacct_attempts, xdmod_attempts
+from job_records import XDMOD_FILLER, sacct_attempts, xdmod_attempts
+from job_records import dump_clock as clock
 
-from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.repair_tickets import TicketReadStats, read_repair_tickets
@@ -26,13 +25,6 @@ from flows.ingest.sources.sacct import XDMOD_FIELDS, SacctReadStats
 from flows.ingest.sources.sacctmgr_events import SacctmgrReadStats, read_sacctmgr_events
 
 UTC = ZoneInfo("UTC")
-AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC)
-XDMOD_FILLER = {"Cluster": "ci", "Group": "g", "GID": "0", "UID": "0", "NCPUS": "1", "ReqCPUS": "1"}
-XDMOD_FILLER |= {"ReqMem": "100M", "Timelimit": "UNLIMITED"}
-
-
-def clock() -> LocalClock:
-    return LocalClock(UTC, as_of=AS_OF)
 
 
 def where(errors: list[InputFormatError]) -> list[tuple[int, str]]:

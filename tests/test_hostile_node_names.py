@@ -17,17 +17,24 @@ import time
 from datetime import UTC as UTC_TZ
 from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import duckdb
 import pytest
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 from hostile import Outcome, hostile
-from job_records import json_attempts, sacct_attempts, xdmod_attempts
+from job_records import (
+    T_OK,
+    XDMOD_FILLER,
+    assert_quarantined,
+    changed,
+    json_attempts,
+    sacct_attempts,
+    without_line,
+    xdmod_attempts,
+)
+from job_records import dump_clock as clock
 
-from flows.ingest.sources.clock import LocalClock
-from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.hostlists import HostListError, expand_host_lists, host_list_nodes, parse_host_list
 from flows.ingest.sources.limits import MAX_FIELD_CHARS, InputLimits
 from flows.ingest.sources.node_names import NODE_NAME
@@ -37,52 +44,17 @@ from flows.ingest.sources.sacctmgr_events import SacctmgrReadStats, read_sacctmg
 from flows.ingest.sources.scontrol_nodes import read_scontrol_nodes
 
 UTC = ZoneInfo("UTC")
-AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC_TZ)
-DUMP = "sacct_fields_allocations.psv"
-T_OK = 2  # rows[T_OK] is job 3 (t_ok, COMPLETED on node1): line 4 of the dump
 EVENTS = "sacctmgr_event.final.psv"
 NODE3_EVENT = 4  # line 4: node3 DOWN, "xid 79 gpu fell off bus"
 SNAPSHOT = "scontrol_show_node.down.txt"
-XDMOD_FILLER = {"Cluster": "ci", "Group": "g", "GID": "0", "UID": "0", "NCPUS": "1", "ReqCPUS": "1"}
-XDMOD_FILLER |= {"ReqMem": "100M", "Timelimit": "UNLIMITED"}
 JOB_3 = 4  # jobs[4] of sacct.json is job 3
 NODE = re.compile(NODE_NAME)
-
-
-def clock(tz: ZoneInfo = UTC) -> LocalClock:
-    return LocalClock(tz, as_of=AS_OF)
-
-
-@pytest.fixture(scope="module")
-def real(slurm_fixtures: Path) -> tuple[list[str], list[dict[str, str]]]:
-    header, *lines = (slurm_fixtures / DUMP).read_text().splitlines()
-    columns = header.split("|")
-    return columns, [dict(zip(columns, line.split("|"), strict=True)) for line in lines]
-
-
-@pytest.fixture(scope="module")
-def baseline(slurm_fixtures: Path) -> list[SimpleNamespace]:
-    return sacct_attempts(slurm_fixtures / DUMP, clock())
 
 
 def psv(path: Path, columns: list[str], rows: list[dict[str, str]], end: str = "\n") -> Path:
     lines = ["|".join(columns)] + ["|".join(row[c] for c in columns) for row in rows]
     path.write_bytes("".join(line + end for line in lines).encode())
     return path
-
-
-def changed(rows: list[dict[str, str]], index: int, **fields: str) -> list[dict[str, str]]:
-    return [{**row, **fields} if i == index else row for i, row in enumerate(rows)]
-
-
-def without_line(attempts: list[SimpleNamespace], line: int) -> list[SimpleNamespace]:
-    return [a for a in attempts if a.source_line != line]
-
-
-def quarantined(errors: list[InputFormatError], path: Path, line: int, field: str, reason: str = "") -> None:
-    (error,) = errors
-    assert (error.path, error.line, error.field) == (str(path), line, field), error
-    assert reason in error.reason, error.reason
 
 
 def events_file(slurm_fixtures: Path, out: Path, node_name: str) -> Path:
@@ -111,7 +83,7 @@ def test_a_crafted_node_name_runs_nothing_through_sacctmgr_events(slurm_fixtures
     events = list(read_sacctmgr_events(path, clock(), quarantine=quarantine))
     assert not sentinel.exists()
     assert capfd.readouterr() == ("", "")  # no sed or /bin/sh message reached the terminal
-    quarantined(quarantine.errors, path, NODE3_EVENT, "NodeName", "holds '@' at character 1")
+    assert_quarantined(quarantine.errors, path, NODE3_EVENT, "NodeName", "holds '@' at character 1")
     assert events == [e for e in whole if e.source_line != NODE3_EVENT]
 
 
@@ -134,7 +106,7 @@ def test_a_crafted_complex_node_list_runs_nothing_through_the_job_records(real, 
     assert not sentinel.exists()
     assert capfd.readouterr() == ("", "")
     line = T_OK + (2 if kind == "sacct_psv" else 1)
-    quarantined(quarantine.errors, dump, line, "NodeList", "holds '@' at character 18")
+    assert_quarantined(quarantine.errors, dump, line, "NodeList", "holds '@' at character 18")
     assert [a.job_id for a in attempts] == [a.job_id for a in baseline if a.job_id != "3"]
 
 
@@ -149,7 +121,7 @@ def test_a_crafted_node_list_runs_nothing_through_sacct_json(slurm_fixtures, tmp
     attempts = json_attempts(dump, quarantine=quarantine, clock=clock())
     assert not sentinel.exists()
     assert capfd.readouterr() == ("", "")
-    quarantined(quarantine.errors, dump, JOB_3 + 1, "NodeList", "holds '@'")
+    assert_quarantined(quarantine.errors, dump, JOB_3 + 1, "NodeList", "holds '@'")
     assert len(attempts) == len(document["jobs"]) - 1
 
 
@@ -163,7 +135,7 @@ def test_a_crafted_node_name_runs_nothing_through_scontrol(slurm_fixtures, tmp_p
     events = list(read_scontrol_nodes(snapshot, clock(), quarantine=quarantine))
     assert not sentinel.exists()
     assert capfd.readouterr() == ("", "")
-    quarantined(quarantine.errors, snapshot, 3, "NodeName", "is not a host name")
+    assert_quarantined(quarantine.errors, snapshot, 3, "NodeName", "is not a host name")
     assert events == [e for e in read_scontrol_nodes(slurm_fixtures / SNAPSHOT, clock()) if e.node != "node3"]
 
 
@@ -192,7 +164,7 @@ def test_group_and_pattern_syntax_in_a_node_event_is_quarantined(slurm_fixtures,
     whole = list(read_sacctmgr_events(slurm_fixtures / EVENTS, clock()))
     quarantine, stats = Quarantine(strict=False), SacctmgrReadStats()
     events = list(read_sacctmgr_events(path, clock(), quarantine=quarantine, stats=stats))
-    quarantined(quarantine.errors, path, NODE3_EVENT, "NodeName", "a host list is comma-separated names")
+    assert_quarantined(quarantine.errors, path, NODE3_EVENT, "NodeName", "a host list is comma-separated names")
     assert events == [e for e in whole if e.source_line != NODE3_EVENT]
     assert stats.events == len(events) and capfd.readouterr() == ("", "")
 
@@ -204,7 +176,7 @@ def test_a_node_list_ending_in_a_star_does_not_land_on_every_example_node(real, 
     dump = psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, NodeList="gpu[1-2]x,*", NNodes="0"))
     quarantine, stats = Quarantine(strict=False), SacctReadStats()
     attempts = sacct_attempts(dump, clock(), stats, quarantine)
-    quarantined(quarantine.errors, dump, T_OK + 2, "NodeList", "holds '*' at character 11")
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "NodeList", "holds '*' at character 11")
     assert attempts == without_line(baseline, T_OK + 2) and stats.node_counts_from_node_list == 0
 
 
@@ -217,7 +189,7 @@ def test_a_range_bound_no_bigint_holds_in_a_list_of_several_parts_is_quarantined
     dump = psv(tmp_path / "sacct.psv", columns, changed(rows, T_OK, NodeList=node_list, NNodes="2"))
     quarantine, stats = Quarantine(strict=False), SacctReadStats()
     attempts = sacct_attempts(dump, clock(), stats, quarantine)
-    quarantined(quarantine.errors, dump, T_OK + 2, "NodeList", "more than any cluster has")
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "NodeList", "more than any cluster has")
     assert attempts == without_line(baseline, T_OK + 2)
 
 
@@ -351,7 +323,7 @@ def test_a_node_event_that_would_hang_or_explode_is_quarantined_in_milliseconds(
     started = time.perf_counter()
     events = list(read_sacctmgr_events(path, clock(), quarantine=quarantine))
     assert time.perf_counter() - started < 2
-    quarantined(quarantine.errors, path, NODE3_EVENT, "NodeName")
+    assert_quarantined(quarantine.errors, path, NODE3_EVENT, "NodeName")
     assert len(events) == 3 and len(quarantine.errors[0].value) <= 203
 
 
@@ -364,7 +336,7 @@ def test_a_job_record_whose_host_list_would_hang_or_explode_is_quarantined(real,
     started = time.perf_counter()
     attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
     assert time.perf_counter() - started < 5
-    quarantined(quarantine.errors, dump, T_OK + 2, "NodeList")
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, "NodeList")
     assert attempts == without_line(baseline, T_OK + 2)
 
 
@@ -412,7 +384,7 @@ def test_a_scontrol_reason_without_who_and_when_is_quarantined(slurm_fixtures, t
     snapshot.write_text((slurm_fixtures / SNAPSHOT).read_text().replace(" [root@2026-11-22T03:22:04]", " [root]"))
     quarantine = Quarantine(strict=False)
     list(read_scontrol_nodes(snapshot, clock(), quarantine=quarantine))
-    quarantined(quarantine.errors, snapshot, 3, "Reason", "no [user@time] after the reason")
+    assert_quarantined(quarantine.errors, snapshot, 3, "Reason", "no [user@time] after the reason")
 
 
 # ---- the grammar against two other readings of it, on random lists -------------------------------------------------

@@ -15,7 +15,17 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from hostile import Outcome, hostile
-from job_records import json_attempts, sacct_attempts, xdmod_attempts
+from job_records import (
+    T_OK,
+    XDMOD_FILLER,
+    assert_quarantined,
+    changed,
+    json_attempts,
+    sacct_attempts,
+    without_line,
+    xdmod_attempts,
+)
+from job_records import dump_clock as clock
 
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
@@ -23,46 +33,11 @@ from flows.ingest.sources.quarantine import Quarantine
 from flows.ingest.sources.sacct import XDMOD_FIELDS, SacctReadStats
 
 UTC = ZoneInfo("UTC")
-AS_OF = datetime(2026, 11, 22, 3, 24, tzinfo=UTC_TZ)
-DUMP = "sacct_fields_allocations.psv"
-T_OK = 2  # rows[T_OK] is job 3 (t_ok): line 4 of the dump
 JOB_3 = 4  # jobs[4] of sacct.json is job 3: reported as line 5
-XDMOD_FILLER = {"Cluster": "ci", "Group": "g", "GID": "0", "UID": "0", "NCPUS": "1", "ReqCPUS": "1"}
-XDMOD_FILLER |= {"ReqMem": "100M", "Timelimit": "UNLIMITED"}
-
-
-def clock(tz: ZoneInfo = UTC) -> LocalClock:
-    return LocalClock(tz, as_of=AS_OF)
-
-
-@pytest.fixture(scope="module")
-def real(slurm_fixtures: Path) -> tuple[list[str], list[dict[str, str]]]:
-    header, *lines = (slurm_fixtures / DUMP).read_text().splitlines()
-    columns = header.split("|")
-    return columns, [dict(zip(columns, line.split("|"), strict=True)) for line in lines]
-
-
-@pytest.fixture(scope="module")
-def baseline(slurm_fixtures: Path) -> list[SimpleNamespace]:
-    return sacct_attempts(slurm_fixtures / DUMP, clock())
 
 
 def lines_of(columns: list[str], rows: list[dict[str, str]]) -> list[str]:
     return ["|".join(columns)] + ["|".join(row[c] for c in columns) for row in rows]
-
-
-def changed(rows: list[dict[str, str]], index: int, **fields: str) -> list[dict[str, str]]:
-    return [{**row, **fields} if i == index else row for i, row in enumerate(rows)]
-
-
-def without_line(attempts: list[SimpleNamespace], line: int) -> list[SimpleNamespace]:
-    return [a for a in attempts if a.source_line != line]
-
-
-def quarantined(errors: list[InputFormatError], path: Path, line: int, field: str, reason: str = "") -> None:
-    (error,) = errors
-    assert (error.path, error.line, error.field) == (str(path), line, field), error
-    assert reason in error.reason, error.reason
 
 
 # ---- 3. a carriage return never stops the month ----------------------------------------------------------------------
@@ -97,7 +72,7 @@ def test_a_carriage_return_never_loses_the_month(real, baseline, tmp_path, case,
     quarantine, stats = Quarantine(strict=False), SacctReadStats()
     attempts = sacct_attempts(dump, clock(), stats, quarantine)
     if case == "cr-at-line-start":  # the JobID is `\r3`: that record alone is quarantined
-        quarantined(quarantine.errors, dump, T_OK + 2, "JobID")
+        assert_quarantined(quarantine.errors, dump, T_OK + 2, "JobID")
         assert attempts == without_line(baseline, T_OK + 2)
         return
     assert quarantine.errors == []
@@ -151,7 +126,7 @@ def test_ids_and_counts_in_no_form_slurm_writes_are_quarantined(real, baseline, 
     dump.write_text("\n".join(lines_of(columns, changed(rows, T_OK, **fields))) + "\n")
     quarantine = Quarantine(strict=False)
     attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
-    quarantined(quarantine.errors, dump, T_OK + 2, field, "expected")
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, field, "expected")
     assert attempts == without_line(baseline, T_OK + 2)
 
 
@@ -214,7 +189,7 @@ def test_a_time_in_no_form_slurm_writes_is_quarantined(real, baseline, tmp_path,
     dump.write_text("\n".join(lines_of(columns, changed(rows, T_OK, **fields))) + "\n")
     quarantine = Quarantine(strict=False)
     attempts = sacct_attempts(dump, clock(), quarantine=quarantine)
-    quarantined(quarantine.errors, dump, T_OK + 2, field)
+    assert_quarantined(quarantine.errors, dump, T_OK + 2, field)
     assert attempts == without_line(baseline, T_OK + 2)
 
 
@@ -255,7 +230,7 @@ def test_a_json_job_beyond_any_value_is_quarantined_alone(document, json_baselin
     dump.write_text(json.dumps(broken, indent=2).replace(f'"{MARK}"', raw))
     quarantine = Quarantine(strict=False)
     attempts = json_attempts(dump, quarantine=quarantine, clock=clock())
-    quarantined(quarantine.errors, dump, JOB_3 + 1, field, reason)
+    assert_quarantined(quarantine.errors, dump, JOB_3 + 1, field, reason)
     assert attempts == without_line(json_baseline, JOB_3 + 1)
 
 
@@ -277,7 +252,7 @@ def test_a_json_time_beyond_the_calendar_is_quarantined(document, json_baseline,
     dump.write_text(json.dumps(broken))
     quarantine = Quarantine(strict=False)
     attempts = json_attempts(dump, quarantine=quarantine, clock=clock())
-    quarantined(quarantine.errors, dump, JOB_3 + 1, field, reason)
+    assert_quarantined(quarantine.errors, dump, JOB_3 + 1, field, reason)
     assert attempts == without_line(json_baseline, JOB_3 + 1)
 
 
@@ -331,12 +306,12 @@ def test_a_node_event_time_beyond_the_calendar_is_quarantined(slurm_fixtures, tm
     events.write_text((slurm_fixtures / EVENTS).read_text().replace("|2026-11-22T03:22:04|DOWN|", f"|{when}|DOWN|"))
     quarantine = Quarantine(strict=False)
     assert len(list(read_sacctmgr_events(events, clock(ZoneInfo(zone)), quarantine=quarantine))) == 3
-    quarantined(quarantine.errors, events, 4, "TimeStart")
+    assert_quarantined(quarantine.errors, events, 4, "TimeStart")
     snapshot = tmp_path / "scontrol.txt"
     snapshot.write_text((slurm_fixtures / SNAPSHOT).read_text().replace("@2026-11-22T03:22:04]", f"@{when}]"))
     quarantine = Quarantine(strict=False)
     assert [e.node for e in read_scontrol_nodes(snapshot, clock(ZoneInfo(zone)), quarantine=quarantine)] == ["node4"]
-    quarantined(quarantine.errors, snapshot, 3, "Reason")
+    assert_quarantined(quarantine.errors, snapshot, 3, "Reason")
 
 
 @hostile(Outcome.FIGURE)
