@@ -149,3 +149,18 @@ def test_a_paragraph_that_says_how_figures_are_made_shows_no_figure():
         "<p class='note'>Health events this month: 12.</p>"
     )
     assert list(correction.shown_figures(html).values()) == ["Health events this month: 12."]
+
+
+def test_a_table_row_that_says_more_is_no_change_but_one_that_says_otherwise_is():
+    """Issue 50's readers count more (files_quarantined, joined_lines...): an input's row of the
+    data-quality table gains notes, each figure it showed still there, and sends nothing."""
+    row = "<h2>Data quality</h2><table><tr><td>dcgm_health_dir</td><td>{rows}</td><td>{notes}</td></tr>{more}</table>"
+    sent = row.format(
+        rows=4, notes="files: 12; healthy files: 8; incidents: 4", more="<tr><td>events</td><td>8</td></tr>"
+    )
+    more = "files: 12; files with incidents: 4; healthy files: 8; incidents: 4"
+    events = "<tr><td>events</td><td>8</td><td>cluster records: 1; events: 8; rows: 9</td></tr>"
+    says_more = row.format(rows=4, notes=more, more=events)
+    assert correction.changed_figures(correction.shown_figures(sent), correction.shown_figures(says_more)) == []
+    otherwise = row.format(rows=5, notes=more, more=events)
+    assert correction.changed_figures(correction.shown_figures(sent), correction.shown_figures(otherwise)) != []

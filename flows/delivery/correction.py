@@ -140,11 +140,25 @@ def _section(key: str) -> str:
     return key.partition(" § ")[0]
 
 
+def _row_name(section: str, text: str) -> str | None:
+    """A table row's first cell (its name as written), None for a block that is no row."""
+    first, bar, _ = text.removeprefix(f"{section}: ").partition(" | ")
+    return first if bar and text.startswith(f"{section}: ") else None
+
+
+def _within(shown: list[str], now: list[str]) -> bool:
+    """Whether the numbers `shown` are all in `now`, in the same order (`now` may hold more between)."""
+    rest = iter(now)
+    return all(number in rest for number in shown)
+
+
 def changed_figures(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str]]:
     """(old text, new text) of each figure shown that changed; "" for one no longer or newly shown.
     A block whose wording changed but whose numbers did not is no change; a reworded block is
     paired with one of its own section. A section the earlier message did not have at all (a figure
-    a newer version of the tool added) is no change: nothing the reader was told changed."""
+    a newer version of the tool added) is no change: nothing the reader was told changed; nor is a
+    table row that says more (a reader's notes with the counts a newer reader keeps, issue 50), each
+    number it showed still there, in order."""
     changes = [(old[key], new[key]) for key in old if key in new and numbers(old[key]) != numbers(new[key])]
     gone = [(_section(key), text) for key, text in old.items() if key not in new]
     sections_shown = {_section(key) for key in old}
@@ -154,6 +168,12 @@ def changed_figures(old: dict[str, str], new: dict[str, str]) -> list[tuple[str,
         if same is not None:
             gone.remove((section, text))
             came.remove(same)
+    for section, text in list(gone):  # a table row that says more: every number it showed, in order, and more
+        row = _row_name(section, text)
+        more = next((c for c in came if row and _row_name(*c) == row and _within(numbers(text), numbers(c[1]))), None)
+        if more is not None:
+            gone.remove((section, text))
+            came.remove(more)
     for section, text in list(gone):  # reworded with changed numbers: paired within its section
         other = next((c for c in came if c[0] == section), None)
         if other is not None:
