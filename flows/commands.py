@@ -286,7 +286,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise ConfigError("\n".join(f"{args.config}: {args.month}: {problem}" for problem in problems))
         found = config_month_records(config, [args.month])
         refuse_empty_months(found, again="`run` it")  # as `run` would refuse it
-        counts = [f"{_records(f.in_month[args.month])} in {args.month} ({f.kind}: {f.path}; {f.span()})" for f in found]
+        counts = [
+            f"{_records(f.in_month[args.month])} in {args.month} ({f.kind}: {f.path}; {f.span()})"
+            + (
+                f": {covered}, and the month is reported as a partial month over it"
+                if (covered := f.coverage(args.month))
+                else ""
+            )
+            for f in found
+        ]
         counts += [
             f"{s.kind}: its records are counted once pulled, by `run`"
             for s in config.live_sources(COMMAND_KINDS)

@@ -24,7 +24,7 @@ from prefect.runtime import flow_run as flow_run_info
 from flows.core.atomic import clear_leftovers, staged_replacement
 from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config
-from flows.core.months import MONTH_RE, Month, observed_end
+from flows.core.months import MONTH_RE, Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import (
     DeliveryOutcome,
@@ -36,7 +36,7 @@ from flows.delivery.deliver import (
 )
 from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
-from flows.figures.month_metrics import MonthFigures, month_figures
+from flows.figures.month_metrics import MonthFigures, month_figures, observed_period
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive
@@ -100,16 +100,11 @@ def render(
     """Write the report into `out_dir` (a copy of the report in place when it would be the same:
     flows/publish/reuse.py); returns the paths it will have in the month's report directory."""
     quality_rows = [vars(q) for q in quality]
-    period_end = observed_end(month, manifest.as_of.time)
     full_metrics = {
         **figures.metrics,
         "cluster": config.cluster,
-        # a month observed only up to its dump (a partial month) says so at the top of the report
-        "period": {
-            "start": month.start.replace(tzinfo=None).isoformat(),
-            "end": period_end.isoformat(),
-            "complete": period_end == month.end.replace(tzinfo=None),
-        },
+        # a month its records observe only in part (a partial month) says so at the top of every output
+        "period": observed_period(month, manifest),
         "inputs": manifest.inputs(),
         "quarantine_sample": manifest.quarantine_sample,
         "data_quality": quality_rows,

@@ -35,7 +35,10 @@ def write_month(
     if ctx.params.sources == "jobs_only":
         _write_json(out_dir / "truth.json", truth)
         return truth
-    lo = w.start - HEALTH_LOG_LEAD
+    # the node logs of the calendar month (a job-record dump's window is not theirs), or from `health_starts`
+    lo = clock.seconds(w.month.start) - HEALTH_LOG_LEAD
+    if (health_starts := ctx.params.health_start_time) is not None and w.month == ctx.params.first:
+        lo = max(lo, clock.seconds(health_starts))
     write_events(out_dir / "events.psv", ctx.signals.events, ctx.params, names, clock, lo, w.as_of)
     write_xid_log(out_dir / "xid.log", ctx.signals.xids, names, clock, lo, w.as_of)
     write_nhc_log(out_dir / "nhc.log", ctx.signals.nhc, names, clock, lo, w.as_of)

@@ -54,8 +54,12 @@ def node_names(params: SimParams) -> list[str]:
 
 
 def month_windows(params: SimParams, clock: Clock) -> list[MonthWindow]:
-    """Each month's window; with `dump_ends`, the last one ends, and its dump is taken, then."""
+    """Each month's window; with `dump_ends`, the last one ends, and its dump is taken, then; with
+    `dump_starts`, the first one begins then."""
     windows = [MonthWindow.of(m, clock, params.dump_delay_hours) for m in params.months]
+    if (starts := params.dump_start_time) is not None:
+        first = windows[0]
+        windows[0] = MonthWindow(first.month, clock.seconds(starts), first.end, first.as_of)
     ends = params.dump_end_time
     if ends is not None:
         last = windows[-1]

@@ -92,6 +92,11 @@ class SimParams:
     # The last month's records end here, mid-month (a datetime, or a day of the last month at 00:00
     # UTC): the history stops, and the dump is taken, at that time.
     dump_ends: datetime | int | None = None
+    # The first month's job records begin here (a dump windowed by end time, as Open XDMoD's: no
+    # attempt that ended before it), and so does its truth's window; `health_starts`: its node events
+    # and health logs begin here. A datetime, or a day of the first month at 00:00 UTC.
+    dump_starts: datetime | int | None = None
+    health_starts: datetime | int | None = None
 
     @property
     def first(self) -> CalendarMonth:
@@ -125,6 +130,9 @@ class SimParams:
             raise ValueError("cpu_node_prefix must differ from node_prefix")
         if self.cpu_nodes and not 0 < self.cpu_utilization <= 1.5:
             raise ValueError(f"cpu_utilization must be in (0, 1.5], got {self.cpu_utilization}")
+        for name, time in (("dump_starts", self.dump_start_time), ("health_starts", self.health_start_time)):
+            if time is not None and not self.first.start <= time < self.first.end:
+                raise ValueError(f"{name} {time} is not inside the first month {self.first}")
         ends = self.dump_end_time
         if ends is not None and not self.last.start < ends < self.last.end:
             raise ValueError(f"dump_ends {ends} is not inside the last month {self.last}")
@@ -140,21 +148,39 @@ class SimParams:
     @property
     def dump_end_time(self) -> datetime | None:
         """`dump_ends` as a UTC time (None: every month's dump is taken after its end)."""
-        ends = self.dump_ends
-        if ends is None:
-            return None
-        if isinstance(ends, int):
-            return self.last.start.replace(day=ends)
-        return ends.replace(tzinfo=UTC) if ends.tzinfo is None else ends.astimezone(UTC)
+        return _utc_time(self.dump_ends, self.last)
+
+    @property
+    def dump_start_time(self) -> datetime | None:
+        """`dump_starts` as a UTC time (None: the first month's records begin before it)."""
+        return _utc_time(self.dump_starts, self.first)
+
+    @property
+    def health_start_time(self) -> datetime | None:
+        """`health_starts` as a UTC time (None: the logs begin before the first month)."""
+        return _utc_time(self.health_starts, self.first)
 
     def as_dict(self) -> dict:
         params = asdict(self)
         params["month"] = str(self.first)
         params["last_month"] = str(self.last)
         params["fault_trace"] = str(self.fault_trace) if self.fault_trace else None
-        ends = self.dump_end_time
-        params["dump_ends"] = ends.strftime("%Y-%m-%dT%H:%M:%S") if ends else None
+        for name, time in (
+            ("dump_ends", self.dump_end_time),
+            ("dump_starts", self.dump_start_time),
+            ("health_starts", self.health_start_time),
+        ):
+            params[name] = time.strftime("%Y-%m-%dT%H:%M:%S") if time else None
         return params
+
+
+def _utc_time(value: datetime | int | None, month: CalendarMonth) -> datetime | None:
+    """A time given as a datetime (UTC unless it says) or as a day of `month` at 00:00 UTC."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return month.start.replace(day=value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,29 @@ def observed_end(month: Month, as_of: datetime) -> datetime:
     return min(max(as_of, start), end)
 
 
+# A month's job records begin late when, at the rate its jobs end after their first End, this many
+# would have ended before it: the chance that none did is then e^-10 (docs/methodology.md "The
+# month's observed window").
+LATE_START_ENDS = 10
+
+
+def observed_start(month: Month, ends: int, first_end: datetime | None, last_end: datetime | None) -> datetime:
+    """Where a month's job records begin to observe it (naive UTC, like the arguments), from the
+    month's `ends` Ends, the first and the last: the month's start, unless no job ended for so long
+    after it that, at the rate jobs end in the rest of the month, LATE_START_ENDS would have. A dump
+    windowed by end time (as Open XDMoD's and many sites' are) holds no job that ended before its
+    window; one windowed by activity holds jobs ending from its first minutes; a quiet cluster's few
+    Ends say nothing (from the start). A late beginning is taken at its hour: dumps are cut at whole
+    hours or days, and the minutes before the first job ended are part of the window."""
+    start = month.start.replace(tzinfo=None)
+    if ends < 2 or first_end is None or last_end is None or last_end <= first_end:
+        return start
+    per_second = (ends - 1) / (last_end - first_end).total_seconds()
+    if (first_end - start).total_seconds() * per_second < LATE_START_ENDS:
+        return start
+    return first_end.replace(minute=0, second=0, microsecond=0)
+
+
 class MonthNotEndedError(UsageError):
     """The month asked for has not ended and a partial report was not asked for."""
 

@@ -44,11 +44,19 @@ SCHEMA_VERSION = 3  # docs/metrics.md "What moved in schema version 3"
 
 
 class Period(Strict):
-    """The time the month's figures cover (naive UTC); `complete` false for a partial month."""
+    """The time the month's figures cover (naive UTC): `start`..`end`, the window of the calendar
+    month (`month_start`..`month_end`) its job records observe; `complete` false for a partial
+    month, with its `notice` in words. The calendar fields are absent in a report of schema version 3
+    built before they were recorded (its window then starts at the month's start)."""
 
     start: str
     end: str
     complete: bool
+    month_start: str | None = None
+    month_end: str | None = None
+    observed_days: float | None = None
+    month_days: float | None = None
+    notice: str | None = None  # the partial month's sentence, as every output shows it
 
 
 class WindowCause(Rate):

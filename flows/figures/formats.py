@@ -78,3 +78,11 @@ def month_spans(months: Sequence[str]) -> str:
         else:
             spans.append((month, month))
     return ", ".join(str(first) if first == last else f"{first} to {last}" for first, last in spans)
+
+
+def partial_notice(period) -> str:
+    """The sentence a partial month's outputs show: metrics.json `period.notice` (a report built
+    before it was recorded: the dump time it had). `period`: the typed document's, or metrics.json's."""
+    fields = period if isinstance(period, dict) else vars(period)
+    end = str(fields["end"])[:16].replace("T", " ")
+    return fields.get("notice") or f"Partial month: up to {end} UTC, when its records were taken."

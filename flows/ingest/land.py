@@ -30,9 +30,14 @@ import pyarrow.parquet as pq
 from flows.core.atomic import replace_dir_atomically
 from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
-from flows.core.months import Month
+from flows.core.months import Month, observed_end
+from flows.ingest.coverage import record_span
 from flows.ingest.manifest import write_manifest
-from flows.ingest.month_records import landed_month_records, refuse_empty_months
+from flows.ingest.month_records import (
+    MonthRecords,
+    landed_month_records,
+    refuse_empty_months,
+)
 from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
@@ -125,7 +130,12 @@ def _read_health_sources(
         for table, landed in tables.items():
             pieces[table].append(landed)
         records = sum(landed.num_rows for landed in tables.values())
-        manifest[kind] = {"file": str(path), "records": records, **(asdict(stats) if stats else {})}
+        manifest[kind] = {
+            "file": str(path),
+            "records": records,
+            **record_span(tables),
+            **(asdict(stats) if stats else {}),
+        }
     parquet = {}
     for name, tables in pieces.items():
         sink = pa.BufferOutputStream()
@@ -242,17 +252,13 @@ def _as_configured(config: ClusterConfig, sources: dict[str, dict]) -> dict[str,
     return {_job_record_kind(config) if kind == "sacct_psv" else kind: entry for kind, entry in sources.items()}
 
 
-def _no_jobs_declared(
-    jobs: duckdb.DuckDBPyConnection, config: ClusterConfig, path: Path, month: Month, no_jobs_ran: bool
-) -> dict[str, bool]:
+def _no_jobs_declared(config: ClusterConfig, found: MonthRecords, month: Month, no_jobs_ran: bool) -> dict[str, bool]:
     """The manifest's `no_jobs_declared` when the records the reader left have none in `month` and
     the operator said no job ran (--no-jobs-ran); else a NoJobRecordsError for a live pull (which
     no check before the landing could count). Nothing when the month has records: a file's were
     counted before any work (flows/edge.py)."""
-    kind = _job_record_kind(config)
-    if not (no_jobs_ran or kind in PULLED_KINDS):
+    if not (no_jobs_ran or _job_record_kind(config) in PULLED_KINDS):
         return {}
-    found = landed_month_records(jobs, kind, path, month)
     if found.in_month[month]:
         return {}
     refuse_empty_months([found], no_jobs_ran)
@@ -324,12 +330,15 @@ def _land_month(
                 "records": stats.attempts,
                 **asdict(stats),
             }
-            manifest |= _no_jobs_declared(jobs, config, sacct_path, month, no_jobs_ran)
+            found = landed_month_records(jobs, sacct_format, sacct_path, month)
+            manifest |= _no_jobs_declared(config, found, month, no_jobs_ran)
             landed_at = datetime.now(UTC).replace(microsecond=0)
             if as_of is not None:
                 dumped_at = naive_utc(as_of)
             else:  # an empty dump tells nothing: the month is taken as dumped when it was landed
                 dumped_at = records_as_of(jobs, landed_at.replace(tzinfo=None)) or landed_at.replace(tzinfo=None)
+            observed = min(found.observed_from[month], observed_end(month, dumped_at))
+            manifest["observed_start"] = observed.isoformat(timespec="seconds")
             replace_dir_atomically(landed_dir, write_landed)
         except BaseException as error:
             landed.set_exception(error)  # the raw copies are not swapped in either

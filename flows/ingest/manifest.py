@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, StrictInt, ValidationError
 
+from flows.core.months import Month, observed_end
+
 
 class LandedMonthError(RuntimeError):
     """A landed month on disk that cannot be used: its manifest or a table is missing or unreadable."""
@@ -32,6 +34,9 @@ class LandedInput(BaseModel):
     quarantined: StrictInt
     dst_ambiguous_times: StrictInt
     dst_nonexistent_times: StrictInt
+    # a node source's first and last record landed (naive UTC; flows/ingest/coverage.py)
+    first_record: datetime | None = None
+    last_record: datetime | None = None
 
 
 class AsOf(BaseModel):
@@ -54,11 +59,20 @@ class Manifest(BaseModel):
     quarantine_sample: list[str]
     landed_at: str | None = None  # as written (ISO 8601, seconds); shown as it is
     as_of: AsOf
+    # where the job records begin to observe the month (naive UTC; flows/core/months.py
+    # observed_start); None in a month landed before it was recorded: from the month's start
+    observed_start: datetime | None = None
     no_jobs_declared: bool = False  # --no-jobs-ran, and no record in the month
 
     def inputs(self) -> dict[str, dict]:
         """The sources as metrics.json's `inputs` gives them: each as landed, its statistics included."""
-        return {kind: entry.model_dump(exclude_unset=True) for kind, entry in self.sources.items()}
+        return {kind: entry.model_dump(mode="json", exclude_unset=True) for kind, entry in self.sources.items()}
+
+    def observed(self, month: Month) -> tuple[datetime, datetime]:
+        """The window of `month` its job records observe (naive UTC): from where they begin
+        (`observed_start`) to the month's end or the dump, whichever came first."""
+        end = observed_end(month, self.as_of.time)
+        return min(self.observed_start or month.start.replace(tzinfo=None), end), end
 
 
 def write_manifest(landed_dir: Path, manifest: dict) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from flows.core.config import ClusterConfig
 from flows.core.errors import InputError
-from flows.core.months import Month
+from flows.core.months import Month, observed_start
 from flows.ingest.probe import input_problem
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.registry import JOB_RECORD_KINDS
@@ -54,6 +54,15 @@ class MonthRecords:
     records: int  # every record of the file (job steps left out)
     first: datetime | None  # the earliest Submit, in the file's clock
     last: datetime | None  # the latest Submit, Start or End
+    # where each month's records begin to observe it (naive UTC; flows/core/months.py observed_start)
+    observed_from: dict[Month, datetime]
+
+    def coverage(self, month: Month) -> str:
+        """Where the records observe `month` from, in words (nothing when from its start)."""
+        start = self.observed_from.get(month)
+        if start is None or start == month.start.replace(tzinfo=None) or not self.in_month.get(month):
+            return ""
+        return f"they observe {month} only from {start:%Y-%m-%d %H:%M} UTC (no job ended before then)"
 
     def span(self) -> str:
         """Where the file's records lie, in words."""
@@ -80,14 +89,21 @@ def count_month_records(kind: str, path: Path, months: Iterable[Month], timezone
 
 def landed_month_records(con: duckdb.DuckDBPyConnection, kind: str, path: Path, month: Month) -> MonthRecords:
     """The month's records among the attempts a job-record reader left in `con` (times in UTC):
-    the landing's count, for a live pull that no check before the landing could read."""
+    the landing's count (for a live pull, which no check before the landing could read) and where
+    they begin to observe the month."""
     return _counted(con, "attempts", kind, path, [month], ZoneInfo("UTC"))
 
 
 def _counted(
-    con: duckdb.DuckDBPyConnection, source: str, kind: str, path: Path, months: Iterable[Month], zone: ZoneInfo
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    kind: str,
+    path: Path,
+    months: Iterable[Month],
+    zone: ZoneInfo,
 ) -> MonthRecords:
-    """Count `source`'s records (job_id, submit_at, start_at, end_at in `zone`) in each of `months`."""
+    """Count `source`'s records (job_id, submit_at, start_at, end_at in `zone`) in each of `months`,
+    and where they begin to observe each."""
     months = sorted(set(months))
     bounds = pa.table(
         {
@@ -98,9 +114,20 @@ def _counted(
         schema=MONTHS_SCHEMA,
     )
     create_temp_table(con, "report_months", bounds)
-    counts = dict(run_sql(con, "month_records__counts", source=source).fetchall())
+    rows = {row[0]: row[1:] for row in run_sql(con, "month_records__counts", source=source).fetchall()}
     records, first, last = run_sql(con, "month_records__span", source=source).fetchone()
-    return MonthRecords(kind, path, {m: counts.get(str(m), 0) for m in months}, records, first, last)
+    in_month = {m: rows[str(m)][0] if str(m) in rows else 0 for m in months}
+    observed = {
+        m: observed_start(m, rows[str(m)][1], _utc(rows[str(m)][2], zone), _utc(rows[str(m)][3], zone))
+        for m in months
+        if str(m) in rows
+    }
+    return MonthRecords(kind, path, in_month, records, first, last, observed)
+
+
+def _utc(local: datetime | None, zone: ZoneInfo) -> datetime | None:
+    """A naive time of `zone`'s clock as naive UTC."""
+    return None if local is None else local.replace(tzinfo=zone).astimezone(UTC).replace(tzinfo=None)
 
 
 def _sacct_times(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 
 from prefect.artifacts import create_markdown_artifact
 
 from flows.core.escape import escaped_logger
-from flows.figures.formats import month_name
+from flows.figures.formats import month_name, partial_notice
 from flows.figures.summary import headline_figure
 
 log = escaped_logger(__name__)
@@ -48,8 +47,7 @@ def month_markdown(metrics: dict, report: Path, delivery: str) -> str:
     ]
     period = metrics.get("period") or {}
     if period and not period["complete"]:
-        end = datetime.fromisoformat(period["end"])
-        lines += ["", f"**Partial month:** up to {end:%Y-%m-%d %H:%M} UTC, when its records were taken."]
+        lines += ["", f"**{partial_notice(period)}**"]
     lines += ["", _text(summary["text"]), "", "| headline figure | value |", "| --- | --- |"]
     lines += [f"| {_text(item['label'])} | {_text(headline_figure(item))} |" for item in summary["headline"]]
     quality = summary["data_quality"]

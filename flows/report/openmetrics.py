@@ -70,6 +70,12 @@ def _month_end(m: dict) -> float:
 
 SERIES: tuple[Series, ...] = (
     Series(
+        "period_start_timestamp_seconds",
+        "Start of the period the figures cover (the month's start, or where a partial month's job records begin)",
+        (),
+        lambda m: [((), epoch_seconds(m["period"]["start"]))],
+    ),
+    Series(
         "month_end_timestamp_seconds",
         "End of the period the figures cover (the month's end, or when a partial month's records were taken)",
         (),

@@ -53,6 +53,7 @@ from flows.figures.formats import (
     label,
     month_name,
     month_spans,
+    partial_notice,
 )
 from flows.figures.summary import summarise
 from flows.report.charts import Chart, draw_charts, month_period
@@ -118,6 +119,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         candidate_nodes=_candidate_nodes,
         label=label,
         month_name=month_name,
+        partial_notice=partial_notice,
         month_spans=month_spans,
         distinct_windows=_distinct_windows,
         fmt=lambda value, kind: FORMATS[kind](value),

@@ -27,7 +27,7 @@ import yaml
 from flows import DBT_PROJECT_DIR
 from flows.core.config import ClusterConfig
 from flows.core.escape import escaped_logger
-from flows.core.months import MONTH_RE, Month, observed_end
+from flows.core.months import MONTH_RE, Month
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.warehouse import schema_version
 from flows.warehouse.engines import (
@@ -66,6 +66,7 @@ MONTH_COLUMNS = {
     "month_start": "TIMESTAMP",
     "month_end": "TIMESTAMP",
     "as_of": "TIMESTAMP",
+    "observed_start": "TIMESTAMP",
     "period_end": "TIMESTAMP",
 }
 
@@ -116,16 +117,19 @@ def run_parameters(config: ClusterConfig, study: tuple[Month, Month] | None = No
 
 
 def run_month(month: Month, landed_dir: Path) -> dict:
-    """A month's row of run.months. `period_end` is where the month's observed time ends: its end,
-    or the dump time `as_of` if that came first (exposure and queue time are clipped there, so
-    nothing is counted that had not happened)."""
-    as_of = landed_as_of(landed_dir)
+    """A month's row of run.months. `observed_start`..`period_end` is the window its job records
+    observe (Manifest.observed): from the month's start, or later when they begin later (a dump
+    windowed by end time), to its end, or the dump time `as_of` if that came first. Exposure and
+    queue time are clipped to it, so nothing is counted that the records could not have seen."""
+    manifest = read_manifest(landed_dir)
+    start, end = manifest.observed(month)
     return {
         "month": str(month),
         "month_start": month.start.replace(tzinfo=None),  # naive UTC, like every landed timestamp
         "month_end": month.end.replace(tzinfo=None),
-        "as_of": as_of,
-        "period_end": observed_end(month, as_of),
+        "as_of": manifest.as_of.time,
+        "observed_start": start,
+        "period_end": end,
     }
 
 

@@ -1,7 +1,8 @@
 -- Attempts that touch their month (each month of the build, run.months: an attempt is read from
 -- its month's landing), with their exposure and queue time clipped to it
--- (docs: the month model). The month is observed up to period_end: its end, or the time the
--- records were dumped (as_of) if that came first. An attempt's outcome belongs to the month its
+-- (docs: the month model). The month is observed from observed_start (its start, or where its
+-- records begin when they begin later: a dump windowed by end time) up to period_end: its end, or
+-- the time the records were dumped (as_of) if that came first. An attempt's outcome belongs to the month its
 -- End falls in; one still running at the month's end (or at the dump) is open: it counts its
 -- exposure up to period_end and is never a failure. The same attempt appears again in the next
 -- month's records and is counted there from that month's start: nothing is counted twice.
@@ -23,6 +24,7 @@ bounds as (
         month,
         month_start,
         month_end,
+        observed_start,
         period_end
     from {{ source('run', 'months') }}
 
@@ -61,7 +63,7 @@ scoped as (
         (attempts.end_at is null or attempts.end_at >= bounds.month_end) as is_open,
         case
             when attempts.start_at is not null
-                then greatest(attempts.start_at, bounds.month_start)
+                then greatest(attempts.start_at, bounds.observed_start)
         end as exposure_start,
         case
             when attempts.start_at is not null
@@ -70,7 +72,7 @@ scoped as (
         -- queued from Eligible until Start (or until period_end if not started by then)
         case
             when attempts.eligible_at is not null
-                then greatest(attempts.eligible_at, bounds.month_start)
+                then greatest(attempts.eligible_at, bounds.observed_start)
         end as queue_start,
         case
             when attempts.eligible_at is not null

@@ -7,7 +7,7 @@
 -- earlier ones). Beside them, the fleet's node fault rate ("The fleet's node fault rate"): the node
 -- faults of fct_node_faults on GPU nodes (dim_nodes.is_gpu_node, the one rule of which nodes the
 -- fleet counts) over the GPU nodes' days (those seen in each month, busy or idle, for the month's
--- observed time, fct_months_built.period_end); fleet_nodes is the most of any month. One row per
+-- observed window, fct_months_built.observed_start to period_end); fleet_nodes is the most of any month. One row per
 -- period, also for months without attempts. Node-seconds are summed as integers: exact in any order.
 
 with gpu_nodes as (
@@ -48,6 +48,7 @@ fleet as (
 
 ),
 
+-- the GPU nodes' faults within the month's observed window, the time fleet_node_seconds covers
 faults as (
 
     select
@@ -55,6 +56,11 @@ faults as (
         count(*) as fleet_faults
     from {{ ref('fct_node_faults') }} as node_faults
     inner join gpu_nodes on gpu_nodes.node = node_faults.node
+    inner join {{ ref('fct_months_built') }} as months
+        on
+            months.month = node_faults.month
+            and node_faults.fault_at >= months.observed_start
+            and node_faults.fault_at < months.period_end
     group by node_faults.month
 
 ),
@@ -69,7 +75,7 @@ by_month as (
         coalesce(attempts.all_node_seconds, 0) as all_node_seconds,
         cast(coalesce(faults.fleet_faults, 0) as bigint) as fleet_faults,
         cast(coalesce(fleet.fleet_nodes, 0) as bigint) as fleet_nodes,
-        cast(coalesce(fleet.fleet_nodes, 0) * {{ dbt.datediff('months.month_start', 'months.period_end', 'second') }} as bigint)
+        cast(coalesce(fleet.fleet_nodes, 0) * {{ dbt.datediff('months.observed_start', 'months.period_end', 'second') }} as bigint)
             as fleet_node_seconds
     from {{ ref('fct_months_built') }} as months
     left join attempts on attempts.month = months.month
