@@ -36,7 +36,8 @@ from flows.delivery.deliver import (
 )
 from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
-from flows.figures.month_metrics import MonthFigures, month_figures, observed_period
+from flows.figures.coverage import observed_period
+from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive

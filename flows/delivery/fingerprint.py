@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flows.delivery import correction
+from flows.figures.formats import partial_notice
 from flows.figures.moved_keys import moved
 from flows.figures.summary import headline_lines
 
@@ -83,7 +84,7 @@ class Figures:
             fingerprint=_digest(sections),
             sections=sections,
             headline={h["label"]: h["value"] for h in metrics["summary"]["headline"]},
-            lines=[metrics["summary"]["text"], *headline_lines(metrics)],
+            lines=[metrics["summary"]["text"], *_period_notice(metrics), *headline_lines(metrics)],
             shown=correction.read_shown(report_dir),
             basis=correction.basis(metrics),
             earlier=frozenset(earlier),
@@ -110,6 +111,12 @@ class Figures:
         return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
 
 
+def _period_notice(metrics: dict) -> list[str]:
+    """A month's partial-month notice, as a chat message's line (none for a month covered whole, or a study)."""
+    period = metrics.get("period")
+    return [notice] if isinstance(period, dict) and (notice := partial_notice(period)) else []
+
+
 def figures_of(metrics: dict) -> dict:
     """What metrics.json holds as figures, by their names in the current schema: the keys moved
     since its version at their new paths, without NOT_FIGURES, the summary (it is made from the
@@ -127,10 +134,13 @@ def same_figures(before: dict, after: dict) -> bool:
     figures; when `before` is of an earlier schema version, `after` may show figures it did not
     (a figure new in this version; a list keeps its length, so a row more is a change). A count an
     input's reader keeps that `before` lacks is a count this version's reader added (issue 50's
-    `files_quarantined`, say), never a changed figure."""
+    `files_quarantined`, say), and a detail of the period covered that it lacks one this version
+    added (issue 51's calendar month and notice: the window itself, `start`..`end`, was there);
+    neither is a changed figure."""
     old, new = _leaves(figures_of(before)), _leaves(figures_of(after))
     if before.get("schema_version") == after.get("schema_version"):
-        return old == {path: value for path, value in new.items() if path in old or not path.startswith(".inputs.")}
+        added_details = (".inputs.", ".period.")
+        return old == {path: value for path, value in new.items() if path in old or not path.startswith(added_details)}
     return all(path in new and new[path] == value for path, value in old.items())
 
 

@@ -56,7 +56,8 @@ class Period(Strict):
     month_end: str | None = None
     observed_days: float | None = None
     month_days: float | None = None
-    notice: str | None = None  # the partial month's sentence, as every output shows it
+    late_node_sources: dict[str, str] | None = None  # node sources that begin late: kind -> first record
+    notice: str | None = None  # what the figures do not cover, as every output shows it
 
 
 class WindowCause(Rate):

@@ -81,8 +81,12 @@ def month_spans(months: Sequence[str]) -> str:
 
 
 def partial_notice(period) -> str:
-    """The sentence a partial month's outputs show: metrics.json `period.notice` (a report built
-    before it was recorded: the dump time it had). `period`: the typed document's, or metrics.json's."""
+    """What a month's outputs say of the time its figures do not cover: metrics.json `period.notice`
+    (flows/figures/coverage.py; a partial month built before it was recorded: its dump time), or ""
+    for a month covered whole. `period`: the typed document's, or metrics.json's."""
     fields = period if isinstance(period, dict) else vars(period)
-    end = str(fields["end"])[:16].replace("T", " ")
-    return fields.get("notice") or f"Partial month: up to {end} UTC, when its records were taken."
+    if fields.get("notice"):
+        return fields["notice"]
+    if fields["complete"]:
+        return ""
+    return f"Partial month: up to {str(fields['end'])[:16].replace('T', ' ')} UTC, when its records were taken."

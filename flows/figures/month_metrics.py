@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
 
 import pyarrow as pa
 
@@ -17,7 +16,6 @@ from flows.figures.document import SCHEMA_VERSION
 from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Mart, Period, mart_rows, period_figures
-from flows.ingest.manifest import Manifest
 from flows.warehouse.engines import MartReader
 
 
@@ -34,41 +32,6 @@ def month_figures(marts: MartReader, month: Month, params: AnalysisConfig, input
     `inputs`: the inputs landed for the month (its manifest's `sources`), which decide what the
     figures measured (flows/figures/measured.py)."""
     return MonthFigures(compute_metrics(marts, month, params, inputs), detail_tables(marts, month))
-
-
-def observed_period(month: Month, manifest: Manifest) -> dict:
-    """metrics.json `period`: the calendar month, and the window of it the figures cover (naive UTC),
-    the one its job records observe (Manifest.observed); `complete` when that is the whole month.
-    A month observed in part (records that begin late, a dump taken before its end) is a partial
-    month in every output, named with its window."""
-    start, end = manifest.observed(month)
-    month_start, month_end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
-    return {
-        "start": start.isoformat(),
-        "end": end.isoformat(),
-        "complete": (start, end) == (month_start, month_end),
-        "month_start": month_start.isoformat(),
-        "month_end": month_end.isoformat(),
-        "observed_days": round((end - start).total_seconds() / 86400, 2),
-        "month_days": round(month.days, 2),
-        "notice": _partial_notice(month, start, end),
-    }
-
-
-def _partial_notice(month: Month, start: datetime, end: datetime) -> str | None:
-    """The one sentence every output shows of a partial month: its window and why (None: the whole month)."""
-    reasons = []
-    if start > month.start.replace(tzinfo=None):
-        reasons.append(f"its job records begin {start:%Y-%m-%d %H:%M} UTC (no job ended before then)")
-    if end < month.end.replace(tzinfo=None):
-        reasons.append(f"its records were taken {end:%Y-%m-%d %H:%M} UTC")
-    if not reasons:
-        return None
-    days = (end - start).total_seconds() / 86400
-    return (
-        f"Partial month: the figures cover {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC, "
-        f"{days:.1f} of its {month.days:.0f} days: {'; '.join(reasons)}."
-    )
 
 
 def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> dict:

@@ -46,8 +46,8 @@ def month_markdown(metrics: dict, report: Path, delivery: str) -> str:
         f"### Reliability report: {_text(metrics['cluster'])}, {metrics['month']} ({month_name(metrics['month'])})"
     ]
     period = metrics.get("period") or {}
-    if period and not period["complete"]:
-        lines += ["", f"**{partial_notice(period)}**"]
+    if period and (notice := partial_notice(period)):
+        lines += ["", f"**{notice}**"]
     lines += ["", _text(summary["text"]), "", "| headline figure | value |", "| --- | --- |"]
     lines += [f"| {_text(item['label'])} | {_text(headline_figure(item))} |" for item in summary["headline"]]
     quality = summary["data_quality"]
