@@ -15,11 +15,59 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from flows.core.months import Month
+from flows.figures.figure_types import Strict
 from flows.figures.measured import NODE_INPUTS
+from flows.figures.period import mart_rows
 from flows.ingest.manifest import Manifest
+from flows.warehouse.engines import MartReader
 
 NODE_SOURCE_LATE = timedelta(days=1)
 DEPENDS_ON_NODE_SOURCES = "the attribution, the failures by cause, the fleet's fault rate and the lemon signals"
+
+
+class Period(Strict):
+    """metrics.json `period`: the time the month's figures cover (naive UTC), `start`..`end`, the
+    window of the calendar month (`month_start`..`month_end`) its job records observe; `complete`
+    false for a partial month, with its `notice` in words. The calendar fields are absent in a
+    report of schema version 3 built before they were recorded (its window starts at the month's)."""
+
+    start: str
+    end: str
+    complete: bool
+    month_start: str | None = None
+    month_end: str | None = None
+    observed_days: float | None = None
+    month_days: float | None = None
+    late_node_sources: dict[str, str] | None = None  # node sources that begin late: kind -> first record
+    notice: str | None = None  # what the figures do not cover, as every output shows it
+
+
+class PartialMonth(Strict):
+    """A month of a study's range that its records observe in part: its window (naive UTC)."""
+
+    month: str
+    start: str
+    end: str
+    observed_days: float
+
+
+def partial_months(con: MartReader, first: Month, last: Month) -> list[dict]:
+    """The months built of first..last that their records observe in part (fct_months_built), oldest first."""
+    rows = mart_rows(
+        con,
+        "select month, observed_start, period_end from fct_months_built "
+        "where month between ? and ? and (observed_start > month_start or period_end < month_end) order by month",
+        [str(first), str(last)],
+    )
+    return [
+        PartialMonth(
+            month=row["month"],
+            start=row["observed_start"].isoformat(),
+            end=row["period_end"].isoformat(),
+            observed_days=round((row["period_end"] - row["observed_start"]).total_seconds() / 86400, 2),
+        ).model_dump()
+        for row in rows
+    ]
 
 
 def observed_period(month: Month, manifest: Manifest) -> dict:
@@ -39,17 +87,17 @@ def observed_period(month: Month, manifest: Manifest) -> dict:
         f"{DEPENDS_ON_NODE_SOURCES}."
         for kind, first in late.items()
     ]
-    return {
-        "start": start.isoformat(),
-        "end": end.isoformat(),
-        "complete": (start, end) == (month_start, month_end),
-        "month_start": month_start.isoformat(),
-        "month_end": month_end.isoformat(),
-        "observed_days": round((end - start).total_seconds() / 86400, 2),
-        "month_days": round(month.days, 2),
-        "late_node_sources": {kind: first.isoformat() for kind, first in late.items()},
-        "notice": " ".join(s for s in sentences if s) or None,
-    }
+    return Period(
+        start=start.isoformat(),
+        end=end.isoformat(),
+        complete=(start, end) == (month_start, month_end),
+        month_start=month_start.isoformat(),
+        month_end=month_end.isoformat(),
+        observed_days=round((end - start).total_seconds() / 86400, 2),
+        month_days=round(month.days, 2),
+        late_node_sources={kind: first.isoformat() for kind, first in late.items()},
+        notice=" ".join(s for s in sentences if s) or None,
+    ).model_dump()
 
 
 def _partial_notice(month: Month, start: datetime, end: datetime) -> str | None:

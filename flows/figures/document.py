@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 from pydantic.json_schema import models_json_schema
 
+from flows.figures.coverage import PartialMonth, Period
 from flows.figures.figure_types import (
     Change,
     Count,
@@ -41,23 +42,6 @@ SCHEMA_VERSION = 3  # docs/metrics.md "What moved in schema version 3"
 
 
 # --- a month's own blocks
-
-
-class Period(Strict):
-    """The time the month's figures cover (naive UTC): `start`..`end`, the window of the calendar
-    month (`month_start`..`month_end`) its job records observe; `complete` false for a partial
-    month, with its `notice` in words. The calendar fields are absent in a report of schema version 3
-    built before they were recorded (its window then starts at the month's start)."""
-
-    start: str
-    end: str
-    complete: bool
-    month_start: str | None = None
-    month_end: str | None = None
-    observed_days: float | None = None
-    month_days: float | None = None
-    late_node_sources: dict[str, str] | None = None  # node sources that begin late: kind -> first record
-    notice: str | None = None  # what the figures do not cover, as every output shows it
 
 
 class WindowCause(Rate):
@@ -260,6 +244,7 @@ class StudyCluster(PeriodFigures):
     monthly: list[MonthRates]
     expected_ettr_grid: EttrGrid
     lost_goodput_by_size: list[LostBySize]
+    partial_months: list[PartialMonth] | None = None  # the months its records observe in part
 
 
 class Ratio(Strict):

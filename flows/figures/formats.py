@@ -90,3 +90,31 @@ def partial_notice(period) -> str:
     if fields["complete"]:
         return ""
     return f"Partial month: up to {str(fields['end'])[:16].replace('T', ' ')} UTC, when its records were taken."
+
+
+def partial_months_notice(clusters: dict) -> str:
+    """A study's header line naming the months its clusters' records observe in part, each with its
+    window ("" when every month is whole). `clusters`: the study's, typed or as metrics.json has them."""
+    named = []
+    for name, cluster in clusters.items():
+        months = (cluster.get("partial_months") if isinstance(cluster, dict) else cluster.partial_months) or []
+        windows = [
+            f"{_field(m, 'month')} ({_time(_field(m, 'start'))} to {_time(_field(m, 'end'))} UTC, "
+            f"{_field(m, 'observed_days'):.1f} days)"
+            for m in months
+        ]
+        if windows:
+            named.append(f"{name}: {', '.join(windows)}")
+    return (
+        f"Partial months, whose figures cover only the window their records observe: {'; '.join(named)}."
+        if named
+        else ""
+    )
+
+
+def _field(row, name: str):
+    return row[name] if isinstance(row, dict) else getattr(row, name)
+
+
+def _time(text: str) -> str:
+    return str(text)[:16].replace("T", " ")

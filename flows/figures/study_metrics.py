@@ -10,6 +10,7 @@ from collections.abc import Collection
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import compare_clusters, monthly_causes, monthly_rates
+from flows.figures.coverage import partial_months
 from flows.figures.document import SCHEMA_VERSION
 from flows.figures.formats import label
 from flows.figures.measured import FIGURES, trend_rates
@@ -53,6 +54,8 @@ def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inp
         "lost_goodput_by_size": []
         if "lost_goodput" in figures["not_measured"]
         else period.rows(con, LOST_GOODPUT_BY_SIZE, order="bucket_order"),
+        # the months its records observe in part, which the study's header names (none: the key is left out)
+        **({"partial_months": partial} if (partial := partial_months(con, period.first, period.last)) else {}),
     }
 
 

@@ -53,6 +53,7 @@ from flows.figures.formats import (
     label,
     month_name,
     month_spans,
+    partial_months_notice,
     partial_notice,
 )
 from flows.figures.summary import summarise
@@ -120,6 +121,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         label=label,
         month_name=month_name,
         partial_notice=partial_notice,
+        partial_months_notice=partial_months_notice,
         month_spans=month_spans,
         distinct_windows=_distinct_windows,
         fmt=lambda value, kind: FORMATS[kind](value),
