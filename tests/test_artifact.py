@@ -69,7 +69,7 @@ def test_a_partial_month_and_untrusted_text_in_the_artifact():
     hostile = "Lemon-node candidate: <img src=x onerror=alert(1)>|[x](javascript:1)\n# heading"
     metrics["summary"] = {**METRICS["summary"], "text": hostile}
     text = month_markdown(metrics, Path("/r/we`ird/report.html"), "archived only (no recipients configured)")
-    assert "**Partial month:** up to 2026-10-20 06:00 UTC, when its records were taken." in text
+    assert "**Partial month: up to 2026-10-20 06:00 UTC, when its records were taken.**" in text
     assert "[x](" not in text and "\n# heading" not in text
     assert "\\<img src=x onerror=alert(1)\\>\\|\\[x\\](javascript:1) \\# heading" in text
     assert "`` /r/we`ird/report.html ``" in text  # CommonMark drops the spaces

@@ -210,6 +210,14 @@ def records_as_of(jobs: duckdb.DuckDBPyConnection, landed_at: datetime) -> datet
     return None if latest is None else min(latest, landed_at)
 
 
+def _dumped_at(jobs: duckdb.DuckDBPyConnection, as_of: datetime | None, landed_at: datetime) -> datetime:
+    """When the records were dumped (naive UTC): as given, else as the records tell (records_as_of);
+    an empty dump tells nothing: the month is taken as dumped when it was landed (`landed_at`)."""
+    if as_of is not None:
+        return naive_utc(as_of)
+    return records_as_of(jobs, landed_at) or landed_at
+
+
 def _pull_live_sources(
     config: ClusterConfig, month: Month, sources: dict[str, Path], as_of: datetime | None
 ) -> tuple[datetime | None, str]:
@@ -333,10 +341,7 @@ def _land_month(
             found = landed_month_records(jobs, sacct_format, sacct_path, month)
             manifest |= _no_jobs_declared(config, found, month, no_jobs_ran)
             landed_at = datetime.now(UTC).replace(microsecond=0)
-            if as_of is not None:
-                dumped_at = naive_utc(as_of)
-            else:  # an empty dump tells nothing: the month is taken as dumped when it was landed
-                dumped_at = records_as_of(jobs, landed_at.replace(tzinfo=None)) or landed_at.replace(tzinfo=None)
+            dumped_at = _dumped_at(jobs, as_of, landed_at.replace(tzinfo=None))
             observed = min(found.observed_from[month], observed_end(month, dumped_at))
             manifest["observed_start"] = observed.isoformat(timespec="seconds")
             replace_dir_atomically(landed_dir, write_landed)

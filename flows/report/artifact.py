@@ -47,7 +47,7 @@ def month_markdown(metrics: dict, report: Path, delivery: str) -> str:
     ]
     period = metrics.get("period") or {}
     if period and (notice := partial_notice(period)):
-        lines += ["", f"**{notice}**"]
+        lines += ["", f"**{_text(notice)}**"]
     lines += ["", _text(summary["text"]), "", "| headline figure | value |", "| --- | --- |"]
     lines += [f"| {_text(item['label'])} | {_text(headline_figure(item))} |" for item in summary["headline"]]
     quality = summary["data_quality"]
