@@ -194,7 +194,7 @@ def test_a_month_cut_to_its_last_two_days_is_reported_over_them(tmp_path, fresh_
     assert notice.startswith("Partial month: the figures cover 2026-10-30 00:00 to 2026-11-01 00:00 UTC")
     for page in ("report.html", "email.html", "report.txt"):
         assert notice in (report / page).read_text(), page
-    assert notice in (report.parents[2] / "index.html").read_text()  # the archive's card
+    assert notice in (report.parents[1] / "index.html").read_text()  # the archive's card
     prom = (report / "metrics.prom").read_text()
     assert f'reliability_period_start_timestamp_seconds{{cluster="cut"}} {epoch(period["start"]):.7e}' in prom
 
