@@ -109,8 +109,9 @@ def test_two_consecutive_months_share_a_warehouse(cluster: Path) -> None:
     assert built[("103", "2026-10")] == {"outcome": "open", "runtime": 0, "queue": 6 * hours}
     assert built[("104", "2026-10")] == {"outcome": "open", "runtime": 18 * hours, "queue": 0}
     september, october = metrics(cluster, "2026-09"), metrics(cluster, "2026-10")
-    assert september["period"] | {"start": "2026-09-01T00:00:00", "end": "2026-10-01T00:00:00", "complete": True} == (
-        september["period"]
+    assert (
+        september["period"] | {"start": "2026-09-01T00:00:00", "end": "2026-10-01T00:00:00", "complete": True}
+        == (september["period"])
     )
     assert september["period"]["notice"] is None
     assert october["totals"] == {**october["totals"], "attempts": 4, "infra_failures": 1, "open_attempts": 2}
@@ -138,8 +139,9 @@ def test_the_current_month_needs_partial_and_ends_at_the_dump(cluster: Path, cap
     dump = started + timedelta(seconds=running.total_seconds() // 60 * 60)
     assert built["runtime"] == (dump - started).total_seconds()  # never up to the month's end
     figures = metrics(cluster, str(current))
-    assert figures["period"] | {"start": started.isoformat(), "end": dump.isoformat(), "complete": False} == (
-        figures["period"]
+    assert (
+        figures["period"] | {"start": started.isoformat(), "end": dump.isoformat(), "complete": False}
+        == (figures["period"])
     )
     report = (load_config(cluster).report_dir(current) / "report.html").read_text()
     assert f"Partial month: the figures cover {started:%Y-%m-%d %H:%M} to {dump:%Y-%m-%d %H:%M} UTC" in report
