@@ -148,6 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{summary['cluster']} {summary['month']}: {counted(summary['attempts'], 'attempt')}, "
         f"{counted(summary['infra_failures'], 'infrastructure failure')}; {summary['delivery']}"
     )
+    if summary["period_notice"]:
+        print(summary["period_notice"])
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")

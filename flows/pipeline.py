@@ -298,5 +298,6 @@ def monthly_report(
         "delivery": str(delivery),
         "attempts": figures.metrics["totals"]["attempts"],
         "infra_failures": figures.metrics["totals"]["infra_failures"],
+        "period_notice": observed_period(report, manifest)["notice"],  # what the report says of a partial month
         "stage_seconds": run.seconds,
     }

@@ -173,8 +173,11 @@ def built_cut_month(root: Path, seed: int, fresh_warehouse, health: bool) -> tup
 @pytest.mark.parametrize(
     ("seed", "health"), [(1, False), (2, False), (3, False), (4, True)], ids=["1", "2", "3", "4-with-health"]
 )
-def test_a_month_cut_to_its_last_two_days_is_reported_over_them(tmp_path, fresh_warehouse, seed, health) -> None:
+def test_a_month_cut_to_its_last_two_days_is_reported_over_them(
+    tmp_path, fresh_warehouse, capsys, seed, health
+) -> None:
     truth, report = built_cut_month(tmp_path, seed, fresh_warehouse, health)
+    console = capsys.readouterr().out
     metrics = json.loads((report / "metrics.json").read_text())
     period = metrics["period"]
     assert (period["start"], period["end"], period["complete"]) == ("2026-10-30T00:00:00", "2026-11-01T00:00:00", False)
@@ -195,6 +198,7 @@ def test_a_month_cut_to_its_last_two_days_is_reported_over_them(tmp_path, fresh_
     for page in ("report.html", "email.html", "report.txt"):
         assert notice in (report / page).read_text(), page
     assert notice in (report.parents[1] / "index.html").read_text()  # the archive's card
+    assert notice in console.splitlines()
     prom = (report / "metrics.prom").read_text()
     assert f'reliability_period_start_timestamp_seconds{{cluster="cut"}} {epoch(period["start"]):.7e}' in prom
 
