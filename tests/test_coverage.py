@@ -18,6 +18,7 @@ import pytest
 
 from flows.cli import main
 from flows.core.months import LATE_START_ENDS, Month, observed_start
+from flows.delivery.fingerprint import Figures
 from flows.figures.coverage import observed_period
 from flows.ingest.manifest import Manifest
 from flows.ingest.month_records import count_month_records
@@ -199,6 +200,7 @@ def test_a_month_cut_to_its_last_two_days_is_reported_over_them(
         assert notice in (report / page).read_text(), page
     assert notice in (report.parents[1] / "index.html").read_text()  # the archive's card
     assert notice in console.splitlines()
+    assert notice in Figures.of(report).lines  # the chat message's lines
     prom = (report / "metrics.prom").read_text()
     assert f'reliability_period_start_timestamp_seconds{{cluster="cut"}} {epoch(period["start"]):.7e}' in prom
 
