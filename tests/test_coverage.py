@@ -100,12 +100,16 @@ def test_a_simulated_dump_of_the_last_two_days_observes_them(tmp_path: Path, see
 # --- the period every output shows
 
 
-def manifest(observed: datetime | None, as_of: datetime, node_first: datetime | None = None) -> Manifest:
+def manifest(
+    observed: datetime | None, as_of: datetime, node_first: datetime | None = None, node_records: int = 500
+) -> Manifest:
+    """A landed month's manifest; with `node_first`, an NHC log of `node_records` records from then to the month's end."""
     entry = {"file": "x", "records": 1, "sha256": "0", "quarantined": 0, "dst_ambiguous_times": 0}
     entry |= {"dst_nonexistent_times": 0}
     sources = {"sacct_psv": entry}
     if node_first is not None:
-        sources["nhc_syslog"] = {**entry, "first_record": node_first, "last_record": node_first + hours(1)}
+        last = datetime(2026, 10, 31, 23)
+        sources["nhc_syslog"] = {**entry, "records": node_records, "first_record": node_first, "last_record": last}
     return Manifest.model_validate(
         {"sources": sources, "quarantine_sample": [], "as_of": {"time": as_of}, "observed_start": observed}
     )
@@ -138,6 +142,11 @@ def test_a_node_source_that_begins_a_week_late_is_named_but_does_not_shorten_the
         "nhc_syslog's first record is of 2026-10-08 06:00 UTC: faults before then are missing from the attribution, "
         "the failures by cause, the fleet's fault rate and the lemon signals."
     )
+    # a log of failures only, five a month, whose first is on the 8th: nothing says it began late
+    sparse = observed_period(
+        OCTOBER, manifest(None, datetime(2026, 11, 1, 6), datetime(2026, 10, 8, 6), node_records=5)
+    )
+    assert sparse["late_node_sources"] == {} and sparse["notice"] is None
     # within the job records' window (they begin on the 30th): nothing to say of it
     inside = observed_period(OCTOBER, manifest(CUT, datetime(2026, 11, 1, 6), node_first=datetime(2026, 10, 8, 6)))
     assert inside["late_node_sources"] == {} and "nhc_syslog" not in inside["notice"]

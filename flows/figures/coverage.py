@@ -3,22 +3,22 @@ one sentence every output shows of a month observed in part (docs/methodology.md
 observed window").
 
 The window is the job records' (flows/ingest/manifest.py Manifest.observed): from where they begin
-(flows/core/months.py observed_start) to the month's end or the dump. A node source whose first
-record comes more than NODE_SOURCE_LATE after the window's start is named with it: the faults it
-would have told of before then are missing from the attribution, the failures by cause, the fleet's
-fault rate and the lemon signals. (A health log that logs only failures may simply have had none:
-its first record says where it at least ran, so it is named, not used to shorten the window.)
+(flows/core/months.py observed_start) to the month's end or the dump. A node source whose records
+begin late by the same rule, more than NODE_SOURCE_LATE after the window's start, is named with its
+first record: the faults it would have told of before then are missing from the attribution, the
+failures by cause, the fleet's fault rate and the lemon signals. It is named, not used to shorten
+the window: the job records' window is what the exposure figures are measured over.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from flows.core.months import Month
+from flows.core.months import Month, observed_start
 from flows.figures.figure_types import Strict
 from flows.figures.measured import NODE_INPUTS
 from flows.figures.period import mart_rows
-from flows.ingest.manifest import Manifest
+from flows.ingest.manifest import LandedInput, Manifest
 from flows.warehouse.engines import MartReader
 
 NODE_SOURCE_LATE = timedelta(days=1)
@@ -80,7 +80,7 @@ def observed_period(month: Month, manifest: Manifest) -> dict:
     late = {
         kind: entry.first_record
         for kind, entry in sorted(manifest.sources.items())
-        if kind in NODE_INPUTS and entry.first_record is not None and entry.first_record > start + NODE_SOURCE_LATE
+        if kind in NODE_INPUTS and _begins_late(month, entry, start)
     }
     sentences = [_partial_notice(month, start, end)] + [
         f"{kind}'s first record is of {first:%Y-%m-%d %H:%M} UTC: faults before then are missing from "
@@ -98,6 +98,16 @@ def observed_period(month: Month, manifest: Manifest) -> dict:
         late_node_sources={kind: first.isoformat() for kind, first in late.items()},
         notice=" ".join(s for s in sentences if s) or None,
     ).model_dump()
+
+
+def _begins_late(month: Month, entry: LandedInput, start: datetime) -> bool:
+    """Whether a node source's records begin more than NODE_SOURCE_LATE after `start`, by the job
+    records' rule (flows/core/months.py observed_start): at the rate its records come after its
+    first, LATE_START_ENDS would have come before it. A log of failures only, a few a month, begins
+    late by no such measure."""
+    if entry.first_record is None or entry.first_record <= start + NODE_SOURCE_LATE:
+        return False
+    return observed_start(month, entry.records, entry.first_record, entry.last_record) > start
 
 
 def _partial_notice(month: Month, start: datetime, end: datetime) -> str | None:
