@@ -223,6 +223,16 @@ MEASURED_ADDED = {
 }
 # issue 43: what a month's figures gained from a study's, one period's figures (flows/figures/moved_keys.py)
 PERIOD_ADDED = {tuple(path.split(".")) for path in MONTH_ADDED_KEYS if "*" not in path}  # inputs: INPUTS_ADDED
+# issue 51: each node source's first and last record, and the period's calendar month and notice
+COVERAGE_ADDED = {
+    ("inputs", kind, key)
+    for kind in ("sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir")
+    for key in ("first_record", "last_record")
+}
+COVERAGE_ADDED |= {
+    ("period", key)
+    for key in ("month_start", "month_end", "observed_days", "month_days", "late_node_sources", "notice")
+}
 # issue 42, changed on purpose: the trend's tests are over the windows the built months tell apart
 # (a window no longer than the built months is shown and tested once: flows/figures/compare.py)
 TREND_TESTS = ("change_flags", "families", "trend")
@@ -239,6 +249,7 @@ ADDED: set[tuple[str, ...]] = {
     *SCIENCE_ADDED,
     *MEASURED_ADDED,
     *PERIOD_ADDED,
+    *COVERAGE_ADDED,
 }
 
 
@@ -305,7 +316,7 @@ EXACT = Path(__file__).parent / "data" / "golden" / f"{CLUSTER}-seed41-4ce972b"
 CHANGED_SINCE_EXACT: set[str] = {"data_quality", "schema_version"}  # schema_version: 3 since issue 43
 # fields added since (paths of keys), left out of the comparison
 ADDED_SINCE_EXACT: set[tuple[str, ...]] = {("history", "earlier_months_missing"), ("summary", "earlier_months")}
-ADDED_SINCE_EXACT |= INPUTS_ADDED | SCIENCE_ADDED | MEASURED_ADDED | PERIOD_ADDED
+ADDED_SINCE_EXACT |= INPUTS_ADDED | SCIENCE_ADDED | MEASURED_ADDED | PERIOD_ADDED | COVERAGE_ADDED
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)
