@@ -78,6 +78,10 @@ MONTH_ADDED_KEYS: frozenset[str] = frozenset(
             for count in ("carriage_return_lines", "joined_lines", "files_quarantined", "files_with_incidents")
         ),
         *(f"inputs.*.{count}" for count in ("rows", "events", "cluster_records", "without_node")),  # sacctmgr's
+        # issue 51: the window the figures cover within the calendar month, and each node source's records
+        *(f"period.{key}" for key in ("month_start", "month_end", "observed_days", "month_days")),
+        *(f"period.{key}" for key in ("late_node_sources", "notice")),
+        *(f"inputs.*.{key}" for key in ("first_record", "last_record")),
     }
 )
 # paths new in version 3 of a study's: a figure a month had, or a join computed once for the templates
