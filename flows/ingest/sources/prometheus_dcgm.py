@@ -36,9 +36,10 @@ def selector(server: PrometheusDcgmSource) -> str:
     return f'{{__name__=~"{METRICS}"{extra}}}'
 
 
-def client(server: PrometheusDcgmSource) -> HttpClient:
-    """The HTTP client of the server, passing Prometheus's own error text (`error`) into PullErrors."""
-    return HttpClient(server, authorization(server), error_text=_said)
+def client(server: PrometheusDcgmSource, attempts: int | None = None) -> HttpClient:
+    """The HTTP client of the server, passing Prometheus's own error text (`error`) into PullErrors;
+    each request tried `attempts` times (default: the source's)."""
+    return HttpClient(server, authorization(server), error_text=_said, attempts=attempts)
 
 
 def _said(body: Any) -> str | None:
@@ -117,10 +118,11 @@ def _nothing(http: HttpClient, query: str, month: Month) -> str:
 
 def probe(server: PrometheusDcgmSource, month: Month) -> str:
     """What the server holds for the month (its series index, one request): series, hosts, metrics.
-    A PullError when it cannot be asked, holds none, or none with the host label."""
-    http, query = client(server), selector(server)
+    A PullError when it cannot be asked, holds none, or none with the host label. Asked once, as
+    every server source's probe (`check --month` takes seconds: the pull retries)."""
+    http, query = client(server, attempts=1), selector(server)
     start, end = month_range(server, month)
-    body = http.get_json("/api/v1/series", [("match[]", query), ("start", start), ("end", end)], attempts=1)
+    body = http.get_json("/api/v1/series", [("match[]", query), ("start", start), ("end", end)])
     found = body.get("data") if isinstance(body, dict) else None
     found = [labels for labels in found if isinstance(labels, dict)] if isinstance(found, list) else None
     if not found:
