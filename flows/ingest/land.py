@@ -143,6 +143,16 @@ def _read_health_sources(
     return parquet, manifest, named
 
 
+def _write_health_sources(config: ClusterConfig, health: tuple, landed: Path, manifest: dict) -> None:
+    """Write the node signals' tables (`_read_health_sources`'s) beside the job records' into
+    `landed`, their sources' entries and the node names' checks into the manifest."""
+    tables, entries, named = health
+    for name, parquet in tables.items():
+        (landed / f"{name}.parquet").write_bytes(parquet)
+    manifest["sources"].update(entries)
+    manifest["node_names"] = _node_name_checks(config, named, landed)
+
+
 def _node_name_checks(config: ClusterConfig, named: dict[str, dict[str, str]], landed: Path) -> list[dict]:
     """Data quality's count, per source that is not the scheduler's own, of the nodes it names that
     no job record or Slurm node event of the landed month names (flows/ingest/sources/node_names.py)."""
@@ -305,11 +315,7 @@ def _land_month(
 
     def write_landed(tmp: Path) -> None:
         write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
-        tables, health_manifest, named = health.result()
-        for name, parquet in tables.items():
-            (tmp / f"{name}.parquet").write_bytes(parquet)
-        manifest["sources"].update(health_manifest)
-        manifest["node_names"] = _node_name_checks(config, named, tmp)
+        _write_health_sources(config, health.result(), tmp, manifest)
         for kind, digest in hashes.result().items():
             manifest["sources"][kind]["sha256"] = digest
         for kind, clock in clocks.items():
