@@ -25,7 +25,7 @@ from flows.core.config_types import (
 )
 from flows.core.months import Month
 from flows.ingest.sources.node_names import NodeNameSteps
-from flows.ingest.sources.registry import COMMAND_KINDS, FILE_KINDS, node_input
+from flows.ingest.sources.registry import COMMAND_KINDS, FILE_KINDS, SOURCE_KINDS
 from flows.ingest.sources.servers import UrlSource
 
 FileKind = Literal[FILE_KINDS]  # a file or a directory
@@ -63,7 +63,7 @@ class FileSource(BaseModel):
 
     @model_validator(mode="after")
     def _node_names_of_a_health_source(self) -> FileSource:
-        if self.node_names and node_input(self.kind) in ("", "events") and self.kind != "repair_tickets_csv":
+        if self.node_names and SOURCE_KINDS[self.kind].table in ("attempts", "node_events"):
             raise ValueError(
                 "node_names maps a health source's node names to the scheduler's: the job records and "
                 "Slurm's node events name them as the scheduler does"
