@@ -234,8 +234,8 @@ def test_a_refused_token_is_one_error_line_naming_the_url_and_the_variable_never
     assert main(["check", "--month", str(MONTH), "--config", str(path)]) == 0
     said = capsys.readouterr()
     assert (
-        f"prometheus_dcgm at {auth_proxy}: 153 series of 3 hosts in {MONTH} (DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)"
-        in said.out
+        f"prometheus_dcgm at {auth_proxy}: 153 series of 3 hosts (gpu0001, gpu0002 and 1 more) in {MONTH} "
+        "(DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)" in said.out
     )
     assert TOKEN not in said.out + said.err
 
