@@ -291,7 +291,7 @@ class ConfigFile(BaseModel):
     model_config = SECTION
     cluster: ClusterName = Field(description="the cluster's name: letters, digits, '-', '_' and '.'")
     site_timezone: TimeZoneName = Field(
-        "UTC", description="the zone of log times without an offset (DST-ambiguous ones are counted)"
+        "UTC", description="the zone of log times without an offset (a source's `timezone` overrides it)"
     )
     sources: list[Source] = Field(min_length=1)
     paths: PathsSection = Field(default_factory=PathsSection)
