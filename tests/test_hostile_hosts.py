@@ -59,6 +59,6 @@ def test_health_events_on_hosts_that_are_no_node_of_the_month_are_counted_with_t
     assert (warning["column"], warning["unexpected_count"]) == ("source_nodes_unmatched", 1)
     (finding,) = warning["sample"]
     assert finding.startswith(
-        "xid_syslog: 2 of 4 nodes it names are in no job record or Slurm node event "
+        "xid_syslog: 2 of the 4 nodes it names are in no job record or Slurm node event "
         "(e.g. gpu (xid.log:2), node2.cluster.local (xid.log:3))"
     )
