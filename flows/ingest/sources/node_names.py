@@ -45,7 +45,7 @@ def node_name(value: object, path: Path | str, line: int, field: str = "node") -
 
 # ---- a source's names mapped to the scheduler's (`node_names` on its [[sources]] table) --------------------------
 # The one place the mappings are defined: the config checks a source's `node_names` against them, the
-# landing applies them (`map_nodes`) and the data-quality check suggests them (`node_name_checks`).
+# landing applies them (`map_nodes`) and the data-quality check suggests them (`node_name_check`).
 # Each is a step; a source's steps are applied in order.
 STRIP_PREFIX = "strip_prefix:"
 NODE_NAME_STEPS = {
