@@ -7,8 +7,9 @@ else in braces is allowed, and nothing is ever evaluated (str.replace, never str
 Every key is checked for type and range: pydantic models with `extra="forbid"`, strict types
 (`gpus_per_node = "eight"` is an error, not coerced; the types are flows/core/config_types.py).
 AnalysisConfig, IngestConfig and EmailConfig are (pydantic) dataclasses, so `AnalysisConfig()`
-gives the defaults and `dataclasses.replace` works as before. Reading a file into a ClusterConfig,
-and a failed check's wording (file, key, what to do), are flows/core/config_file.py's.
+gives the defaults and `dataclasses.replace` works as before. The [[sources]] tables are
+flows/core/config_sources.py's. Reading a file into a ClusterConfig, and a failed check's wording
+(file, key, what to do), are flows/core/config_file.py's.
 """
 
 from __future__ import annotations
