@@ -218,7 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--kind", required=True, choices=FILE_KINDS, help="the source kind (a pull: the kind it gives)")
     parse.add_argument("file", help="the file (a directory for *_dir kinds)")
-    parse.add_argument("--timezone", default="UTC", type=_time_zone, help="zone of times without an offset (UTC)")
+    parse.add_argument(
+        "--timezone",
+        default=None,
+        type=_time_zone,
+        help="zone of times without an offset (default: --config's, or UTC)",
+    )
+    parse.add_argument("--config", default=None, help="a cluster config: the zone of its source of --kind")
     parse.add_argument("--year", type=int, default=None, help="year of syslog lines that print none (this year)")
     parse.add_argument("--limit", type=int, default=None, help="show only the first N rows")
     parse.add_argument("--json", action="store_true", help="JSON lines: the rows, the quarantine, a summary")

@@ -267,12 +267,12 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 def config_summary(config: ClusterConfig) -> str:
     """A one-line summary of a config, for `check`."""
-    kinds = ", ".join(s.kind for s in config.sources)
+    kinds = ", ".join(f"{s.kind} (times in {config.timezone_of(s.kind)})" for s in config.sources)
     email = config.email
     mail = f"email to {len(email.to)} + alerts to {len(email.alert_recipients)}" if email else "no email"
     hook = "; a webhook" if config.webhook else ""
     push = "; a Pushgateway" if config.prometheus and config.prometheus.pushgateway_url else ""
-    return f"cluster {config.cluster}, sources: {kinds}; time zone {config.site_timezone}; {mail}{hook}{push}"
+    return f"cluster {config.cluster}, sources: {kinds}; site time zone {config.site_timezone}; {mail}{hook}{push}"
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -326,9 +326,10 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     """Run one format's reader on one file: its typed rows and its quarantine, in about a second."""
-    from flows.ingest.parse import format_parsed, parse_source
+    from flows.ingest.parse import format_parsed, parse_source, source_timezone
 
-    parsed = parse_source(args.kind, Path(args.file), args.timezone, args.year)
+    timezone = args.timezone or (source_timezone(load_config(args.config), args.kind) if args.config else "UTC")
+    parsed = parse_source(args.kind, Path(args.file), timezone, args.year)
     for line in format_parsed(parsed, args.limit, args.json):
         print(line)
     return EXIT_DONE

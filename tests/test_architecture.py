@@ -61,7 +61,7 @@ MAX_MODULE_LINES = 400
 # their declarations (flows/ingest/sources/registry.py, each with its reader): the readers are a
 # stage between core and the config.
 STAGES = ["core", "sources", "config", "ingest", "warehouse", "quality", "figures", "report", "publish", "delivery"]
-CONFIG_MODULES = ("flows.core.config", "flows.core.config_file", "flows.core.runlock")
+CONFIG_MODULES = ("flows.core.config", "flows.core.config_sources", "flows.core.config_file", "flows.core.runlock")
 
 
 def module_name(path: Path) -> str:

@@ -279,7 +279,7 @@ def test_a_command_sources_retries_are_checked_and_default_to_four_attempts(tmp_
         "[[sources]] #1 (kind \"sacct_command\"): retry_wait_seconds must be a number, got '10'",
     ]
     assert problems(tmp_path, BASE.replace('sacct.psv"\n', 'sacct.psv"\nattempts = 3\n')) == [
-        "[[sources]] #1 (kind \"sacct_psv\"): unknown key 'attempts' (known: kind, path)"
+        "[[sources]] #1 (kind \"sacct_psv\"): unknown key 'attempts' (known: kind, path, timezone, node_names)"
     ]
 
 

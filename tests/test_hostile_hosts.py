@@ -1,7 +1,7 @@
 """The hostile-input corpus's health-event hosts (issue 35): an event whose host field is a name but
 not a node of the month (`gpu 0012:` read as host `gpu`, a fully qualified name where Slurm has the
-short one) is kept and counted in data quality, each with its file and line
-(expectations/health_event_hosts.json); events on the month's nodes are not.
+short one) is kept and counted in data quality, per source, with examples, their file and line
+(expectations/node_names.json); events on the month's nodes are not.
 
 A real dump (tests/data/slurm-22.05: node1, node2) lands with an Xid log; the landed-data suites
 then run on it as a run's quality stage does (no warehouse: the suites read the landed Parquet)."""
@@ -49,12 +49,16 @@ def test_health_events_on_hosts_that_are_no_node_of_the_month_are_counted_with_t
 
     suites = tmp_path / "suites"
     suites.mkdir()
-    (suites / "health_event_hosts.json").write_bytes((EXPECTATIONS_DIR / "health_event_hosts.json").read_bytes())
+    (suites / "node_names.json").write_bytes((EXPECTATIONS_DIR / "node_names.json").read_bytes())
     results = validate_month(
         tmp_path / "none.duckdb", MONTH, suites_dir=suites, landed_dir=landed, marts=DuckDBMarts(duckdb.connect())
     )
-    (hosts,) = [r for r in results if r.suite == "health_event_hosts"]
-    assert hosts.rows == 4 and not hosts.failures  # a warning: the report goes out, saying so
+    (hosts,) = [r for r in results if r.suite == "node_names"]
+    assert hosts.rows == 1 and not hosts.failures  # a warning: the report goes out, saying so
     (warning,) = hosts.warnings
-    assert (warning["column"], warning["unexpected_count"]) == ("host_not_a_node", 2)
-    assert warning["sample"] == ["xid.log:2 (host gpu)", "xid.log:3 (host node2.cluster.local)"]
+    assert (warning["column"], warning["unexpected_count"]) == ("source_nodes_unmatched", 1)
+    (finding,) = warning["sample"]
+    assert finding.startswith(
+        "xid_syslog: 2 of the 4 nodes it names are in no job record or Slurm node event "
+        "(e.g. gpu (xid.log:2), node2.cluster.local (xid.log:3))"
+    )

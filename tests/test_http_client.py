@@ -53,7 +53,8 @@ def server() -> Iterator[ThreadingHTTPServer]:
 
 
 def client(url: str, **settings: object) -> HttpClient:
-    server = PrometheusDcgmSource(kind="prometheus_dcgm", url=url, attempts=3, retry_wait_seconds=0, **settings)
+    settings = {"attempts": 3, "retry_wait_seconds": 0, **settings}
+    server = PrometheusDcgmSource(kind="prometheus_dcgm", url=url, **settings)
     return HttpClient(server, authorization(server), error_text=lambda body: body.get("error"))
 
 
@@ -96,12 +97,16 @@ def test_an_answer_that_is_not_json_is_not_this_server(server) -> None:
         client(url_of(server)).get_json("/api/v1/query")
 
 
-def test_no_server_and_no_answer_are_tried_attempts_times_then_one_line(server) -> None:
+def test_no_server_is_one_line_at_once_and_no_answer_is_tried_attempts_times(server) -> None:
+    """A refused connection is a server that is not there: no retry (issue 51); a timeout can pass."""
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    with pytest.raises(PullError, match=r"cannot connect \(.*\): is the server up .*\(gave up after 3 attempts\)$"):
-        client(f"http://127.0.0.1:{port}").get_json("/api/v1/query")
+    slow = client(f"http://127.0.0.1:{port}", retry_wait_seconds=30)  # a retry would wait 30 s
+    started = time.monotonic()
+    with pytest.raises(PullError, match=r"cannot connect \(.*refused\): is the server up and `url` right\?$"):
+        slow.get_json("/api/v1/query")
+    assert time.monotonic() - started < 5
     server.script = [(200, "{}", 1.0)]
     with pytest.raises(PullError, match=r"no answer in 0.2 s: .*\(gave up after 3 attempts\)$"):
         client(url_of(server), timeout_seconds=0.2).get_json("/api/v1/query")

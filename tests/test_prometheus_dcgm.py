@@ -156,6 +156,31 @@ def test_the_month_from_prometheus_attributes_counts_faults_and_finds_lemons_as_
     assert pulled["xids"] == syslog["xids"]  # an Xid classifies the same whichever source reported it
 
 
+def _fully_qualified(line: str) -> str:
+    """A saved series whose `Hostname` is the node's fully qualified name, as some exporters report it."""
+    series = json.loads(line)
+    series["metric"]["Hostname"] += ".cluster.local"
+    return json.dumps(series, sort_keys=True) + "\n"
+
+
+def test_fully_qualified_host_labels_are_named_and_with_node_names_attribute_as_the_syslog(months, simulated, tmp_path):
+    """Issue 51: a Prometheus whose `Hostname` is a fully qualified name lands its events on nodes
+    no job ran on. Landed as it is, data quality counts them and names the domain suffix; with
+    `node_names = "strip_domain"` on the source, the month attributes as the syslog's does."""
+    header, *lines = months["prometheus"]["pulled"].read_text().splitlines(keepends=True)
+    saved = tmp_path / "dcgm_series.jsonl"
+    saved.write_text(header + "".join(map(_fully_qualified, lines)))
+    source = f'[[sources]]\nkind = "dcgm_series"\npath = "{saved}"\n'
+    landed = land_month(load_config(config(tmp_path / "as-is", simulated, source)), MONTH)
+    (check,) = json.loads((landed / "manifest.json").read_text())["node_names"]
+    assert check["source"] == "dcgm_series" and check["not_in_job_records"] == check["nodes"] > 0
+    assert "likely cause: a domain suffix" in check["finding"]
+    assert 'set node_names = "strip_domain" on its [[sources]]' in check["finding"]
+    mapped = built(config(tmp_path / "mapped", simulated, source + 'node_names = "strip_domain"\n'))
+    assert {event["node"] for event in mapped["landed"]} == {event["node"] for event in months["syslog"]["landed"]}
+    assert mapped["failures"] and mapped["failures"] == months["syslog"]["failures"]
+
+
 class _AuthProxy(BaseHTTPRequestHandler):
     """Prometheus behind a bearer token, as a site's reverse proxy puts it: 401 without TOKEN."""
 
@@ -209,8 +234,8 @@ def test_a_refused_token_is_one_error_line_naming_the_url_and_the_variable_never
     assert main(["check", "--month", str(MONTH), "--config", str(path)]) == 0
     said = capsys.readouterr()
     assert (
-        f"prometheus_dcgm at {auth_proxy}: 153 series of 3 hosts in {MONTH} (DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)"
-        in said.out
+        f"prometheus_dcgm at {auth_proxy}: 153 series of 3 hosts (gpu0001, gpu0002 and 1 more) in {MONTH} "
+        "(DCGM_EXP_XID_ERRORS_COUNT, DCGM_FI_DEV_XID_ERRORS)" in said.out
     )
     assert TOKEN not in said.out + said.err
 

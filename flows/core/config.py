@@ -7,8 +7,9 @@ else in braces is allowed, and nothing is ever evaluated (str.replace, never str
 Every key is checked for type and range: pydantic models with `extra="forbid"`, strict types
 (`gpus_per_node = "eight"` is an error, not coerced; the types are flows/core/config_types.py).
 AnalysisConfig, IngestConfig and EmailConfig are (pydantic) dataclasses, so `AnalysisConfig()`
-gives the defaults and `dataclasses.replace` works as before. Reading a file into a ClusterConfig,
-and a failed check's wording (file, key, what to do), are flows/core/config_file.py's.
+gives the defaults and `dataclasses.replace` works as before. The [[sources]] tables are
+flows/core/config_sources.py's. Reading a file into a ClusterConfig, and a failed check's wording
+(file, key, what to do), are flows/core/config_file.py's.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, Strict, model_validator
 from pydantic.dataclasses import dataclass as checked_dataclass
 
+from flows.core.config_sources import CommandSource, FileSource, SourceConfig
 from flows.core.config_types import (
     BlockName,
     ClusterName,
-    CommandPart,
     EmailAddress,
     EnvVarName,
     HeaderText,
@@ -41,26 +42,14 @@ from flows.core.config_types import (
     PrometheusJobName,
     ReportUrl,
     Share,
-    SourcePath,
     SparkSchemaName,
     TimeZoneName,
     WebUrl,
-    fill_placeholders,
 )
 from flows.core.months import Month
 from flows.ingest.sources import clock, limits
-from flows.ingest.sources.registry import (
-    COMMAND_KINDS,
-    FILE_KINDS,
-    JOB_RECORD_SOURCES,
-    PULLED_KINDS,
-    URL_SETTINGS,
-    given_input,
-)
-from flows.ingest.sources.servers import UrlSource
+from flows.ingest.sources.registry import FILE_KINDS, JOB_RECORD_SOURCES, PULLED_KINDS, URL_SETTINGS, given_input
 
-FileKind = Literal[FILE_KINDS]  # a file or a directory
-CommandKind = Literal[tuple(COMMAND_KINDS)]  # live sources run a command (["sacct"], ["ssh", "head", "sacct"])
 SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
 
 
@@ -68,39 +57,6 @@ SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default p
 
 SECTION = ConfigDict(extra="forbid", frozen=True)
 DATACLASS_SECTION = ConfigDict(extra="forbid")  # frozen is the dataclass decorator's
-
-
-@dataclass(frozen=True)
-class SourceConfig:
-    kind: str
-    path: str = ""  # file kinds: template with {month} and {cluster}
-    command: tuple[str, ...] = ()  # command kinds: the program and its prefix
-    attempts: int = 1  # command kinds: tries of a command failing transiently (CommandSource has the defaults)
-    retry_wait_seconds: float = 0.0  # ... the first wait between them, doubling
-    server: UrlSource | None = None  # url kinds: the settings their declaration names (URL_SETTINGS)
-
-    def resolve(self, base: Path, cluster: str, month: Month) -> Path:
-        path = base / fill_placeholders(self.path, month=str(month), cluster=cluster)
-        try:
-            return path.resolve()
-        except RuntimeError:  # a symlink loop: flows/ingest/probe.py input_problem names it
-            return path
-
-
-class FileSource(BaseModel):
-    model_config = SECTION
-    kind: FileKind
-    path: SourcePath = Field(description="the month's file (a directory for *_dir kinds)")
-
-
-class CommandSource(BaseModel):
-    model_config = SECTION
-    kind: CommandKind
-    command: tuple[CommandPart, ...] = Field(
-        min_length=1, description='the program and its prefix, e.g. ["ssh", "slurm-head", "sacct"]'
-    )
-    attempts: PositiveInt = Field(4, description="a transient failure (ssh exit 255, refused, timeout) is retried ...")
-    retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
 
 
 Source = Annotated[Union[FileSource, CommandSource, *URL_SETTINGS.values()], Field(discriminator="kind")]  # noqa: UP007
@@ -336,7 +292,7 @@ class ConfigFile(BaseModel):
     model_config = SECTION
     cluster: ClusterName = Field(description="the cluster's name: letters, digits, '-', '_' and '.'")
     site_timezone: TimeZoneName = Field(
-        "UTC", description="the zone of log times without an offset (DST-ambiguous ones are counted)"
+        "UTC", description="the zone of log times without an offset (a source's `timezone` overrides it)"
     )
     sources: list[Source] = Field(min_length=1)
     paths: PathsSection = Field(default_factory=PathsSection)
@@ -383,6 +339,17 @@ class ClusterConfig:
         """The file sources' paths for `month` (command sources are pulled by the landing)."""
         base = self.config_path.parent
         return {s.kind: s.resolve(base, self.cluster, month) for s in self.sources if s.kind in FILE_KINDS}
+
+    def source_of(self, kind: str) -> SourceConfig:
+        """The configured source of `kind`'s input (`kind`: a configured kind, or the kind a pull
+        or another format provides: each input comes from one source)."""
+        return next(s for s in self.sources if given_input(s.kind) == given_input(kind))
+
+    def timezone_of(self, kind: str) -> str:
+        """The zone of `kind`'s times without an offset: a pull's are UTC, a file's its `timezone`,
+        else `site_timezone`."""
+        source = self.source_of(kind)
+        return "UTC" if source.kind in PULLED_KINDS else source.timezone or self.site_timezone
 
     def live_sources(self, kinds: Container[str] = PULLED_KINDS) -> list[SourceConfig]:
         """The sources the landing pulls now (of `kinds`): commands it runs, servers it queries."""

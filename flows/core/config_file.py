@@ -20,21 +20,18 @@ from pydantic import ValidationError
 from flows.core.config import (
     AnalysisConfig,
     ClusterConfig,
-    CommandSource,
     ConfigFile,
     EmailConfig,
-    FileSource,
     IngestConfig,
     PathsSection,
     PrometheusConfig,
-    SourceConfig,
     WarehouseConfig,
     WebhookConfig,
 )
+from flows.core.config_sources import CommandSource, FileSource, source_config
 from flows.core.config_types import fill_placeholders
 from flows.core.errors import ConfigError
 from flows.ingest.sources.registry import COMMAND_KINDS, SOURCE_KINDS, URL_SETTINGS, given_input
-from flows.ingest.sources.servers import UrlSource
 
 SOURCE_KIND_NAMES = tuple(SOURCE_KINDS)
 CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "user", "login"}
@@ -70,7 +67,7 @@ def load_config(path: str | Path) -> ClusterConfig:
     return ClusterConfig(
         cluster=parsed.cluster,
         config_path=path,
-        sources=tuple(_source_config(s) for s in parsed.sources),
+        sources=tuple(source_config(s) for s in parsed.sources),
         data_dir=output_path(parsed.paths.data),
         reports_dir=output_path(parsed.paths.reports),
         warehouse_path=output_path(parsed.paths.warehouse),
@@ -82,15 +79,6 @@ def load_config(path: str | Path) -> ClusterConfig:
         webhook=parsed.webhook,
         prometheus=parsed.prometheus,
     )
-
-
-def _source_config(source: FileSource | CommandSource | UrlSource) -> SourceConfig:
-    if isinstance(source, CommandSource):
-        retry = {"attempts": source.attempts, "retry_wait_seconds": source.retry_wait_seconds}
-        return SourceConfig(source.kind, command=source.command, **retry)
-    if isinstance(source, UrlSource):
-        return SourceConfig(source.kind, server=source)
-    return SourceConfig(source.kind, source.path)
 
 
 # ---- pydantic's errors as one line per problem, in the file's terms ----------------------------------------------
@@ -174,6 +162,8 @@ def _unknown_key(key: str, near: list[str], where: str, model: type) -> str:
             f"{key!r}: credentials never go in the config; name the environment variables that hold them "
             "(smtp_username_env, smtp_password_env) or a Prefect Secret block (smtp_password_secret)"
         )
+    if key == "timezone" and model is not FileSource:  # a command's or a server's source
+        return "timezone is a file source's: a pull's times are UTC (commands run with TZ=UTC, servers answer in UTC)"
     home = _home_of(key)
     if home is not None and home != where.rstrip(": "):
         # a TOML key below a [section] header belongs to that section: the usual way to misplace one
@@ -276,6 +266,8 @@ def starter_config(cluster: str) -> str:
         key = "command" if kind in COMMAND_KINDS else "url" if kind in URL_SETTINGS else "path"
         lines += ["", f"{on}[[sources]]".ljust(40) + f"  # {explanation}", f'{on}kind = "{kind}"']
         lines.append(f"{on}{key} = {_toml_value(where)}")
+        if kind == "sacct_xdmod":  # XDMoD's documented dump is `TZ=UTC sacct ...` (docs/sources.md)
+            lines.append(f'{on}timezone = "UTC"'.ljust(40) + "  # its times' zone (default: site_timezone)")
         if kind in COMMAND_KINDS:
             lines += _key_lines(CommandSource, prefix=on, keys=("attempts", "retry_wait_seconds"))
         if kind in URL_SETTINGS:  # every key but kind and url, with its default

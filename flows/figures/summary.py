@@ -27,7 +27,8 @@ CHECK_WORDS = {
     ("fct_node_days", "expect_table_row_count_to_be_between"): "no node-day of exposure this month",
     ("landed_attempts", "expect_column_pair_values_a_to_be_greater_than_b"):
         "job records that start before they were submitted, as a requeue leaves them on some Slurm versions",
-    ("health_event_hosts", "expect_column_values_to_be_null"):
+    ("node_names", "expect_column_values_to_be_null"): "{findings}",  # each source's, in words
+    ("health_event_hosts", "expect_column_values_to_be_null"):  # its suite before node_names (a month built so)
         "health events whose host is no node of the month, each counted as a node of its own",
     ("health_events_classified", "expect_column_values_to_be_between"):
         "over 20% of the health events match no rule of the failure taxonomy, dbt_project/seeds/failure_taxonomy.csv",
@@ -49,7 +50,10 @@ def check_words(suite: str, failed: dict) -> str:
     """A failed expectation of metrics.json's data_quality in words, with how many rows it concerns."""
     kind, specific = failed["expectation"], CHECK_WORDS.get((suite, failed["expectation"]))
     words = specific or CHECK_WORDS.get(kind, "{table}: " + label(kind) + " on {column}")
-    text = words.format(table=label(suite), column=label(failed.get("column") or "a column"))
+    findings = "; ".join(str(finding) for finding in failed.get("sample") or [])  # rows that are findings in words
+    text = words.format(table=label(suite), column=label(failed.get("column") or "a column"), findings=findings)
+    if "{findings}" in words:
+        return text
     if failed.get("unexpected_count"):
         return f"{text} ({counted(failed['unexpected_count'], 'row', number=fmt_num(failed['unexpected_count']))})"
     if failed.get("observed") is not None and not (specific and kind == "expect_table_row_count_to_be_between"):

@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from flows.core.atomic import replace_dir_atomically
@@ -42,8 +43,9 @@ from flows.ingest.probe import missing_inputs
 from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.limits import configured_limits
+from flows.ingest.sources.node_names import first_rows, map_nodes, node_name_check
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import JOB_RECORD_KINDS, PULLED_KINDS, SOURCE_KINDS, given_input
+from flows.ingest.sources.registry import JOB_RECORD_KINDS, PULLED_KINDS, SOURCE_KINDS, given_input, node_input
 from flows.ingest.sources.sql import run_sql
 from flows.ingest.sources.tables import (
     SCHEMAS,
@@ -107,12 +109,14 @@ def _read_health_sources(
     clocks: dict[str, LocalClock],
     month: Month,
     quarantines: dict[str, Quarantine],
-) -> tuple[dict[str, pa.Buffer], dict[str, dict]]:
+) -> tuple[dict[str, pa.Buffer], dict[str, dict], dict[str, dict[str, str]]]:
     """The node-signal sources' rows as the landed tables' Parquet (written here, beside the job
-    records, rather than after them), and each source's manifest entry."""
+    records, rather than after them), each source's manifest entry, and the nodes each names (as
+    its `node_names` maps them) with the file and line of its first row there."""
     _yield_to_the_job_records()
     pieces: dict[str, list[pa.Table]] = {name: [] for name in SIGNAL_TABLES}
     manifest: dict[str, dict] = {}
+    named: dict[str, dict[str, str]] = {}
     limits = configured_limits(config.ingest)
     for kind, source in SOURCE_KINDS.items():
         if kind not in sources or source.table == "attempts":
@@ -127,6 +131,9 @@ def _read_health_sources(
                 accounted = [row for piece in pieces[source.table] for row in piece.to_pylist()]
                 rows[source.table] = _not_in_accounting(rows[source.table], accounted)
             tables = {table: pa.Table.from_pylist(list(r), schema=SCHEMAS[table]) for table, r in rows.items()}
+        steps = config.source_of(kind).node_names
+        tables = {table: map_nodes(landed, steps) for table, landed in tables.items()}
+        named[kind] = first_rows(tables.values())
         for table, landed in tables.items():
             pieces[table].append(landed)
         records = sum(landed.num_rows for landed in tables.values())
@@ -143,7 +150,30 @@ def _read_health_sources(
             without_unused_columns(name, pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table()), sink
         )
         parquet[name] = sink.getvalue()
-    return parquet, manifest
+    return parquet, manifest, named
+
+
+def _write_health_sources(config: ClusterConfig, health: tuple, landed: Path, manifest: dict) -> None:
+    """Write the node signals' tables (`_read_health_sources`'s) beside the job records' into
+    `landed`, their sources' entries and the node names' checks into the manifest."""
+    tables, entries, named = health
+    for name, parquet in tables.items():
+        (landed / f"{name}.parquet").write_bytes(parquet)
+    manifest["sources"].update(entries)
+    manifest["node_names"] = _node_name_checks(config, named, landed)
+
+
+def _node_name_checks(config: ClusterConfig, named: dict[str, dict[str, str]], landed: Path) -> list[dict]:
+    """Data quality's count, per source that is not the scheduler's own, of the nodes it names that
+    no job record or Slurm node event of the landed month names (flows/ingest/sources/node_names.py)."""
+    scheduler: set[str] = set()
+    for table in ("host_list_members", "node_events"):
+        scheduler.update(pc.unique(pq.read_table(landed / f"{table}.parquet", columns=["node"])["node"]).to_pylist())
+    return [
+        node_name_check(config.source_of(kind).kind, nodes, scheduler, config.source_of(kind).node_names)
+        for kind, nodes in named.items()
+        if node_input(kind) != "events"
+    ]
 
 
 def _yield_to_the_job_records() -> None:
@@ -237,15 +267,11 @@ def _pull_live_sources(
 
 
 def _source_clocks(config: ClusterConfig, sources: dict[str, Path], as_of: datetime | None) -> dict[str, LocalClock]:
-    """Local times are in the site's zone, except what we pulled ourselves (with TZ=UTC, or as a
-    server's UTC or epoch times); a record's times lie between the configured earliest date and the
+    """Each source's clock: local times in its zone (a file's `timezone`, else the site's; what we
+    pulled ourselves is UTC); a record's times lie between the configured earliest date and the
     dump's time (`as_of`, else now)."""
-    pulled_kinds = {SOURCE_KINDS[live.kind].provides for live in config.live_sources()}
     return {
-        kind: LocalClock(
-            ZoneInfo("UTC" if kind in pulled_kinds else config.site_timezone), config.ingest.earliest_record, as_of
-        )
-        for kind in sources
+        kind: LocalClock(ZoneInfo(config.timezone_of(kind)), config.ingest.earliest_record, as_of) for kind in sources
     }
 
 
@@ -303,10 +329,7 @@ def _land_month(
 
     def write_landed(tmp: Path) -> None:
         write_job_tables(jobs, config.cluster, sacct_path.name, tmp)
-        tables, health_manifest = health.result()
-        for name, parquet in tables.items():
-            (tmp / f"{name}.parquet").write_bytes(parquet)
-        manifest["sources"].update(health_manifest)
+        _write_health_sources(config, health.result(), tmp, manifest)
         for kind, digest in hashes.result().items():
             manifest["sources"][kind]["sha256"] = digest
         for kind, clock in clocks.items():

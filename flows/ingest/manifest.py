@@ -48,6 +48,18 @@ class AsOf(BaseModel):
     basis: Literal["given", "pull", "records"] | None = None
 
 
+class NodeNameCheck(BaseModel):
+    """Of one source that names nodes (not the scheduler's own): how many it names, how many of them
+    no job record or Slurm node event names, and that in words with its likely cause (None: none)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    nodes: StrictInt
+    not_in_job_records: StrictInt
+    finding: str | None
+
+
 class Manifest(BaseModel):
     """A landed month's manifest."""
 
@@ -63,6 +75,7 @@ class Manifest(BaseModel):
     # observed_start); None in a month landed before it was recorded: from the month's start
     observed_start: datetime | None = None
     no_jobs_declared: bool = False  # --no-jobs-ran, and no record in the month
+    node_names: list[NodeNameCheck] = []  # data quality reads them (expectations/node_names.json)
 
     def inputs(self) -> dict[str, dict]:
         """The sources as metrics.json's `inputs` gives them: each as landed, its statistics included."""

@@ -76,7 +76,7 @@ class MonthRecords:
 def count_month_records(kind: str, path: Path, months: Iterable[Month], timezone: str = "UTC") -> MonthRecords:
     """Count the job records of `path` (a `kind` of job records: sacct_psv, sacct_xdmod, sacct_json,
     or a live pull's output, read as sacct_psv) that fall in each of `months`. Times without an
-    offset are in `timezone` (the site's; a pull's and JSON's are UTC). A header that lacks the
+    offset are in `timezone` (the source's; a pull's and JSON's are UTC). A header that lacks the
     fields, or a document that is not sacct JSON, is an InputFormatError naming the file."""
     zone = ZoneInfo("UTC" if kind == "sacct_json" else timezone)
     with duckdb.connect() as con:
@@ -194,5 +194,5 @@ def config_month_records(config: ClusterConfig, months: Iterable[Month]) -> list
             path = config.source_paths(month)[kind]
             if input_problem(path, directory=False) is None:
                 by_path.setdefault(path, []).append(month)
-        found += [count_month_records(kind, path, wanted, config.site_timezone) for path, wanted in by_path.items()]
+        found += [count_month_records(kind, path, wanted, config.timezone_of(kind)) for path, wanted in by_path.items()]
     return found

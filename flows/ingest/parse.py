@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pyarrow as pa
 
+from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, UsageError
 from flows.core.escape import printable
 from flows.ingest.probe import input_problem
@@ -23,7 +24,7 @@ from flows.ingest.sources.clock import LocalClock
 from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.limits import DEFAULT_LIMITS
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import SOURCE_KINDS
+from flows.ingest.sources.registry import SOURCE_KINDS, given_input
 from flows.ingest.sources.sql import sql_relation
 from flows.ingest.sources.tables import (
     SCHEMAS,
@@ -46,6 +47,14 @@ class Parsed:
     stats: dict
     dst_ambiguous: int
     dst_nonexistent: int
+
+
+def source_timezone(config: ClusterConfig, kind: str) -> str:
+    """The zone `config` reads `kind`'s times in (its source's `timezone`, else the site's); a
+    UsageError when it has no source of that input."""
+    if not any(given_input(s.kind) == given_input(kind) for s in config.sources):
+        raise UsageError(f"{config.config_path} has no [[sources]] of kind {kind} (nor another giving its input)")
+    return config.timezone_of(kind)
 
 
 def parse_source(kind: str, path: Path, timezone: str = "UTC", year: int | None = None) -> Parsed:

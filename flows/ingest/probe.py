@@ -32,7 +32,7 @@ def source_problems(config: ClusterConfig, month: Month) -> list[str]:
             continue
         try:
             if kind not in DIRECTORY_KINDS:
-                _check_header(kind, path, config.site_timezone)
+                _check_header(kind, path, config.timezone_of(kind))
         except InputFormatError as error:
             problems.append(f"source {kind}: {error}")
         except (OSError, EOFError) as error:  # unreadable, or a broken .gz
@@ -119,11 +119,12 @@ def input_problem(path: Path, directory: bool) -> str | None:
     return None
 
 
-def _check_header(kind: str, path: Path, site_timezone: str) -> None:
-    """The file opens and reads (a broken .gz fails here), then the format's own header check."""
+def _check_header(kind: str, path: Path, timezone: str) -> None:
+    """The file opens and reads (a broken .gz fails here), then the format's own header check (its
+    times in `timezone`, the source's)."""
     with open_text(path) as handle:
         handle.read(4096)
-    SOURCE_KINDS[kind].check_header(path, site_timezone)
+    SOURCE_KINDS[kind].check_header(path, timezone)
 
 
 def missing_inputs(month: Month, sources: dict[str, Path]) -> None:

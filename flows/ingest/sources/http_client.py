@@ -1,9 +1,11 @@
 """Ask a server (slurmrestd, Prometheus) for a month's records over HTTP: the one client the url
 kinds share, with their credentials taken from the environment and never shown.
 
-A server that cannot be reached, times out, or answers 429 or 5xx is tried again with back-off (the
-source's `attempts`, `retry_wait_seconds`); 401/403 and any other refusal stop at once. Every
-failure is a PullError: one line naming the URL (never a credential) and what to do.
+What can pass is tried again with back-off (the source's `attempts`, `retry_wait_seconds`): no
+answer within `timeout_seconds`, a connection dropped mid-answer, 429 or 5xx. A server that is not
+there (a refused connection, a name that does not resolve, no connection within
+CONNECT_TIMEOUT_SECONDS), 401/403 and any other refusal stop at once. Every failure is a PullError:
+one line naming the URL (never a credential) and what to do.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from flows.ingest.sources.servers import UrlSource
 
 ERROR_CHARS = 300  # of a server's own error text, in a PullError
+CONNECT_TIMEOUT_SECONDS = 5.0  # a server that is there accepts a connection within it (at most timeout_seconds)
 TOKEN_CHARS = re.compile(r"[!-~]+")
 HEADER_CHARS = re.compile(
     r"[ -~]*"
@@ -38,7 +42,8 @@ class PullError(InputError):
 
 
 class _Temporary(Exception):
-    """A failure worth another try (no connection, a timeout, 429, 5xx), with what to say if it stays."""
+    """A failure worth another try (a timeout or a dropped connection mid-answer, 429, 5xx), with what
+    to say if it stays."""
 
 
 def _env(server: UrlSource, key: str) -> str:
@@ -83,15 +88,18 @@ def credential_env(server: UrlSource) -> str:
 
 
 class HttpClient:
-    """GET JSON from one server: its settings' `url` joined with a path, with the kind's auth headers."""
+    """GET JSON from one server: its settings' `url` joined with a path, with the kind's auth headers;
+    each request tried up to `attempts` times (default: the source's; `check --month` asks once)."""
 
     def __init__(
         self,
         server: UrlSource,
         auth_headers: dict[str, str],
         error_text: Callable[[Any], str | None] = lambda body: None,
+        attempts: int | None = None,
     ):
         self.server = server
+        self.attempts = attempts or server.attempts
         self.kind = server.kind
         self.base = self.server.url.rstrip("/")
         for name, value in auth_headers.items():  # e.g. a user name from the config: never a traceback, never shown
@@ -103,7 +111,7 @@ class HttpClient:
         self.error_text = error_text  # the server's own words in an error body (Prometheus' `error`, ...)
         self._client = httpx.Client(
             headers={"Accept": "application/json", **auth_headers},
-            timeout=self.server.timeout_seconds,
+            timeout=httpx.Timeout(server.timeout_seconds, connect=min(server.timeout_seconds, CONNECT_TIMEOUT_SECONDS)),
             follow_redirects=False,
             trust_env=False,  # no proxy from the environment: the URL is the server
         )
@@ -112,10 +120,10 @@ class HttpClient:
         """The URL as errors and logs show it: no query (it may hold matchers, never credentials)."""
         return printable(self.base + path)
 
-    def get_json(self, path: str, params: Params = None, attempts: int | None = None) -> Any:
+    def get_json(self, path: str, params: Params = None) -> Any:
         """The JSON body of GET `path` (from the base URL). Temporary failures are tried again up to
-        `attempts` times (default: the source's); any other is a PullError at once."""
-        tries = attempts or self.server.attempts
+        the client's `attempts` times; any other is a PullError at once."""
+        tries = self.attempts
         retrying = with_backoff(
             f"source {self.kind}: {self.shown_url(path)}",
             tries,
@@ -134,13 +142,17 @@ class HttpClient:
         url = self.shown_url(path)
         try:
             response = self._client.get(self.base + path, params=params)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:  # refused, no such host, no route, TLS
+            raise PullError(
+                f"source {self.kind}: {url}: cannot connect ({_reason(error)}): is the server up and `url` right?"
+            ) from None
         except httpx.TimeoutException:
             raise _Temporary(
                 f"{url}: no answer in {self.server.timeout_seconds:g} s: "
                 "is the server overloaded? raise timeout_seconds or query less at once"
             ) from None
-        except httpx.HTTPError as error:  # refused, no route, DNS, TLS, a dropped connection
-            raise _Temporary(f"{url}: cannot connect ({_reason(error)}): is the server up and `url` right?") from None
+        except httpx.HTTPError as error:  # the connection dropped mid-answer
+            raise _Temporary(f"{url}: the answer broke off ({_reason(error)})") from None
         status = response.status_code
         if status in (401, 403):
             raise PullError(
@@ -160,10 +172,15 @@ class HttpClient:
 
 
 def _reason(error: httpx.HTTPError) -> str:
-    """The innermost cause's words ("[Errno 111] Connection refused"), on one line."""
+    """The innermost cause's words ("[Errno 111] Connection refused"), on one line; a name that does
+    not resolve says so (the resolver's own words differ from one C library to another)."""
     cause: BaseException = error
     while cause.__cause__ is not None or cause.__context__ is not None:
         cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    if isinstance(cause, socket.gaierror):
+        return printable(f"the host name does not resolve: {cause.strerror or cause}")[:ERROR_CHARS]
+    if isinstance(error, httpx.ConnectTimeout):
+        return "no connection within the connect timeout"
     return printable(str(cause) or type(cause).__name__)[:ERROR_CHARS]
 
 

@@ -19,9 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flows.core.escape import printable
 from flows.core.months import Month
 from flows.ingest.sources.dcgm_series import METRICS, header_line, runs_of, series_line
 from flows.ingest.sources.http_client import HttpClient, PullError, authorization
+from flows.ingest.sources.node_names import map_node
 from flows.ingest.sources.servers import PrometheusDcgmSource
 
 LEAD_SECONDS = 3600  # before the month ...
@@ -36,9 +38,10 @@ def selector(server: PrometheusDcgmSource) -> str:
     return f'{{__name__=~"{METRICS}"{extra}}}'
 
 
-def client(server: PrometheusDcgmSource) -> HttpClient:
-    """The HTTP client of the server, passing Prometheus's own error text (`error`) into PullErrors."""
-    return HttpClient(server, authorization(server), error_text=_said)
+def client(server: PrometheusDcgmSource, attempts: int | None = None) -> HttpClient:
+    """The HTTP client of the server, passing Prometheus's own error text (`error`) into PullErrors;
+    each request tried `attempts` times (default: the source's)."""
+    return HttpClient(server, authorization(server), error_text=_said, attempts=attempts)
 
 
 def _said(body: Any) -> str | None:
@@ -116,11 +119,13 @@ def _nothing(http: HttpClient, query: str, month: Month) -> str:
 
 
 def probe(server: PrometheusDcgmSource, month: Month) -> str:
-    """What the server holds for the month (its series index, one request): series, hosts, metrics.
-    A PullError when it cannot be asked, holds none, or none with the host label."""
-    http, query = client(server), selector(server)
+    """What the server holds for the month (its series index, one request): series, hosts (the first
+    two named as the landing will name them, by `node_names`: a fully qualified name shows here), metrics.
+    A PullError when it cannot be asked, holds none, or none with the host label. Asked once, as
+    every server source's probe (`check --month` takes seconds: the pull retries)."""
+    http, query = client(server, attempts=1), selector(server)
     start, end = month_range(server, month)
-    body = http.get_json("/api/v1/series", [("match[]", query), ("start", start), ("end", end)], attempts=1)
+    body = http.get_json("/api/v1/series", [("match[]", query), ("start", start), ("end", end)])
     found = body.get("data") if isinstance(body, dict) else None
     found = [labels for labels in found if isinstance(labels, dict)] if isinstance(found, list) else None
     if not found:
@@ -132,7 +137,9 @@ def probe(server: PrometheusDcgmSource, month: Month) -> str:
             f"label {server.host_label}: set host_label to the label naming the node"
         )
     metrics = sorted({labels.get("__name__", "") for labels in found})
+    named = sorted({map_node(host, server.node_names) for host in hosts})  # as the landing will name them
+    shown = ", ".join(named[:2]) + (f" and {len(named) - 2:,} more" if len(named) > 2 else "")
     return (
-        f"prometheus_dcgm at {http.shown_url()}: {len(found)} series of {len(hosts)} hosts in {month} "
-        f"({', '.join(metrics)})"
+        f"prometheus_dcgm at {http.shown_url()}: {len(found)} series of {len(hosts)} hosts ({printable(shown)}) "
+        f"in {month} ({', '.join(metrics)})"
     )

@@ -77,7 +77,7 @@ class SourceKind:
     reader: Callable[..., Any] | None = None  # a pull (command, url) is read by the reader of the kind it provides
     arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
     stats: type | None = None  # the reader's statistics (None: none beyond the landed count)
-    check: Callable[[Path, str], None] | None = None  # `check --month`'s look at the header (path, site_timezone)
+    check: Callable[[Path, str], None] | None = None  # `check --month`'s look at the header (path, its zone)
     # commands: (command, month, out, retry), urls: (settings, month, out), writing the pull ...
     pull: Callable[..., Path] | None = None
     pulled_file: str = ""  # ... to this file, which lands like an input file of the kind it provides

@@ -19,6 +19,7 @@ from flows.core.config_types import (
     ServerUrl,
     SlurmApiVersion,
 )
+from flows.ingest.sources.node_names import NodeNameSteps
 
 SECTION = ConfigDict(extra="forbid", frozen=True)  # as the config's other sections
 
@@ -29,8 +30,10 @@ class UrlSource(BaseModel):
     model_config = SECTION
     url: ServerUrl = Field(description="the server's base URL, e.g. http://prometheus:9090")
     token_env: EnvVarName = Field("", description="environment variable holding a bearer token ('': none)")
-    timeout_seconds: PositiveNumber = Field(30.0, description="each request's connect and read timeout")
-    attempts: PositiveInt = Field(4, description="an unreachable server, a timeout, 429 or 5xx is retried ...")
+    timeout_seconds: PositiveNumber = Field(30.0, description="each request's read timeout (connecting: at most 5 s)")
+    attempts: PositiveInt = Field(
+        4, description="a timeout, an answer broken off, 429 or 5xx is retried (a refused connection is not) ..."
+    )
     retry_wait_seconds: NonNegativeNumber = Field(10.0, description="... after 10 s, 20 s, 40 s, ... (at most 10 min)")
 
 
@@ -46,6 +49,9 @@ class PrometheusDcgmSource(UrlSource):
         30, description="the query step: an event's time is known to within it"
     )
     chunk_hours: Annotated[int, Strict(), Field(ge=1, le=744)] = Field(24, description="hours each query covers")
+    node_names: NodeNameSteps = Field(
+        (), description="how host_label's values map to Slurm's names, e.g. \"strip_domain\""
+    )
 
     @model_validator(mode="after")
     def _basic_auth_pairs(self) -> PrometheusDcgmSource:

@@ -60,15 +60,16 @@ def _claims(jwt: str) -> dict:
 
 
 class _Slurmrestd:
-    """One source's slurmrestd: its client, the token's claims and the API version to ask."""
+    """One source's slurmrestd: its client (each request tried `attempts` times, default the
+    source's), the token's claims and the API version to ask."""
 
-    def __init__(self, server: SlurmrestdSource) -> None:
+    def __init__(self, server: SlurmrestdSource, attempts: int | None = None) -> None:
         self.server = server
         jwt = token(server)
         self.claims = _claims(jwt)
         user = server.user_name or str(self.claims.get("sun", ""))
         headers = {"X-SLURM-USER-TOKEN": jwt, **({"X-SLURM-USER-NAME": user} if user else {})}
-        self.client = HttpClient(server, headers, error_text=error_text)
+        self.client = HttpClient(server, headers, error_text=error_text, attempts=attempts)
         self.version, self.skip_steps = self._api_version()
 
     def _api_version(self) -> tuple[str, bool]:
@@ -141,8 +142,9 @@ def pull(server: SlurmrestdSource, month: Month, out: Path) -> Path:
 def probe(server: SlurmrestdSource, month: Month) -> str:
     """One line on what the server has for `month`: reachable, the token accepted, jobs there.
     It asks for the month's first day first, and for the whole month only when that day had no
-    job: a busy cluster's month is a large answer, an empty day a quick one."""
-    rest = _Slurmrestd(server)
+    job: a busy cluster's month is a large answer, an empty day a quick one. Each request is asked
+    once, as every server source's probe (`check --month` takes seconds; the pull retries)."""
+    rest = _Slurmrestd(server, attempts=1)
     first_day = min(month.start + timedelta(days=1), month.end)
     found, where = len(rest.jobs(month.start, first_day)["jobs"]), f"on {month.start:%Y-%m-%d}, the month's first day"
     if not found:
