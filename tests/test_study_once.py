@@ -95,7 +95,9 @@ def test_the_studys_counts_equal_a_count_over_the_records(built) -> None:
     [totals] = rows(built["config"], "select * from fct_period_totals where period_id = ?", [STUDY])
     assert len(dumped) > 1000 and len(gpu) > 100
     month_end = datetime(2026, 6, 1)
-    assert [r for r in gpu if when(r["Start"]) and when(r["Start"]) < month_end <= (when(r["End"]) or END)]  # attempts run across the month end: the case counted twice before
+    assert [
+        r for r in gpu if when(r["Start"]) and when(r["Start"]) < month_end <= (when(r["End"]) or END)
+    ]  # attempts run across the month end: the case counted twice before
     assert (totals["attempts"], totals["gpu_attempts"], totals["cpu_only_attempts"]) == (
         len(dumped),
         len(gpu),
@@ -123,7 +125,10 @@ def test_the_job_mix_counts_each_attempt_once_with_its_final_outcome(built) -> N
     for attempt, r in final.items():
         expected[r["outcome"], r["size_bucket"]][0] += 1
         expected[r["outcome"], r["size_bucket"]][1] += gpu_hours[attempt]
-    mix = {(r["outcome"], r["size_bucket"]): r for r in rows(config, "select * from fct_period_job_mix where period_id = ?", [STUDY])}
+    mix = {
+        (r["outcome"], r["size_bucket"]): r
+        for r in rows(config, "select * from fct_period_job_mix where period_id = ?", [STUDY])
+    }
     assert set(mix) == set(expected)
     for key, (attempts, hours) in expected.items():
         assert (mix[key]["attempts"], mix[key]["gpu_hours"]) == (attempts, pytest.approx(hours, rel=1e-12)), key
@@ -134,7 +139,9 @@ def test_the_job_mix_counts_each_attempt_once_with_its_final_outcome(built) -> N
     assert by_outcome["open"] == len(running)
     assert by_outcome["completed"] == sum(1 for r in dumped if r["State"] == "COMPLETED" and r not in running)
     assert sum(by_outcome.values()) == len(dumped)
-    by_size = rows(config, "select size_bucket, attempts, gpu_hours from fct_period_mttf_by_size where period_id = ?", [STUDY])
+    by_size = rows(
+        config, "select size_bucket, attempts, gpu_hours from fct_period_mttf_by_size where period_id = ?", [STUDY]
+    )
     for r in by_size:
         in_bucket = [m for (_, bucket), m in mix.items() if bucket == r["size_bucket"]]
         assert r["attempts"] == sum(m["attempts"] for m in in_bucket)
