@@ -114,6 +114,10 @@ def test_the_studys_counts_equal_a_count_over_the_records(built) -> None:
     assert totals["gpu_node_days"] == pytest.approx(node_days, rel=1e-9)
     gpu_hours = sum(runtime(r) * tres_gpus(r, "AllocTRES") for r in dumped.values()) / 3600
     assert totals["gpu_hours"] == pytest.approx(gpu_hours, rel=1e-9)
+    # a trailing window over the same months built (April is not) counts them the same way
+    [window] = rows(built["config"], "select * from fct_period_totals where period_id = ?", [f"trailing:3:{LAST}"])
+    counts = ("attempts", "gpu_attempts", "cpu_only_attempts", "gpu_jobs", "open_attempts", "gpu_hours")
+    assert {k: window[k] for k in counts} == {k: totals[k] for k in counts}
 
 
 def test_the_job_mix_counts_each_attempt_once_with_its_final_outcome(built) -> None:
