@@ -3,8 +3,9 @@
 CPU-only), open attempts, distinct GPU jobs, GPU node-days and GPU-hours equal a count over the
 records the simulator dumped (each attempt once, its last record in the range deciding it), and its
 job mix equals the months' attempts counted once each with their final outcome and all their
-GPU-hours in the range. Over several simulator seeds; each month's own period is unchanged (an
-attempt open at its end is open there)."""
+GPU-hours in the range; a trailing window over the same months counts the same. Over several
+simulator seeds (one with CPU-only nodes); each month's own period is unchanged (an attempt open at
+its end is open there)."""
 
 from __future__ import annotations
 
