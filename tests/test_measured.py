@@ -186,6 +186,15 @@ def test_the_thresholds_are_config_keys():
     }
 
 
+def test_a_reason_counts_distinct_gpu_jobs():
+    """Issue 51: a range's thin exposure names its distinct GPU jobs (fct_period_totals.gpu_jobs), not
+    its attempts: a study of a real dump said "3 GPU jobs" of 2 jobs, one across the month end."""
+    seen = exposure(JOBS_ONLY, {"gpu_attempts": 3, "gpu_jobs": 2}, rates(10.6), "in the range")
+    assert not_measured(seen, PARAMS)["node_failure_rate.all"].startswith(
+        "2 GPU jobs on 10.6 GPU node-days in the range"
+    )
+
+
 def test_the_reasons_are_in_words():
     gaps = not_measured(exposure(JOBS_ONLY, {"gpu_attempts": 2}, rates(10.2)), PARAMS)
     assert set(gaps) == set(FIGURES)

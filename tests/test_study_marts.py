@@ -2,8 +2,9 @@
 over a continuous three-month history of a 72-node cluster: over the whole range and over two of its
 months (one without the first month, so that job runs bring history from before the range), the
 failures by cause, the MTTF by size and the ETTR of the runs that ended equal the simulator's truth;
-the job mix and the lost goodput by size equal the months' periods summed over the range; a month's
-own build has its own periods, not an earlier study's."""
+the job mix counts each attempt once, with its final outcome in the range (an attempt across a month
+end is open in the earlier month's period only); the lost goodput by size equals the months'
+periods summed over the range; a month's own build has its own periods, not an earlier study's."""
 
 from __future__ import annotations
 
@@ -119,6 +120,25 @@ def months_sql(first: Month, last: Month) -> str:
     return f"month between '{first}' and '{last}'"
 
 
+def attempts_once(config: ClusterConfig, first: Month, last: Month) -> dict[tuple[str, str], list]:
+    """(outcome, size bucket) -> [attempts, GPU-hours] of the range's GPU attempts, each once: its
+    last row in the range (fct_attempts, one per month it touches) decides its outcome and bucket,
+    its rows' GPU-hours all count."""
+    final: dict[str, dict] = {}
+    gpu_hours: dict[str, float] = defaultdict(float)
+    for r in rows(
+        config,
+        f"select * from fct_attempts where is_gpu_attempt and {months_sql(first, last)} order by month",
+    ):
+        final[r["attempt_id"]] = r
+        gpu_hours[r["attempt_id"]] += r["gpu_seconds"] / 3600
+    counted: dict[tuple[str, str], list] = defaultdict(lambda: [0, 0.0])
+    for attempt, r in final.items():
+        counted[r["outcome"], r["size_bucket"]][0] += 1
+        counted[r["outcome"], r["size_bucket"]][1] += gpu_hours[attempt]
+    return counted
+
+
 def truth_failures(truth: dict, months: list[str]) -> list[dict]:
     """The infrastructure failures the rules find in the months, with their cause and GPUs: the
     attributable ones, and the attempts that failed for their own reasons with a critical signal
@@ -200,9 +220,9 @@ def test_mttf_by_size_equals_the_truth(history, first: Month, last: Month) -> No
             node_days[bucket] += figures["node_days"]
     failures = Counter(BUCKET_OF[f["gpus"]] for f in truth_failures(truth, months))
     monthly: dict[str, list[int | float]] = defaultdict(lambda: [0, 0.0])
-    for r in monthly_rows(config, "fct_period_mttf_by_size", first, last):
-        monthly[r["size_bucket"]][0] += r["attempts"]
-        monthly[r["size_bucket"]][1] += r["gpu_hours"]
+    for (_, bucket), (attempts, gpu_hours) in attempts_once(config, first, last).items():
+        monthly[bucket][0] += attempts
+        monthly[bucket][1] += gpu_hours
 
     study = history["studies"][first, last]["fct_period_mttf_by_size"]
     assert sorted(r["size_bucket"] for r in study) == sorted(monthly)  # the buckets with attempts
@@ -276,21 +296,27 @@ def test_ettr_of_runs_that_ended_in_the_range_equals_the_truth(history, first: M
 
 
 @pytest.mark.parametrize("first,last", RANGES, ids=lambda m: str(m))
-def test_job_mix_sums_the_months(history, first: Month, last: Month) -> None:
+def test_job_mix_counts_each_attempt_once(history, first: Month, last: Month) -> None:
+    """Each attempt once, under its final outcome in the range with all its GPU-hours there: only
+    those still running at the range's end are open (the months' periods summed would list an
+    attempt across a month end open in the earlier month and again with its outcome)."""
     config, tables = history["config"], history["studies"][first, last]
-    summed: dict[tuple[str, str], list] = defaultdict(lambda: [0, 0.0])
-    for r in monthly_rows(config, "fct_period_job_mix", first, last):
-        summed[r["outcome"], r["size_bucket"]][0] += r["attempts"]
-        summed[r["outcome"], r["size_bucket"]][1] += r["gpu_hours"]
+    summed = attempts_once(config, first, last)
+    monthly_open = sum(
+        r["attempts"] for r in monthly_rows(config, "fct_period_job_mix", first, last) if r["outcome"] == "open"
+    )
     [totals] = tables["totals"]
     study = {(r["outcome"], r["size_bucket"]): r for r in tables["fct_period_job_mix"]}
     assert set(study) == set(summed)
     for key, (attempts, gpu_hours) in summed.items():
         r = study[key]
         assert (r["attempts"], r["gpu_hours"]) == (attempts, pytest.approx(gpu_hours, rel=1e-12)), key
-        assert r["attempt_share"] == pytest.approx(attempts / totals["attempts"], rel=1e-12)
+        assert r["attempt_share"] == pytest.approx(attempts / totals["gpu_attempts"], rel=1e-12)
         assert r["gpu_hours_share"] == pytest.approx(gpu_hours / totals["gpu_hours"], rel=1e-12, abs=1e-15)
-    assert sum(r["attempts"] for r in study.values()) == totals["attempts"]
+    assert sum(r["attempts"] for r in study.values()) == totals["gpu_attempts"]
+    last_open = [r for r in monthly_rows(config, "fct_period_job_mix", last, last) if r["outcome"] == "open"]
+    assert sum(r["attempts"] for k, r in study.items() if k[0] == "open") == sum(r["attempts"] for r in last_open)
+    assert monthly_open > sum(r["attempts"] for r in last_open)  # attempts across a month end in the range
 
 
 @pytest.mark.parametrize("first,last", RANGES, ids=lambda m: str(m))

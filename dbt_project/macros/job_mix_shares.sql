@@ -17,7 +17,7 @@
             {%- endfor %}
             cast(sum(facts.attempts) as bigint) as attempts,
             cast(sum(facts.gpu_seconds) as bigint) as gpu_seconds
-        from {{ period_rows('(' ~ job_mix_by_month(by) ~ ')') }}
+        from {{ period_rows('(' ~ job_mix_by_month(by) ~ ')', as_final=true) }}
         group by periods.period_id{% for column in by %}, facts.{{ column }}{% endfor %}
     ) as summed
 {%- endmacro %}
@@ -25,12 +25,14 @@
 {% macro job_mix_by_month(by) -%}
     select
         month,
+        final_month,
+        final_until,
         {%- for column in by %}
         {{ column }},
         {%- endfor %}
-        count(*) as attempts,
+        cast(sum(case when is_final then 1 else 0 end) as bigint) as attempts,
         cast(sum(gpu_seconds) as bigint) as gpu_seconds
-    from {{ ref('fct_attempts') }}
+    from {{ ref('fct_range_attempts') }}
     where is_gpu_attempt
-    group by month{% for column in by %}, {{ column }}{% endfor %}
+    group by month, final_month, final_until{% for column in by %}, {{ column }}{% endfor %}
 {%- endmacro %}

@@ -71,6 +71,7 @@ class Exposure:
     paper_node_days: float
     gpu_infra_failures: int  # infrastructure failures of GPU attempts
     within: str = "this month"  # the period, in words
+    gpu_jobs: int | None = None  # distinct jobs with a GPU attempt (None: as many as gpu_attempts)
 
     @property
     def node_sources(self) -> bool:
@@ -90,6 +91,7 @@ def exposure(inputs: Collection[str], totals: dict, r_f: dict, within: str = "th
         paper_node_days=r_f["paper"]["node_days"] or 0.0,
         gpu_infra_failures=r_f["all"]["failures"] or 0,
         within=within,
+        gpu_jobs=totals.get("gpu_jobs"),
     )
 
 
@@ -175,7 +177,8 @@ def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
         )
     if code == "no_gpu_jobs":
         return f"no GPU job ran {e.within}"
-    jobs = f"{_plural(e.gpu_attempts, 'GPU job')} on " if e.gpu_attempts is not None else ""
+    counted = e.gpu_jobs if e.gpu_jobs is not None else e.gpu_attempts
+    jobs = f"{_plural(counted, 'GPU job')} on " if counted is not None else ""
     return f"{jobs}{_days(e.gpu_node_days)} GPU node-days {e.within}: too little to measure a failure rate ({needed})"
 
 

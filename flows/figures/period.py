@@ -82,6 +82,7 @@ TOTALS = Mart(
         *("infra_failures", "cpu_only_nodes", "open_attempts", "unknown_states"),
     ),
 )
+GPU_JOBS = Mart("fct_period_totals", ("gpu_jobs",))
 EXPOSURE = Mart(
     "fct_period_node_failure_rate",
     (
@@ -141,7 +142,9 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
     (flows/figures/measured.py): an unmeasured one is null or [] and named in `not_measured`."""
     period_totals = totals(con, period)
     r_f = node_failure_rate(con, period, params)
-    seen = exposure(inputs, period_totals, r_f, within=WITHIN[period.kind])
+    # the distinct GPU jobs name the exposure in a reason's words; metrics.json counts attempts
+    (jobs,) = period.rows(con, GPU_JOBS)
+    seen = exposure(inputs, period_totals | jobs, r_f, within=WITHIN[period.kind])
     gaps = not_measured(seen, params)
     r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
     figures = {

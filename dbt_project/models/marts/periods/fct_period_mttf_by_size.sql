@@ -2,22 +2,26 @@
 -- attempts (integer seconds, exact in any order), GPU-hours and GPU node-days, and its
 -- infrastructure failures, summed over the period's months built, and MTTF = runtime / failures
 -- (macro mttf_hours; null without a failure: the report then shows a bound). The buckets with
--- attempts in the period; GPU attempts only (is_gpu_attempt): no bucket 0.
+-- attempts in the period; GPU attempts only (is_gpu_attempt): no bucket 0. Each attempt counts
+-- once, in the bucket of its final row in the period (fct_range_attempts); runtime is each month's
+-- part, summed.
 
 with by_month as (
 
     select
         month,
+        final_month,
+        final_until,
         size_bucket,
-        count(*) as attempts,
-        cast(sum(case when is_open then 0 else 1 end) as bigint) as ended_attempts,
+        cast(sum(case when is_final then 1 else 0 end) as bigint) as attempts,
+        cast(sum(case when is_final and not is_open then 1 else 0 end) as bigint) as ended_attempts,
         cast(sum(runtime_seconds) as bigint) as runtime_seconds,
         cast(sum(gpu_seconds) as bigint) as gpu_seconds,
         cast(sum(gpu_node_seconds) as bigint) as gpu_node_seconds,
-        cast(sum(case when is_infra_failure then 1 else 0 end) as bigint) as infra_failures
-    from {{ ref('fct_attempts') }}
+        cast(sum(case when is_final and is_infra_failure then 1 else 0 end) as bigint) as infra_failures
+    from {{ ref('fct_range_attempts') }}
     where is_gpu_attempt
-    group by month, size_bucket
+    group by month, final_month, final_until, size_bucket
 
 ),
 
@@ -32,7 +36,7 @@ summed as (
         cast(sum(facts.gpu_seconds) as bigint) as gpu_seconds,
         cast(sum(facts.gpu_node_seconds) as bigint) as gpu_node_seconds,
         cast(sum(facts.infra_failures) as bigint) as infra_failures
-    from {{ period_rows('by_month') }}
+    from {{ period_rows('by_month', as_final=true) }}
     group by periods.period_id, facts.size_bucket
 
 )

@@ -1,27 +1,34 @@
--- Each period (dim_periods) in totals, summed over its months built: attempts, split into GPU
--- attempts and CPU-only ones (is_gpu_attempt, the rule of int_attempts_month_scoped: the GPU figures
--- count only the former), GPU-hours, the GPU attempts' node-days and infrastructure failures,
--- attempts still running at a month's dump, attempts whose Slurm state the taxonomy does not know,
--- the health events with the share no taxonomy rule classified, and the CPU-only nodes seen (not
--- dim_nodes.is_gpu_node; the most of any month, as the fleet's nodes). An attempt across a month end
--- counts in each month it touches (open in the earlier ones).
+-- Each period (dim_periods) in totals over its months built: attempts, split into GPU attempts and
+-- CPU-only ones (is_gpu_attempt, the rule of int_attempts_month_scoped: the GPU figures count only
+-- the former), the distinct GPU jobs, GPU-hours, the GPU attempts' node-days and infrastructure
+-- failures, attempts still running at the period's end, attempts whose Slurm state the taxonomy
+-- does not know, the health events with the share no taxonomy rule classified, and the CPU-only
+-- nodes seen (not dim_nodes.is_gpu_node; the most of any month, as the fleet's nodes). Each attempt
+-- and job counts once, as its final row in the period (fct_range_attempts): an attempt across a
+-- month end is open in a month's period and counts with its outcome in a range holding its end;
+-- exposure is each month's part, summed.
 
 with attempts as (
 
     select
-        month,
-        count(*) as attempts,
-        cast(coalesce(sum(case when is_gpu_attempt then 1 else 0 end), 0) as bigint) as gpu_attempts,
-        cast(coalesce(sum(case when is_gpu_attempt then 0 else 1 end), 0) as bigint) as cpu_only_attempts,
-        cast(coalesce(sum(gpu_seconds), 0) as bigint) as gpu_seconds,
+        periods.period_id,
+        cast(coalesce(sum(case when facts.is_final then 1 else 0 end), 0) as bigint) as attempts,
+        cast(coalesce(sum(case when facts.is_final and facts.is_gpu_attempt then 1 else 0 end), 0) as bigint)
+            as gpu_attempts,
+        cast(coalesce(sum(case when facts.is_final and not facts.is_gpu_attempt then 1 else 0 end), 0) as bigint)
+            as cpu_only_attempts,
+        cast(coalesce(sum(case when facts.job_until > periods.last_month then 1 else 0 end), 0) as bigint)
+            as gpu_jobs,
+        cast(coalesce(sum(facts.gpu_seconds), 0) as bigint) as gpu_seconds,
         -- gpu_node_seconds is 0 for a CPU-only attempt: fct_period_node_failure_rate's all_node_days
-        cast(coalesce(sum(gpu_node_seconds), 0) as bigint) as gpu_node_seconds,
-        cast(coalesce(sum(case when is_infra_failure and is_gpu_attempt then 1 else 0 end), 0) as bigint)
+        cast(coalesce(sum(facts.gpu_node_seconds), 0) as bigint) as gpu_node_seconds,
+        cast(coalesce(sum(case when facts.is_final and facts.is_infra_failure and facts.is_gpu_attempt then 1 else 0 end), 0) as bigint)
             as infra_failures,
-        cast(coalesce(sum(case when is_open then 1 else 0 end), 0) as bigint) as open_attempts,
-        cast(coalesce(sum(case when outcome = 'unknown' then 1 else 0 end), 0) as bigint) as unknown_states
-    from {{ ref('fct_attempts') }}
-    group by month
+        cast(coalesce(sum(case when facts.is_final and facts.is_open then 1 else 0 end), 0) as bigint) as open_attempts,
+        cast(coalesce(sum(case when facts.is_final and facts.outcome = 'unknown' then 1 else 0 end), 0) as bigint)
+            as unknown_states
+    from {{ period_rows(ref('fct_range_attempts'), as_final=true) }}
+    group by periods.period_id
 
 ),
 
@@ -52,19 +59,10 @@ by_month as (
 
     select
         months.month,
-        attempts.attempts,
-        attempts.gpu_attempts,
-        attempts.cpu_only_attempts,
-        attempts.gpu_seconds,
-        attempts.gpu_node_seconds,
-        attempts.infra_failures,
-        attempts.open_attempts,
-        attempts.unknown_states,
         events.health_events,
         events.unclassified_health_events,
         nodes.cpu_only_nodes
     from {{ ref('fct_months_built') }} as months
-    left join attempts on attempts.month = months.month
     left join nodes on nodes.month = months.month
     left join events on events.month = months.month
 
@@ -79,14 +77,6 @@ summed as (
         periods.last_month,
         periods.window_months,
         count(*) as months_built,
-        cast(coalesce(sum(facts.attempts), 0) as bigint) as attempts,
-        cast(coalesce(sum(facts.gpu_attempts), 0) as bigint) as gpu_attempts,
-        cast(coalesce(sum(facts.cpu_only_attempts), 0) as bigint) as cpu_only_attempts,
-        cast(coalesce(sum(facts.gpu_seconds), 0) as bigint) / 3600e0 as gpu_hours,
-        cast(coalesce(sum(facts.gpu_node_seconds), 0) as bigint) / 86400e0 as gpu_node_days,
-        cast(coalesce(sum(facts.infra_failures), 0) as bigint) as infra_failures,
-        cast(coalesce(sum(facts.open_attempts), 0) as bigint) as open_attempts,
-        cast(coalesce(sum(facts.unknown_states), 0) as bigint) as unknown_states,
         cast(coalesce(sum(facts.health_events), 0) as bigint) as health_events,
         cast(coalesce(sum(facts.unclassified_health_events), 0) as bigint) as unclassified_health_events,
         cast(coalesce(max(facts.cpu_only_nodes), 0) as bigint) as cpu_only_nodes
@@ -96,6 +86,24 @@ summed as (
 )
 
 select
-    summed.*,
-    {{ share('unclassified_health_events', 'health_events') }} as unclassified_share
+    summed.period_id,
+    summed.kind,
+    summed.first_month,
+    summed.last_month,
+    summed.window_months,
+    summed.months_built,
+    coalesce(attempts.attempts, 0) as attempts,
+    coalesce(attempts.gpu_attempts, 0) as gpu_attempts,
+    coalesce(attempts.cpu_only_attempts, 0) as cpu_only_attempts,
+    coalesce(attempts.gpu_jobs, 0) as gpu_jobs,
+    coalesce(attempts.gpu_seconds, 0) / 3600e0 as gpu_hours,
+    coalesce(attempts.gpu_node_seconds, 0) / 86400e0 as gpu_node_days,
+    coalesce(attempts.infra_failures, 0) as infra_failures,
+    coalesce(attempts.open_attempts, 0) as open_attempts,
+    coalesce(attempts.unknown_states, 0) as unknown_states,
+    summed.health_events,
+    summed.unclassified_health_events,
+    summed.cpu_only_nodes,
+    {{ share('summed.unclassified_health_events', 'summed.health_events') }} as unclassified_share
 from summed
+left join attempts on attempts.period_id = summed.period_id
