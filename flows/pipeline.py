@@ -37,6 +37,7 @@ from flows.delivery.deliver import (
 from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
 from flows.figures.month_metrics import MonthFigures, month_figures
+from flows.figures.summary import counts_line
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive
@@ -300,7 +301,6 @@ def monthly_report(
         "metrics": str(paths["metrics"]),
         "dbt": dbt_statuses,
         "delivery": str(delivery),
-        "attempts": figures.metrics["totals"]["attempts"],
-        "infra_failures": figures.metrics["totals"]["infra_failures"],
+        "counts": counts_line(figures.metrics),  # the attempts and failures as every output says them
         "stage_seconds": run.seconds,
     }

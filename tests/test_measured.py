@@ -152,12 +152,12 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
             rates(10.2),
             dict.fromkeys(("node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "thin_gpu_exposure"),
         ),
-        # no GPU job at all
+        # no GPU job at all: no count of infrastructure failures either (nothing a failure could end)
         (
             ALL_INPUTS,
             {"gpu_attempts": 0},
             rates(0.0),
-            dict.fromkeys(("node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "no_gpu_jobs"),
+            dict.fromkeys(("totals.infra_failures", "node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "no_gpu_jobs"),
         ),
         # the marts before gpu_attempts: zero node-days is no GPU job
         (
@@ -187,8 +187,9 @@ def test_the_thresholds_are_config_keys():
 
 
 def test_the_reasons_are_in_words():
-    gaps = not_measured(exposure(JOBS_ONLY, {"gpu_attempts": 2}, rates(10.2)), PARAMS)
+    gaps = not_measured(exposure(JOBS_ONLY, {"gpu_attempts": 2}, rates(10.2), gpu_ended_attempts=0), PARAMS)
     assert set(gaps) == set(FIGURES)
+    assert gaps["totals.infra_failures"] == "no GPU attempt ended this month (2 GPU attempts still running at its end)"
     assert gaps["node_failure_rate.all"] == f"{THIN}, [analysis] min_gpu_node_days)"
     assert gaps["fleet_fault_rate"].startswith(NO_NODE_SOURCE)
     assert (
@@ -425,7 +426,7 @@ def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path, fresh_warehous
     prom = (report_dir / "metrics.prom").read_text()
 
     node_days = metrics["not_measured"]["node_failure_rate.all"]
-    assert set(metrics["not_measured"]) == set(FIGURES), metrics["not_measured"]
+    assert set(metrics["not_measured"]) == set(FIGURES) - {"totals.infra_failures"}, metrics["not_measured"]
     assert metrics["fleet_fault_rate"]["value"] is None and metrics["fleet_fault_rate"]["not_measured"]
     assert metrics["node_failure_rate"]["all"]["value"] is None and metrics["mttf_by_size"] == []
     assert re.match(r"(\d GPU jobs? on )?[\d.]+ GPU node-days this month: too little", node_days), node_days
