@@ -143,9 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         as_of=dumped_at,
         no_jobs_ran=args.no_jobs_ran,
     )
-    print(
-        f"{summary['cluster']} {summary['month']}: {summary['counts']}; {summary['delivery']}"
-    )
+    print(f"{summary['cluster']} {summary['month']}: {summary['counts']}; {summary['delivery']}")
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
     print(f"report:  {summary['report']}")
     print(f"metrics: {summary['metrics']}")
