@@ -16,9 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA_DIR
+from conftest import DATA_DIR, session_directory
 
 from flows.core.config import AnalysisConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.document import figures_of
 from flows.figures.measured import (
@@ -400,27 +401,37 @@ def keep_gpus_of_first(sacct: Path, jobs: int) -> None:
     sacct.write_text("\n".join(lines) + "\n")
 
 
-@pytest.mark.slow  # builds a month
-def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path, fresh_warehouse):
-    """The issue's mostly-CPU month, built: only job records, 2 GPU jobs. Before: "data quality:
-    ok", "No infrastructure failures this month: the node failure rate is below ...", the fleet's
-    fault rate 0.00 over every node."""
+def thin_month_built(tmp_path_factory) -> tuple[Path, Path, str]:
+    """A month of only job records with 2 GPU jobs, built by the pipeline once per session (its report
+    directory, its config and the run's line of counts; tests/test_outputs_agree.py walks it too)."""
     from flows.demo import write_demo_config
     from flows.pipeline import monthly_report
     from simulator import SimParams, simulate
 
     month = Month.parse("2026-10")
-    config = write_demo_config(tmp_path, "thin", tmp_path / "reports")
-    # only the job records: the first [[sources]] of the demo's config
-    text = config.read_text()
-    config.write_text(re.sub(r"\n\[\[sources\]\]\nkind = \"(?!sacct_psv)[^\n]*\npath = [^\n]*\n", "\n", text))
-    assert config.read_text().count("[[sources]]") == 1
-    fresh_warehouse(config)
-    sim = tmp_path / "sim" / "thin" / str(month)
-    simulate(SimParams("thin", month, nodes=8, seed=3, r_f=0.0, lemon_fraction=0.0), sim)
-    keep_gpus_of_first(sim / "sacct.psv", 2)
-    summary = monthly_report(cluster="thin", config=str(config), month=str(month))
-    report_dir = Path(summary["report"]).parent
+    with session_directory(tmp_path_factory, "thin-month") as root:
+        config, done = root / "thin.toml", root / "built.json"
+        if not done.exists():
+            write_demo_config(root, "thin", root / "reports")
+            # only the job records: the first [[sources]] of the demo's config
+            text = config.read_text()
+            config.write_text(re.sub(r"\n\[\[sources\]\]\nkind = \"(?!sacct_psv)[^\n]*\npath = [^\n]*\n", "\n", text))
+            assert config.read_text().count("[[sources]]") == 1
+            sim = root / "sim" / "thin" / str(month)
+            simulate(SimParams("thin", month, nodes=8, seed=3, r_f=0.0, lemon_fraction=0.0), sim)
+            keep_gpus_of_first(sim / "sacct.psv", 2)
+            summary = monthly_report(cluster="thin", config=str(config), month=str(month))
+            done.write_text(json.dumps({"counts": summary["counts"]}))
+        counts = json.loads(done.read_text())["counts"]
+    return load_config(config).report_dir(month), config, counts
+
+
+@pytest.mark.slow  # builds a month
+def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path_factory):
+    """The issue's mostly-CPU month, built: only job records, 2 GPU jobs. Before: "data quality:
+    ok", "No infrastructure failures this month: the node failure rate is below ...", the fleet's
+    fault rate 0.00 over every node."""
+    report_dir, _, _ = thin_month_built(tmp_path_factory)
     metrics = json.loads((report_dir / "metrics.json").read_text())
     text, html = (report_dir / "report.txt").read_text(), words((report_dir / "report.html").read_text())
     prom = (report_dir / "metrics.prom").read_text()

@@ -233,6 +233,7 @@ KEEP = {
     "lost_goodput": ("estimator",),
     "lemon_nodes": ("window_start", "window_end", "window_days"),
     "node_repairs": ("unit",),
+    "breakdowns": ("top",),  # how many keys a dimension shows: [analysis] breakdown_top
 }
 
 
