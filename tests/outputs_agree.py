@@ -26,13 +26,14 @@ from flows.core.config_file import load_config
 from flows.delivery.deliver import webhook_text
 from flows.delivery.fingerprint import Figures
 from flows.delivery.subject import MonthSubject
-from flows.figures.document import MonthDocument, figures_of
+from flows.figures.document import MonthDocument, StudyDocument, figures_of
 from flows.figures.figure_types import PeriodFigures
 from flows.figures.formats import FORMATS
 from flows.figures.measured import FIGURES, KEEP
-from flows.figures.summary import HEADLINE_FIGURES, counts_line
+from flows.figures.summary import HEADLINE_FIGURES, counts_line, headline_lines
 from flows.publish.archive import render_index, scan
 from flows.report.openmetrics import PREFIX, SERIES
+from flows.report.render import Report
 
 NOT_MEASURED = re.compile(r"\W*not measured", re.I)
 
@@ -62,8 +63,9 @@ def numbers(value, keep: tuple[str, ...] = ()) -> list:
     return [n for k, v in value.items() if k not in keep and k != "trailing" for n in numbers(v)]
 
 
-def walked_figures(document: MonthDocument) -> list[str]:
-    """The figure paths walked: those a rule covers, and every count of the totals."""
+def walked_figures(document: PeriodFigures) -> list[str]:
+    """The figure paths walked of a period (a month, a study's cluster): those a rule covers, and
+    every count of the totals."""
     return [*FIGURES, *(f"totals.{name}" for name in type(document.totals).model_fields)]
 
 
@@ -178,3 +180,42 @@ def assert_outputs_agree(report_dir: Path, config: Path, console: str | None = N
             value = re.escape(FORMATS[item.format](item.value))
             assert re.search(value + " " + stem, console_text), (item.label, console_text)
     return sorted(gaps)
+
+
+def assert_study_agrees(report: Report) -> None:
+    """The walk of a study (flows/report/study_report.py render_study): each cluster's figures not
+    measured are null in metrics.json and said, with why, in the page, the email and the text; each
+    headline figure of a cluster is not measured exactly with one of its reasons, with no value,
+    and the page, the email, the text and the chat message's lines say so or show its value."""
+    document = report.document
+    assert isinstance(document, StudyDocument)
+    figures = figures_of(document)
+    texts = {
+        "study.html": text_of(report.html),
+        "email.html": text_of(report.email_html),
+        "study.txt": re.sub(r"\s+", " ", report.text),
+        "webhook": " ".join(headline_lines(figures)),
+    }
+    for name, cluster in document.clusters.items():
+        gaps = cluster.not_measured
+        for path in walked_figures(cluster):
+            value = at(figures["clusters"][name], path)
+            if path in gaps:
+                assert numbers(value, KEEP.get(path.split(".")[0], ())) == [], (name, path, value)
+                for output in ("study.html", "email.html", "study.txt"):
+                    assert gaps[path] in texts[output], (output, name, path)
+            else:
+                assert value is not None, (name, path)
+        for item in document.summary.headline:
+            if not item.label.startswith(f"{name} "):
+                continue
+            assert (item.not_measured is None) == (item.value is not None), item.label
+            assert item.not_measured is None or item.not_measured in gaps.values(), item.label
+            for output in texts:
+                shown = says(texts[output], item.label)
+                if item.not_measured:
+                    assert any(NOT_MEASURED.match(s) for s in shown), (output, item.label, shown)
+                    assert not any(re.match(r"\W*\d", s) for s in shown), (output, item.label, shown)
+                else:
+                    value = FORMATS[item.format](item.value)
+                    assert any(re.match(r"\W*" + re.escape(value), s) for s in shown), (output, item.label, shown)

@@ -24,12 +24,13 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA_DIR, session_directory
-from outputs_agree import assert_outputs_agree, text_of
+from outputs_agree import assert_outputs_agree, assert_study_agrees, text_of
 from test_first_month_texts import cpu_only_month
 from test_measured import JOBS_ONLY, PARAMS, golden_month, thin
 
 from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.report.render import write_report
+from flows.report.study_report import render_study
 
 XDMOD = DATA_DIR / "xdmod" / "accounting-logs.log"  # a CPU-only cluster's real dump: 3 records end in 2015-07
 
@@ -130,6 +131,15 @@ def test_every_output_says_the_same_of_every_figure(month: str, tmp_path, tmp_pa
         report_dir, config, console = rendered(month, tmp_path)
     gaps = assert_outputs_agree(report_dir, config, console)
     assert PREMISE[month] <= set(gaps), gaps  # the month is what its name says
+
+
+@pytest.mark.parametrize("study", ["thin", "cpu-only"])
+def test_every_output_of_a_study_says_the_same_of_every_figure(study: str, without_charts):
+    """The study's page, email, text, metrics.json and chat message, of tests/test_study_thin.py's
+    studies: one cluster thin, and both CPU-only."""
+    from test_study_thin import cpu_only_study, thin_study
+
+    assert_study_agrees(render_study(thin_study() if study == "thin" else cpu_only_study()))
 
 
 # --- the measured cases, each on its own ---------------------------------------------------------

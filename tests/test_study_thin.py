@@ -124,11 +124,16 @@ def cpu_only(figures: dict) -> dict:
     return figures
 
 
-def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
+def cpu_only_study() -> dict:
+    """The golden study with both clusters CPU-only, with only job records."""
     study = json.loads(GOLDEN.read_text())
     clusters = {name: cpu_only(figures) for name, figures in study["clusters"].items()}
     months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
-    study = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+    return json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+
+
+def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
+    study = cpu_only_study()
     assert set(study["side_by_side"]["unmeasured_everywhere"]) >= {"mttf_by_size", "breakdowns", "lemon_nodes"}
     report = render_study(study)
     html = text_of(report.html)
