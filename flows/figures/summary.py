@@ -136,10 +136,11 @@ def counts_line(metrics: dict) -> str:
     progress line and a backfill's outcomes print it: "not measured" and why where metrics.json says so."""
     failures = metrics["totals"]["infra_failures"]
     why = metrics.get("not_measured", {}).get("totals.infra_failures")
-    said = f"infrastructure failures not measured ({why})" if why or failures is None else None
-    return f"{counted(metrics['totals']['attempts'], 'attempt')}, " + (
-        said or counted(failures, "infrastructure failure")
-    )
+    if why or failures is None:
+        said = "infrastructure failures not measured" + (f" ({why})" if why else "")
+    else:
+        said = counted(failures, "infrastructure failure")
+    return f"{counted(metrics['totals']['attempts'], 'attempt')}, {said}"
 
 
 def headline_lines(metrics: dict) -> list[str]:
