@@ -173,7 +173,7 @@ def assert_outputs_agree(report_dir: Path, config: Path, console: str | None = N
     for item in named:
         stem = re.escape(item.label.lower().rstrip("s")) + "s?"
         if item.not_measured:
-            said = re.search(stem + r" not measured \(" + re.escape(item.not_measured.lower()), console_text)
+            said = re.search(stem + r" not measured: " + re.escape(item.not_measured.lower()), console_text)
             assert said, (item.label, console_text)
             assert not re.search(r"\d " + stem, console_text), (item.label, console_text)
         else:

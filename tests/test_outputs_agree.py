@@ -162,7 +162,7 @@ def test_a_cpu_only_month_exports_no_0_infrastructure_failures(tmp_path_factory)
     assert metrics["totals"]["infra_failures"] is None
     assert metrics["not_measured"]["totals.infra_failures"] == "no GPU job ran this month"
     assert not samples((report_dir / "metrics.prom").read_text(), "infrastructure_failures")
-    assert "xdmod 2015-07: 3 attempts, infrastructure failures not measured (no GPU job ran this month)" in console
+    assert "xdmod 2015-07: 3 attempts, infrastructure failures not measured: no GPU job ran this month;" in console
     assert "0 infrastructure failures" not in console
     assert "Infrastructure failures: not measured: no GPU job ran this month" in (report_dir / "report.txt").read_text()
 

@@ -137,7 +137,7 @@ def counts_line(metrics: dict) -> str:
     failures = metrics["totals"]["infra_failures"]
     why = metrics.get("not_measured", {}).get("totals.infra_failures")
     if why or failures is None:
-        said = "infrastructure failures not measured" + (f" ({why})" if why else "")
+        said = "infrastructure failures not measured" + (f": {why}" if why else "")
     else:
         said = counted(failures, "infrastructure failure")
     return f"{counted(metrics['totals']['attempts'], 'attempt')}, {said}"
