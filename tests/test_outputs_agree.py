@@ -26,7 +26,8 @@ import pytest
 from conftest import DATA_DIR, session_directory
 from outputs_agree import assert_outputs_agree, assert_study_agrees, text_of
 from test_first_month_texts import cpu_only_month
-from test_measured import JOBS_ONLY, PARAMS, golden_month, thin
+from test_measured import JOBS_ONLY, PARAMS, golden_month, thin, thin_month_built
+from test_report import OCTOBER, built_months
 
 from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.report.render import write_report
@@ -72,19 +73,9 @@ def rendered(name: str, root: Path) -> tuple[Path, Path, str | None]:
 
 def demo_month(tmp_path_factory) -> tuple[Path, Path, str | None]:
     """October of tests/test_report.py's demo cluster (built once per session)."""
-    from test_report import OCTOBER, built_months
-
     report_dir = built_months(tmp_path_factory)[str(OCTOBER)]
     config = json.loads((report_dir.parents[2] / "built.json").read_text())["config"]
     return report_dir, Path(config), None
-
-
-def thin_month(tmp_path_factory) -> tuple[Path, Path, str | None]:
-    """tests/test_measured.py's month of 2 GPU jobs on 0.2 node-days, jobs only (built once per session)."""
-    from test_measured import thin_month_built
-
-    report_dir, config, counts = thin_month_built(tmp_path_factory)
-    return report_dir, config, counts
 
 
 def cpu_only_month_built(tmp_path_factory) -> tuple[Path, Path, str | None]:
@@ -108,7 +99,9 @@ def cpu_only_month_built(tmp_path_factory) -> tuple[Path, Path, str | None]:
     return root / "reports" / "xdmod" / "2015-07", config, console.read_text()
 
 
-BUILT = {"demo": demo_month, "thin": thin_month, "cpu-only": cpu_only_month_built}
+# the months the pipeline built: the demo's, tests/test_measured.py's of 2 GPU jobs on 0.2 node-days
+# (jobs only, with `run`'s line of counts), the XDMoD dump's
+BUILT = {"demo": demo_month, "thin": thin_month_built, "cpu-only": cpu_only_month_built}
 # what each month is: figures it cannot measure (its premise)
 PREMISE = {
     "demo": set(),
