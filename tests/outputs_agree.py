@@ -28,7 +28,7 @@ from flows.delivery.fingerprint import Figures
 from flows.delivery.subject import MonthSubject
 from flows.figures.document import MonthDocument, StudyDocument, figures_of
 from flows.figures.figure_types import PeriodFigures
-from flows.figures.formats import FORMATS
+from flows.figures.formats import FORMATS, fmt_dec
 from flows.figures.measured import FIGURES, KEEP
 from flows.figures.summary import HEADLINE_FIGURES, counts_line, headline_lines
 from flows.publish.archive import render_index, scan
@@ -120,6 +120,9 @@ def assert_outputs_agree(report_dir: Path, config: Path, console: str | None = N
             assert gaps[path], path
         else:  # a count measured is a number, never a null read as "–"
             assert value is not None, path
+            if isinstance(value, dict) and value.get("value") is not None:  # a rate: the pages show its value
+                for name in ("report.html", "email.html", "report.txt"):
+                    assert fmt_dec(value["value"]) in texts[name], (name, path, value["value"])
 
     # metrics.prom: each series' figures are figures of the document; a sample of one not measured is
     # absent, every other is the document's value
