@@ -15,7 +15,6 @@ from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config, starter_config
 from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError
 from flows.core.prefect_api import start_api, wait_for_api
-from flows.core.words import counted
 from flows.edge import checked_month, checked_range, checked_study
 from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, server_probes, source_problems
@@ -144,10 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         as_of=dumped_at,
         no_jobs_ran=args.no_jobs_ran,
     )
-    print(
-        f"{summary['cluster']} {summary['month']}: {counted(summary['attempts'], 'attempt')}, "
-        f"{counted(summary['infra_failures'], 'infrastructure failure')}; {summary['delivery']}"
-    )
+    print(f"{summary['cluster']} {summary['month']}: {summary['counts']}; {summary['delivery']}")
     if summary["period_notice"]:
         print(summary["period_notice"])
     print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))

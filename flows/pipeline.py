@@ -38,6 +38,7 @@ from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
 from flows.figures.coverage import observed_period
 from flows.figures.month_metrics import MonthFigures, month_figures
+from flows.figures.summary import counts_line
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive
@@ -296,8 +297,7 @@ def monthly_report(
         "metrics": str(paths["metrics"]),
         "dbt": dbt_statuses,
         "delivery": str(delivery),
-        "attempts": figures.metrics["totals"]["attempts"],
-        "infra_failures": figures.metrics["totals"]["infra_failures"],
+        "counts": counts_line(figures.metrics),  # the attempts and failures as every output says them
         "period_notice": observed_period(report, manifest)["notice"],  # what the report says of a partial month
         "stage_seconds": run.seconds,
     }

@@ -14,6 +14,7 @@ from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import Month
 from flows.core.words import counted
+from flows.figures.summary import counts_line
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
 progress = escaped_logger("flows.progress")
@@ -82,10 +83,7 @@ def stage_counts(stage: str, result) -> str:
         passed = sum(q.successful for q in result)
         return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {counted(len(result), 'suite')}"
     if stage == "metrics":
-        totals = result.metrics["totals"]
-        return (
-            f"{counted(totals['attempts'], 'attempt')}, {counted(totals['infra_failures'], 'infrastructure failure')}"
-        )
+        return counts_line(result.metrics)
     if stage == "render":
         return f"{result['report']} (in place once delivery is decided)"
     return str(result)
@@ -120,9 +118,7 @@ def month_outcome(config: ClusterConfig, month: Month, state, built: str, delive
     summary = state.result()
     changed = summary["changed"]  # None: not built before
     changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
-    counts = (
-        f"{counted(summary['attempts'], 'attempt')}, {counted(summary['infra_failures'], 'infrastructure failure')}"
-    )
+    counts = summary["counts"]
     seconds = sum(summary["stage_seconds"].values())
     return {
         "month": str(month),

@@ -54,6 +54,7 @@ MIN_GPU_NODE_DAYS = 100.0
 LEMON_MIN_INFRA_FAILURES = 10
 # Every figure a rule covers, by its path in metrics.json, in the pipeline's order
 MEASURED_FIGURES = (
+    "totals.infra_failures",
     "node_failure_rate.paper",
     "node_failure_rate.all",
     "fleet_fault_rate",
@@ -83,12 +84,22 @@ GPU_EXPOSURE_FIGURES = (
 
 
 def not_measurable(
-    node_source: bool, gpu_attempts: int, gpu_node_days: float, paper_node_days: float, gpu_infra_failures: int
+    node_source: bool,
+    gpu_attempts: int,
+    gpu_node_days: float,
+    paper_node_days: float,
+    gpu_infra_failures: int,
+    gpu_ended_attempts: int,
 ) -> dict[str, str]:
     """figure path -> reason code, for each figure a month's inputs cannot support: `node_source` is
     whether its dump has node events or health logs; the rest are its GPU attempts, their node-days
-    (all, and of jobs above PAPER_MIN_GPUS) and the infrastructure failures the pipeline counts of them."""
+    (all, and of jobs above PAPER_MIN_GPUS), the infrastructure failures the pipeline counts of them
+    and its GPU attempts that ended in the month (none: its count of failures is unknown, not 0)."""
     codes: dict[str, str] = {}
+    if gpu_attempts == 0:
+        codes["totals.infra_failures"] = "no_gpu_jobs"
+    elif gpu_ended_attempts == 0:
+        codes["totals.infra_failures"] = "no_gpu_attempt_ended"
     gpu = "no_gpu_jobs" if gpu_attempts == 0 else "thin_gpu_exposure" if gpu_node_days < MIN_GPU_NODE_DAYS else None
     if gpu:
         codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)

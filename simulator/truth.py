@@ -139,7 +139,12 @@ def _coverage(
             "last": clock.text(int(known.max())) if len(known) else None,
         },
         "not_measurable": not_measurable(
-            p.sources == "all", gpu_attempts, node_days["all"], node_days["paper"], gpu_infra_failures
+            p.sources == "all",
+            gpu_attempts,
+            node_days["all"],
+            node_days["paper"],
+            gpu_infra_failures,
+            int((shown & (columns.end < w.end) & (columns.end <= w.as_of)).sum()),
         ),
     }
     if history.cpu is not None and cpu is not None:

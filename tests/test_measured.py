@@ -16,9 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import DATA_DIR
+from conftest import DATA_DIR, session_directory
 
 from flows.core.config import AnalysisConfig
+from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.document import figures_of
 from flows.figures.measured import (
@@ -152,12 +153,12 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
             rates(10.2),
             dict.fromkeys(("node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "thin_gpu_exposure"),
         ),
-        # no GPU job at all
+        # no GPU job at all: no count of infrastructure failures either (nothing a failure could end)
         (
             ALL_INPUTS,
             {"gpu_attempts": 0},
             rates(0.0),
-            dict.fromkeys(("node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "no_gpu_jobs"),
+            dict.fromkeys(("totals.infra_failures", "node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "no_gpu_jobs"),
         ),
         # the marts before gpu_attempts: zero node-days is no GPU job
         (
@@ -196,8 +197,9 @@ def test_a_reason_counts_distinct_gpu_jobs():
 
 
 def test_the_reasons_are_in_words():
-    gaps = not_measured(exposure(JOBS_ONLY, {"gpu_attempts": 2}, rates(10.2)), PARAMS)
+    gaps = not_measured(exposure(JOBS_ONLY, {"gpu_attempts": 2}, rates(10.2), gpu_ended_attempts=0), PARAMS)
     assert set(gaps) == set(FIGURES)
+    assert gaps["totals.infra_failures"] == "no GPU attempt ended this month (2 GPU attempts still running at its end)"
     assert gaps["node_failure_rate.all"] == f"{THIN}, [analysis] min_gpu_node_days)"
     assert gaps["fleet_fault_rate"].startswith(NO_NODE_SOURCE)
     assert (
@@ -408,33 +410,43 @@ def keep_gpus_of_first(sacct: Path, jobs: int) -> None:
     sacct.write_text("\n".join(lines) + "\n")
 
 
-@pytest.mark.slow  # builds a month
-def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path, fresh_warehouse):
-    """The issue's mostly-CPU month, built: only job records, 2 GPU jobs. Before: "data quality:
-    ok", "No infrastructure failures this month: the node failure rate is below ...", the fleet's
-    fault rate 0.00 over every node."""
+def thin_month_built(tmp_path_factory) -> tuple[Path, Path, str]:
+    """A month of only job records with 2 GPU jobs, built by the pipeline once per session (its report
+    directory, its config and the run's line of counts; tests/test_outputs_agree.py walks it too)."""
     from flows.demo import write_demo_config
     from flows.pipeline import monthly_report
     from simulator import SimParams, simulate
 
     month = Month.parse("2026-10")
-    config = write_demo_config(tmp_path, "thin", tmp_path / "reports")
-    # only the job records: the first [[sources]] of the demo's config
-    text = config.read_text()
-    config.write_text(re.sub(r"\n\[\[sources\]\]\nkind = \"(?!sacct_psv)[^\n]*\npath = [^\n]*\n", "\n", text))
-    assert config.read_text().count("[[sources]]") == 1
-    fresh_warehouse(config)
-    sim = tmp_path / "sim" / "thin" / str(month)
-    simulate(SimParams("thin", month, nodes=8, seed=3, r_f=0.0, lemon_fraction=0.0), sim)
-    keep_gpus_of_first(sim / "sacct.psv", 2)
-    summary = monthly_report(cluster="thin", config=str(config), month=str(month))
-    report_dir = Path(summary["report"]).parent
+    with session_directory(tmp_path_factory, "thin-month") as root:
+        config, done = root / "thin.toml", root / "built.json"
+        if not done.exists():
+            write_demo_config(root, "thin", root / "reports")
+            # only the job records: the first [[sources]] of the demo's config
+            text = config.read_text()
+            config.write_text(re.sub(r"\n\[\[sources\]\]\nkind = \"(?!sacct_psv)[^\n]*\npath = [^\n]*\n", "\n", text))
+            assert config.read_text().count("[[sources]]") == 1
+            sim = root / "sim" / "thin" / str(month)
+            simulate(SimParams("thin", month, nodes=8, seed=3, r_f=0.0, lemon_fraction=0.0), sim)
+            keep_gpus_of_first(sim / "sacct.psv", 2)
+            summary = monthly_report(cluster="thin", config=str(config), month=str(month))
+            done.write_text(json.dumps({"counts": summary["counts"]}))
+        counts = json.loads(done.read_text())["counts"]
+    return load_config(config).report_dir(month), config, counts
+
+
+@pytest.mark.slow  # builds a month
+def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path_factory):
+    """The issue's mostly-CPU month, built: only job records, 2 GPU jobs. Before: "data quality:
+    ok", "No infrastructure failures this month: the node failure rate is below ...", the fleet's
+    fault rate 0.00 over every node."""
+    report_dir, _, _ = thin_month_built(tmp_path_factory)
     metrics = json.loads((report_dir / "metrics.json").read_text())
     text, html = (report_dir / "report.txt").read_text(), words((report_dir / "report.html").read_text())
     prom = (report_dir / "metrics.prom").read_text()
 
     node_days = metrics["not_measured"]["node_failure_rate.all"]
-    assert set(metrics["not_measured"]) == set(FIGURES), metrics["not_measured"]
+    assert set(metrics["not_measured"]) == set(FIGURES) - {"totals.infra_failures"}, metrics["not_measured"]
     assert metrics["fleet_fault_rate"]["value"] is None and metrics["fleet_fault_rate"]["not_measured"]
     assert metrics["node_failure_rate"]["all"]["value"] is None and metrics["mttf_by_size"] == []
     assert re.match(r"(\d GPU jobs? on )?[\d.]+ GPU node-days this month: too little", node_days), node_days

@@ -512,6 +512,8 @@ def _expected_not_measurable(month: dict) -> dict[str, str]:
     elif rates["all"]["node_days"] < 100:
         gpu = "thin_gpu_exposure"
     codes = {}
+    if month["gpu_attempts"] == 0:  # no GPU attempt, nothing a failure could have ended (none of these months
+        codes["totals.infra_failures"] = "no_gpu_jobs"  # has GPU attempts that all run on past its end)
     if rates["paper"]["node_days"] < 100:
         codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if gpu:

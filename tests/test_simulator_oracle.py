@@ -65,7 +65,7 @@ def test_its_measurability_rules_are_the_pipelines() -> None:
     # a jobs_only dump is the sacct source alone; the simulator's other files are node sources
     assert {"sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"} <= set(NODE_SOURCES)
     cases = [
-        (node, gpus, days, paper, failures)
+        (node, gpus, days, paper, failures, ended)
         for node in (True, False)
         for gpus, days, paper in (
             (0, 0.0, 0.0),
@@ -75,10 +75,13 @@ def test_its_measurability_rules_are_the_pipelines() -> None:
             (900, 400.0, 30.0),
         )
         for failures in (0, 9, 10)
+        for ended in (0, gpus)  # none ended: every GPU attempt still running at the month's end
     ]
-    for node, gpus, days, paper, failures in cases:
+    for node, gpus, days, paper, failures, ended in cases:
         inputs = {"sacct_psv"} | ({"sacctmgr_events_psv"} if node else set())
-        exposure = measured.Exposure(frozenset(given_input(k) for k in inputs), gpus, days, paper, failures)
-        assert rules.not_measurable(node, gpus, days, paper, failures) == measured.unmeasured_codes(
+        exposure = measured.Exposure(
+            frozenset(given_input(k) for k in inputs), gpus, days, paper, failures, gpu_ended_attempts=ended
+        )
+        assert rules.not_measurable(node, gpus, days, paper, failures, ended) == measured.unmeasured_codes(
             exposure, defaults
-        ), (node, gpus, days, paper, failures)
+        ), (node, gpus, days, paper, failures, ended)

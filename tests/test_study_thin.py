@@ -124,13 +124,25 @@ def cpu_only(figures: dict) -> dict:
     return figures
 
 
-def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
+def cpu_only_study() -> dict:
+    """The golden study with both clusters CPU-only, with only job records."""
     study = json.loads(GOLDEN.read_text())
     clusters = {name: cpu_only(figures) for name, figures in study["clusters"].items()}
     months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
-    study = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+    return json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
+
+
+def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
+    study = cpu_only_study()
     assert set(study["side_by_side"]["unmeasured_everywhere"]) >= {"mttf_by_size", "breakdowns", "lemon_nodes"}
-    html = text_of(render_study(study).html)
+    report = render_study(study)
+    html = text_of(report.html)
+    # no GPU attempt in the range: its count of infrastructure failures is not measured, in every output
+    for figures in report.metrics["clusters"].values():
+        assert figures["totals"]["infra_failures"] is None
+        assert figures["not_measured"]["totals.infra_failures"] == "no GPU job ran in the range"
+    assert "Infrastructure failures not measured no GPU job ran in the range" in html
+    assert report.text.count("infrastructure failures not measured: no GPU job ran in the range") == 2
     for name, attempts in (("rsc1", "83,213"), ("rsc2", "80,491")):
         said = f"{name}: No GPU job attempt in the range: the job mix is of GPU attempts, and the range's {attempts} attempts were CPU-only."
         assert said in html

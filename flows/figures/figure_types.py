@@ -294,7 +294,7 @@ class Totals(Strict):
     cpu_only_attempts: Count
     gpu_hours: Real
     gpu_node_days: Real
-    infra_failures: Count
+    infra_failures: Count | None = Field(description="of GPU attempts; null where none ended (not_measured)")
     cpu_only_nodes: Count
     open_attempts: Count
     unknown_states: Count

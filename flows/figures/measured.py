@@ -13,7 +13,10 @@
   lemon_min_infra_failures infrastructure failures of GPU jobs (`no_node_source_few_failures`);
 - the node repair times and availability need a node-event source (sacctmgr events, scontrol
   snapshots: the registry's `nodes = "events"`; `no_node_event_source`): health logs say when a
-  node failed, not when it was back.
+  node failed, not when it was back;
+- the count of infrastructure failures (totals.infra_failures) needs a GPU attempt that ended in the
+  period (`no_gpu_jobs`: none ran; `no_gpu_attempt_ended`: those that ran were all still running at
+  its end): an attempt that did not end cannot have ended in a failure, so its 0 would be unknown.
 
 metrics.json (docs/metrics.md "not_measured"): an unmeasured dict figure keeps its keys with null
 numbers and says why in `not_measured`; a list figure is []; the top-level `not_measured` maps each
@@ -31,6 +34,7 @@ from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input
 
 # every figure a rule covers, by its path in metrics.json
 FIGURES = (
+    "totals.infra_failures",
     "node_failure_rate.paper",
     "node_failure_rate.all",
     "fleet_fault_rate",
@@ -72,6 +76,7 @@ class Exposure:
     gpu_infra_failures: int  # infrastructure failures of GPU attempts
     within: str = "this month"  # the period, in words
     gpu_jobs: int | None = None  # distinct jobs with a GPU attempt (None: as many as gpu_attempts)
+    gpu_ended_attempts: int | None = None  # GPU attempts that ended in the period (None: not counted)
 
     @property
     def node_sources(self) -> bool:
@@ -82,8 +87,11 @@ class Exposure:
         return bool(self.inputs & NODE_EVENT_INPUTS)
 
 
-def exposure(inputs: Collection[str], totals: dict, r_f: dict, within: str = "this month") -> Exposure:
-    """The period's Exposure from its landed inputs, its totals and its r_f (rate objects as measured)."""
+def exposure(
+    inputs: Collection[str], totals: dict, r_f: dict, within: str = "this month", gpu_ended_attempts: int | None = None
+) -> Exposure:
+    """The period's Exposure from its landed inputs, its totals, its r_f (rate objects as measured)
+    and its GPU attempts that ended (MTTF by size's `ended_attempts`, summed)."""
     return Exposure(
         inputs=frozenset(inputs),
         gpu_attempts=totals.get("gpu_attempts"),
@@ -92,6 +100,7 @@ def exposure(inputs: Collection[str], totals: dict, r_f: dict, within: str = "th
         gpu_infra_failures=r_f["all"]["failures"] or 0,
         within=within,
         gpu_jobs=totals.get("gpu_jobs"),
+        gpu_ended_attempts=gpu_ended_attempts,
     )
 
 
@@ -113,6 +122,10 @@ def _gpu_exposure(e: Exposure, params: AnalysisConfig) -> str | None:
 def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
     """figure path -> reason code, for each figure the period's inputs cannot support."""
     codes: dict[str, str] = {}
+    if e.gpu_attempts == 0:
+        codes["totals.infra_failures"] = "no_gpu_jobs"
+    elif e.gpu_ended_attempts == 0:
+        codes["totals.infra_failures"] = "no_gpu_attempt_ended"
     if gpu := _gpu_exposure(e, params):
         codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
     if not e.node_sources:  # the more basic reason, where a figure has both
@@ -153,6 +166,9 @@ def reason(code: str, path: str, e: Exposure, params: AnalysisConfig) -> str:
         return NO_NODE_SOURCE
     if code == "no_node_event_source":
         return NO_NODE_EVENT_SOURCE
+    if code == "no_gpu_attempt_ended":
+        running = _plural(e.gpu_attempts or 0, "GPU attempt")
+        return f"no GPU attempt ended {e.within} ({running} still running at its end)"
     if code == "no_node_source_few_failures":
         if e.gpu_attempts == 0:
             return f"no node-event or health source was configured, and no GPU job ran {e.within}"
@@ -220,6 +236,7 @@ KEEP = {
     "lost_goodput": ("estimator",),
     "lemon_nodes": ("window_start", "window_end", "window_days"),
     "node_repairs": ("unit",),
+    "breakdowns": ("top",),  # how many keys a dimension shows: [analysis] breakdown_top
 }
 
 
@@ -258,7 +275,9 @@ def write_unmeasured(metrics: dict, gaps: dict[str, str]) -> dict:
         name = path.split(".")[0]
         if name not in result:
             continue
-        if name == "node_failure_rate":
+        if name == "totals":  # a count of the totals: null, the others stay
+            result[name] = {**result[name], path.split(".", 1)[1]: None}
+        elif name == "node_failure_rate":
             result[name] = unmeasured_rates(result[name], gaps)
         elif name in LIST_FIGURES:
             result[name] = []

@@ -144,7 +144,9 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
     r_f = node_failure_rate(con, period, params)
     # the distinct GPU jobs name the exposure in a reason's words; metrics.json counts attempts
     (jobs,) = period.rows(con, GPU_JOBS)
-    seen = exposure(inputs, period_totals | jobs, r_f, within=WITHIN[period.kind])
+    buckets = period.rows(con, MTTF_BY_SIZE, order="bucket_order")
+    ended = sum(b["ended_attempts"] for b in buckets)  # GPU attempts only: a failure can end only those
+    seen = exposure(inputs, period_totals | jobs, r_f, within=WITHIN[period.kind], gpu_ended_attempts=ended)
     gaps = not_measured(seen, params)
     r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
     figures = {
@@ -152,7 +154,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
         "totals": period_totals,
         "node_failure_rate": r_f,
         "fleet_fault_rate": fleet_fault_rate(con, period),
-        "mttf_by_size": mttf_by_size(con, period, r_f, params.gpus_per_node),
+        "mttf_by_size": mttf_by_size(buckets, r_f, params.gpus_per_node),
         "projections": projections(r_f, params),
         "failures_by_cause": failures_by_cause(con, period),
         "ettr_vs_expected": ettr_vs_expected(con, period, r_f, params),
@@ -195,11 +197,11 @@ def fleet_fault_rate(con: MartReader, period: Period) -> dict:
     return fleet_rate(row["fleet_faults"], row["fleet_node_days"], row["fleet_nodes"])
 
 
-def mttf_by_size(con: MartReader, period: Period, r_f: dict, gpus_per_node: int) -> list[dict]:
-    """Observed MTTF per size bucket with its interval, beside the model's MTTF at the bucket's
-    largest size (its smallest for the open-ended top bucket) under each r_f."""
+def mttf_by_size(buckets: list[dict], r_f: dict, gpus_per_node: int) -> list[dict]:
+    """Observed MTTF per size bucket (the period's rows of MTTF_BY_SIZE) with its interval, beside the
+    model's MTTF at the bucket's largest size (its smallest for the open-ended top bucket) under each r_f."""
     result = []
-    for bucket in period.rows(con, MTTF_BY_SIZE, order="bucket_order"):
+    for bucket in buckets:
         representative = bucket["max_gpus"] if bucket["max_gpus"] < 2**31 - 1 else bucket["min_gpus"]
         model = {k: model_mttf_hours(max(representative, 1), v["value"], gpus_per_node) for k, v in r_f.items()}
         result.append(

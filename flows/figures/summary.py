@@ -112,6 +112,18 @@ def _previous(metrics: dict, definition: str) -> float | None:
     return row[definition]["value"] if row else None
 
 
+# the figure of metrics.json each headline figure shows (its path in `not_measured`): a headline
+# figure is not measured exactly where its figure is, with the same reason
+HEADLINE_FIGURES = {
+    "r_f_paper": "node_failure_rate.paper",
+    "r_f_all": "node_failure_rate.all",
+    "infra_failures": "totals.infra_failures",
+    "projected_mttf": "projections",
+    "lost_goodput": "lost_goodput",
+    "lemon_candidates": "lemon_nodes",
+}
+
+
 def headline_figure(item: dict) -> str:
     """A headline figure in plain text as the report shows it: value and unit, and the change against last month."""
     if item.get("not_measured"):
@@ -121,6 +133,18 @@ def headline_figure(item: dict) -> str:
     if item.get("change") is not None:
         text += f" ({fmt_change(item['change'])} vs {show(item['previous'])})"
     return text
+
+
+def counts_line(metrics: dict) -> str:
+    """The month's attempts and infrastructure failures in a line, as the console, the stage's
+    progress line and a backfill's outcomes print it: "not measured" and why where metrics.json says so."""
+    failures = metrics["totals"]["infra_failures"]
+    why = metrics.get("not_measured", {}).get("totals.infra_failures")
+    if why or failures is None:
+        said = "infrastructure failures not measured" + (f": {why}" if why else "")
+    else:
+        said = counted(failures, "infrastructure failure")
+    return f"{counted(metrics['totals']['attempts'], 'attempt')}, {said}"
 
 
 def headline_lines(metrics: dict) -> list[str]:
@@ -135,7 +159,7 @@ def headline(metrics: dict) -> list[dict]:
     mom = metrics["month_over_month"]
     params = metrics["parameters"]
     gaps = metrics.get("not_measured", {})
-    no_gpu_attempts = metrics["totals"].get("gpu_attempts") == 0
+    totals = metrics["totals"]
     paper_previous = _previous(metrics, "paper")
     paper_change = (
         (rf["paper"]["value"] - paper_previous) / paper_previous
@@ -154,7 +178,6 @@ def headline(metrics: dict) -> list[dict]:
             "previous": paper_previous,
             "change": paper_change,
             "trend": "same",  # untested: the month-over-month test is on the all-jobs rate
-            "not_measured": gaps.get("node_failure_rate.paper"),
         },
         {
             "key": "r_f_all",
@@ -170,23 +193,18 @@ def headline(metrics: dict) -> list[dict]:
             "significant": mom["significant"],
             # coloured only when the Poisson test says the change is more than chance
             "trend": ("worse" if mom["change"] > 0 else "better") if mom["significant"] and mom["change"] else "same",
-            "not_measured": gaps.get("node_failure_rate.all"),
         },
         {
             "key": "infra_failures",
             "label": "Infrastructure failures",
-            "value": None if no_gpu_attempts else metrics["totals"]["infra_failures"],
+            "value": totals["infra_failures"],  # null where no GPU attempt ended: not "0 of 0 GPU attempts"
             # of GPU attempts where the marts count them (the GPU figures' attempts)
             "unit": "of GPU attempts"
-            if no_gpu_attempts
-            else f"of {fmt_num(metrics['totals']['gpu_attempts'])} GPU attempts"
-            if metrics["totals"].get("gpu_attempts") is not None
-            else f"of {fmt_num(metrics['totals']['attempts'])} attempts",
+            if "totals.infra_failures" in gaps
+            else f"of {fmt_num(totals['gpu_attempts'])} GPU attempts"
+            if totals.get("gpu_attempts") is not None
+            else f"of {fmt_num(totals['attempts'])} attempts",
             "format": "num",
-            # not "0 of 0 GPU attempts": with no GPU attempt there is nothing a failure could have ended
-            "not_measured": (gaps.get("node_failure_rate.all") or "no GPU job ran this month")
-            if no_gpu_attempts
-            else None,
         },
     ]
     if metrics["projections"]:
@@ -202,8 +220,12 @@ def headline(metrics: dict) -> list[dict]:
             }
         )
     items += _losses(metrics, gaps)
-    # `not_measured` (why) only on a figure the month's inputs could not measure
-    return [{k: v for k, v in item.items() if k != "not_measured" or v} for item in items]
+    # `not_measured` (why) only on a figure the month's inputs could not measure, its figure's reason:
+    # then it has no value, whatever a metrics.json of before holds
+    return [
+        item | ({"value": None, "not_measured": why} if (why := gaps.get(HEADLINE_FIGURES[item["key"]])) else {})
+        for item in items
+    ]
 
 
 def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
@@ -218,7 +240,6 @@ def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
             if "lost_goodput" in gaps
             else f"GPU-hours ({fmt_pct(lost['share_of_gpu_hours'])} of the month's)",
             "format": "num",
-            "not_measured": gaps.get("lost_goodput"),
         },
         {
             "key": "lemon_candidates",
@@ -226,7 +247,6 @@ def _losses(metrics: dict, gaps: dict[str, str]) -> list[dict]:
             "value": None if "lemon_nodes" in gaps else len(listed_candidates(metrics["lemon_nodes"])),
             "unit": "nodes" if "lemon_nodes" in gaps else f"of {fmt_num(metrics['lemon_nodes']['fleet_nodes'])} nodes",
             "format": "num",
-            "not_measured": gaps.get("lemon_nodes"),
         },
     ]
 
@@ -314,6 +334,7 @@ def no_jobs_text(metrics: dict) -> str:
 
 # the figures of metrics.json's `not_measured` in the report's words
 FIGURE_NAMES = {
+    "totals.infra_failures": "infrastructure failures",
     "node_failure_rate.paper": "the paper's node failure rate",
     "node_failure_rate.all": "the node failure rate",
     "fleet_fault_rate": "the fleet's node fault rate",

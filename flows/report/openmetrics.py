@@ -14,7 +14,8 @@ are not counters (and promtool rejects `_total` on anything else). The node fail
 the paper's unit, failures per 1000 node-days, which the help text says (promtool refuses `days`
 in a name; a rate per node-second would no longer read as the report's figure). A figure that is
 null in metrics.json (no exposure, no failures) has no sample, nor has a figure the month's inputs
-did not measure (metrics.json `not_measured`: its numbers are null, its lists empty): never a 0.
+did not measure (metrics.json `not_measured`: each series names the figures it exports, and a
+sample of one named there is left out): never a 0.
 """
 
 from __future__ import annotations
@@ -37,13 +38,21 @@ Sample = tuple[tuple[str, ...], float | None]  # label values after `cluster`, v
 
 @dataclass(frozen=True)
 class Series:
-    """One metric: `name` without the prefix, its help, its labels besides `cluster`, and the
-    samples of a month read from its metrics.json."""
+    """One metric: `name` without the prefix, its help, its labels besides `cluster`, the samples of
+    a month read from its metrics.json, and the figures they export (paths of metrics.json, as its
+    `not_measured` names them; "{label}" is a label's value): no sample where one is not measured."""
 
     name: str
     help: str
     labels: tuple[str, ...]
     samples: Callable[[dict], Iterable[Sample]]
+    figures: tuple[str, ...]
+
+    def measured(self, metrics: dict, labels: tuple[str, ...]) -> bool:
+        """Whether a sample with these label values exports only figures the month measured."""
+        gaps = metrics.get("not_measured", {})
+        named = dict(zip(self.labels, labels, strict=True))
+        return not any(figure.format(**named) in gaps for figure in self.figures)
 
     @property
     def full_name(self) -> str:
@@ -80,50 +89,70 @@ SERIES: tuple[Series, ...] = (
         "End of the period the figures cover (the month's end, or when a partial month's records were taken)",
         (),
         lambda m: [((), _month_end(m))],
+        ("period.end",),
     ),
-    Series("job_attempts", "Job attempts of the month", (), lambda m: [((), m["totals"]["attempts"])]),
-    Series("gpu_seconds", "GPU time of the month's attempts", (), lambda m: [((), _hours(m["totals"]["gpu_hours"]))]),
+    Series(
+        "job_attempts",
+        "Job attempts of the month",
+        (),
+        lambda m: [((), m["totals"]["attempts"])],
+        ("totals.attempts",),
+    ),
+    Series(
+        "gpu_seconds",
+        "GPU time of the month's attempts",
+        (),
+        lambda m: [((), _hours(m["totals"]["gpu_hours"]))],
+        ("totals.gpu_hours",),
+    ),
     Series(
         "infrastructure_failures",
         "Job attempts ended by an infrastructure failure in the month",
         (),
         lambda m: [((), m["totals"]["infra_failures"])],
+        ("totals.infra_failures",),
     ),
     Series(
         "node_failure_rate",
         "Node failure rate r_f, failures per 1000 node-days; definition: paper (jobs above paper_min_gpus) or all",
         ("definition",),
         _rate("value"),
+        ("node_failure_rate.{definition}",),
     ),
     Series(
         "node_failure_rate_lower",
         "Lower bound of r_f's exact Poisson 95% interval, failures per 1000 node-days",
         ("definition",),
         _rate("lower"),
+        ("node_failure_rate.{definition}",),
     ),
     Series(
         "node_failure_rate_upper",
         "Upper bound of r_f's exact Poisson 95% interval, failures per 1000 node-days",
         ("definition",),
         _rate("upper"),
+        ("node_failure_rate.{definition}",),
     ),
     Series(
         "mttf_seconds",
         "Observed mean time to failure of jobs of this size (size_gpus: the bucket's largest size)",
         ("size_gpus",),
         lambda m: [((b["size_bucket"],), _hours(b["mttf_hours"])) for b in m["mttf_by_size"]],
+        ("mttf_by_size",),
     ),
     Series(
         "mttf_lower_seconds",
         "Lower bound of the observed MTTF's 95% interval (with no failure: the MTTF is at least this)",
         ("size_gpus",),
         lambda m: [((b["size_bucket"],), _hours(b["mttf_lower_hours"])) for b in m["mttf_by_size"]],
+        ("mttf_by_size",),
     ),
     Series(
         "mttf_upper_seconds",
         "Upper bound of the observed MTTF's 95% interval",
         ("size_gpus",),
         lambda m: [((b["size_bucket"],), _hours(b["mttf_upper_hours"])) for b in m["mttf_by_size"]],
+        ("mttf_by_size",),
     ),
     Series(
         "model_mttf_seconds",
@@ -132,26 +161,36 @@ SERIES: tuple[Series, ...] = (
         lambda m: [
             ((b["size_bucket"], d), _hours(b["model_mttf_hours"][d])) for b in m["mttf_by_size"] for d in DEFINITIONS
         ],
+        ("mttf_by_size", "node_failure_rate.{definition}"),
     ),
     Series(
         "cause_failures",
         "Infrastructure failures of the month attributed to this cause",
         ("cause",),
         lambda m: [((c["category"],), c["failures"]) for c in m["failures_by_cause"]],
+        ("failures_by_cause",),
     ),
     Series(
         "ettr_ratio",
         "Mean ETTR of the long job runs of this size that ended in the month (run_set: priority or all)",
         ("size_gpus", "run_set"),
         _ettr("mean_ettr"),
+        ("ettr_vs_expected",),
     ),
     Series(
         "expected_ettr_ratio",
         "E[ETTR] of the paper's model at those runs' mean size",
         ("size_gpus", "run_set"),
         _ettr("expected_ettr"),
+        ("ettr_vs_expected",),
     ),
-    Series("ettr_job_runs", "Long job runs behind the ETTR figure", ("size_gpus", "run_set"), _ettr("runs")),
+    Series(
+        "ettr_job_runs",
+        "Long job runs behind the ETTR figure",
+        ("size_gpus", "run_set"),
+        _ettr("runs"),
+        ("ettr_vs_expected",),
+    ),
     Series(
         "lost_gpu_seconds",
         "Lost goodput, GPU time: order first (failed attempts) or second (attempts preempted for a restart)",
@@ -160,12 +199,14 @@ SERIES: tuple[Series, ...] = (
             (("first",), _hours(m["lost_goodput"]["first_order_gpu_hours"])),
             (("second",), _hours(m["lost_goodput"]["second_order_gpu_hours"])),
         ],
+        ("lost_goodput",),
     ),
     Series(
         "lost_goodput_ratio",
         "Lost GPU time as a share of the month's GPU time",
         (),
         lambda m: [((), m["lost_goodput"]["share_of_gpu_hours"])],
+        ("lost_goodput",),
     ),
     Series(
         "node_repair_seconds",
@@ -177,30 +218,35 @@ SERIES: tuple[Series, ...] = (
             for stat in ("mean", "median")
             if "node_repairs" in m  # a month built before repair times has none
         ],
+        ("node_repairs",),
     ),
     Series(
         "node_availability_ratio",
         "Share of the GPU nodes' time in the month that they were not DOWN or drained",
         (),
         lambda m: [((), m["node_repairs"]["availability"]["value"])] if "node_repairs" in m else [],
+        ("node_repairs",),
     ),
     Series(
         "lemon_candidates",
         "Lemon-node candidates at the month's end",
         (),
         lambda m: [((), None if m["lemon_nodes"].get("not_measured") else len(m["lemon_nodes"]["candidates"]))],
+        ("lemon_nodes",),
     ),
     Series(
         "lemon_candidate_p_value",
         "A lemon-node candidate and the p-value of its signals (the smaller, the less the fleet explains it)",
         ("node",),
         lambda m: [((c["node"],), c["p_value"]) for c in m["lemon_nodes"]["candidates"]],
+        ("lemon_nodes",),
     ),
     Series(
         "data_quality_status",
         "The month's data-quality status: 1 for the status it has (ok, warning or failed), 0 for the others",
         ("status",),
         lambda m: [((s,), float(m["summary"]["data_quality"]["status"] == s)) for s in QUALITY_STATES],
+        ("summary.data_quality",),
     ),
 )
 
@@ -219,7 +265,7 @@ def _families(months: list[dict], timestamps: bool) -> Iterator[Metric]:
         for metrics in months:
             at = _month_end(metrics) if timestamps else None
             for labels, value in series.samples(metrics):
-                if value is not None:
+                if value is not None and series.measured(metrics, labels):
                     rows.append(((metrics["cluster"], *labels), at or 0, float(value), at))
         for labels, _, value, at in sorted(rows, key=lambda row: row[:2]):
             family.add_metric(list(labels), value, timestamp=at)
