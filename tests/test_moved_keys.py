@@ -65,10 +65,28 @@ def differences(ours, theirs, path: tuple[str, ...] = ()) -> list[str]:
     return [] if ours == theirs and type(ours) is type(theirs) else [f"{where}: {ours!r} was {theirs!r}"]
 
 
+# changed on purpose since: issue 51's node-name check (a row per source, read from the manifest)
+# replaced the suite that counted health events on unknown hosts
+REPLACED_SUITES = {"health_event_hosts", "node_names"}
+
+
+def suites_by_name(document: dict) -> dict:
+    """`document` with its data-quality rows keyed by suite (their order is the suites' order on
+    disk, not a figure), the replaced suites and where each reads (NOT_FIGURES) left out."""
+    rows = document.get("data_quality")
+    if isinstance(rows, list):
+        keyed = {r["suite"]: {k: v for k, v in r.items() if k != "table"} for r in rows}
+        document = {
+            **document,
+            "data_quality": {suite: r for suite, r in keyed.items() if suite not in REPLACED_SUITES},
+        }
+    return document
+
+
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_every_figure_of_version_2_is_in_version_3(document: str) -> None:
-    theirs = moved(json.loads((GOLDEN / "v2" / f"{document}.metrics.json").read_text()))
-    ours = json.loads((GOLDEN / "reports" / document / "metrics.json").read_text())
+    theirs = suites_by_name(moved(json.loads((GOLDEN / "v2" / f"{document}.metrics.json").read_text())))
+    ours = suites_by_name(json.loads((GOLDEN / "reports" / document / "metrics.json").read_text()))
     assert differences(ours, theirs) == []
 
 

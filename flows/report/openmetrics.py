@@ -83,6 +83,7 @@ SERIES: tuple[Series, ...] = (
         "Start of the period the figures cover (the month's start, or where a partial month's job records begin)",
         (),
         lambda m: [((), epoch_seconds(m["period"]["start"]))],
+        ("period.start",),
     ),
     Series(
         "month_end_timestamp_seconds",

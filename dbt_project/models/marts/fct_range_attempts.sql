@@ -8,6 +8,10 @@
 -- its month: summing it over the months is right), the outcome, size and GPU flag are the final
 -- row's, and only the final row itself counts the attempt (is_final). A month's period (L = the
 -- month) sees each row as itself. The one rule of how a range counts attempts and jobs.
+-- Rebuilt whole by every build, as the periods' marts that read it: a month built late adds pairs
+-- to the months before it.
+
+{{ config(materialized='table', partition_by=none, unique_key=none, tags=['periods']) }}
 
 with attempts as (
 
