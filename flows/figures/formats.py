@@ -5,6 +5,7 @@ month names and runs of months."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from flows.core.months import Month
@@ -78,3 +79,17 @@ def month_spans(months: Sequence[str]) -> str:
         else:
             spans.append((month, month))
     return ", ".join(str(first) if first == last else f"{first} to {last}" for first, last in spans)
+
+
+# A number and the word after it (its unit, or what it counts: "1,258.7 d", "12 months"), and "<"
+# or ">" and the number after it, in a page's text: outside tags, comments and <style>.
+_TAG_OR_STYLE = re.compile(r"(<style\b.*?</style>|<!--.*?-->|<[^>]*>)", re.S | re.I)
+_NUMBER_AND_WORD = re.compile(r"(?<=\d) (?=[^\W\d_]|%)|(?<=&lt;) (?=\d)|(?<=&gt;) (?=\d)")
+
+
+def keep_units(html: str) -> str:
+    """An HTML page with a no-break space between each number and the word that follows it, so that
+    a line never ends between them (a unit alone on a phone's next line reads as a figure of its own)."""
+    return "".join(
+        part if i % 2 else _NUMBER_AND_WORD.sub("&nbsp;", part) for i, part in enumerate(_TAG_OR_STYLE.split(html))
+    )

@@ -50,6 +50,7 @@ from flows.figures.formats import (
     fmt_duration,
     fmt_num,
     fmt_pct,
+    keep_units,
     label,
     month_name,
     month_spans,
@@ -183,11 +184,13 @@ def render_pages(
     env = environment()
     context = page_context(document)
     page = env.get_template(template)
-    html = page.render(
-        **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+    html = keep_units(
+        page.render(
+            **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+        )
     )
     email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
-        page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
+        keep_units(page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1])))
     )
     return html, email_html, env.get_template(text_template).render(**context, charts=charts)
 
