@@ -19,6 +19,7 @@ import importlib
 import inspect
 import json
 import math
+import re
 from itertools import combinations
 from pathlib import Path
 
@@ -232,7 +233,11 @@ MONTHS = {"demo month": lambda: golden("month"), "thin month": thin_month, "quie
 STUDIES = {"study": lambda: golden("study"), "thin study": thin_study}
 # drawn by their own subject's chart only
 EXTRA = {"lemon month": lemon_month, "repair month": repair_month, "large-job month": large_job_month}
-EXTRA_CASES = [("lemon_signals_chart", "lemon month"), ("repair_chart", "repair month"), ("mttf_chart", "large-job month")]
+EXTRA_CASES = [
+    ("lemon_signals_chart", "lemon month"),
+    ("repair_chart", "repair month"),
+    ("mttf_chart", "large-job month"),
+]
 
 
 def cases() -> list:
@@ -436,3 +441,34 @@ def test_a_study_names_only_the_clusters_a_chart_draws(figures) -> None:
             names += [ax.get_title(loc="left") for ax in fig.axes]
             assert [n for n in names if second in n] == [] and first in " ".join(names), chart.name
             assert f"{second}:" not in chart.alt and f"{second} " not in chart.alt, chart.name
+
+
+def test_the_repair_chart_draws_what_its_legend_says(figures) -> None:
+    """A whisker for each cause of at least 6 repairs (the 95% interval the legend names), and for
+    the causes of fewer, an open mark without one, named in the legend as too few to bound."""
+    from flows.report.repair_charts import repair_chart
+
+    metrics = repair_month()
+    draw_charts([repair_chart], month_period(metrics))
+    (fig,) = figures
+    ax = fig.axes[0]
+    causes = metrics["node_repairs"]["by_cause"]
+    bounded = [c for c in causes if c["median_lower_hours"] is not None]
+    whiskers = [s for c in ax.collections if isinstance(c, LineCollection) for s in c.get_segments()]
+    assert len(whiskers) == len(bounded) == 5  # one whisker per bounded cause, none of no length
+    assert all(abs(s[1][0] - s[0][0]) > 0 for s in whiskers)
+    open_marks = [
+        point for line in ax.get_lines() if line.get_markerfacecolor() == "white" for point in line.get_xydata()
+    ]
+    assert len(open_marks) == len(causes) - len(bounded) == 4
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert sorted(legend) == sorted([f"{metrics['cluster']}, 95% interval", "under 6 repairs: too few to bound"])
+
+
+def test_the_repair_table_says_too_few_repairs_to_bound_where_it_has_no_interval() -> None:
+    report = build_report(repair_month())
+    table = report.html[report.html.index("<h2>Node repair time") :]
+    rows = {re.search(r"<td>([^<]*)</td>", row)[1]: row for row in table.split("<tr>")[2:11]}
+    assert "too few repairs to bound" in rows["filesystem mount"]  # 3 repairs
+    assert "too few repairs to bound" not in rows["gpu nvlink"]  # 9 repairs
+    assert table.count("too few repairs to bound") == 2 * 4  # the median and the mean of the 4 causes under 6

@@ -55,6 +55,7 @@ from flows.figures.formats import (
     month_name,
     month_spans,
 )
+from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.figures.summary import summarise
 from flows.report.charts import Chart, draw_charts, month_period
 from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
@@ -126,6 +127,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
         plural=lambda count, noun, many=None: plural(count, noun, many),
     )
+    env.globals["min_repairs_to_bound"] = MIN_REPAIRS_TO_BOUND  # below it a cause's repair times are not bounded
     return env
 
 
