@@ -82,14 +82,22 @@ def month_spans(months: Sequence[str]) -> str:
 
 
 # A number and the word after it (its unit, or what it counts: "1,258.7 d", "12 months"), and "<"
-# or ">" and the number after it, in a page's text: outside tags, comments and <style>.
+# or ">" and the number after it, in a page's text: outside tags, comments and <style>, and across
+# the tags between them ("<strong>6.36</strong> per 1000 node-days").
 _TAG_OR_STYLE = re.compile(r"(<style\b.*?</style>|<!--.*?-->|<[^>]*>)", re.S | re.I)
 _NUMBER_AND_WORD = re.compile(r"(?<=\d) (?=[^\W\d_]|%)|(?<=&lt;) (?=\d)|(?<=&gt;) (?=\d)")
+_WORD_AFTER_A_TAG = re.compile(r"^ (?=[^\W\d_])")
 
 
 def keep_units(html: str) -> str:
     """An HTML page with a no-break space between each number and the word that follows it, so that
     a line never ends between them (a unit alone on a phone's next line reads as a figure of its own)."""
-    return "".join(
-        part if i % 2 else _NUMBER_AND_WORD.sub("&nbsp;", part) for i, part in enumerate(_TAG_OR_STYLE.split(html))
-    )
+    parts = _TAG_OR_STYLE.split(html)
+    after_number = False  # the text before the tags in between ended in a digit
+    for i in range(0, len(parts), 2):
+        text = _NUMBER_AND_WORD.sub("&nbsp;", parts[i])
+        if after_number and i and not parts[i - 1].lower().startswith(("<style", "<!--")):
+            text = _WORD_AFTER_A_TAG.sub("&nbsp;", text)
+        parts[i] = text
+        after_number = text[-1:].isdigit() if text else after_number
+    return "".join(parts)

@@ -56,10 +56,11 @@ from flows.figures.formats import (
     month_spans,
 )
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
+from flows.figures.study_metrics import paper_job_mix_shape
 from flows.figures.summary import summarise
 from flows.report.charts import Chart, draw_charts, month_period
 from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
-from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart
+from flows.report.goodput_charts import MIN_MIX_ATTEMPTS, expected_ettr_chart, job_mix_chart, lemon_signals_chart
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
 from flows.report.repair_charts import repair_chart
@@ -122,12 +123,14 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         month_name=month_name,
         month_spans=month_spans,
         distinct_windows=_distinct_windows,
+        paper_job_mix_shape=paper_job_mix_shape,
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
         plural=lambda count, noun, many=None: plural(count, noun, many),
     )
     env.globals["min_repairs_to_bound"] = MIN_REPAIRS_TO_BOUND  # below it a cause's repair times are not bounded
+    env.globals["min_mix_attempts"] = MIN_MIX_ATTEMPTS  # below it the job mix has no chart of shares
     return env
 
 
