@@ -48,7 +48,7 @@ class Page(HTMLParser):
         self.elements.append((tag, dict(attrs)))
 
     def handle_data(self, data):
-        self.texts.append(data)
+        self.texts.append(data.replace("\xa0", " "))  # a number's no-break space before its unit, as a space
 
     def images(self) -> list[dict]:
         return [attrs for tag, attrs in self.elements if tag == "img"]
@@ -274,8 +274,9 @@ def test_a_warning_puts_a_milder_banner_on_top(october):
 
 
 def words(html: str) -> str:
-    """The text of a page, tags and repeated white space left out."""
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)))
+    """The text of a page, tags and repeated white space left out (a no-break space as a space)."""
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)).replace("&nbsp;", " ")
+    return re.sub(r"\s+", " ", text)
 
 
 def simulated_month(tmp_path: Path, fresh_warehouse, name: str, strip_gpus: bool = False) -> dict:

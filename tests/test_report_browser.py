@@ -47,7 +47,7 @@ JOB = "pretrain-llama3-70b-ablation-lr3e-4-seed17"
 def long_names(october) -> tuple[Report, list[str]]:
     """The October report with names as real sites have them: lemon nodes like rsc1-gpu-node-0101
     (in the summary and the lemon table), and a data-quality warning quoting node and job names;
-    with the names to find in the page."""
+    with the names to find in the page (and the reproduce command's options and config path)."""
     metrics = json.loads((october / "metrics.json").read_text())
     for candidate, node in zip(metrics["lemon_nodes"]["candidates"], LEMONS, strict=False):
         candidate["node"] = node
@@ -59,6 +59,8 @@ def long_names(october) -> tuple[Report, list[str]]:
          "unexpected_count": 1, "sample": [JOB]},
     ]  # fmt: skip
     names = [c["node"] for c in metrics["lemon_nodes"]["candidates"]] + [suite["suite"], JOB, *metrics["inputs"]]
+    # the reproduce command's options and paths: a line breaks between its words, never after "--"
+    names += [word for word in metrics["reproduce"]["command"].split() if word.startswith(("-", "/"))]
     return build_report(metrics), names
 
 

@@ -125,6 +125,7 @@ def test_a_month_of_one_gpu_attempt_has_no_job_mix_chart():
     metrics["job_mix"] = [
         {"outcome": "open", "attempts": 1, "attempt_share": 1.0, "gpu_hours": 12.0, "gpu_hours_share": 1.0}
     ]
+    metrics["totals"] |= {"gpu_attempts": 1, "cpu_only_attempts": metrics["totals"]["attempts"] - 1}
     assert job_mix_chart(month_period(metrics)) is None
     text = page_text(build_report(metrics).html)
     assert "Too few GPU attempts this month to chart their shares: the table counts them." in text

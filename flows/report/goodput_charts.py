@@ -51,7 +51,7 @@ def job_mix_chart(period: Period) -> Chart | None:
     """The month's GPU attempts and GPU-hours by outcome, as shares; none from fewer than
     MIN_MIX_ATTEMPTS attempts, whose shares (one attempt: 100% "open") say less than the table's counts."""
     mix = period.figures["job_mix"]
-    if sum(row["attempts"] or 0 for row in mix) < MIN_MIX_ATTEMPTS:
+    if not mix or period.figures["totals"]["gpu_attempts"] < MIN_MIX_ATTEMPTS:  # the job mix is of GPU attempts
         return None
     fig = new_figure(JOB_MIX_HEIGHT)
     ax = fig.add_subplot()
