@@ -414,7 +414,9 @@ def test_a_month_without_lemon_signals_says_so_instead_of_empty_panels(figures) 
     report = build_report(quiet)
     assert "lemon_signals" not in report.charts
     sentence = "No node had a lemon signal in the 28 days to 2026-11-01 00:00"
-    assert all(sentence in html.replace("&nbsp;", " ").replace("\xa0", " ") for html in (report.html, report.email_html))
+    assert all(
+        sentence in html.replace("&nbsp;", " ").replace("\xa0", " ") for html in (report.html, report.email_html)
+    )
     # a month that did not measure its lemons says why (flows/figures/measured.py), not this
     assert lemon_signals_chart(month_period(thin_month())) is None
 
