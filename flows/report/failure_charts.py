@@ -15,6 +15,7 @@ from flows.report.charts import (
     GREY,
     ORANGE,
     PALETTE,
+    TITLE_PT,
     VERMILLION,
     Chart,
     Marks,
@@ -271,7 +272,8 @@ def causes_chart(period: Period) -> Chart | None:
     )
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if side_by_side else ""))
-    ax.set_title("Infrastructure failures by cause" + ("" if side_by_side else " (failures)"))
+    # over the figure, not the plot: the causes' names with their counts push the plot to the right
+    fig.suptitle("Infrastructure failures by cause" + ("" if side_by_side else " (failures)"), fontsize=TITLE_PT)
     legend(fig, 3 if side_by_side else 2)
     return finish_chart("causes", fig, _causes_alt(drawn, side_by_side, period.span), height)
 

@@ -9,6 +9,7 @@ from flows.figures.formats import fmt_dec, fmt_num, fmt_pct, label
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.report.charts import (
     GREY,
+    TITLE_PT,
     Chart,
     Period,
     finish_chart,
@@ -76,7 +77,8 @@ def repair_chart(period: Period) -> Chart | None:
     ax.set_ylim(-0.6, len(causes) - 0.4)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("median hours to repair")
-    ax.set_title("Node repair time by cause" + (" (repairs)" if n == 1 else ""))
+    # over the figure, not the plot: the causes' names with their counts push the plot to the right
+    fig.suptitle("Node repair time by cause" + (" (repairs)" if n == 1 else ""), fontsize=TITLE_PT)
     legend(fig, 2)
     return finish_chart("repair", fig, _alt(period, causes), height)
 
