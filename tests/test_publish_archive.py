@@ -118,14 +118,31 @@ def overlap(a: list[float], b: list[float], tolerance: float = 1.0) -> bool:
     return min(a[2], b[2]) - max(a[0], b[0]) > tolerance and min(a[3], b[3]) - max(a[1], b[1]) > tolerance
 
 
+@pytest.fixture(scope="module")
+def year(history, tmp_path_factory) -> Path:
+    """The history's six months and six more before them (copies of its metrics.json, renamed): a
+    year, whose months the chart labels every other or third one, as the demo's."""
+    reports = tmp_path_factory.mktemp("archive-year") / "reports"
+    shutil.copytree(history["reports"], reports)
+    for i, month in enumerate(MONTHS):
+        earlier = f"{int(month[:4]) - (1 if int(month[5:]) <= 6 else 0)}-{(int(month[5:]) - 7) % 12 + 1:02d}"
+        metrics = month_metrics(reports, month) | {"month": earlier}
+        (reports / CLUSTER / earlier).mkdir()
+        (reports / CLUSTER / earlier / "metrics.json").write_text(json.dumps(metrics))
+    refresh_archive(reports)
+    return reports
+
+
 @pytest.mark.parametrize("width", [375, 600, 1280])
-def test_the_archive_chart_keeps_its_texts_apart_and_off_its_marks(browser, site, width):
-    """The r_f chart of six months (a month's label centred on its tick, never pushed onto its
-    neighbour's): no text over another text, a point, a whisker or a cut interval's mark; every text
-    at least 10 px as displayed and the axis's texts 12 px on a phone; r typeset with a subscript f."""
+@pytest.mark.parametrize("span", ["six months", "a year"])
+def test_the_archive_chart_keeps_its_texts_apart_and_off_its_marks(browser, site, year, span, width):
+    """The r_f chart of six months and of a year (a month's label centred on its tick, never pushed
+    onto its neighbour's: "2026-08" was over "2026-10"): no text over another text, a point, a
+    whisker or a cut interval's mark; every text at least 10 px as displayed and the axis's texts
+    12 px on a phone; r typeset with a subscript f."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
-    page.goto((site / "index.html").as_uri(), wait_until="load")
+    page.goto(((site if span == "six months" else year) / "index.html").as_uri(), wait_until="load")
     for svg in page.locator("figure svg").all():
         drawn = svg.evaluate(CHART_BOXES)
         texts = [t for t in drawn["texts"] if t["text"].strip()]
