@@ -18,6 +18,7 @@ from urllib.parse import unquote
 import pytest
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
+from flows.core.months import Month
 from flows.figures.formats import month_name
 from flows.publish.archive import refresh_archive
 
@@ -124,8 +125,11 @@ def year(history, tmp_path_factory) -> Path:
     year, whose months the chart labels every other or third one, as the demo's."""
     reports = tmp_path_factory.mktemp("archive-year") / "reports"
     shutil.copytree(history["reports"], reports)
-    for i, month in enumerate(MONTHS):
-        earlier = f"{int(month[:4]) - (1 if int(month[5:]) <= 6 else 0)}-{(int(month[5:]) - 7) % 12 + 1:02d}"
+    for month in MONTHS:
+        earlier = Month.parse(month)
+        for _ in MONTHS:
+            earlier = earlier.previous()
+        earlier = str(earlier)
         metrics = month_metrics(reports, month) | {"month": earlier}
         (reports / CLUSTER / earlier).mkdir()
         (reports / CLUSTER / earlier / "metrics.json").write_text(json.dumps(metrics))
