@@ -90,9 +90,11 @@ def page(reports) -> str:
 
 
 def svg_texts(page: str, cluster: int = 2) -> list[str]:
+    """The chart's texts as read (a subscript's tspan joined to its text, no-break spaces as spaces)."""
     section = page[page.index(f'<section id="cluster-{cluster}">') :]
     svg = section[section.index("<svg") : section.index("</svg>")]
-    return [unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+    texts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)
+    return [unescape(re.sub(r"<[^>]+>", "", t)).replace("\xa0", " ") for t in texts]
 
 
 def words(html: str) -> str:
@@ -101,7 +103,7 @@ def words(html: str) -> str:
 
 def test_the_r_f_chart_names_its_value_axis_with_its_unit_and_labels_its_months(page):
     texts = svg_texts(page)
-    assert "r_f, per 1000 node-days" in texts
+    assert "rf, per 1000 node-days" in texts and '<text class="trend-text trend-name" x="4" y="22">r<tspan' in page
     ticks = [t for t in texts if re.fullmatch(r"[\d,.]+", t)]
     assert len(ticks) >= 3 and float(ticks[0]) == 0.0  # a value axis from 0, a few ticks
     months = [t for t in texts if re.fullmatch(r"\d{4}-\d{2}", t)]
@@ -165,3 +167,15 @@ def test_complete_months_share_a_band_and_many_months_are_labelled_as_many_as_fi
     labelled = [m for m, _, shown in t.months if shown]
     assert labelled[-1] == "2026-11" and 3 <= len(labelled) <= 6  # the newest, and as many as fit
     assert [label for label, _ in t.ticks] == ["0", "2", "4", "6", "8"]
+
+
+def test_a_cards_warning_is_named_under_its_badge(page):
+    """September's r_f was not measured (too little GPU exposure): its card's "data quality: warning"
+    is followed by that warning, before the summary, not left for the reader to match with a
+    report whose expectations were all met."""
+    card = page[page.index('<a href="rsc2/2026-09/report.html">') :]
+    card = card[: card.index("</article>")]
+    badge, summary = card.index("data quality: warning"), card.index('<p class="summary">')
+    reasons = card.index('<ul class="reasons">')
+    assert badge < reasons < summary
+    assert THIN in words(card[reasons:summary])

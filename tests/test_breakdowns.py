@@ -228,7 +228,10 @@ def test_the_report_shows_the_top_of_each_and_counts_the_rest(built) -> None:
         assert shown[dimension]["not_shown"] == len(keys) - TOP
         assert shown[dimension]["rows"][0]["lost_gpu_hours"] == keys[0][4]
     assert shown["account"]["not_shown"] == 3 and shown["partition"]["not_shown"] == 0
-    html, text = (report_dir / "report.html").read_text(), (report_dir / "report.txt").read_text()
+    html, text = (
+        (report_dir / "report.html").read_text().replace("&nbsp;", " "),
+        (report_dir / "report.txt").read_text(),
+    )
     assert "<h2>By account and partition</h2>" in html and "And 3 more accounts" in html
     top = shown["account"]["rows"][0]
     assert f'<td class="name">{top["key"]}</td>' in html

@@ -1,5 +1,6 @@
 """Every chart is readable where the report shows it: no two texts overlap, no text leaves the figure,
-and no text is smaller than 10 px on a 375 px phone (flows/report/charts.py: a chart is drawn for
+no label on a plot covers one of its marks (a point, an error bar, a cap, a stem), and no text is
+smaller than 10 px on a 375 px phone (flows/report/charts.py: a chart is drawn for
 560 CSS px and scaled down to 343 px, so one layout serves both widths).
 
 The charts are found in the chart modules (every `*_chart` function), so a new chart is covered
@@ -7,7 +8,9 @@ without a line here, and drawn for the periods the reports draw them for (render
 study_report.STUDY_CHARTS): the demo month and the study (the golden metrics.json, a real build),
 and thin variants of them made by editing those dicts (a month with a handful of GPU jobs, no
 failure and no lemon signal; a month with lemon candidates; a study whose second cluster ran GPU
-jobs in one month only and whose ETTR rows include CPU-only runs). Nothing here builds a month."""
+jobs in one month only and whose ETTR rows include CPU-only runs; a month whose 1,024-GPU jobs'
+MTTF is observed beside the model's projection there). The archive's r_f chart, an SVG, is checked
+in the browser (tests/test_publish_archive.py). Nothing here builds a month."""
 
 from __future__ import annotations
 
@@ -15,12 +18,15 @@ import copy
 import importlib
 import inspect
 import json
+import math
+import re
 from itertools import combinations
 from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter
@@ -208,10 +214,30 @@ def repair_month() -> dict:
     return m
 
 
+def large_job_month() -> dict:
+    """The demo month with jobs of 512 and 1,024 GPUs that failed as the model expects: the observed
+    MTTF of 1,024 GPUs (105 h, 55 to 210 h) beside the model's projection there (118 h)."""
+    m = copy.deepcopy(golden("month"))
+    last = m["mttf_by_size"][-1]
+    m["mttf_by_size"] += [
+        last | {"size_bucket": str(gpus), "min_gpus": gpus // 2 + 1, "max_gpus": gpus, "bucket_order": order,
+                "infra_failures": failures, "runtime_hours": hours * failures, "mttf_hours": hours,
+                "mttf_lower_hours": hours / 1.9, "mttf_upper_hours": hours * 2,
+                "model_mttf_hours": {"all": 82.0 * 1024 / gpus, "paper": 118.0 * 1024 / gpus}}
+        for gpus, order, failures, hours in ((512, 10, 8, 240.0), (1024, 11, 11, 105.0))
+    ]  # fmt: skip
+    return m
+
+
 MONTHS = {"demo month": lambda: golden("month"), "thin month": thin_month, "quiet month": quiet_month}
 STUDIES = {"study": lambda: golden("study"), "thin study": thin_study}
-EXTRA = {"lemon month": lemon_month, "repair month": repair_month}  # drawn by their own subject's chart only
-EXTRA_CASES = [("lemon_signals_chart", "lemon month"), ("repair_chart", "repair month")]
+# drawn by their own subject's chart only
+EXTRA = {"lemon month": lemon_month, "repair month": repair_month, "large-job month": large_job_month}
+EXTRA_CASES = [
+    ("lemon_signals_chart", "lemon month"),
+    ("repair_chart", "repair month"),
+    ("mttf_chart", "large-job month"),
+]
 
 
 def cases() -> list:
@@ -257,10 +283,46 @@ def drawn_texts(fig: Figure) -> list[Text]:
     return [t for t in drawn_ticks + others if shown(t)]
 
 
+def drawn_marks(ax) -> list[tuple[str, Bbox]]:
+    """The marks an axes draws, in the PNG's pixels: each marker of its lines (a point, a square, a
+    diamond, an error bar's cap) as a box of its size, and each segment of its error bars and stems
+    (line collections) as a box of its stroke. Lines without markers (a model, a grid) are no mark."""
+    dpi = ax.figure.dpi
+    marks = []
+    for line in ax.get_lines():
+        if not line.get_visible() or line.get_marker() in (None, "None", "", " ") or not line.get_markersize():
+            continue
+        half = (line.get_markersize() + line.get_markeredgewidth()) * dpi / 72 / 2  # its outline included
+        for x, y in line.get_transform().transform(line.get_xydata()):
+            if math.isfinite(x) and math.isfinite(y) and ax.bbox.contains(x, y):
+                marks.append((f"{line.get_label()} marker", Bbox.from_extents(x - half, y - half, x + half, y + half)))
+    for collection in ax.collections:
+        if not (isinstance(collection, LineCollection) and collection.get_visible()):
+            continue
+        width = max([*collection.get_linewidths(), 1.0]) * dpi / 72 / 2
+        for segment in collection.get_segments():
+            points = collection.get_transform().transform(segment)
+            box = Bbox.from_extents(*points.min(axis=0), *points.max(axis=0)).padded(width)
+            marks.append((f"{collection.get_label()} bar", Bbox.intersection(box, ax.bbox) or box))
+    return marks
+
+
 def layout_problems(fig: Figure) -> list[str]:
-    """Each pair of texts that overlap and each text that leaves the figure, in words (the figure drawn)."""
+    """Each pair of texts that overlap, each text that leaves the figure and each text on a plot that
+    covers one of its marks (a label on a point or an error bar), in words (the figure drawn)."""
     renderer = fig.canvas.get_renderer()
     boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in drawn_texts(fig)]
+    covered = [
+        f"{text.get_text()!r} covers {name}"
+        for ax in fig.axes
+        if ax.get_visible()
+        for text in ax.texts
+        if text.get_visible() and text.get_text().strip()
+        for name, mark in drawn_marks(ax)
+        # a label clear of the marks by a pixel, not touching them
+        if (both := Bbox.intersection(text.get_window_extent(renderer).padded(TOLERANCE_PX), mark)) is not None
+        and min(both.width, both.height) > 0
+    ]
     whole = fig.bbox.padded(TOLERANCE_PX)
     problems = [
         f"{text!r} leaves the figure ({box.x0:.0f}, {box.y0:.0f}, {box.x1:.0f}, {box.y1:.0f} in {whole.bounds})"
@@ -277,7 +339,7 @@ def layout_problems(fig: Figure) -> list[str]:
         both = Bbox.intersection(box_a, box_b)
         if both is not None and both.width > TOLERANCE_PX and both.height > TOLERANCE_PX:
             problems.append(f"{a!r} overlaps {b!r}")
-    return problems
+    return problems + covered
 
 
 @pytest.fixture
@@ -352,7 +414,9 @@ def test_a_month_without_lemon_signals_says_so_instead_of_empty_panels(figures) 
     report = build_report(quiet)
     assert "lemon_signals" not in report.charts
     sentence = "No node had a lemon signal in the 28 days to 2026-11-01 00:00"
-    assert sentence in report.html and sentence in report.email_html
+    assert all(
+        sentence in html.replace("&nbsp;", " ").replace("\xa0", " ") for html in (report.html, report.email_html)
+    )
     # a month that did not measure its lemons says why (flows/figures/measured.py), not this
     assert lemon_signals_chart(month_period(thin_month())) is None
 
@@ -379,3 +443,34 @@ def test_a_study_names_only_the_clusters_a_chart_draws(figures) -> None:
             names += [ax.get_title(loc="left") for ax in fig.axes]
             assert [n for n in names if second in n] == [] and first in " ".join(names), chart.name
             assert f"{second}:" not in chart.alt and f"{second} " not in chart.alt, chart.name
+
+
+def test_the_repair_chart_draws_what_its_legend_says(figures) -> None:
+    """A whisker for each cause of at least 6 repairs (the 95% interval the legend names), and for
+    the causes of fewer, an open mark without one, named in the legend as too few to bound."""
+    from flows.report.repair_charts import repair_chart
+
+    metrics = repair_month()
+    draw_charts([repair_chart], month_period(metrics))
+    (fig,) = figures
+    ax = fig.axes[0]
+    causes = metrics["node_repairs"]["by_cause"]
+    bounded = [c for c in causes if c["median_lower_hours"] is not None]
+    whiskers = [s for c in ax.collections if isinstance(c, LineCollection) for s in c.get_segments()]
+    assert len(whiskers) == len(bounded) == 5  # one whisker per bounded cause, none of no length
+    assert all(abs(s[1][0] - s[0][0]) > 0 for s in whiskers)
+    open_marks = [
+        point for line in ax.get_lines() if line.get_markerfacecolor() == "white" for point in line.get_xydata()
+    ]
+    assert len(open_marks) == len(causes) - len(bounded) == 4
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert sorted(legend) == sorted([f"{metrics['cluster']}, 95% interval", "under 6 repairs: too few to bound"])
+
+
+def test_the_repair_table_says_too_few_repairs_to_bound_where_it_has_no_interval() -> None:
+    report = build_report(repair_month())
+    table = report.html[report.html.index("<h2>Node repair time") :]
+    rows = {re.search(r"<td>([^<]*)</td>", row)[1]: row for row in table.split("<tr>")[2:11]}
+    assert "too few repairs to bound" in rows["filesystem mount"]  # 3 repairs
+    assert "too few repairs to bound" not in rows["gpu nvlink"]  # 9 repairs
+    assert table.count("too few repairs to bound") == 2 * 4  # the median and the mean of the 4 causes under 6

@@ -52,3 +52,22 @@ def test_the_readme_example_config_loads(tmp_path):
     config = load_config(config_path)
     assert config.cluster == "rsc1" and [s.kind for s in config.sources][0] == "sacct_psv"
     assert config.email is not None
+
+
+def test_operations_says_what_run_does_with_a_month_that_has_not_ended():
+    """`run` refuses the current month without --partial; a month over by the clock whose records
+    were taken before its end is built and marked partial, as docs/operations.md says."""
+    from datetime import UTC, datetime
+
+    from flows.core.months import Month, MonthNotEndedError, observed_end, reportable
+
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    with pytest.raises(MonthNotEndedError):
+        reportable(Month.parse("2026-11"), now=now)
+    october = reportable(Month.parse("2026-10"), now=now)  # over: no --partial asked
+    assert observed_end(october, datetime(2026, 10, 16, tzinfo=UTC)) < october.end  # a partial month
+    text = " ".join((REPO / "docs" / "operations.md").read_text().split())
+    assert (
+        "`run` refuses a month that has not ended by the clock (the current month; exit 2) unless `--partial`" in text
+    )
+    assert "is built without `--partial` and marked the same way" in text

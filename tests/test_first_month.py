@@ -70,7 +70,8 @@ def site(request, tmp_path_factory) -> dict:
         built[str(month)] = {
             "metrics": json.loads((report_dir / "metrics.json").read_text()),
             "txt": (report_dir / "report.txt").read_text(),
-            "html": (report_dir / "report.html").read_text(),
+            # its no-break spaces (a number's, before its unit) as spaces, to find its sentences
+            "html": (report_dir / "report.html").read_text().replace("&nbsp;", " "),
         }
     return {"truth": truth, "config": config, "built": built, "r_f": r_f}
 

@@ -93,8 +93,9 @@ def rendered(metrics: dict) -> dict:
 
 
 def words(html: str) -> str:
-    """The text of a page, tags and repeated white space left out."""
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)))
+    """The text of a page, tags and repeated white space left out (a no-break space as a space)."""
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)).replace("&nbsp;", " ")
+    return re.sub(r"\s+", " ", text)
 
 
 def prom_samples(prom: str, name: str) -> list[str]:

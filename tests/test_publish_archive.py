@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from itertools import combinations
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
+from flows.core.months import Month
 from flows.figures.formats import month_name
 from flows.publish.archive import refresh_archive
 
@@ -93,6 +96,68 @@ def test_the_archive_reads_well_in_a_browser(browser, site, width, capsys):
     labels = page.eval_on_selector_all("figure svg text", "ts => ts.map(t => t.getBoundingClientRect().height)")
     assert labels and min(labels) >= 10, labels  # its text readable as shown, on a phone too
     assert requests == [] and dialogs == []
+    context.close()
+
+
+# Each text of the archive's r_f chart and each mark it draws (a point, an interval's whisker, a cut
+# interval's triangle), as shown: its box, and a text's font size as displayed (its size in the
+# SVG's units times the SVG's scale).
+CHART_BOXES = """svg => {
+  const scale = svg.getScreenCTM().a;
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  return {
+    texts: [...svg.querySelectorAll("text, tspan")].map(t => ({text: t.textContent, box: box(t),
+      px: parseFloat(getComputedStyle(t).fontSize) * scale})),
+    marks: [...svg.querySelectorAll("circle, line.trend-whisker, polygon.trend-clip")].map(m =>
+      ({mark: m.outerHTML.slice(0, 60), box: box(m)})),
+  };
+}"""
+
+
+def overlap(a: list[float], b: list[float], tolerance: float = 1.0) -> bool:
+    """Two boxes (left, top, right, bottom) share more than `tolerance` px both ways."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > tolerance and min(a[3], b[3]) - max(a[1], b[1]) > tolerance
+
+
+@pytest.fixture(scope="module")
+def year(history, tmp_path_factory) -> Path:
+    """The history's six months and six more before them (copies of its metrics.json, renamed): a
+    year, whose months the chart labels every other or third one, as the demo's."""
+    reports = tmp_path_factory.mktemp("archive-year") / "reports"
+    shutil.copytree(history["reports"], reports)
+    for month in MONTHS:
+        earlier = Month.parse(month)
+        for _ in MONTHS:
+            earlier = earlier.previous()
+        earlier = str(earlier)
+        metrics = month_metrics(reports, month) | {"month": earlier}
+        (reports / CLUSTER / earlier).mkdir()
+        (reports / CLUSTER / earlier / "metrics.json").write_text(json.dumps(metrics))
+    refresh_archive(reports)
+    return reports
+
+
+@pytest.mark.parametrize("width", [375, 600, 1280])
+@pytest.mark.parametrize("span", ["six months", "a year"])
+def test_the_archive_chart_keeps_its_texts_apart_and_off_its_marks(browser, site, year, span, width):
+    """The r_f chart of six months and of a year (a month's label centred on its tick, never pushed
+    onto its neighbour's: "2026-08" was over "2026-10"): no text over another text, a point, a
+    whisker or a cut interval's mark; every text at least 10 px as displayed and the axis's texts
+    12 px on a phone; r typeset with a subscript f."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(((site if span == "six months" else year) / "index.html").as_uri(), wait_until="load")
+    for svg in page.locator("figure svg").all():
+        drawn = svg.evaluate(CHART_BOXES)
+        texts = [t for t in drawn["texts"] if t["text"].strip()]
+        whole = [t for t in texts if not t["text"] == "f"]  # the subscript is inside its text's box
+        assert [t["text"] for t in texts if re.fullmatch(r"\d{4}-\d{2}", t["text"])][-1] == MONTHS[-1]
+        clashes = [(a["text"], b["text"]) for a, b in combinations(whole, 2) if overlap(a["box"], b["box"])]
+        clashes += [(t["text"], m["mark"]) for t in whole for m in drawn["marks"] if overlap(t["box"], m["box"], 0)]
+        assert clashes == []
+        assert min(t["px"] for t in texts) >= 10, texts
+        assert min(t["px"] for t in whole) >= 12, texts
+        assert "r_f" not in svg.text_content() and svg.locator("text.trend-name tspan").text_content() == "f"
     context.close()
 
 

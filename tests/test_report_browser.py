@@ -47,7 +47,7 @@ JOB = "pretrain-llama3-70b-ablation-lr3e-4-seed17"
 def long_names(october) -> tuple[Report, list[str]]:
     """The October report with names as real sites have them: lemon nodes like rsc1-gpu-node-0101
     (in the summary and the lemon table), and a data-quality warning quoting node and job names;
-    with the names to find in the page."""
+    with the names to find in the page (and the reproduce command's options)."""
     metrics = json.loads((october / "metrics.json").read_text())
     for candidate, node in zip(metrics["lemon_nodes"]["candidates"], LEMONS, strict=False):
         candidate["node"] = node
@@ -59,6 +59,9 @@ def long_names(october) -> tuple[Report, list[str]]:
          "unexpected_count": 1, "sample": [JOB]},
     ]  # fmt: skip
     names = [c["node"] for c in metrics["lemon_nodes"]["candidates"]] + [suite["suite"], JOB, *metrics["inputs"]]
+    # the reproduce command's options: a line breaks between its words, never after "--" (a path
+    # longer than a phone's line breaks where it must)
+    names += [word for word in metrics["reproduce"]["command"].split() if word.startswith("--")]
     return build_report(metrics), names
 
 
@@ -102,12 +105,12 @@ def test_the_report_reads_well_in_a_browser(browser, pages, october, name, width
     )
     assert len(images) == len(CHARTS)
     assert all(i["loaded"] and i["alt"] and 0 < i["shown"] <= 562 and i["right"] <= width for i in images), images
-    text = page.inner_text("body")
+    text = page.inner_text("body").replace("\xa0", " ")  # a number's no-break space before its unit
     metrics = json.loads((october / "metrics.json").read_text())
     for figure in headline_strings(metrics):
         assert figure in text
     summary = page.locator("p.summary")
-    assert summary.is_visible() and summary.inner_text() == metrics["summary"]["text"]
+    assert summary.is_visible() and summary.inner_text().replace("\xa0", " ") == metrics["summary"]["text"]
     assert page.get_by_text("Check before relying on these figures").is_visible()  # the quarantined row
     assert requests == [] and dialogs == []  # the quarantined row's onerror never ran
     context.close()

@@ -3,6 +3,8 @@ month is built. English in the fleet-rate note, trailing windows that count the 
 shown once, lost goodput told apart from the job mix's "infra failed", an empty parameter as
 "(none)", and one plural rule (flows/core/words.py) for "1 source", "1 recipient"."""
 
+import re
+from html import unescape
 from types import SimpleNamespace
 
 import pytest
@@ -10,6 +12,8 @@ from saved_month import saved_metrics
 
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
+from flows.report.charts import month_period
+from flows.report.goodput_charts import job_mix_chart
 from flows.report.render import build_report
 from flows.stages import stage_counts
 
@@ -35,7 +39,7 @@ def test_windows_that_count_the_same_built_months_are_shown_once():
     for window in metrics["history"]["trailing"]:
         window.update(months_available=3, paper=metrics["history"]["trailing"][0]["paper"])
         window["all"] = metrics["history"]["trailing"][0]["all"]
-    html = build_report(metrics).html
+    html = plain(build_report(metrics).html)
     trend = html[html.index("<h2>Trend</h2>") :]
     trend = trend[: trend.index("<h2>", 5)]
     assert trend.count("<tr>") == 2  # the header and one window
@@ -51,7 +55,7 @@ def test_a_window_the_built_months_do_not_fill_says_so():
     metrics = saved_metrics()
     three, six, twelve = sorted(metrics["history"]["trailing"], key=lambda w: w["months"])
     six["months_available"], twelve["months_available"] = 5, 5
-    html = build_report(metrics).html
+    html = plain(build_report(metrics).html)
     assert '6 months<span class="small">only 5 built</span>' in html and "<td>12 months<span" not in html
     assert [w["months"] for w in distinct_windows([three, six, twelve])] == [3, 6]
 
@@ -87,7 +91,55 @@ def test_counts_of_one_are_singular_in_the_report():
     metrics = saved_metrics()
     metrics["lost_goodput"]["infra_failures"] = 1
     metrics["data_quality"] = metrics["data_quality"][:1]
-    report = build_report(metrics)
-    assert "from 1 preemption made for restarts" in report.html and "1 preemptions" not in report.html
-    assert "from 1 infrastructure failure and" in report.html
-    assert "<p>1 suite checked " in report.html
+    html = plain(build_report(metrics).html)
+    assert "from 1 preemption made for restarts" in html and "1 preemptions" not in html
+    assert "from 1 infrastructure failure and" in html
+    assert "<p>1 suite checked " in html
+
+
+def plain(html: str) -> str:
+    """The page's HTML with its no-break spaces (between a number and its unit) as spaces."""
+    return html.replace("&nbsp;", " ").replace("\xa0", " ")
+
+
+def page_text(html: str) -> str:
+    """A page's text as a reader sees it: no style, tags or entities, no-break spaces as spaces."""
+    html = re.sub(r"<style.*?</style>", "", html, flags=re.S)
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).replace("\xa0", " ").split())
+
+
+def test_a_number_and_its_unit_never_part(report):
+    """In the page and the email a no-break space joins every number to the word after it ("1,258.7 d",
+    "12 months"), and the reproduce command breaks only between its words (never after "--")."""
+    for html in (report.html, report.email_html):
+        text = unescape(re.sub(r"<[^>]+>", "", re.sub(r"<style.*?</style>", "", html, flags=re.S)))
+        assert re.findall(r"\d [a-z]\w*", text) == []  # a no-break space between them, never a space
+    command = report.metrics["reproduce"]["command"]
+    assert '<span class="unbroken">--config</span>' in report.html
+    assert page_text(report.html).count(command) == 1
+
+
+def test_a_month_of_one_gpu_attempt_has_no_job_mix_chart():
+    """One GPU attempt, still open: its shares (100% "open") are no chart; the table counts it."""
+    metrics = saved_metrics()
+    metrics["job_mix"] = [
+        {"outcome": "open", "attempts": 1, "attempt_share": 1.0, "gpu_hours": 12.0, "gpu_hours_share": 1.0}
+    ]
+    metrics["totals"] |= {"gpu_attempts": 1, "cpu_only_attempts": metrics["totals"]["attempts"] - 1}
+    assert job_mix_chart(month_period(metrics)) is None
+    text = page_text(build_report(metrics).html)
+    assert "Too few GPU attempts this month to chart their shares: the table counts them." in text
+
+
+def test_attempts_still_open_say_whether_cpu_jobs_are_counted():
+    metrics = saved_metrics()
+    open_gpu = next(r["attempts"] for r in metrics["job_mix"] if r["outcome"] == "open")
+    metrics["totals"] |= {"open_attempts": open_gpu + 55, "cpu_only_attempts": 900}
+    text = page_text(build_report(metrics).html)
+    assert (
+        f"Attempts still open at the month's end: {open_gpu + 55}, CPU-only and GPU attempts ({open_gpu} GPU)" in text
+    )
+    metrics["totals"] |= {"open_attempts": open_gpu, "cpu_only_attempts": 0}
+    assert f"Attempts still open at the month's end: {open_gpu}, all GPU attempts" in page_text(
+        build_report(metrics).html
+    )

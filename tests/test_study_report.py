@@ -429,7 +429,7 @@ def assert_reads_well(browser, path: Path, study: Report, width: int, screenshot
     # .small r_f (a subscript is 0.83 em)
     assert page.evaluate(SMALLEST_TEXT, False) >= 11 and page.evaluate(SMALLEST_TEXT, True) >= 9
     summary = page.locator("p.summary")
-    assert summary.is_visible() and summary.inner_text() == study.metrics["summary"]["text"]
+    assert summary.is_visible() and summary.inner_text().replace("\xa0", " ") == study.metrics["summary"]["text"]
     assert requests == [] and dialogs == []
     context.close()
 

@@ -16,7 +16,7 @@ from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.figures.models import expected_ettr_grid
-from flows.figures.study_metrics import assemble_study, side_by_side
+from flows.figures.study_metrics import assemble_study, paper_job_mix_shape, side_by_side
 from flows.report.study_report import render_study
 
 GOLDEN = DATA_DIR / "golden" / "reports" / "study" / "metrics.json"
@@ -59,7 +59,9 @@ def thin_study() -> dict:
 
 
 def text_of(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)))
+    """The page's words (a no-break space, between a number and its unit, as a space)."""
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html, flags=re.S)).replace("&nbsp;", " ")
+    return re.sub(r"\s+", " ", text)
 
 
 def test_the_side_by_side_tables_join_the_clusters_by_month_and_size():
@@ -154,3 +156,37 @@ def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
     assert re.search(
         "Lemon-node candidates .{0,200}rsc1: not measured: no node-event or health source was configured", html
     )
+
+
+def tables_without_rows(html: str) -> list[str]:
+    """The header of each table of the page that has no row of data under it."""
+    tables = re.findall(r"<table[^>]*>(.*?)</table>", html, flags=re.S)
+    return [text_of(t.split("</tr>")[0]).strip() for t in tables if "<td" not in t]
+
+
+def test_the_papers_job_mix_shape_is_claimed_only_where_the_attempts_show_it():
+    """rsc2 ran 14 GPU attempts: "most attempts are small, most GPU-hours are in large jobs" is no
+    claim to make of them (the golden study's clusters, tens of thousands each, have that shape)."""
+    claim = "As in the paper's Fig. 3, most attempts are small and most GPU-hours are in large jobs."
+    golden = json.loads(GOLDEN.read_text())
+    assert paper_job_mix_shape(golden["side_by_side"]["job_mix_by_size"])
+    study = thin_study()
+    assert not paper_job_mix_shape(study["side_by_side"]["job_mix_by_size"])
+    html = text_of(render_study(study).html)
+    assert "The chart stacks each outcome's share" in html and "Fig. 3: most attempts" not in html
+    assert claim not in html and "most GPU-hours are in large jobs" not in html
+
+
+def test_no_table_is_a_header_without_rows():
+    """A study where no cluster lost GPU-hours by size (rsc1 lost none in any bucket, rsc2's not
+    measured) has no lost-goodput table, nor any other table of a header alone; nor a CPU-only study."""
+    study = thin_study()
+    study["clusters"]["rsc1"]["lost_goodput_by_size"] = []
+    study["side_by_side"] = side_by_side(study["clusters"])
+    assert study["side_by_side"]["lost_goodput_by_size"] == []
+    assert tables_without_rows(render_study(study).html) == []
+    golden = json.loads(GOLDEN.read_text())
+    clusters = {name: cpu_only(figures) for name, figures in golden["clusters"].items()}
+    months = [Month.parse(golden["from_month"]), Month.parse(golden["to_month"])]
+    cpu = json.loads(json.dumps(assemble_study(clusters, months, golden["reproduce"]["command"])))
+    assert tables_without_rows(render_study(cpu).html) == []

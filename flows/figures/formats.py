@@ -5,6 +5,7 @@ month names and runs of months."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from flows.core.months import Month
@@ -78,6 +79,31 @@ def month_spans(months: Sequence[str]) -> str:
         else:
             spans.append((month, month))
     return ", ".join(str(first) if first == last else f"{first} to {last}" for first, last in spans)
+
+
+# A number and the word after it (its unit, or what it counts: "1,258.7 d", "12 months"), and "<"
+# or ">" and the number after it, in a page's text: outside tags, comments and <style>, and across
+# the tags between them ("<strong>6.36</strong> per 1000 node-days").
+_TAG_OR_STYLE = re.compile(r"(<style\b.*?</style>|<!--.*?-->|<[^>]*>)", re.S | re.I)
+# a number standing alone (not the digits ending a name such as rsc2, nor a date's month as in 2026-10)
+_NUMBER = r"(?<![\w.,\-])\d(?:[\d,.]*\d)?"
+_NUMBER_AND_WORD = re.compile(rf"({_NUMBER}) (?=[^\W\d_]|%)|(&lt;|&gt;) (?=\d)")
+_ENDS_IN_A_NUMBER = re.compile(rf"{_NUMBER}$")
+_WORD_AFTER_A_TAG = re.compile(r"^ (?=[^\W\d_])")
+
+
+def keep_units(html: str) -> str:
+    """An HTML page with a no-break space between each number and the word that follows it, so that
+    a line never ends between them (a unit alone on a phone's next line reads as a figure of its own)."""
+    parts = _TAG_OR_STYLE.split(html)
+    after_number = False  # the text before the tags in between ended in a digit
+    for i in range(0, len(parts), 2):
+        text = _NUMBER_AND_WORD.sub(lambda m: (m[1] or m[2]) + "&nbsp;", parts[i])
+        if after_number and i and not parts[i - 1].lower().startswith(("<style", "<!--")):
+            text = _WORD_AFTER_A_TAG.sub("&nbsp;", text)
+        parts[i] = text
+        after_number = bool(_ENDS_IN_A_NUMBER.search(text)) if text else after_number
+    return "".join(parts)
 
 
 def partial_notice(period) -> str:

@@ -7,6 +7,9 @@ What SQL should not do: every count and exposure comes from a mart (flows/figure
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from scipy.stats import binom, binomtest, chi2, t
 
 CONFIDENCE = 0.95
@@ -58,6 +61,22 @@ def mean_interval(
         return mean, mean
     lower, upper = t.interval(CONFIDENCE, n - 1, loc=mean, scale=stddev / n**0.5)
     return max(float(lower), 0.0), float(upper) if upper_bound is None else min(float(upper), upper_bound)
+
+
+def lognormal_mean_interval(values: list[float], confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+    """The interval of the mean of a positive, right-skewed quantity (a repair time) from its sample:
+    the modified Cox interval of a log-normal mean, exp(m + s²/2 ± t·sqrt(s²/n + s⁴/(2(n-1)))) with m
+    and s² the logs' mean and variance (Olsson 2005). Both ends are positive, where Student's t
+    about the mean of a few long-tailed values reaches below zero. None from fewer than two values
+    or from a value that is not positive (its log is undefined)."""
+    n = len(values)
+    if n < 2 or min(values) <= 0:
+        return None, None
+    logs = np.log(values)
+    mean, variance = float(logs.mean()), float(logs.var(ddof=1))
+    spread = float(t.ppf(1 - (1 - confidence) / 2, n - 1)) * math.sqrt(variance / n + variance**2 / (2 * (n - 1)))
+    centre = mean + variance / 2
+    return math.exp(centre - spread), math.exp(centre + spread)
 
 
 def median_interval(values: list[float], confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:

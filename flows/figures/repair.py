@@ -1,12 +1,12 @@
 """A period's node repair times and the fleet's availability (docs/methodology.md "Node repair
 time and availability"), read from fct_period_node_repairs and fct_period_node_out_time: the mean and
-median time to repair of the failures, of every outage and of each cause, with exact intervals,
+median time to repair of the failures, of every outage and of each cause, with their intervals,
 the GPU nodes' availability and the nodes out longest. The marts count; this module adds only the
 intervals (flows/figures/rates.py)."""
 
 from __future__ import annotations
 
-from flows.figures.rates import mean_interval, median_interval
+from flows.figures.rates import lognormal_mean_interval, median_interval
 from flows.warehouse.engines import MartReader
 
 NODES_OUT_LONGEST = 5  # the nodes out longest that a report lists
@@ -18,16 +18,23 @@ def _rows(con: MartReader, query: str, args: list) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+# The fewest repairs whose mean and median get a 95% interval: the median's exact order-statistic
+# interval needs 6 (flows/figures/rates.py median_interval), and the mean's is given from as many, so
+# that a cause has both intervals or neither ("too few repairs to bound" in the report and the chart).
+MIN_REPAIRS_TO_BOUND = 6
+
+
 def repair_summary(row: dict | None) -> dict:
-    """Repairs, still out, and the mean and median repair hours with their 95% intervals (the
-    mean's Student-t, the median's exact order-statistic one; none where too few repairs)."""
+    """Repairs, still out, and the mean and median repair hours with their 95% intervals from
+    MIN_REPAIRS_TO_BOUND repairs (the mean's a log-normal one, positive as a repair time is; the
+    median's exact order-statistic one; none from fewer repairs)."""
     row = row or {}
     repairs = row.get("repairs") or 0
-    mean, spread = row.get("mean_repair_hours"), row.get("stddev_repair_hours")
-    mean_lower, mean_upper = (
-        mean_interval(mean, spread, repairs, upper_bound=None) if mean is not None else (None, None)
-    )
-    median_lower, median_upper = median_interval(list(row.get("repair_hours") or []))
+    hours = sorted(row.get("repair_hours") or [])
+    bounded = min(repairs, len(hours)) >= MIN_REPAIRS_TO_BOUND
+    mean_lower, mean_upper = lognormal_mean_interval(hours) if bounded else (None, None)
+    median_lower, median_upper = median_interval(hours) if bounded else (None, None)
+    mean = row.get("mean_repair_hours")
     return {
         "outages": row.get("outages") or 0,
         "repairs": repairs,

@@ -120,6 +120,31 @@ def _by_size(clusters: dict[str, list[dict]], shown: str, cell: tuple[str, ...])
     ]
 
 
+# The fewest GPU attempts a cluster needs in the range before the report says where most of them are
+MIN_SHAPE_ATTEMPTS = 100
+
+
+def paper_job_mix_shape(job_mix_by_size: list) -> bool:
+    """Whether every cluster's job mix has the paper's Fig. 3 shape, on at least MIN_SHAPE_ATTEMPTS GPU
+    attempts: its median attempt in a smaller size bucket than its median GPU-hour (most attempts
+    small, most GPU-hours in large jobs). `job_mix_by_size`: side_by_side's rows, smallest bucket
+    first, as dicts or the document's rows."""
+    rows = [row if isinstance(row, dict) else row.model_dump() for row in job_mix_by_size]
+    if not rows:
+        return False
+
+    def median_bucket(counts: list[float]) -> int:
+        total, running = sum(counts), 0.0
+        return next(i for i, count in enumerate(counts) if (running := running + count) >= total / 2)
+
+    for name in rows[0]["clusters"]:
+        attempts = [row["clusters"][name]["attempts"] for row in rows]
+        hours = [row["clusters"][name]["gpu_hours"] or 0.0 for row in rows]
+        if sum(attempts) < MIN_SHAPE_ATTEMPTS or not sum(hours) or median_bucket(attempts) >= median_bucket(hours):
+            return False
+    return True
+
+
 def side_by_side(clusters: dict[str, dict]) -> dict:
     """The clusters' tables joined by their rows' key, never by position (one cluster's months or
     size buckets may be fewer than another's, or none):

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from flows.core.atomic import replace_file_atomically
 from flows.core.months import MONTH_RE
+from flows.figures.formats import keep_units
 
 log = logging.getLogger("flows.progress")
 INDEX = "index.html"
@@ -30,11 +31,14 @@ STUDIES = "studies"
 # report.html.j2 writes these two markers with nothing between them; refresh_archive fills them in
 NAV_START, NAV_END = "<!-- archive-nav -->", "<!-- /archive-nav -->"
 NAV = re.compile(re.escape(NAV_START) + ".*?" + re.escape(NAV_END), re.S)
-# the r_f chart's SVG user units (it scales to its box; its text is 18 units, 10 px as shown at 375 px):
-# the value axis's ticks left of TREND_LEFT, its name above TREND_TOP, the months below the zero line
-TREND_WIDTH, TREND_HEIGHT, TREND_PAD = 560, 200, 16
-TREND_LEFT, TREND_TOP, TREND_BOTTOM = 60, 40, 34
-MONTH_LABEL_UNITS = 84  # room for one month's label ("2026-10" at 18 units) and a gap
+# the r_f chart's SVG user units (it scales to its box, 311 px wide on a 375 px phone: its text, 22
+# units, is 12 px there, the page's smallest): the value axis's ticks left of TREND_LEFT, its name above
+# TREND_TOP, the months below the zero line, each month's label centred on its tick (the right margin
+# holds half of the newest one's)
+TREND_WIDTH, TREND_HEIGHT, TREND_PAD = 560, 240, 50
+TREND_LEFT, TREND_TOP, TREND_BOTTOM = 70, 54, 42
+TREND_TEXT = 22
+MONTH_LABEL_UNITS = 100  # room for one month's label ("2026-10", 81 units at TREND_TEXT) and a gap
 
 
 def href(*parts: str) -> str:
@@ -94,6 +98,7 @@ class Trend:
     right: int = TREND_WIDTH - TREND_PAD
     plot_top: int = TREND_TOP
     bottom: int = TREND_HEIGHT - TREND_BOTTOM  # the zero line
+    text: int = TREND_TEXT  # the font size of its texts
 
     @property
     def clipped(self) -> list[TrendPoint]:
@@ -274,7 +279,7 @@ def trend(months: list[MonthEntry]) -> Trend | None:
             if len(run) > 1
         ),
         whiskers=tuple(p for p in points if not any(p in run for run in steady if len(run) > 1)),
-        gap_labels=step >= MONTH_LABEL_UNITS * 1.4,
+        gap_labels=step >= MONTH_LABEL_UNITS * 1.5,  # "not measured" is wider than a month's label
         not_measured=tuple(gaps),
     )
 
@@ -315,7 +320,7 @@ def without_nav(html: str) -> str:
 def render_index(archive: Archive) -> str:
     from flows.report.render import environment
 
-    return environment().get_template("archive_index.html.j2").render(archive=archive, href=href)
+    return keep_units(environment().get_template("archive_index.html.j2").render(archive=archive, href=href))
 
 
 def refresh_archive(reports_dir: Path, cluster: str | None = None) -> None:

@@ -42,6 +42,7 @@ DPI = 144  # 2 PNG pixels per point: drawn at 2x, one point is one CSS px at WID
 WIDTH_IN = WIDTH_PX / 72
 # The smallest text: 16.5 pt, which is 16.5 px at 560 and 10.1 px at 343.
 TEXT_PT = math.ceil(2 * MIN_SHOWN_PX * WIDTH_PX / NARROWEST_PX) / 2
+TITLE_PT = TEXT_PT + 1.5  # a chart's title (a plot's, or the figure's where the plot sits off centre)
 LEGEND_ROW_PX = 28  # a legend row at TEXT_PT; legends go below the plot, where they hide no data
 # Okabe-Ito: distinguishable with colour-blindness, and on white whatever the client's theme.
 BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY = (
@@ -52,7 +53,7 @@ PALETTE = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY, "#882255"
 STYLE = {
     "font.family": "DejaVu Sans",  # shipped with matplotlib: the same glyphs on every machine
     "font.size": TEXT_PT,  # every text on a chart is at least this size
-    "axes.titlesize": TEXT_PT + 1.5,
+    "axes.titlesize": TITLE_PT,
     "axes.labelsize": TEXT_PT,
     "legend.fontsize": TEXT_PT,
     "xtick.labelsize": TEXT_PT,

@@ -15,6 +15,7 @@ from flows.report.charts import (
     GREY,
     ORANGE,
     PALETTE,
+    TITLE_PT,
     VERMILLION,
     Chart,
     Marks,
@@ -76,7 +77,10 @@ def _projections(ax: Axes, series: Series, side_by_side: bool) -> list[tuple[int
         ax.plot(*zip(*shown, strict=True), "s", color=series.colour, markerfacecolor="white", markersize=7,
                 label=NO_LEGEND if side_by_side else "projection")  # fmt: skip
     for x, y in [] if side_by_side else shown:
-        ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(4, 4), color=series.colour)
+        # up and to the right, off the model line (which falls to the right) and clear of an observed
+        # point's error bar at the same size (its caps reach CAPSIZE points either side)
+        ax.annotate(fmt_duration(y), (x, y), textcoords="offset points", xytext=(MTTF_MARKS[False].capsize + 3, 5),
+                    color=series.colour)  # fmt: skip
     return shown
 
 
@@ -230,7 +234,7 @@ def _trend_alt(side_by_side: bool, lines: list, months: list[str]) -> str:
 
 def causes_chart(period: Period) -> Chart | None:
     """The paper's Fig. 4: each cause's failure rate with its 95% interval, one bar per cluster (a
-    cluster alone's bars carry their counts, beside the rate over its longest trailing window)."""
+    cluster alone's counts beside its causes' names, and the rate over its longest trailing window)."""
     causes = list(period.causes)
     drawn = [s for s in period.series if s.figures["failures_by_cause"]]  # a cluster without causes has no bar
     if not causes or not drawn:
@@ -258,26 +262,27 @@ def causes_chart(period: Period) -> Chart | None:
             error_kw={"elinewidth": marks.elinewidth, "capsize": marks.capsize, "ecolor": "#52606d"},
             label=shown_name(series.name) if side_by_side else f"{period.span}, 95% interval",
         )  # fmt: skip
-    if not side_by_side:
+    counts: dict[str, int] = {}
+    if not side_by_side:  # a cluster alone: its count beside each cause's name, where no mark can cover it
         _cause_marks(ax, drawn[0].figures, causes)
+        counts = {r["category"]: r["failures"] for r in drawn[0].figures["failures_by_cause"]}
     ax.set_yticks(range(len(causes)))
-    ax.set_yticklabels([shown_name(label(c)) for c in causes[::-1]])
+    ax.set_yticklabels(
+        [shown_name(label(c)) + (f" ({fmt_num(counts[c])})" if c in counts else "") for c in causes[::-1]]
+    )
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if side_by_side else " (count on the bar)"))
-    ax.set_title("Infrastructure failures by cause")
+    ax.set_xlabel("failures per 1000 node-days" + (", 95% interval" if side_by_side else ""))
+    # over the figure, not the plot: the causes' names with their counts push the plot to the right
+    fig.suptitle("Infrastructure failures by cause" + ("" if side_by_side else " (failures)"), fontsize=TITLE_PT)
     legend(fig, 3 if side_by_side else 2)
     return finish_chart("causes", fig, _causes_alt(drawn, side_by_side, period.span), height)
 
 
 def _cause_marks(ax: Axes, figures: dict, causes: list[str]) -> None:
-    """A cluster alone: its failure count on each bar, and each cause's rate over its longest
-    trailing window where its figures join one to the cause (a month's: flows/figures/compare.py
-    causes_compared)."""
+    """A cluster alone: each cause's rate over its longest trailing window where its figures join one
+    to the cause (a month's: flows/figures/compare.py causes_compared)."""
     rows = figures["failures_by_cause"]
     ys = [len(causes) - 1 - causes.index(c["category"]) for c in rows]
-    for y, c in zip(ys, rows, strict=True):
-        ax.annotate(fmt_num(c["failures"]), (0, y), xytext=(3, 0), textcoords="offset points", va="center",
-                    color="white")  # fmt: skip
     marked = [(y, c["trailing"]["value"]) for y, c in zip(ys, rows, strict=True) if c.get("trailing")]
     if marked:
         ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,

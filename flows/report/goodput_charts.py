@@ -43,12 +43,15 @@ from flows.report.lemon_panels import (
 )
 
 JOB_MIX_HEIGHT, ETTR_HEIGHT = 300, 460  # CSS px at WIDTH_PX
+MIN_MIX_ATTEMPTS = 10  # the fewest GPU attempts whose shares by outcome are charted (the table counts fewer)
 LINE_STYLES = ("-", "--", ":")  # the restart overheads u0, 2 u0, 4 u0 of the E[ETTR] grid
 
 
 def job_mix_chart(period: Period) -> Chart | None:
+    """The month's GPU attempts and GPU-hours by outcome, as shares; none from fewer than
+    MIN_MIX_ATTEMPTS attempts, whose shares (one attempt: 100% "open") say less than the table's counts."""
     mix = period.figures["job_mix"]
-    if not mix or not period.figures["totals"]["attempts"]:
+    if not mix or period.figures["totals"]["gpu_attempts"] < MIN_MIX_ATTEMPTS:  # the job mix is of GPU attempts
         return None
     fig = new_figure(JOB_MIX_HEIGHT)
     ax = fig.add_subplot()

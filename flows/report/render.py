@@ -50,16 +50,19 @@ from flows.figures.formats import (
     fmt_duration,
     fmt_num,
     fmt_pct,
+    keep_units,
     label,
     month_name,
     month_spans,
     partial_months_notice,
     partial_notice,
 )
+from flows.figures.repair import MIN_REPAIRS_TO_BOUND
+from flows.figures.study_metrics import paper_job_mix_shape
 from flows.figures.summary import summarise
 from flows.report.charts import Chart, draw_charts, month_period
 from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
-from flows.report.goodput_charts import expected_ettr_chart, job_mix_chart, lemon_signals_chart
+from flows.report.goodput_charts import MIN_MIX_ATTEMPTS, expected_ettr_chart, job_mix_chart, lemon_signals_chart
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
 from flows.report.repair_charts import repair_chart
@@ -124,11 +127,14 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         partial_months_notice=partial_months_notice,
         month_spans=month_spans,
         distinct_windows=_distinct_windows,
+        paper_job_mix_shape=paper_job_mix_shape,
         fmt=lambda value, kind: FORMATS[kind](value),
         timestamp=lambda value: str(value)[:16].replace("T", " "),
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
         plural=lambda count, noun, many=None: plural(count, noun, many),
     )
+    env.globals["min_repairs_to_bound"] = MIN_REPAIRS_TO_BOUND  # below it a cause's repair times are not bounded
+    env.globals["min_mix_attempts"] = MIN_MIX_ATTEMPTS  # below it the job mix has no chart of shares
     return env
 
 
@@ -187,11 +193,13 @@ def render_pages(
     env = environment()
     context = page_context(document)
     page = env.get_template(template)
-    html = page.render(
-        **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+    html = keep_units(
+        page.render(
+            **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+        )
     )
     email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
-        page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]))
+        keep_units(page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1])))
     )
     return html, email_html, env.get_template(text_template).render(**context, charts=charts)
 

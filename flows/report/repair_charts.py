@@ -6,7 +6,10 @@ from __future__ import annotations
 from matplotlib.ticker import FuncFormatter
 
 from flows.figures.formats import fmt_dec, fmt_num, fmt_pct, label
+from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.report.charts import (
+    GREY,
+    TITLE_PT,
     Chart,
     Period,
     finish_chart,
@@ -30,32 +33,40 @@ def _causes(period: Period) -> list[str]:
 
 def repair_chart(period: Period) -> Chart | None:
     """Median hours from a node's DOWN/DRAIN to its return, by cause, with the median's interval
-    (none where fewer than 6 repairs give one), one mark per cluster, on a log scale (repairs take
-    minutes to weeks); a single cluster's repairs counted beside each cause."""
+    (an open mark without a whisker where too few repairs bound it, flows/figures/repair.py), one
+    mark per cluster, on a log scale (repairs take minutes to weeks); a single cluster's repairs
+    counted beside each cause."""
     causes = _causes(period)
     if not causes:
         return None
     n = len(period.series)
-    height = 130 + (14 + 22 * n) * len(causes) + legend_rows(n, 3)
+    height = 130 + (14 + 22 * n) * len(causes) + legend_rows(n + 1, 2)  # and the open mark's entry
     fig = new_figure(height)
     ax = fig.add_subplot()
     step = 0.8 / n
     counts: dict[str, int] = {}
+    too_few = False
     for i, series in enumerate(period.series):
         rows = {r["category"]: r for r in series.figures.get("node_repairs", {}).get("by_cause", []) if r["repairs"]}
         drawn = [(len(causes) - 1 - causes.index(c) + 0.4 - step * (i + 0.5), rows[c]) for c in causes if c in rows]
         if not drawn:
             continue
         counts = {c: rows[c]["repairs"] for c in rows} if n == 1 else {}
-        values = [r["median_hours"] for _, r in drawn]
-        bounds = [
-            (r["median_lower_hours"] if r["median_lower_hours"] is not None else v,
-             r["median_upper_hours"] if r["median_upper_hours"] is not None else v)
-            for v, (_, r) in zip(values, drawn, strict=True)
-        ]  # fmt: skip
-        ax.errorbar(values, [y for y, _ in drawn], xerr=[[v - lo for v, (lo, _) in zip(values, bounds, strict=True)],
-                    [hi - v for v, (_, hi) in zip(values, bounds, strict=True)]], fmt="o", color=series.colour,
-                    markersize=7, capsize=3, elinewidth=1.5, label=f"{shown_name(series.name)}, 95% interval")  # fmt: skip
+        bounded = [(y, r) for y, r in drawn if r["median_lower_hours"] is not None]
+        if bounded:
+            values = [r["median_hours"] for _, r in bounded]
+            ax.errorbar(values, [y for y, _ in bounded], xerr=[[v - r["median_lower_hours"] for v, (_, r) in
+                        zip(values, bounded, strict=True)], [r["median_upper_hours"] - v for v, (_, r) in
+                        zip(values, bounded, strict=True)]], fmt="o", color=series.colour, markersize=7, capsize=3,
+                        elinewidth=1.5, label=f"{shown_name(series.name)}, 95% interval")  # fmt: skip
+        unbounded = [(y, r) for y, r in drawn if r["median_lower_hours"] is None]
+        if unbounded:  # an open mark, no whisker: what the legend's last entry says
+            ax.plot([r["median_hours"] for _, r in unbounded], [y for y, _ in unbounded], "o", color=series.colour,
+                    markerfacecolor="white", markersize=7, label="_nolegend_")  # fmt: skip
+            too_few = True
+    if too_few:
+        ax.plot([], [], "o", color=GREY, markerfacecolor="white", markersize=7,
+                label=f"under {MIN_REPAIRS_TO_BOUND} repairs: too few to bound")  # fmt: skip
     ax.set_xscale("log")
     log_limits(ax, "x")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
@@ -66,8 +77,9 @@ def repair_chart(period: Period) -> Chart | None:
     ax.set_ylim(-0.6, len(causes) - 0.4)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("median hours to repair")
-    ax.set_title("Node repair time by cause" + (" (repairs)" if n == 1 else ""))
-    legend(fig, 3)
+    # over the figure, not the plot: the causes' names with their counts push the plot to the right
+    fig.suptitle("Node repair time by cause" + (" (repairs)" if n == 1 else ""), fontsize=TITLE_PT)
+    legend(fig, 2)
     return finish_chart("repair", fig, _alt(period, causes), height)
 
 
