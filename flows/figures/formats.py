@@ -115,7 +115,7 @@ def partial_notice(period) -> str:
         return fields["notice"]
     if fields["complete"]:
         return ""
-    return f"Partial month: up to {str(fields['end'])[:16].replace('T', ' ')} UTC, when its records were taken."
+    return f"Partial month: up to {fmt_timestamp(fields['end'])} UTC, when its records were taken."
 
 
 def partial_months_notice(clusters: dict) -> str:
@@ -125,7 +125,7 @@ def partial_months_notice(clusters: dict) -> str:
     for name, cluster in clusters.items():
         months = (cluster.get("partial_months") if isinstance(cluster, dict) else cluster.partial_months) or []
         windows = [
-            f"{_field(m, 'month')} ({_time(_field(m, 'start'))} to {_time(_field(m, 'end'))} UTC, "
+            f"{_field(m, 'month')} ({fmt_timestamp(_field(m, 'start'))} to {fmt_timestamp(_field(m, 'end'))} UTC, "
             f"{_field(m, 'observed_days'):.1f} days)"
             for m in months
         ]
@@ -142,5 +142,6 @@ def _field(row, name: str):
     return row[name] if isinstance(row, dict) else getattr(row, name)
 
 
-def _time(text: str) -> str:
-    return str(text)[:16].replace("T", " ")
+def fmt_timestamp(value) -> str:
+    """A time as the outputs show it, to the minute: "2026-10-30 00:00" (an ISO text or a datetime)."""
+    return str(value)[:16].replace("T", " ")

@@ -50,6 +50,7 @@ from flows.figures.formats import (
     fmt_duration,
     fmt_num,
     fmt_pct,
+    fmt_timestamp,
     keep_units,
     label,
     month_name,
@@ -129,7 +130,7 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
         distinct_windows=_distinct_windows,
         paper_job_mix_shape=paper_job_mix_shape,
         fmt=lambda value, kind: FORMATS[kind](value),
-        timestamp=lambda value: str(value)[:16].replace("T", " "),
+        timestamp=fmt_timestamp,
         counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
         plural=lambda count, noun, many=None: plural(count, noun, many),
     )
