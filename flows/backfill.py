@@ -49,6 +49,7 @@ from flows.pipeline import (
 )
 from flows.report.artifact import publish_backfill_artifact
 from flows.stages import MonthRun, failed_outcome, failure, month_outcome, month_runs, progress
+from flows.warehouse.batches import build_batches, describe_batches
 
 EmailChoice = Literal["none", "latest", "all"]
 
@@ -189,18 +190,27 @@ def land_months(
 
 
 def build_months_once(config: ClusterConfig, months: dict[Month, Path], outcomes: dict[Month, dict]) -> bool:
-    """Build `months` (-> landed directory) in one dbt build; whether it succeeded. When it failed,
-    each month of the range among them gets its failed outcome in `outcomes`."""
+    """Build `months` (-> landed directory) in one dbt build, or in batches that fit the memory limit
+    (flows/warehouse/batches.py); whether it succeeded. When it failed, the error is printed once and
+    each month of the range among them gets its failed outcome in `outcomes`, which refers to it."""
     if not months:
         return False
-    progress.info("%s: dbt: one build of %s", config.cluster, ", ".join(str(m) for m in sorted(months)))
+    plan = describe_batches(build_batches(months, int(config.warehouse.memory_limit)))
+    progress.info("%s: dbt: %s", config.cluster, plan)
     state = build_warehouse(config, months, return_state=True)
     if state.is_completed():
         progress.info("%s: dbt: %d nodes built", config.cluster, sum(state.result().values()))
         return True
     error = state.result(raise_on_failure=False)
+    progress.info("%s: dbt: %s: %s", config.cluster, type(error).__name__, printable_lines(str(error)))
+    first = min(months)
     for month in months:
-        outcomes[month] = failed_outcome(month, "dbt", f"{type(error).__name__}: {printable_lines(str(error))}", False)
+        said = (
+            f"{type(error).__name__}: {printable_lines(str(error))}"
+            if month == first
+            else f"the same build failed (see {first})"
+        )
+        outcomes[month] = failed_outcome(month, "dbt", said, False)
     return False
 
 
