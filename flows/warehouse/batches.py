@@ -21,10 +21,10 @@ import pyarrow.parquet as pq
 
 from flows.core.months import Month
 
-# Attempts a build may hold per GiB of memory_limit. Measured (bench/README.md "Memory"): at 3 GiB,
-# a build of 9.2M attempts ran out of memory once in five runs, one of 3.1M (two months) peaked
-# well inside it. A third of the failing size leaves the margin.
-ATTEMPTS_PER_GIB = 1_000_000
+# Attempts a build may hold per GiB of memory_limit: two months of the bench's 7,500-node cluster
+# (1.56M attempts each) at the default 3 GiB. Measured (bench/README.md "Memory"): at 3 GiB a build of
+# 9.2M attempts ran out of memory once in five runs; one of 4.6M peaked at 3.9 GiB RSS and built.
+ATTEMPTS_PER_GIB = 1_100_000
 # Where a month's attempts are counted: the landed Parquet file's footer (no row is read).
 ATTEMPTS_FILE = "attempts.parquet"
 
