@@ -1,10 +1,10 @@
 """How the months of one warehouse build are grouped into dbt builds that fit `[warehouse] memory_limit`.
 
-The heaviest models (int_job_runs, fct_job_runs, fct_attempts) sort and group every attempt of a
-build's months at once. DuckDB spills most operators beyond its limit, but not all of them. A single
-build of six months of a 7,500-node cluster (9.2M attempts) at the default 3 GiB ran out of memory
-in one run of five. So the months are built oldest first, in consecutive batches of at most
-ATTEMPTS_PER_GIB attempts per GiB of the limit; a month larger than that is built alone.
+The heaviest models (the job runs: fct_job_runs and the model before it; fct_attempts) sort and
+group every attempt of a build's months at once. DuckDB spills most operators beyond its limit, but
+not all of them. A single build of six months of a 7,500-node cluster (9.2M attempts) at the default
+3 GiB ran out of memory in one run of five. So the months are built oldest first, in consecutive
+batches of at most ATTEMPTS_PER_GIB attempts per GiB of the limit; a larger month is built alone.
 
 Each batch's incremental marts read the batches built before it, as a month's build reads the
 months built before it, so the figures are those of month-by-month builds. The periods' marts
