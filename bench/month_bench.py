@@ -20,9 +20,10 @@ of the month end to end in a fresh process (median seconds, its ratio to the flo
 Email is not sent.
 --small adds the fixed overhead: the same on a one-node month (5,187 attempts), warm.
 --backfill N times `reliability-report backfill --force` over N continuous months of the 1.5M-attempt
-cluster in a fresh process: its seconds, peak RSS, and its ratio to one month's end-to-end run above;
-the months are simulated into <workdir>/sim/backfill/ (kept), or read from --backfill-sim DIR (a
-continuous history as `simulate` writes it, DIR/<YYYY-MM>/: the newest N months of it).
+cluster in a fresh process: its seconds, peak RSS, and its ratio to one month's end-to-end run above.
+The newest N months of <workdir>/sim/backfill/ (a continuous history as `simulate` writes it,
+<YYYY-MM>/ each; one is simulated there, months ending 2026-10, when it holds fewer; kept), or of
+--backfill-sim DIR (linked there instead).
 --scaling adds months of 1/15, 1/3 and 10/3 of the month's attempts (100k, 500k, 5M; simulated once,
 kept) and prints the time per attempt of the stages at each size (medians of --repeat runs).
 --toy: one-node months (~5,000 attempts) in place of the 1.5M ones, for the month and the backfill
@@ -213,34 +214,34 @@ def end_to_end(root: Path, cluster: str, repeat: int) -> dict:
 
 
 def history_months(sim: Path) -> list[Month]:
-    """The months of a simulated history (sim/<YYYY-MM>/sacct.psv), oldest first."""
-    return sorted(Month.parse(d.name) for d in sim.iterdir() if re.fullmatch(r"\d{4}-\d\d", d.name) and d.is_dir())
+    """The months of a simulated history (sim/<YYYY-MM>/sacct.psv), oldest first; none if no such dir."""
+    found = sim.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9]/sacct.psv") if sim.is_dir() else []
+    return sorted(Month.parse(path.parent.name) for path in found)
 
 
 def backfill(root: Path, months: int, attempts: int, sim: Path | None) -> dict:
-    """`reliability-report backfill --force` of `months` continuous months in a fresh process: the
-    newest months of the history `sim`, or of one simulated (once, kept) with months ending at MONTH."""
-    cluster_sim = root / "sim" / "backfill"
-    if sim is not None:  # the demo config reads sim/<cluster>/<month>/ under the work dir
+    """`reliability-report backfill --force` of the newest `months` months of a continuous history in a
+    fresh process: `sim`'s (linked into the work dir), else the work dir's own, simulated with months
+    ending at MONTH when it has fewer (kept, never deleted: a history simulated beforehand is used)."""
+    cluster = "backfill" if attempts == BIG else f"backfill{attempts}"
+    cluster_sim = root / "sim" / cluster  # the demo config reads sim/<cluster>/<month>/ under the work dir
+    if sim is not None:
         if cluster_sim.is_symlink():
             cluster_sim.unlink()
-        shutil.rmtree(cluster_sim, ignore_errors=True)
+        elif cluster_sim.exists():
+            raise SystemExit(f"{cluster_sim} holds a history already: drop --backfill-sim, or use another --workdir")
         cluster_sim.parent.mkdir(parents=True, exist_ok=True)
         cluster_sim.symlink_to(sim.resolve(), target_is_directory=True)
-    else:
-        first = months_before(MONTH, months - 1)
-        marker = cluster_sim / f"simulated-{first}-{MONTH}-{attempts}"
-        if not marker.exists():
-            shutil.rmtree(cluster_sim, ignore_errors=True)
-            params = sim_params(attempts, "backfill", first, MONTH)
-            print(f"simulating backfill: {params.nodes} nodes, {first}..{MONTH} ...", flush=True)
-            simulate(params, cluster_sim)
-            marker.touch()
+    elif len(history_months(cluster_sim)) < months:
+        params = sim_params(attempts, cluster, months_before(MONTH, months - 1), MONTH)
+        print(f"simulating {cluster}: {params.nodes} nodes, {params.month}..{MONTH} ...", flush=True)
+        # one month is written straight into its directory, several each into theirs
+        simulate(params, cluster_sim / str(MONTH) if months == 1 else cluster_sim)
     available = history_months(cluster_sim)
     if len(available) < months:
         raise SystemExit(f"{cluster_sim} has {len(available)} months, not {months}")
     span = available[-months:]
-    config = write_demo_config(root, "backfill", root / "reports")
+    config = write_demo_config(root, cluster, root / "reports")
     command = [*cli("backfill"), "--config", str(config), "--from", str(span[0]), "--to", str(span[-1])]
     seconds, peak = command_measured([*command, "--force", "--email", "none"], root / "backfill.log")
     return {
