@@ -11,7 +11,7 @@ a node that fails three times in each of four months among a bursty fleet
 Each seed is a continuous 3-month history (tests/lemon_history.py says how it is built and how
 precision and recall are counted). Prints Markdown tables; bench/README.md keeps the last ones.
 `--settings K` scores the first K settings only, `--nodes N` gives every history N nodes (default:
-each setting's, 300). Toy size (tests/test_benches.py): --seeds 1 --settings 1 --nodes 12
+each setting's, 300). Toy size (tests/test_benches.py): --seeds 1 --settings 1 --nodes 10
 --repeat-offender 1.
 """
 

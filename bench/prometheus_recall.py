@@ -77,8 +77,9 @@ def table(truth: dict, results: dict[str, tuple], month: Month, nodes: int, seed
     for name, (found, right, expected) in results.items():
         same = sum(1 for key, cause in reference.items() if found.get(key) == cause)
         differ = len(set(found.items()) ^ set(reference.items()))
+        recall = f"{right / len(expected):.1%}" if expected else "none to find"  # a small month may have none
         lines.append(
-            f"| {name} | {len(found)} | {right} of {len(expected)} ({right / len(expected):.1%}) "
+            f"| {name} | {len(found)} | {right} of {len(expected)} ({recall}) "
             f"| {same} of {len(reference)} ({differ} differ) |"
         )
     return "\n".join(lines)

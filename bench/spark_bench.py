@@ -10,7 +10,8 @@ each (`--engine` runs one of them), DuckDB first; Spark's warehouse (Derby metas
 <workdir>/warehouse/<cluster>-spark/, rebuilt each time. The first Spark run of a process also
 starts the JVM: the warm figure is the second repetition. Results go to <results>/spark.json
 (bench/results/ by default). Toy size (tests/test_benches.py): --attempts 1000 --repeat 1 --cores 1
---memory 1g.
+--memory 1g, with tests/test_spark.py's settings for small data (no code generation, no adaptive
+plans: `--conf spark.sql.codegen.wholeStage=false` ...).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ engine = "spark"
 """
 
 
-def spark_config_writer(cores: int, memory: str):
-    """write_demo_config's config with the Spark engine: a local Spark of `cores` cores."""
+def spark_config_writer(cores: int, memory: str, settings: list[str]):
+    """write_demo_config's config with the Spark engine: a local Spark of `cores` cores, and more
+    session `settings` (KEY=VALUE, the value as TOML)."""
 
     def write(root: Path, cluster: str, reports: Path) -> Path:
         path = write_demo_config(root, cluster, reports)
@@ -47,7 +49,8 @@ def spark_config_writer(cores: int, memory: str):
             f'warehouse = "warehouse/{cluster}.duckdb"', f'warehouse = "warehouse/{cluster}-spark"'
         )
         spark = path.with_name(f"{cluster}-spark.toml")
-        spark.write_text(text + SPARK_SECTION.format(cores=cores, memory=memory, partitions=2 * cores))
+        extra = "".join(f'"{key}" = {value}\n' for key, _, value in (s.partition("=") for s in settings))
+        spark.write_text(text + SPARK_SECTION.format(cores=cores, memory=memory, partitions=2 * cores) + extra)
         return spark
 
     return write
@@ -57,6 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--memory", default="8g", help="the Spark driver's heap (local mode: all of Spark)")
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a session setting (VALUE as TOML)"
+    )
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--attempts", type=int, default=BIG)
     parser.add_argument("--engine", choices=("duckdb", "spark"), default=None, help="run one engine, in this process")
@@ -80,7 +86,9 @@ def main() -> None:
         return
     if args.engine == "spark":
         shutil.rmtree(root / "warehouse" / f"{cluster}-spark", ignore_errors=True)
-        figures = pipeline_stages(root, cluster, args.repeat, write_config=spark_config_writer(args.cores, args.memory))
+        figures = pipeline_stages(
+            root, cluster, args.repeat, write_config=spark_config_writer(args.cores, args.memory, args.conf)
+        )
     else:
         figures = pipeline_stages(root, cluster, args.repeat)
     figures["month"] = str(MONTH)

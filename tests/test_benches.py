@@ -119,10 +119,20 @@ def test_periods_bench(tmp_path: Path, prefect_server: str):
 @pytest.mark.slow
 @pytest.mark.spark
 def test_spark_bench(tmp_path: Path):
-    """month_bench's stages on both engines, Spark a local one of one core."""
+    """month_bench's stages on both engines, Spark a local one of one core with tests/test_spark.py's
+    settings for small data (the build's per-statement cost, not the rows, is a toy month's time)."""
     results = tmp_path / "results"
+    small_data = [
+        f"--conf={key}={value}"
+        for key, value in (
+            ("spark.sql.codegen.wholeStage", "false"),
+            ("spark.sql.codegen.factoryMode", '"NO_CODEGEN"'),
+            ("spark.sql.adaptive.enabled", "false"),
+            ("spark.driver.extraJavaOptions", '"-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"'),
+        )
+    ]
     bench(
-        "spark_bench.py", "--attempts", "1000", "--repeat", "1", "--cores", "1", "--memory", "1g",
+        "spark_bench.py", "--attempts", "1000", "--repeat", "1", "--cores", "1", "--memory", "1g", *small_data,
         "--workdir", tmp_path / "work", "--results", results,
     )  # fmt: skip
     figures = read_json(results / "spark.json")
@@ -172,10 +182,10 @@ def test_study_coverage():
 def test_lemon_bench(tmp_path: Path):
     """Precision and recall of one setting on one seed, and one repeat-offender history."""
     done = bench(
-        "lemon_bench.py", "--seeds", "1", "--settings", "1", "--nodes", "12", "--repeat-offender", "1",
+        "lemon_bench.py", "--seeds", "1", "--settings", "1", "--nodes", "10", "--repeat-offender", "1",
         "--work", tmp_path,
     )  # fmt: skip
-    rows = [line for line in done.stdout.splitlines() if line.startswith("| r_f 6.5, lemons 0.005 x25, 12 nodes |")]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| r_f 6.5, lemons 0.005 x25, 10 nodes |")]
     assert len(rows) == 4, done.stdout  # the month's window and three trailing p-values
     assert len([line for line in done.stdout.splitlines() if line.startswith("| 5 | 2026-")]) == 4
 
