@@ -12,7 +12,7 @@ of such series lands each Xid at the first scrape after its syslog line). Builds
 months with `reliability-report run` under --workdir; each row's (attributed, with the true cause,
 expected) goes to <workdir>/recall.json. prometheus_recall_real.py builds a step's month through a
 real Prometheus instead (promtool's blocks of the series, `prometheus_dcgm`). Toy size
-(tests/test_benches.py): --nodes 4 --steps 900.
+(tests/test_benches.py): --nodes 4 --r-f 1000 --steps 900.
 """
 
 from __future__ import annotations
@@ -90,12 +90,13 @@ def main() -> None:
     parser.add_argument("--month", type=Month.parse, default=Month.parse("2026-10"))
     parser.add_argument("--nodes", type=int, default=256)
     parser.add_argument("--seed", type=int, default=2025)
+    parser.add_argument("--r-f", type=float, default=6.5, help="the simulated node failure rate (per 1000 node-days)")
     parser.add_argument("--steps", type=int, nargs="+", default=[15, 30, 60])
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="prometheus-recall-"))
     sim = work / "sim"
-    params = SimParams("demo", args.month, nodes=args.nodes, seed=args.seed)
+    params = SimParams("demo", args.month, nodes=args.nodes, seed=args.seed, r_f=args.r_f)
     truth = simulate(params, sim)
     warehouses = {
         "Xid syslog": build(

@@ -11,7 +11,7 @@ step_seconds); `promtool tsdb create-blocks-from openmetrics` makes blocks of th
 deleted); Prometheus serves the blocks on a free port of 127.0.0.1 until the end, even on failure.
 Prints the series and sample counts and the time each stage took, then the table; each row's
 (attributed, with the true cause, expected) goes to <workdir>/recall.json. Toy size
-(tests/test_benches.py): --nodes 4 --step 900.
+(tests/test_benches.py): --nodes 4 --r-f 1000 --step 900.
 """
 
 from __future__ import annotations
@@ -68,12 +68,13 @@ def main() -> None:
     parser.add_argument("--month", type=Month.parse, default=Month.parse("2026-10"))
     parser.add_argument("--nodes", type=int, default=256)
     parser.add_argument("--seed", type=int, default=2025)
+    parser.add_argument("--r-f", type=float, default=6.5, help="the simulated node failure rate (per 1000 node-days)")
     parser.add_argument("--step", type=int, default=300, help="the scrape interval and the pull's step_seconds")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="prometheus-recall-real-"))
     sim, step = work / "sim", args.step
-    params = SimParams("demo", args.month, nodes=args.nodes, seed=args.seed)
+    params = SimParams("demo", args.month, nodes=args.nodes, seed=args.seed, r_f=args.r_f)
     truth = simulate(params, sim)
     syslog = f'[[sources]]\nkind = "xid_syslog"\npath = "{sim}/xid.log"\n'
     warehouses = {"Xid syslog": build(work, "syslog", sim, syslog, args.month)}
