@@ -1,8 +1,10 @@
 """Benchmark: a backfill of several clusters, one after the other against side by side.
 
     .venv/bin/python bench/backfill_bench.py [--clusters 2] [--months 3] [--nodes 64] [--parallel N] [--repeat 1]
+        [--workdir DIR] [--results DIR]
 
-Simulates M clusters x K continuous months of N nodes once (bench/results/data/sim/<cluster>/, kept),
+Simulates M clusters x K continuous months of N nodes once (<workdir>/sim/<cluster>/, kept; the work
+dir is bench/results/data/ by default),
 builds each cluster's first month once untimed (dbt's first parse of a new warehouse), then times,
 each in fresh processes and with --force so that every month is built:
   sequential  one `reliability-report backfill --config <cluster>` per cluster, one after the other
@@ -11,8 +13,9 @@ each in fresh processes and with --force so that every month is built:
               cluster's backfill in its own process, P at a time, reporting to one API server
 each as wall seconds and the CPU seconds of the processes (user + sys), alternating when --repeat
 is more than 1; with the machine's cores and its load average before each run (a shared machine's
-other work slows both). Results go to bench/results/backfill-clusters.json (month_bench.py's
---backfill writes backfill.json).
+other work slows both). Results go to <results>/backfill-clusters.json (bench/results/ by default;
+month_bench.py's --backfill writes backfill.json). Toy size (tests/test_benches.py): --clusters 2
+--months 1 --nodes 2.
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ COMMAND = [str(Path(sys.executable).with_name("reliability-report")), "backfill"
 def simulate_once(root: Path, cluster: str, first: Month, nodes: int, seed: int) -> None:
     """The cluster's continuous months first..LAST under root/sim/<cluster>/<month>/, kept."""
     sim_dir = root / "sim" / cluster
-    if not (sim_dir / "truth.json").exists():
+    if not (sim_dir / str(first) / "truth.json").exists():
         print(f"simulating {cluster}: {nodes} nodes, {first}..{LAST} ...", flush=True)
-        simulate(SimParams(cluster, first, last_month=LAST, nodes=nodes, seed=seed), sim_dir)
+        # one month is written straight into its directory, several each into theirs
+        out = sim_dir / str(first) if first == LAST else sim_dir
+        simulate(SimParams(cluster, first, last_month=LAST, nodes=nodes, seed=seed), out)
 
 
 def attempts_built(config: ClusterConfig, first: Month) -> int:
@@ -75,6 +80,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=None, help="clusters at a time (default: the backfill's)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=RESULTS / "data", help="simulated months and warehouses")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where backfill-clusters.json goes")
     args = parser.parse_args()
     root = args.workdir.resolve()
     first = months_before(LAST, args.months - 1)
@@ -113,8 +119,8 @@ def main() -> None:
         f"sequential {result['sequential_seconds']:.0f} s, parallel {result['parallel_seconds']:.0f} s "
         f"({result['speedup']:.2f}x)"
     )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "backfill-clusters.json").write_text(json.dumps(result, indent=1) + "\n")
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / "backfill-clusters.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Benchmark: ingestion throughput of a sacct dump against DuckDB's own read_csv of the same file.
 
-Usage: .venv/bin/python bench/ingest_bench.py [--sim DIR] [--repeat 3]
-DIR holds a simulated month (default: simulate the 4,000-node, ~1.5M-attempt month of
-bench/simulate_bench.py into a temporary directory first). In one process and on the same file it
-times, as medians of --repeat runs:
+Usage: .venv/bin/python bench/ingest_bench.py [--sim DIR] [--repeat 3] [--nodes 4000] [--workdir DIR] [--results DIR]
+DIR holds a simulated month (default: simulate a month of --nodes nodes at duration scale 0.25,
+~1.5M attempts at 4,000 nodes, into the work dir, a temporary directory by default). In one process
+and on the same file it times, as medians of --repeat runs:
   floor          DuckDB `read_csv(all_varchar=true)` of sacct.psv into a table (the physical floor)
   floor_buffered the same with read_sacct's CSV buffer size (which also speeds DuckDB's own read up)
   read_sacct     our reader: read, split, type, quarantine, expand host lists, deduplicate
@@ -11,7 +11,8 @@ times, as medians of --repeat runs:
   floor_month    month_bench's floor: DuckDB reads every raw input of the month (sacct, events, logs, DCGM)
   land_month     the whole landing stage (every source of the demo config, raw copies, manifest)
 and prints rows per second and each figure's ratio to the floor, and land_month's to floor_month (the
-month bench's ratio, here in a fresh process). Results go to bench/results/ingest.json.
+month bench's ratio, here in a fresh process). Results go to <results>/ingest.json (bench/results/ by
+default). Toy size (tests/test_benches.py): --nodes 4 --repeat 1.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import duckdb
-from month_bench import BUFFERED_READ  # bench/ is this script's directory, so on sys.path
+from month_bench import BUFFERED_READ, RESULTS  # bench/ is this script's directory, so on sys.path
 from month_bench import floor as month_floor
 
 from flows.core.config_file import load_config
@@ -57,14 +58,17 @@ def main() -> None:
     parser.add_argument("--sim", help="a simulated month (sacct.psv, events.psv, xid.log, nhc.log, dcgm/)")
     parser.add_argument("--month", default="2026-10")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=4000, help="the simulated month's nodes (without --sim)")
+    parser.add_argument("--workdir", type=Path, default=None, help="default: a temporary directory")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where ingest.json goes")
     args = parser.parse_args()
     month = Month.parse(args.month)
-    work = Path(tempfile.mkdtemp(prefix="ingestbench-"))
+    work = args.workdir.resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="ingestbench-"))
     if args.sim:
         sim = Path(args.sim).resolve()
     else:
         sim = work / "sim" / "bench" / str(month)
-        simulate(SimParams("bench", month, nodes=4000, seed=1, duration_scale=0.25), sim)
+        simulate(SimParams("bench", month, nodes=args.nodes, seed=1, duration_scale=0.25), sim)
     # The demo config reads sim/<cluster>/<month>/ under its work directory.
     (work / "sim" / "bench").mkdir(parents=True, exist_ok=True)
     if not (work / "sim" / "bench" / str(month)).exists():
@@ -73,7 +77,7 @@ def main() -> None:
     sacct = sim / "sacct.psv"
     rows = sum(1 for _ in open(sacct, "rb")) - 1
     out = work / "parquet"
-    out.mkdir()
+    out.mkdir(exist_ok=True)
 
     stages = {
         "floor": lambda: _floor(sacct),
@@ -104,9 +108,8 @@ def main() -> None:
         "sim": str(sim),
     }
     print(json.dumps(result, indent=1))
-    results = Path(__file__).resolve().parent / "results"
-    results.mkdir(exist_ok=True)
-    (results / "ingest.json").write_text(json.dumps(result, indent=1) + "\n")
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / "ingest.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,19 @@ a node that fails three times in each of four months among a bursty fleet
 (tests/lemon_history.py repeat_offender_trace): the months in which each window lists it.
 
     PYTHONPATH=. .venv/bin/python bench/lemon_bench.py --seeds 20 --work /tmp/lemon-bench [--repeat-offender 4]
+        [--settings K] [--nodes N]
 
 Each seed is a continuous 3-month history (tests/lemon_history.py says how it is built and how
 precision and recall are counted). Prints Markdown tables; bench/README.md keeps the last ones.
+`--settings K` scores the first K settings only, `--nodes N` gives every history N nodes (default:
+each setting's, 300). Toy size (tests/test_benches.py): --seeds 1 --settings 1 --nodes 10
+--repeat-offender 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -41,11 +46,11 @@ SETTINGS = (
 TRAILING_P = (1e-4, 1e-3, 4e-3)  # lemon_trailing_p_value: a quarter's for precision, the month's, the default
 
 
-def score_settings(seeds: range, work: Path, trailing_p: tuple[float, ...]) -> None:
+def score_settings(settings: tuple[Setting, ...], seeds: range, work: Path, trailing_p: tuple[float, ...]) -> None:
     # the best recall of the trailing windows is a 92-day window's (a month's or two's is lower)
     print("| setting | window | precision | recall | best possible recall at precision 0.9 | healthy nodes listed |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for setting in SETTINGS:
+    for setting in settings:
         scores = {"28 days": Score(), **{f"trailing, p {p:g}": Score() for p in trailing_p}}
         started = time.monotonic()
         for seed in seeds:
@@ -69,13 +74,13 @@ def score_settings(seeds: range, work: Path, trailing_p: tuple[float, ...]) -> N
         print(f"<!-- {setting}: {time.monotonic() - started:.0f} s -->", flush=True)
 
 
-def repeat_offender(seeds: range, work: Path, trailing_p: tuple[float, ...]) -> None:
+def repeat_offender(seeds: range, work: Path, trailing_p: tuple[float, ...], nodes: int) -> None:
     first = Month.parse("2026-06")
     print("\n| seed | month | 28 days | " + " | ".join(f"trailing, p {p:g}" for p in trailing_p) + " |")
     print("| --- | --- | --- |" + " --- |" * len(trailing_p))
     for seed in seeds:
-        trace = repeat_offender_trace(work / f"trace-{seed}.csv", first, nodes=300, seed=seed)
-        history = build_history(work / f"repeat-{seed}", Setting(4.0, 0.0), seed, 4, trace, first)
+        trace = repeat_offender_trace(work / f"trace-{seed}.csv", first, nodes=nodes, seed=seed)
+        history = build_history(work / f"repeat-{seed}", Setting(4.0, 0.0, nodes=nodes), seed, 4, trace, first)
         for month in history.months:
             cells = [[c["node"] for c in history.lemon_nodes(month)["candidates"]]]
             for p in trailing_p:
@@ -92,14 +97,19 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=100)
     parser.add_argument("--repeat-offender", type=int, default=0, help="replayed histories with a repeat offender")
     parser.add_argument("--trailing-p", type=float, nargs="+", default=TRAILING_P)
+    parser.add_argument("--settings", type=int, default=len(SETTINGS), help="the first K settings")
+    parser.add_argument("--nodes", type=int, default=None, help="every history's nodes (default: the setting's)")
     parser.add_argument("--work", type=Path, required=True)
     args = parser.parse_args()
     trailing_p = tuple(args.trailing_p)
+    settings = SETTINGS[: args.settings]
+    if args.nodes:
+        settings = tuple(dataclasses.replace(setting, nodes=args.nodes) for setting in settings)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.seeds:
-        score_settings(range(args.first_seed, args.first_seed + args.seeds), args.work, trailing_p)
+        score_settings(settings, range(args.first_seed, args.first_seed + args.seeds), args.work, trailing_p)
     if args.repeat_offender:
-        repeat_offender(range(5, 5 + args.repeat_offender), args.work, trailing_p)
+        repeat_offender(range(5, 5 + args.repeat_offender), args.work, trailing_p, args.nodes or Setting.nodes)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 attempts a month at the default duration scale).
 
 Usage: .venv/bin/python bench/simulate_bench.py [--nodes 4000] [--months 3] [--duration-scale 0.25] [--out DIR]
+    [--results DIR]
 Prints wall and CPU time (user + sys) and peak resident memory for the whole history and per
-simulated month, and writes them to bench/results/simulate.json. bench/month_bench.py's 1.5M-attempt
-month is `--nodes 7500 --months 1 --month 2026-10 --watch-xids-per-node 35`; bench/simulate_ab.py
-compares two checkouts.
+simulated month, and writes them to <results>/simulate.json (bench/results/ by default).
+bench/month_bench.py's 1.5M-attempt month is `--nodes 7500 --months 1 --month 2026-10
+--watch-xids-per-node 35`. Toy size (tests/test_benches.py): --nodes 4 --months 2.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def main() -> None:
         "--watch-xids-per-node", type=float, default=66.0, help="warning Xid lines per node and month: ~300k lines"
     )
     parser.add_argument("--out", default=None, help="where to write the logs (default: a temporary directory)")
+    parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="simbench-"))
     first = Month.parse(args.month)
@@ -71,9 +73,8 @@ def main() -> None:
         "out": str(out),
     }
     print(json.dumps(result, indent=1))
-    results = Path(__file__).resolve().parent / "results"
-    results.mkdir(exist_ok=True)
-    (results / "simulate.json").write_text(json.dumps(result, indent=1) + "\n")
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / "simulate.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -268,10 +268,11 @@ def prefect_server(request, tmp_path_factory):
 # The longest files first (pyproject.toml's --no-loadscope-reorder keeps this order): under `--dist
 # loadfile` none of them then starts last and runs alone at the end. xdist hands each of the three
 # workers two files at the start, round robin (the 1st and 4th to the first worker, ...), so the
-# order pairs each long file with a shorter one: test_spark with test_study, test_faults with
-# test_prefect_server, test_backfill with test_package; the rest go to whichever worker is free,
-# longest first (each file's time: bench/README.md "The test command's order and shared builds").
+# order pairs each long file with a shorter one: test_benches with test_backfill, test_spark with
+# test_study, test_faults with test_prefect_server; the rest go to whichever worker is free, longest
+# first (each file's time: bench/README.md "The test command's order and shared builds").
 SLOWEST_FILES = (
+    "test_benches.py",  # every bench at a toy size, Spark's among them: minutes
     "test_spark.py",
     "test_faults.py",
     "test_backfill.py",
