@@ -60,7 +60,7 @@ def built(tmp_path_factory, smtp_server, webhook_server, fresh_warehouse) -> dic
         done = dbt_command(config, {m: land_month(config, m) for m in months}, "build", *NO_TESTS)  # one build
         assert done.success, [r.message for r in done.result.results if str(r.status) != "success"]
         # as build_months records it: a warehouse without it is another version's to the study, which
-        # then rebuilt the months just built (both clusters' again, ~40 % of this fixture's CPU)
+        # then rebuilt the months just built, both clusters' (~9 of the file's ~107 CPU-s)
         schema_version.record(config.warehouse_path)
         configs.append(path)
     args = ["study", "--from", str(FIRST), "--to", str(LAST), "--send"]
