@@ -48,7 +48,9 @@ from flows.pipeline import (
     send_failure_alert,
 )
 from flows.report.artifact import publish_backfill_artifact
+from flows.report.drawing import drawing_process
 from flows.stages import MonthRun, failed_outcome, failure, month_outcome, month_runs, progress
+from flows.warehouse.batches import build_batches, describe_batches
 
 EmailChoice = Literal["none", "latest", "all"]
 
@@ -124,30 +126,32 @@ def backfill(
     with run_lock(cfg):
         landed = land_months(cfg, rebuilt, no_jobs_ran, outcomes)
         later = landed_later_months(cfg, months[-1]) if landed else {}
-        built = build_months_once(cfg, {**landed, **later}, outcomes)
-        for i, month in enumerate(months, 1):
-            if month in landed and built:
-                notify = email == "all" or (email == "latest" and month == months[-1])
-                state = monthly_report(
-                    cluster=cluster,
-                    config=cfg,
-                    month=str(month),
-                    resend=resend,
-                    notify=notify,
-                    refresh=rebuilt[month],  # built before, and only an earlier month changed
-                    update_later=False,  # the range's later months follow here, the months after it below
-                    built=True,
-                    return_state=True,
+        # its process starts while the months are built (flows/report/drawing.py)
+        with drawing_process(len(landed) + len(later)):
+            built = build_months_once(cfg, {**landed, **later}, outcomes)
+            for i, month in enumerate(months, 1):
+                if month in landed and built:
+                    notify = email == "all" or (email == "latest" and month == months[-1])
+                    state = monthly_report(
+                        cluster=cluster,
+                        config=cfg,
+                        month=str(month),
+                        resend=resend,
+                        notify=notify,
+                        refresh=rebuilt[month],  # built before, and only an earlier month changed
+                        update_later=False,  # the range's later months follow here, the months after it below
+                        built=True,
+                        return_state=True,
+                    )
+                    held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
+                    note = f"archived, not sent (--email {email})" if held else None
+                    outcomes[month] = month_outcome(cfg, month, state, "refreshed" if rebuilt[month] else "built", note)
+                outcome = outcomes[month]
+                progress.info(
+                    "[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"]
                 )
-                held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
-                note = f"archived, not sent (--email {email})" if held else None
-                outcomes[month] = month_outcome(cfg, month, state, "refreshed" if rebuilt[month] else "built", note)
-            outcome = outcomes[month]
-            progress.info(
-                "[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"]
-            )
-            logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
-        refreshed = refresh_later_months(cfg, months[-1], email != "none", frozenset(later)) if built else []
+                logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
+            refreshed = refresh_later_months(cfg, months[-1], email != "none", frozenset(later)) if built else []
     outcomes_list = [outcomes[month] for month in months] + refreshed
     publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes_list)
     failed = [o for o in outcomes_list if o["outcome"] == "failed"]
@@ -189,18 +193,27 @@ def land_months(
 
 
 def build_months_once(config: ClusterConfig, months: dict[Month, Path], outcomes: dict[Month, dict]) -> bool:
-    """Build `months` (-> landed directory) in one dbt build; whether it succeeded. When it failed,
-    each month of the range among them gets its failed outcome in `outcomes`."""
+    """Build `months` (-> landed directory) in one dbt build, or in batches that fit the memory limit
+    (flows/warehouse/batches.py); whether it succeeded. When it failed, the error is printed once and
+    each month of the range among them gets its failed outcome in `outcomes`, which refers to it."""
     if not months:
         return False
-    progress.info("%s: dbt: one build of %s", config.cluster, ", ".join(str(m) for m in sorted(months)))
+    plan = describe_batches(build_batches(months, int(config.warehouse.memory_limit)))
+    progress.info("%s: dbt: %s", config.cluster, plan)
     state = build_warehouse(config, months, return_state=True)
     if state.is_completed():
         progress.info("%s: dbt: %d nodes built", config.cluster, sum(state.result().values()))
         return True
     error = state.result(raise_on_failure=False)
+    progress.info("%s: dbt: %s: %s", config.cluster, type(error).__name__, printable_lines(str(error)))
+    first = min(months)
     for month in months:
-        outcomes[month] = failed_outcome(month, "dbt", f"{type(error).__name__}: {printable_lines(str(error))}", False)
+        said = (
+            f"{type(error).__name__}: {printable_lines(str(error))}"
+            if month == first
+            else f"the same build failed (see {first})"
+        )
+        outcomes[month] = failed_outcome(month, "dbt", said, False)
     return False
 
 

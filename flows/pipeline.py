@@ -1,4 +1,4 @@
-"""The monthly pipeline as a Prefect flow: land → dbt build → data quality → metrics → report → deliver.
+"""The monthly pipeline as a Prefect flow: land → dbt build → metrics → data quality → report → deliver.
 
 A month is built in one dbt build with the months built after it (their comparisons, trailing
 windows and job runs read it), which are then reported again; a backfill lands its months, builds
@@ -13,6 +13,7 @@ deterministic, so running them again fails again.
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 
@@ -45,6 +46,8 @@ from flows.publish.archive import refresh_archive
 from flows.publish.reuse import record_rendered, unchanged_report
 from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact
+from flows.report.charts import Chart
+from flows.report.drawing import charts_ahead, drawing_process
 from flows.report.render import report_paths, reproduce, write_report
 from flows.stages import STAGE_HOOKS, MonthRun, failure, month_outcome, month_runs, progress
 from flows.warehouse.build import build_months
@@ -90,6 +93,24 @@ def analyse(config: ClusterConfig, month: Month, manifest: Manifest) -> MonthFig
         return month_figures(marts, month, config.analysis, manifest.sources)
 
 
+def report_metrics(
+    config: ClusterConfig, month: Month, figures: MonthFigures, manifest: Manifest, quality: list[SuiteResult]
+) -> dict:
+    """The month's full metrics, as its report shows them: the figures and what they were made from."""
+    return {
+        **figures.metrics,
+        "cluster": config.cluster,
+        # a month its records observe only in part (a partial month) says so at the top of every output
+        "period": observed_period(month, manifest),
+        "inputs": manifest.inputs(),
+        "quarantine_sample": manifest.quarantine_sample,
+        "data_quality": [vars(q) for q in quality],
+        "reproduce": reproduce(config.config_path, str(month)),
+        # the operator said no job ran (--no-jobs-ran), and none is recorded
+        **({"no_jobs_declared": True} if manifest.no_jobs_declared else {}),
+    }
+
+
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def render(
     config: ClusterConfig,
@@ -98,27 +119,18 @@ def render(
     quality: list[SuiteResult],
     manifest: Manifest,
     out_dir: Path,
+    charts: Future[dict[str, Chart]] | None = None,
 ) -> dict:
     """Write the report into `out_dir` (a copy of the report in place when it would be the same:
-    flows/publish/reuse.py); returns the paths it will have in the month's report directory."""
-    quality_rows = [vars(q) for q in quality]
-    full_metrics = {
-        **figures.metrics,
-        "cluster": config.cluster,
-        # a month its records observe only in part (a partial month) says so at the top of every output
-        "period": observed_period(month, manifest),
-        "inputs": manifest.inputs(),
-        "quarantine_sample": manifest.quarantine_sample,
-        "data_quality": quality_rows,
-        "reproduce": reproduce(config.config_path, str(month)),
-        # the operator said no job ran (--no-jobs-ran), and none is recorded
-        **({"no_jobs_declared": True} if manifest.no_jobs_declared else {}),
-    }
+    flows/publish/reuse.py); returns the paths it will have in the month's report directory.
+    `charts`: the month's charts being drawn in the drawing process (flows/report/drawing.py)."""
+    full_metrics = report_metrics(config, month, figures, manifest, quality)
     if unchanged_report(config, month, full_metrics, figures.tables):
         shutil.copytree(config.report_dir(month), out_dir, dirs_exist_ok=True)
         written = report_paths(out_dir)
     else:
-        written = write_report(out_dir, full_metrics, figures.tables)
+        drawn = charts.result() if charts is not None else None
+        written = write_report(out_dir, full_metrics, figures.tables, drawn)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
 
@@ -203,20 +215,22 @@ def refresh_later_months(
     out is sent again only as a correction, when they changed (unless not `notify`); one never sent
     is archived. Returns one outcome per month (month_outcome)."""
     outcomes = []
-    for later in built_months_after(config, month):
-        progress.info("%s %s: refreshing, as it follows %s", config.cluster, later, month)
-        state = monthly_report(
-            cluster=config.cluster,
-            config=config,
-            month=str(later),  # built once, so reportable (a partial month is refreshed as far as it was landed)
-            notify=notify,
-            refresh=True,
-            built=later in built,
-            return_state=True,
-        )
-        outcome = month_outcome(config, later, state, "refreshed")
-        progress.info("%s %s: %s: %s", config.cluster, later, outcome["outcome"], outcome["detail"])
-        outcomes.append(outcome)
+    later_months = built_months_after(config, month)
+    with drawing_process(len(later_months)):
+        for later in later_months:
+            progress.info("%s %s: refreshing, as it follows %s", config.cluster, later, month)
+            state = monthly_report(
+                cluster=config.cluster,
+                config=config,
+                month=str(later),  # built once, so reportable (a partial month is refreshed as far as it was landed)
+                notify=notify,
+                refresh=True,
+                built=later in built,
+                return_state=True,
+            )
+            outcome = month_outcome(config, later, state, "refreshed")
+            progress.info("%s %s: %s: %s", config.cluster, later, outcome["outcome"], outcome["detail"])
+            outcomes.append(outcome)
     return outcomes
 
 
@@ -262,11 +276,10 @@ def monthly_report(
     else:
         cfg, report, dumped_at = config, month, as_of
     run = month_runs[str(flow_run_info.id)] = MonthRun(cfg, report)
-    # one run per cluster, and per warehouse (two configs may share one), writes at a time
     held = None if notify else "notify is off"
     if refresh and notify and not sent_before(cfg, MonthSubject(report)):
         held = "refreshed after an earlier month was built; it was never sent"
-    with run_lock(cfg):
+    with run_lock(cfg):  # one run per cluster, and per warehouse (two configs may share one), writes at a time
         before = previous_figures(cfg.report_dir(report))
         if (refresh or built) and (manifest := landed_before(cfg, report)):
             landed = manifest.landed_at or "an earlier run"
@@ -277,11 +290,12 @@ def monthly_report(
         landed_dir = cfg.landed_dir(report)
         later = landed_later_months(cfg, report) if update_later and not refresh else {}
         dbt_statuses = {} if built else build_warehouse(cfg, {report: landed_dir, **later})
+        figures = analyse(cfg, report, manifest)  # in a backfill, its charts drawn while it is checked:
+        charts = charts_ahead(report_metrics(cfg, report, figures, manifest, quality=[]))
         quality = check_quality(cfg, report, landed_dir, manifest)
-        figures = analyse(cfg, report, manifest)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(cfg.report_dir(report), keep_on=(PartialDeliveryError,)) as staged:
-            paths = render(cfg, report, figures, quality, manifest, staged)
+            paths = render(cfg, report, figures, quality, manifest, staged, charts)
             delivery = deliver(cfg, report, staged, resend, held)
         in_place(cfg, report)
         refreshed = refresh_later_months(cfg, report, notify, frozenset(later)) if update_later and not refresh else []

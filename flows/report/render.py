@@ -215,10 +215,11 @@ def month_document(metrics: dict) -> MonthDocument:
     return MonthDocument.model_validate(metrics)
 
 
-def build_report(metrics: dict) -> Report:
-    """Everything the report directory holds besides the tables, from the month's full metrics."""
+def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Report:
+    """Everything the report directory holds besides the tables, from the month's full metrics
+    (`charts`: its charts drawn already, flows/report/drawing.py)."""
     document = month_document(metrics)
-    charts = render_charts(figures_of(document))
+    charts = render_charts(figures_of(document)) if charts is None else charts
     html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, document)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 
@@ -234,10 +235,13 @@ def notice_html(notice: str) -> str:
     return environment().get_template("partials/notice.html.j2").render(notice=notice)
 
 
-def write_report(report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None) -> dict[str, Path]:
+def write_report(
+    report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None, charts: dict[str, Chart] | None = None
+) -> dict[str, Path]:
     """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
-    the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their paths."""
-    report = build_report(metrics)
+    the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their
+    paths. `charts`: drawn already (flows/report/drawing.py), else drawn here."""
+    report = build_report(metrics, charts)
     document, figures = report.document, report.metrics
     (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (report_dir / "report.html").write_text(report.html)

@@ -1,15 +1,14 @@
 """Build months in the DuckDB warehouse with dbt (in-process), then release dbt-duckdb's file lock.
 
-One dbt build takes any number of months (build_months): every model computes each month of
-run.months from that month's landing, and the incremental marts replace those months' rows. The
+A dbt build takes any number of months (build_months): every model computes each month of
+run.months from that month's landing, and the incremental marts replace those months' rows. Many
+months are built in batches that fit `[warehouse] memory_limit` (flows/warehouse/batches.py). The
 warehouse is a cache of the landed months on disk: one that is missing, cannot be opened (corrupt)
 or was built by another version of the tool (flows/warehouse/schema_version.py) is rebuilt from
-them, every landed month in one build, the old file kept aside.
+them, every landed month, the old file kept aside.
 
 The run's parameters, its months and their landed Parquet files reach dbt as data in the warehouse
-(tables run.parameters and run.months, views landed.*), not as dbt vars: the parsed project is then
-the same for every set of months and cluster, and dbt re-uses its parse (partial parsing) instead
-of parsing it all again.
+(flows/warehouse/run_inputs.py), not as dbt vars, so that dbt re-uses its parse of the project.
 """
 
 from __future__ import annotations
@@ -30,46 +29,20 @@ from flows.core.escape import escaped_logger
 from flows.core.months import MONTH_RE, Month
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.warehouse import schema_version
+from flows.warehouse.batches import build_batches
 from flows.warehouse.engines import (
-    duckdb_landed_view,
     input_schemas,
     spark_missing,
     write_spark_profile,
     write_spark_run_inputs,
 )
-
-# The row of run.parameters (dbt source `run`, models/_run__sources.yml): name -> DuckDB type.
-PARAMETER_COLUMNS = {
-    "cluster": "VARCHAR",
-    "study_from": "VARCHAR",
-    "study_to": "VARCHAR",
-    "gpus_per_node": "INTEGER",
-    "attr_before_minutes": "INTEGER",
-    "attr_after_minutes": "INTEGER",
-    "run_link_gap_minutes": "INTEGER",
-    "paper_min_gpus": "INTEGER",
-    "restart_overhead_minutes": "DOUBLE",
-    "ckpt_interval_minutes": "DOUBLE",
-    "ckpt_write_minutes": "DOUBLE",
-    "ettr_min_run_hours": "DOUBLE",
-    "ettr_priority_qos": "VARCHAR",
-    "ettr_priority_partition": "VARCHAR",
-    "lost_work_cap_minutes": "DOUBLE",
-    "lemon_window_days": "INTEGER",
-    "lemon_trailing_days": "INTEGER",
-    "lemon_repeat_days": "INTEGER",
-    "lemon_repeat_failures": "INTEGER",
-}
-# A row of run.months, one per month of the build: name -> DuckDB type (`month` its key).
-MONTH_COLUMNS = {
-    "month": "VARCHAR",
-    "month_start": "TIMESTAMP",
-    "month_end": "TIMESTAMP",
-    "as_of": "TIMESTAMP",
-    "observed_start": "TIMESTAMP",
-    "period_end": "TIMESTAMP",
-}
-
+from flows.warehouse.run_inputs import (
+    MONTH_COLUMNS,
+    PARAMETER_COLUMNS,
+    run_month,
+    run_parameters,
+    write_run_inputs,
+)
 
 log = escaped_logger(__name__)
 
@@ -82,92 +55,11 @@ class WarehouseBusyError(RuntimeError):
     """Another process (not a run of this tool, which would hold the run lock) has the warehouse open."""
 
 
-def landed_as_of(landed_dir: Path) -> datetime:
-    """When the landed records were dumped (naive UTC), as the landing recorded it."""
-    return read_manifest(landed_dir).as_of.time
-
-
-def run_parameters(config: ClusterConfig, study: tuple[Month, Month] | None = None) -> dict:
-    """What the dbt models read from run.parameters for this cluster: its analysis settings, and
-    `study_from`..`study_to`, the range of a study's build (a period of dim_periods; empty in a
-    build of months, which adds no study period: the periods never depend on how months were
-    grouped into builds)."""
-    a = config.analysis
-    return {
-        "cluster": config.cluster,
-        "study_from": str(study[0]) if study else "",
-        "study_to": str(study[1]) if study else "",
-        "gpus_per_node": a.gpus_per_node,
-        "attr_before_minutes": a.attr_before_minutes,
-        "attr_after_minutes": a.attr_after_minutes,
-        "run_link_gap_minutes": a.run_link_gap_minutes,
-        "paper_min_gpus": a.paper_min_gpus,
-        "restart_overhead_minutes": a.restart_overhead_minutes,
-        "ckpt_interval_minutes": a.ckpt_interval_minutes,
-        "ckpt_write_minutes": a.ckpt_write_minutes,
-        "ettr_min_run_hours": a.ettr_min_run_hours,
-        "ettr_priority_qos": a.ettr_priority_qos,
-        "ettr_priority_partition": a.ettr_priority_partition,
-        "lost_work_cap_minutes": a.lost_work_cap_minutes,
-        "lemon_window_days": a.lemon_window_days,
-        "lemon_trailing_days": a.lemon_trailing_days,
-        "lemon_repeat_days": a.lemon_repeat_days,
-        "lemon_repeat_failures": a.lemon_repeat_failures,
-    }
-
-
-def run_month(month: Month, landed_dir: Path) -> dict:
-    """A month's row of run.months. `observed_start`..`period_end` is the window its job records
-    observe (Manifest.observed): from the month's start, or later when they begin later (a dump
-    windowed by end time), to its end, or the dump time `as_of` if that came first. Exposure and
-    queue time are clipped to it, so nothing is counted that the records could not have seen."""
-    manifest = read_manifest(landed_dir)
-    start, end = manifest.observed(month)
-    return {
-        "month": str(month),
-        "month_start": month.start.replace(tzinfo=None),  # naive UTC, like every landed timestamp
-        "month_end": month.end.replace(tzinfo=None),
-        "as_of": manifest.as_of.time,
-        "observed_start": start,
-        "period_end": end,
-    }
-
-
 def landed_tables(project_dir: Path) -> list[str]:
     """The tables of dbt's `landed` source, one Parquet file each in a landed month."""
     sources = yaml.safe_load((project_dir / "models" / "staging" / "_slurm__sources.yml").read_text())["sources"]
     (landed,) = (source for source in sources if source["name"] == "landed")
     return [table["name"] for table in landed["tables"]]
-
-
-def write_run_inputs(
-    warehouse: Path,
-    parameters: dict,
-    months: list[dict],
-    trailing_months: tuple[int, ...],
-    landed: Mapping[Month, Path],
-    tables: list[str],
-) -> None:
-    """run.parameters holds `parameters`, run.months the `months` rows, run.trailing_windows one row
-    per trailing window's length in months; landed.<table> is a view over every landed month's
-    <table>.parquet (a month landed by an older version may lack a newer column: matched by name)."""
-    with duckdb.connect(str(warehouse)) as con:
-        con.begin()
-        con.execute("CREATE SCHEMA IF NOT EXISTS run")
-        for table, columns, rows, key in (
-            ("parameters", PARAMETER_COLUMNS, [parameters], ""),
-            ("months", MONTH_COLUMNS, months, ", PRIMARY KEY (month)"),
-        ):
-            ddl = ", ".join(f"{name} {columns[name]} NOT NULL" for name in rows[0])
-            con.execute(f"CREATE OR REPLACE TABLE run.{table} ({ddl}{key})")
-            placeholders = ", ".join(["?"] * len(rows[0]))
-            con.executemany(f"INSERT INTO run.{table} VALUES ({placeholders})", [list(row.values()) for row in rows])
-        con.execute("CREATE OR REPLACE TABLE run.trailing_windows (window_months INTEGER NOT NULL PRIMARY KEY)")
-        con.executemany("INSERT INTO run.trailing_windows VALUES (?)", [[m] for m in sorted(set(trailing_months))])
-        con.execute("CREATE SCHEMA IF NOT EXISTS landed")
-        for table in tables:
-            con.execute(duckdb_landed_view(table, landed))
-        con.commit()
 
 
 def dbt_work_dir(warehouse: Path, project_dir: Path) -> Path:
@@ -217,8 +109,18 @@ def upgrade(config: ClusterConfig) -> bool:
 
 
 def _build(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[str, int]:
-    result = dbt_command(config, months, "build", "--exclude-resource-type", "unit_test")
-    return _statuses(result)
+    """dbt builds of `months` in batches that fit the memory limit (flows/warehouse/batches.py), the
+    periods' marts in the last; the counts of all of them."""
+    batches = (
+        build_batches(months, int(config.warehouse.memory_limit)) if config.warehouse.engine == "duckdb" else [months]
+    )
+    statuses: dict[str, int] = {}
+    for i, batch in enumerate(batches, 1):
+        periods_later = ("--exclude", "tag:periods") if i < len(batches) else ()
+        result = dbt_command(config, batch, "build", "--exclude-resource-type", "unit_test", *periods_later)
+        for status, count in _statuses(result, config).items():
+            statuses[status] = statuses.get(status, 0) + count
+    return statuses
 
 
 def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Path) -> dict[str, int]:
@@ -230,21 +132,33 @@ def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Pa
         config, {last: landed_dir}, "build", "--select", "tag:periods", "--exclude-resource-type", "unit_test",
         study_from=first,
     )  # fmt: skip
-    return _statuses(result)
+    return _statuses(result, config)
 
 
-def _statuses(result) -> dict[str, int]:
-    """Counts of a dbt build's nodes by status; raises WarehouseBuildError naming every failed node."""
+def _statuses(result, config: ClusterConfig) -> dict[str, int]:
+    """Counts of a dbt build's nodes by status; raises WarehouseBuildError naming every failed node,
+    or, when DuckDB ran out of memory, in one line what to do."""
     statuses: dict[str, int] = {}
     failed = []
     for node_result in result.result.results:
         status = str(node_result.status)
         statuses[status] = statuses.get(status, 0) + 1
         if status not in ("success", "pass"):
+            if "Out of Memory Error" in str(node_result.message):
+                raise WarehouseBuildError(out_of_memory(config, node_result.node.name))
             failed.append(f"{node_result.node.unique_id} [{status}]: {node_result.message}")
     if not result.success:
         raise WarehouseBuildError("dbt build failed:\n  " + "\n  ".join(failed))
     return statuses
+
+
+def out_of_memory(config: ClusterConfig, model: str) -> str:
+    """What to do when DuckDB ran out of memory building `model`, in one line."""
+    limit = config.warehouse.memory_limit.human_readable(separator=" ")
+    return (
+        f"dbt ran out of memory building {model} within [warehouse] memory_limit = {limit}: raise "
+        f"memory_limit in {config.config_path}, or free memory on this machine, and run again"
+    )
 
 
 def warehouse_problem(warehouse: Path) -> str | None:
