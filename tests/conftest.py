@@ -34,6 +34,9 @@ def without_charts():
     """Pages rendered without their charts (matplotlib takes seconds a chart), for tests of their texts."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("flows.report.render.render_charts", lambda metrics: {})
+        # and no drawing process for a backfill's months (flows/report/drawing.py): a spawned process
+        # would draw them with the real render_charts, after importing matplotlib for it
+        patch.setattr("flows.report.drawing.MIN_MONTHS", sys.maxsize)
         yield
 
 
@@ -294,13 +297,16 @@ SLOWEST_FILES = (
     "test_study_marts.py",
     "test_first_month.py",
     # the quick tier's longest (`make test-fast`, two workers: the 1st and 3rd to one, the 2nd and 4th
-    # to the other), the dbt models' unit tests among them
+    # to the other), the dbt models' unit tests among them; replaying a quick tier's per-test seconds
+    # through xdist's hand-out, the two workers end within 1 % of each other in this order
     "test_models_unit.py",
     "test_study_report.py",
     "test_simulate.py",
-    "test_metrics_schema.py",
+    "test_chart_layout.py",
     "test_hostile_job_records.py",
     "test_study_thin.py",
+    "test_sources.py",
+    "test_fuzz_readers.py",
 )
 
 

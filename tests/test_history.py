@@ -24,7 +24,10 @@ from flows.figures.moved_keys import MONTH_ADDED_KEYS
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 
-pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
+# builds months: `make test`, not `make test-fast`; their figures, sentences and text pages are what
+# is checked here, not the charts (7 months of 300 nodes drawn: 18 of the file's 74 CPU-s; test_report.py and
+# test_chart_layout.py check them)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("without_charts")]
 
 FIRST, LAST = Month.parse("2026-05"), Month.parse("2026-08")
 MONTHS = [FIRST, FIRST.next(), FIRST.next().next(), LAST]

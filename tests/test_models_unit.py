@@ -2,8 +2,6 @@
 boundaries...): they check the SQL, not a month's data, so they run here, in the quick tier, rather
 than in every monthly build (flows/warehouse/build.py build_months leaves them out)."""
 
-from pathlib import Path
-
 import duckdb
 import pytest
 import yaml
@@ -19,22 +17,50 @@ from simulator import SimParams, simulate
 MONTH = Month.parse("2026-10")
 
 
-def test_the_models_unit_tests_pass(tmp_path: Path, fresh_warehouse) -> None:
+@pytest.fixture(scope="module")
+def mixed_month(tmp_path_factory, fresh_warehouse) -> dict:
+    """One build for the file's three tests (each paid a dbt build of its own, ~40 % of the quick
+    tier's dbt time): a mixed month (the simulator's 2 GPU nodes, CPU-only attempts on CPU-only
+    nodes, GPU node failures, the CPU-only nodes' DOWN* events), its models, the models' unit tests
+    and the month's data tests in one `dbt build`. The tests only read what it built."""
+    tmp_path = tmp_path_factory.mktemp("unit")
     config_path = write_demo_config(tmp_path, "unit", tmp_path / "reports")
-    fresh_warehouse(config_path)
-    simulate(SimParams("unit", MONTH, nodes=2, seed=1), tmp_path / "sim" / "unit" / str(MONTH))
+    warehouse = fresh_warehouse(config_path, "module")
+    sim = tmp_path / "sim" / "unit" / str(MONTH)
+    simulate(SimParams("unit", MONTH, nodes=2, seed=1), sim)
+    cpu_lines = _cpu_only_lines()
+    with open(sim / "sacct.psv", "a") as sacct:
+        sacct.write("\n".join(cpu_lines + GPU_FAILURES) + "\n")
+    with open(sim / "events.psv", "a") as events:
+        events.write("\n".join(CPU_NODE_EVENTS) + "\n")
     config = load_config(config_path)
+    # in a build: a unit test reads its inputs' columns from them, and the month's intermediate
+    # tables exist only during a build (in its in-memory scratch database)
+    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build")
+    return {"result": result, "warehouse": warehouse, "cpu_lines": cpu_lines}
+
+
+def test_the_models_unit_tests_pass(mixed_month) -> None:
+    result = mixed_month["result"]
     declared = sum(
         len(yaml.safe_load(path.read_text()).get("unit_tests", []))
         for path in (DBT_PROJECT_DIR / "models").rglob("*.yml")
     )
-    # in a build: a unit test reads its inputs' columns from them, and the month's intermediate
-    # tables exist only during a build (in its in-memory scratch database); without the data tests,
-    # which check a month's data (every month build runs them)
-    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", "--exclude-resource-type", "test")
     unit = [r for r in result.result.results if r.node.resource_type == "unit_test"]
     assert result.success and declared >= 7
     assert len(unit) == declared and all(str(r.status) == "pass" for r in unit)
+
+
+def build_passed(mixed_month) -> None:
+    """The month's build passed: its models built and its data tests passed (the unit tests' own
+    outcomes are test_the_models_unit_tests_pass's)."""
+    result = mixed_month["result"]
+    failed = [
+        r.node.name
+        for r in result.result.results
+        if r.node.resource_type != "unit_test" and str(r.status) not in ("pass", "success")
+    ]
+    assert result.success, failed
 
 
 # --- GPU figures count GPU attempts (issue 42, item 3) ---------------------------------------
@@ -73,21 +99,13 @@ GPU_FAILURES = [
 ]
 
 
-def test_gpu_figures_count_only_gpu_attempts(tmp_path: Path, fresh_warehouse) -> None:
+def test_gpu_figures_count_only_gpu_attempts(mixed_month) -> None:
     """A mixed month: the simulator's GPU attempts and CPU-only attempts beside them (long runs,
     node failures). No GPU figure's mart has a 0-GPU bucket or a CPU-only row, r_f counts the GPU
-    attempts alone, and the totals count the CPU-only attempts apart (docs/methodology.md "GPU attempts")."""
-    config_path = write_demo_config(tmp_path, "unit", tmp_path / "reports")
-    warehouse = fresh_warehouse(config_path)
-    sim = tmp_path / "sim" / "unit" / str(MONTH)
-    simulate(SimParams("unit", MONTH, nodes=2, seed=1), sim)
-    cpu_lines = _cpu_only_lines()
-    with open(sim / "sacct.psv", "a") as sacct:
-        sacct.write("\n".join(cpu_lines + GPU_FAILURES) + "\n")
-    config = load_config(config_path)
-    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", "--exclude-resource-type", "unit_test")
-    failed = [r.node.name for r in result.result.results if str(r.status) not in ("pass", "success")]
-    assert result.success, failed
+    attempts alone, and the totals count the CPU-only attempts apart (docs/methodology.md "GPU
+    attempts"). The month also has the fleet test's CPU-only node events: node faults, no attempt."""
+    warehouse, cpu_lines = mixed_month["warehouse"], mixed_month["cpu_lines"]
+    build_passed(mixed_month)
 
     def rows(sql: str) -> list[tuple]:
         with duckdb.connect(str(warehouse), read_only=True) as con:
@@ -157,24 +175,14 @@ CPU_NODE_EVENTS = [
 ]
 
 
-def test_the_fleet_figures_count_only_gpu_nodes(tmp_path: Path, fresh_warehouse) -> None:
+def test_the_fleet_figures_count_only_gpu_nodes(mixed_month) -> None:
     """A mixed month: the simulator's 2 GPU nodes beside 5 CPU-only nodes that ran CPU-only jobs or
     logged faults (DOWN* Not responding). The fleet's node fault rate counts the GPU nodes' faults
     over the GPU nodes' days, the lemon fleet is the GPU nodes, no CPU-only node has lemon signals,
     and the totals count the CPU-only nodes apart (dim_nodes.is_gpu_node, docs/methodology.md "GPU
     nodes")."""
-    config_path = write_demo_config(tmp_path, "unit", tmp_path / "reports")
-    warehouse = fresh_warehouse(config_path)
-    sim = tmp_path / "sim" / "unit" / str(MONTH)
-    simulate(SimParams("unit", MONTH, nodes=2, seed=1), sim)
-    with open(sim / "sacct.psv", "a") as sacct:
-        sacct.write("\n".join(_cpu_only_lines() + GPU_FAILURES) + "\n")
-    with open(sim / "events.psv", "a") as events:
-        events.write("\n".join(CPU_NODE_EVENTS) + "\n")
-    config = load_config(config_path)
-    result = dbt_command(config, {MONTH: land_month(config, MONTH)}, "build", "--exclude-resource-type", "unit_test")
-    failed = [r.node.name for r in result.result.results if str(r.status) not in ("pass", "success")]
-    assert result.success, failed
+    warehouse = mixed_month["warehouse"]
+    build_passed(mixed_month)
 
     def rows(sql: str) -> list[tuple]:
         with duckdb.connect(str(warehouse), read_only=True) as con:

@@ -3,10 +3,12 @@ per suite, that nothing reads): this fails if a GX upgrade drops the knob it use
 
 from pathlib import Path
 
-from great_expectations.execution_engine import pandas_execution_engine
-
 
 def test_gx_still_has_the_fingerprint_threshold():
+    # imported here, not at collection: every xdist worker collects this file, and GX's import
+    # (pyspark's with it, when installed) is 3-5 s of CPU that no other quick-tier test pays
+    from great_expectations.execution_engine import pandas_execution_engine
+
     assert isinstance(pandas_execution_engine.HASH_THRESHOLD, int | float)
     source = Path(pandas_execution_engine.__file__).read_text()
     assert "df.memory_usage().sum() < HASH_THRESHOLD" in source
