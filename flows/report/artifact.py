@@ -12,8 +12,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from prefect.artifacts import create_markdown_artifact
-
 from flows.core.escape import escaped_logger
 from flows.figures.formats import month_name, partial_notice
 from flows.figures.summary import headline_figure
@@ -79,6 +77,8 @@ def backfill_markdown(cluster: str, first: str, last: str, outcomes: list[dict])
 
 
 def _publish(markdown: str, key: str, description: str) -> None:
+    from prefect.artifacts import create_markdown_artifact  # ~2 s of imports: only where one is published
+
     try:
         create_markdown_artifact(markdown=markdown, key=key, description=description)
     except Exception as exc:  # the report is written and delivered: a missing artifact must not fail the run
