@@ -1,9 +1,11 @@
-{% test column_checks(model, not_null=[], unique_keys=[], accepted_values={}) %}
+{% test column_checks(model, not_null=[], unique_keys=[], accepted_values={}, references={}) %}
 {#- A model's column rules in one test (one dbt node per model: each node costs dbt ~20 ms of
     Python, more than the query on a small month): the listed columns have a value on every row,
-    each of `unique_keys` (a list of columns) is a key, and each column of `accepted_values` holds
-    only its listed values (nulls allowed). Null and value checks share one scan. Each row of the
-    result is a rule broken and on how many rows (for a key: how many key values repeat). -#}
+    each of `unique_keys` (a list of columns) is a key, each column of `accepted_values` holds
+    only its listed values (nulls allowed), and each column of `references` ({to: ref(...), field:
+    ...}, as dbt's `relationships` test) holds only values of that field of that model (nulls
+    allowed). Null, value and reference checks share one scan. Each row of the result is a rule
+    broken and on how many rows (for a key: how many key values repeat). -#}
 {%- set counted = [] -%}
 {%- for column in not_null -%}
     {%- do counted.append((column ~ ' is null', column ~ ' is null')) -%}
@@ -12,6 +14,13 @@
     {%- set listed = [] -%}
     {%- for value in values -%}{%- do listed.append("'" ~ value ~ "'") -%}{%- endfor -%}
     {%- do counted.append((column ~ ' not in (' ~ values | join(', ') ~ ')', column ~ ' not in (' ~ listed | join(', ') ~ ')')) -%}
+{%- endfor -%}
+{%- for column, parent in references.items() -%}
+    {%- do counted.append((
+        column ~ ' not in ' ~ parent.to.identifier ~ '.' ~ parent.field,
+        column ~ ' is not null and ' ~ column ~ ' not in (select ' ~ parent.field ~ ' from ' ~ parent.to
+            ~ ' where ' ~ parent.field ~ ' is not null)'
+    )) -%}
 {%- endfor -%}
 {%- set branches = [] -%}
 {%- if counted -%}
