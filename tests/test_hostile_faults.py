@@ -193,7 +193,7 @@ def builds(monkeypatch) -> list[str]:
     replaced: tests/test_faults.py builds for real)."""
     built: list[str] = []
 
-    def build(config: ClusterConfig, months: dict[Month, Path]) -> dict[str, int]:
+    def build(config: ClusterConfig, months: dict[Month, Path], load_seeds: bool = True) -> dict[str, int]:
         config.warehouse_path.parent.mkdir(parents=True, exist_ok=True)
         for month, landed_dir in months.items():
             assert landed_dir == config.data_dir / "landed" / config.cluster / str(month)

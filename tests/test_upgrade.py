@@ -137,7 +137,8 @@ def test_a_warehouse_another_version_built_is_kept_aside_and_rebuilt(tmp_path, m
     config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
     built: list[str] = []
 
-    def build(config, months: dict[Month, Path]) -> dict[str, int]:  # dbt replaced: the slow test builds
+    # dbt replaced: the slow test builds
+    def build(config, months: dict[Month, Path], load_seeds: bool = True) -> dict[str, int]:
         duckdb.connect(str(config.warehouse_path)).close()
         built.extend(str(month) for month in months)
         return {"success": 1}
@@ -279,7 +280,8 @@ def test_a_study_of_a_warehouse_another_version_built_rebuilds_it_first(tmp_path
     config = load_config(write_demo_config(tmp_path, "c", tmp_path / "reports"))
     built: list[str] = []
 
-    def build(config, months: dict[Month, Path]) -> dict[str, int]:  # dbt replaced: the slow test builds
+    # dbt replaced: the slow test builds
+    def build(config, months: dict[Month, Path], load_seeds: bool = True) -> dict[str, int]:
         with duckdb.connect(str(config.warehouse_path)) as con:
             con.execute("CREATE TABLE fct_months_built AS SELECT ? AS month", [str(MONTH)])
         built.extend(str(month) for month in months)

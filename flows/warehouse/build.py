@@ -44,6 +44,12 @@ from flows.warehouse.run_inputs import (
     write_run_inputs,
 )
 
+# What a warehouse this version of the tool built holds unchanged since: the seeds, made from the
+# project's files alone (its schema version digests them) and checked by their tests when loaded. A
+# build of months on it keeps them (a dbt node each, their CSV read, and their tests'); a rebuild's
+# first batch and Spark's warehouse, which records no version, load them.
+SEED_TESTS = "tag:seeds"  # (not path:seeds: it selects the seeds, and with them the tests of every model reading one)
+
 log = escaped_logger(__name__)
 
 
@@ -78,7 +84,8 @@ def build_months(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[st
 
     A missing or corrupt warehouse, or one built by another version of the tool, is rebuilt
     instead, from every landed month of the cluster in one build (rebuild); a DuckDB warehouse then
-    records that this version built it (schema_version). The models' unit tests check the SQL, not
+    records that this version built it (schema_version); a build on a warehouse this version built
+    keeps the seeds it holds (SEED_TESTS). The models' unit tests check the SQL, not
     the months' data: they run in the test suite (a `dbt_command(..., "build")`, which includes
     them), not in every build.
     """
@@ -90,7 +97,7 @@ def build_months(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[st
     elif other := schema_version.other_version(warehouse):
         statuses = rebuild(config, months, other, aside="previous")
     else:
-        statuses = _build(config, months)
+        statuses = _build(config, months, load_seeds=False)
     schema_version.record(warehouse)
     return statuses
 
@@ -108,16 +115,21 @@ def upgrade(config: ClusterConfig) -> bool:
     return True
 
 
-def _build(config: ClusterConfig, months: Mapping[Month, Path]) -> dict[str, int]:
+def _build(config: ClusterConfig, months: Mapping[Month, Path], load_seeds: bool = True) -> dict[str, int]:
     """dbt builds of `months` in batches that fit the memory limit (flows/warehouse/batches.py), the
-    periods' marts in the last; the counts of all of them."""
+    seeds in the first (with `load_seeds`: SEED_TESTS), the periods' marts in the last; the counts
+    of all of them."""
     batches = (
         build_batches(months, int(config.warehouse.memory_limit)) if config.warehouse.engine == "duckdb" else [months]
     )
     statuses: dict[str, int] = {}
     for i, batch in enumerate(batches, 1):
-        periods_later = ("--exclude", "tag:periods") if i < len(batches) else ()
-        result = dbt_command(config, batch, "build", "--exclude-resource-type", "unit_test", *periods_later)
+        seeds = load_seeds and i == 1
+        excluded = [*([] if seeds else [SEED_TESTS]), *(["tag:periods"] if i < len(batches) else [])]
+        result = dbt_command(
+            config, batch, "build", "--exclude-resource-type", "unit_test", *([] if seeds else ["seed"]),
+            *(["--exclude", *excluded] if excluded else []),
+        )  # fmt: skip
         for status, count in _statuses(result, config).items():
             statuses[status] = statuses.get(status, 0) + count
     return statuses
