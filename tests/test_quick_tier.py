@@ -10,6 +10,8 @@ import pytest
 import flows.warehouse.build as build
 
 TESTS = """
+from types import SimpleNamespace
+
 import pytest
 
 import flows.warehouse.build as build
@@ -17,7 +19,8 @@ from flows.pipeline import monthly_report
 
 
 def test_builds_a_month():
-    build._build(None, {"2026-10": None})  # as build_months does
+    spark = SimpleNamespace(warehouse=SimpleNamespace(engine="spark"))  # (one batch: straight to dbt)
+    build._build(spark, {"2026-10": None})  # as build_months does
 
 
 def test_catches_the_refusal():
