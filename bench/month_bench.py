@@ -1,6 +1,7 @@
 """Benchmark: the monthly pipeline on a simulated month, stage by stage, against DuckDB's floor.
 
-    .venv/bin/python bench/month_bench.py [--sim DIR] [--repeat 3] [--small] [--backfill N [--backfill-sim DIR]]
+    .venv/bin/python bench/month_bench.py [--sim DIR] [--repeat 3] [--small] [--backfill N [--backfill-sim DIR]
+        [--backfill-runs R]]
         [--scaling] [--workdir DIR] [--results DIR] [--toy]
 
 DIR holds a simulated month (default: simulate a 7,500-node, ~1.5M-attempt month into
@@ -20,7 +21,8 @@ of the month end to end in a fresh process (median seconds, its ratio to the flo
 Email is not sent.
 --small adds the fixed overhead: the same on a one-node month (5,187 attempts), warm.
 --backfill N times `reliability-report backfill --force` over N continuous months of the 1.5M-attempt
-cluster in a fresh process: its seconds, peak RSS, and its ratio to one month's end-to-end run above.
+cluster in a fresh process, R times (--backfill-runs, default 1): each run's seconds and peak RSS, their
+median and largest, and the median's ratio to one month's end-to-end run above.
 The newest N months of <workdir>/sim/backfill/ (a continuous history as `simulate` writes it,
 <YYYY-MM>/ each; one is simulated there, months ending 2026-10, when it holds fewer; kept), or of
 --backfill-sim DIR (linked there instead).
@@ -219,9 +221,9 @@ def history_months(sim: Path) -> list[Month]:
     return sorted(Month.parse(path.parent.name) for path in found)
 
 
-def backfill(root: Path, months: int, attempts: int, sim: Path | None) -> dict:
-    """`reliability-report backfill --force` of the newest `months` months of a continuous history in a
-    fresh process: `sim`'s (linked into the work dir), else the work dir's own, simulated with months
+def backfill(root: Path, months: int, attempts: int, sim: Path | None, runs: int = 1) -> dict:
+    """`reliability-report backfill --force` of the newest `months` months of a continuous history, `runs`
+    times, each in a fresh process (seconds: their median; peak RSS: the largest): `sim`'s (linked into the work dir), else the work dir's own, simulated with months
     ending at MONTH when it has fewer (kept, never deleted: a history simulated beforehand is used)."""
     cluster = "backfill" if attempts == BIG else f"backfill{attempts}"
     cluster_sim = root / "sim" / cluster  # the demo config reads sim/<cluster>/<month>/ under the work dir
@@ -243,13 +245,18 @@ def backfill(root: Path, months: int, attempts: int, sim: Path | None) -> dict:
     span = available[-months:]
     config = write_demo_config(root, cluster, root / "reports")
     command = [*cli("backfill"), "--config", str(config), "--from", str(span[0]), "--to", str(span[-1])]
-    seconds, peak = command_measured([*command, "--force", "--email", "none"], root / "backfill.log")
+    measured = []  # (seconds, peak RSS) of each run; a run that fails stops the bench (check=True)
+    for run in range(1, runs + 1):
+        measured.append(command_measured([*command, "--force", "--email", "none"], root / f"backfill-{run}.log"))
+        print(f"backfill run {run} of {runs}: {measured[-1][0]:.1f} s, peak RSS {measured[-1][1]:.0f} MiB", flush=True)
+    seconds = statistics.median(s for s, _ in measured)
     return {
         "months": f"{span[0]}..{span[-1]}",
         "count": months,
         "seconds": round(seconds, 1),
         "seconds_per_month": round(seconds / months, 1),
-        "peak_rss_mib": round(peak),
+        "peak_rss_mib": round(max(p for _, p in measured)),
+        "runs": [{"seconds": round(s, 1), "peak_rss_mib": round(p)} for s, p in measured],
     }
 
 
@@ -261,6 +268,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scaling", action="store_true", help="also 1/15, 1/3 and 10/3 of the month's attempts")
     parser.add_argument("--backfill", type=int, default=0, metavar="N", help="also a backfill of N months")
     parser.add_argument("--backfill-sim", type=Path, default=None, help="the backfill's history (DIR/<YYYY-MM>/)")
+    parser.add_argument(
+        "--backfill-runs", type=int, default=1, metavar="R", help="the backfill R times (each run's figures)"
+    )
     parser.add_argument("--workdir", type=Path, default=RESULTS / "data", help="simulated months and warehouses")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where the results JSON go")
     parser.add_argument("--toy", action="store_true", help="one-node months: seconds (the tests)")
@@ -321,7 +331,7 @@ def main(argv: list[str] | None = None) -> None:
     (args.results / "month.json").write_text(json.dumps(result, indent=1) + "\n")
 
     if args.backfill:
-        figures = backfill(root, args.backfill, big, args.backfill_sim)
+        figures = backfill(root, args.backfill, big, args.backfill_sim, args.backfill_runs)
         figures["one_month_end_to_end_seconds"] = month["end_to_end_seconds"]
         figures["to_one_month"] = round(figures["seconds"] / month["end_to_end_seconds"], 2)
         print(

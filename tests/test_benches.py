@@ -84,6 +84,7 @@ def test_month_bench(tmp_path: Path, prefect_server: str):
     backfill = read_json(results / "backfill.json")
     assert backfill["months"] == "2026-09..2026-10" and backfill["count"] == 2
     assert backfill["seconds"] > 0 and backfill["peak_rss_mib"] > 100 and backfill["to_one_month"] > 0
+    assert backfill["runs"] == [{"seconds": backfill["seconds"], "peak_rss_mib": backfill["peak_rss_mib"]}]
     assert "end to end" in done.stdout and "backfill of 2 months" in done.stdout
     assert (tmp_path / "work" / "rendered" / "bench" / "report.html").exists()
 
