@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -182,6 +183,10 @@ def spark_session(config: ClusterConfig):
     """The process's Spark session with the cluster's settings (created on first use: a JVM, or a
     Spark Connect client). dbt-spark's `session` method gets this same session."""
     from pyspark.sql import SparkSession
+
+    # pyspark warns, as its Spark Connect modules are imported, that it does not fully support
+    # pandas 3; its pandas API is not used (the marts reach pandas through Arrow: SparkMarts.frame)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
     settings = spark_settings(config)
     if "spark.remote" not in settings:
