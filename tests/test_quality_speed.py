@@ -3,12 +3,12 @@ per suite, that nothing reads): this fails if a GX upgrade drops the knob it use
 
 from pathlib import Path
 
-from flows.quality.suites import import_gx
-
 
 def test_gx_still_has_the_fingerprint_threshold():
     # imported here, not at collection: every xdist worker collects this file, and GX's import is
     # seconds of CPU that no other quick-tier test pays; as the quality stage imports it (no pyspark)
+    from flows.quality.suites import import_gx
+
     import_gx()
     from great_expectations.execution_engine import pandas_execution_engine
 
