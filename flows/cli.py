@@ -9,7 +9,6 @@ import os
 import sys
 import threading
 import traceback
-import warnings
 
 from flows.commands import cmd_backfill, cmd_check, cmd_init, cmd_parse, cmd_run, cmd_simulate, cmd_study
 from flows.core.errors import ConfigError, exit_code
@@ -17,10 +16,6 @@ from flows.core.escape import printable_lines
 from flows.core.months import Month
 from flows.demo import cmd_demo, cmd_demo_study
 from flows.publish.history import add_export_parser
-
-# pyspark (the optional Spark engine's) warns on import that it does not support pandas 3 yet; the
-# tool reads no pandas through it, and the warning would reach every command's stderr
-warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 
 def _month(text: str) -> Month:

@@ -69,24 +69,14 @@ def keep_prefect_off_the_console() -> None:
             handler.setLevel(logging.CRITICAL + 1)
 
 
-def overlap_start_up(debug: bool = False) -> None:
-    """Pay the run's fixed start-up costs side by side: the temporary Prefect API server (started by
-    start_api() before Prefect was imported) boots in its own process while this process imports dbt
-    and Great Expectations; returns when both are done (bench/README.md has the timings)."""
-    import threading
-
+def prefect_start_up(debug: bool = False) -> None:
+    """Return once the command's Prefect API answers: the temporary server start_api() spawned
+    before Prefect was imported boots in its own process meanwhile (bench/README.md has the
+    timings). Nothing else is imported here: each stage imports its own libraries (dbt, Great
+    Expectations, scipy, matplotlib) as it starts, so the landing starts as soon as the API answers."""
     if not debug:
         keep_prefect_off_the_console()
-
-    def import_stage_libraries() -> None:
-        import great_expectations  # noqa: F401
-        from dbt.cli.main import dbtRunner  # noqa: F401
-
-    # prefect's own imports are done before, in this thread: the two threads never import the same module
-    warm = threading.Thread(target=import_stage_libraries, name="import-stage-libraries", daemon=True)
-    warm.start()
     wait_for_api()
-    warm.join()
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -130,11 +120,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     dumped_at = checked_month(config, args.month, args.partial, args.as_of, args.no_jobs_ran)
     show_progress()
-    say(f"{config.cluster} {args.month}: starting (Prefect, dbt, Great Expectations) ...")
+    say(f"{config.cluster} {args.month}: starting Prefect ...")
     start_api()
     from flows.pipeline import monthly_report  # Prefect's import alone takes seconds: after the line above
 
-    overlap_start_up(args.debug)
+    prefect_start_up(args.debug)
     summary = monthly_report(
         cluster=config.cluster,
         config=config,
@@ -188,11 +178,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         return backfill_in_parallel(args, configs)
     (config,) = configs
     show_progress()
-    say(f"{config.cluster} {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    say(f"{config.cluster} {args.from_month}..{args.to_month}: starting Prefect ...")
     start_api()
     from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
 
-    overlap_start_up(args.debug)
+    prefect_start_up(args.debug)
     outcomes = backfill(
         cluster=config.cluster,
         config=config,
@@ -219,9 +209,7 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
     start_api()  # the API server the children report to too
     from flows.backfill import backfill_clusters  # Prefect's import alone takes seconds: after the line above
 
-    if not args.debug:
-        keep_prefect_off_the_console()
-    wait_for_api()
+    prefect_start_up(args.debug)
     backfill_clusters(
         configs={c.cluster: str(c.config_path) for c in configs},
         from_month=str(args.from_month),
@@ -243,11 +231,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     checked_study(configs, args.from_month, args.to_month)
     names = ", ".join(c.cluster for c in configs)
     show_progress()
-    say(f"study of {names}, {args.from_month}..{args.to_month}: starting (Prefect, dbt, Great Expectations) ...")
+    say(f"study of {names}, {args.from_month}..{args.to_month}: starting Prefect ...")
     start_api()
     from flows.study import study  # Prefect's import alone takes seconds: after the line above
 
-    overlap_start_up(args.debug)
+    prefect_start_up(args.debug)
     result = study(
         configs=configs,
         from_month=str(args.from_month),

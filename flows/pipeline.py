@@ -16,6 +16,7 @@ import shutil
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -38,20 +39,22 @@ from flows.delivery.deliver import (
 from flows.delivery.subject import MonthSubject
 from flows.edge import checked_month, deployment_config
 from flows.figures.coverage import observed_period
-from flows.figures.month_metrics import MonthFigures, month_figures
 from flows.figures.summary import counts_line
 from flows.ingest.land import land_month
 from flows.ingest.manifest import LandedMonthError, Manifest, read_manifest
 from flows.publish.archive import refresh_archive
-from flows.publish.reuse import record_rendered, unchanged_report
-from flows.quality.suites import SuiteResult, validate_month
 from flows.report.artifact import publish_month_artifact
-from flows.report.charts import Chart
 from flows.report.drawing import charts_ahead, drawing_process
-from flows.report.render import report_paths, reproduce, write_report
 from flows.stages import STAGE_HOOKS, MonthRun, failure, month_outcome, month_runs, progress
 from flows.warehouse.build import build_months
 from flows.warehouse.engines import open_marts
+
+# The stages that import scipy (metrics), pandas and Great Expectations (quality), and matplotlib
+# (render) are imported by their tasks: a run pays for each library when its stage starts
+if TYPE_CHECKING:
+    from flows.figures.month_metrics import MonthFigures
+    from flows.quality.suites import SuiteResult
+    from flows.report.charts import Chart
 
 
 def config_path(parameter: str | dict) -> str:
@@ -80,6 +83,8 @@ def build_warehouse(config: ClusterConfig, months: dict[Month, Path]) -> dict[st
 
 @task(name="quality", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def check_quality(config: ClusterConfig, month: Month, landed_dir: Path, manifest: Manifest) -> list[SuiteResult]:
+    from flows.quality.suites import validate_month
+
     results_dir = config.data_dir / "quality" / config.cluster / str(month)
     no_jobs = manifest.no_jobs_declared  # --no-jobs-ran: no rows expected
     with open_marts(config) as marts:
@@ -89,6 +94,8 @@ def check_quality(config: ClusterConfig, month: Month, landed_dir: Path, manifes
 
 @task(name="metrics", cache_policy=NO_CACHE, **STAGE_HOOKS)
 def analyse(config: ClusterConfig, month: Month, manifest: Manifest) -> MonthFigures:
+    from flows.figures.month_metrics import month_figures
+
     with open_marts(config) as marts:  # what landed decides what the figures measured
         return month_figures(marts, month, config.analysis, manifest.sources)
 
@@ -97,6 +104,8 @@ def report_metrics(
     config: ClusterConfig, month: Month, figures: MonthFigures, manifest: Manifest, quality: list[SuiteResult]
 ) -> dict:
     """The month's full metrics, as its report shows them: the figures and what they were made from."""
+    from flows.report.render import reproduce
+
     return {
         **figures.metrics,
         "cluster": config.cluster,
@@ -124,6 +133,9 @@ def render(
     """Write the report into `out_dir` (a copy of the report in place when it would be the same:
     flows/publish/reuse.py); returns the paths it will have in the month's report directory.
     `charts`: the month's charts being drawn in the drawing process (flows/report/drawing.py)."""
+    from flows.publish.reuse import unchanged_report
+    from flows.report.render import report_paths, write_report
+
     full_metrics = report_metrics(config, month, figures, manifest, quality)
     if unchanged_report(config, month, full_metrics, figures.tables):
         shutil.copytree(config.report_dir(month), out_dir, dirs_exist_ok=True)
@@ -148,6 +160,8 @@ def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool,
 def in_place(config: ClusterConfig, month: Month) -> None:
     """The month's new report is in place: note what rendered it (a refresh that would render the
     same copies it: flows/publish/reuse.py), then refresh reports/index.html and the reports' links."""
+    from flows.publish.reuse import record_rendered
+
     record_rendered(config, month)
     refresh_archive(config.reports_dir, config.cluster)
 

@@ -82,7 +82,7 @@ def test_run_names_the_missing_job_records_first_and_stops_before_the_start_up(c
     def never(*args, **kwargs):
         raise AssertionError("Prefect was started for a month without inputs")
 
-    monkeypatch.setattr(flows.commands, "overlap_start_up", never)
+    monkeypatch.setattr(flows.commands, "prefect_start_up", never)
     assert main(["run", "--month", str(MONTH), "--config", str(config)]) == EXIT_INPUT
     (line,) = error_lines(capsys.readouterr().err)
     month_dir = tmp_path / "logs" / str(MONTH)
@@ -103,11 +103,11 @@ def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, mon
 
     # the start-up begins with the temporary Prefect API server: not started (the quick tier starts no server)
     monkeypatch.setattr(flows.commands, "start_api", lambda: printed.append(capsys.readouterr().out))
-    monkeypatch.setattr(flows.commands, "overlap_start_up", start_up)
+    monkeypatch.setattr(flows.commands, "prefect_start_up", start_up)
     assert main(["run", "--month", str(MONTH), "--config", str(config)]) == EXIT_FAILED
     assert error_lines(capsys.readouterr().err) == ["error: stopped after the start-up line"]
     (out,) = printed
-    assert out.strip().endswith("rsc1 2026-10: starting (Prefect, dbt, Great Expectations) ..."), out
+    assert out.strip().endswith("rsc1 2026-10: starting Prefect ..."), out
 
 
 @pytest.mark.parametrize("command", ["run", "backfill"])
@@ -176,7 +176,7 @@ def test_the_console_script_prints_no_tracebacks_or_leak_noise(config, tmp_path)
     (line,) = error_lines(done.stderr)
     assert line.startswith(f"error: 1 of 1 months failed: {MONTH}: at stage land: MissingInputError: no job records")
     first = done.stdout.splitlines()[0]
-    assert first.endswith(f"rsc1 {MONTH}..{MONTH}: starting (Prefect, dbt, Great Expectations) ..."), done.stdout
+    assert first.endswith(f"rsc1 {MONTH}..{MONTH}: starting Prefect ..."), done.stdout
 
 
 def test_the_demo_builds_as_far_back_as_its_longest_trailing_window(tmp_path):

@@ -246,8 +246,8 @@ def test_the_alert_names_the_stage_whose_task_failed(cluster, smtp_server, monke
 
     # the stages before it pass as cheaply as they can: what they build is not read here
     monkeypatch.setattr("flows.pipeline.build_months", lambda *args, **kwargs: {"success": 1})
-    monkeypatch.setattr("flows.pipeline.validate_month", lambda *args, **kwargs: [])
-    monkeypatch.setattr("flows.pipeline.month_figures", no_metrics)
+    monkeypatch.setattr("flows.quality.suites.validate_month", lambda *args, **kwargs: [])
+    monkeypatch.setattr("flows.figures.month_metrics.month_figures", no_metrics)
     with pytest.raises(ZeroDivisionError, match="no node-days") as raised:
         monthly_report("kill", str(cluster["config"]), MONTH, resend=True)
     assert not getattr(raised.value, "__notes__", None) and not hasattr(flows.pipeline, "STAGE_NOTE")

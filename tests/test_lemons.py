@@ -24,7 +24,8 @@ from flows.core.config import AnalysisConfig
 from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
-from flows.figures.lemons import FleetFit, Rules, bulk_fit, fleet_fit, listed_candidates
+from flows.figures.lemons import FleetFit, Rules, bulk_fit, fleet_fit
+from flows.figures.summary import listed_candidates
 from flows.ingest.land import land_month
 from flows.report.lemon_export import lemon_hostlist
 from flows.warehouse.build import dbt_command

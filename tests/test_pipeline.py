@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from flows import pipeline
 from flows.core.config_file import load_config
 from flows.core.errors import TooManyBadRowsError
 from flows.core.months import Month
@@ -181,7 +180,7 @@ def test_a_report_that_would_be_the_same_is_copied_and_drawing_it_again_gives_it
     report_dir = config.report_dir(MONTH)
     before = file_digests(report_dir)
     with monkeypatch.context() as patched:  # the figures and rows are the same: nothing is drawn
-        patched.setattr(pipeline, "write_report", lambda *args: pytest.fail("the report was drawn again"))
+        patched.setattr("flows.report.render.write_report", lambda *args: pytest.fail("the report was drawn again"))
         monthly_report(cluster=CLUSTER, config=config, month=MONTH, refresh=True)
     assert file_digests(report_dir) == before
     record_path(config, MONTH).unlink()  # what rendered the report in place is not known: drawn again

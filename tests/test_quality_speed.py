@@ -5,8 +5,11 @@ from pathlib import Path
 
 
 def test_gx_still_has_the_fingerprint_threshold():
-    # imported here, not at collection: every xdist worker collects this file, and GX's import
-    # (pyspark's with it, when installed) is 3-5 s of CPU that no other quick-tier test pays
+    # imported here, not at collection: every xdist worker collects this file, and GX's import is
+    # seconds of CPU that no other quick-tier test pays; as the quality stage imports it (no pyspark)
+    from flows.quality.suites import import_gx
+
+    import_gx()
     from great_expectations.execution_engine import pandas_execution_engine
 
     assert isinstance(pandas_execution_engine.HASH_THRESHOLD, int | float)

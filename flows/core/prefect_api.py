@@ -1,11 +1,14 @@
-"""The Prefect API a command's flow runs report to: the server PREFECT_API_URL names, else a
+"""The Prefect API a command's flow runs report to: the one Prefect's settings name
+(PREFECT_API_URL in the environment, the active Prefect profile, prefect.toml or .env), else a
 temporary one booted in its own process as the command starts.
 
 Prefect boots its temporary server (SubprocessASGIServer) only when a flow's client first needs
 it, after `import prefect`, and its start-up imports Prefect's whole server (FastAPI, SQLAlchemy,
 Alembic) into the command's process as well. Here the same server command is spawned before
-anything heavy is imported, so its boot runs on the other core while this process imports Prefect,
-dbt and Great Expectations; the flow waits for it only when it starts. The server is the
+anything heavy is imported, so its boot (about 3 s of CPU, bench/README.md) runs on the other core
+while this process imports Prefect; the flow waits for it only when it starts. Whether a profile
+names an API is known only once Prefect is imported (its settings are read then): the server is
+spawned unless the environment names one, and stopped unused if the settings do. The server is the
 same (its database in PREFECT_HOME, services off, no UI) and stops when the process exits.
 """
 
@@ -87,24 +90,34 @@ _server: _TemporaryServer | None = None
 
 
 def start_api() -> None:
-    """Make sure the command's flow runs will have an API: unless PREFECT_API_URL names one (or this
-    process started one already), spawn the temporary server and point PREFECT_API_URL at it (for
-    Prefect's settings, read when Prefect is imported, and for the command's child processes).
-    Returns at once; wait_for_api() waits until it answers."""
+    """Spawn the temporary server unless PREFECT_API_URL is in the environment (or this process
+    spawned one already). Returns at once: wait_for_api(), once Prefect is imported, says which API
+    the runs use and waits for it."""
     global _server
-    if _server is not None or os.environ.get("PREFECT_API_URL"):
-        return
-    _server = _TemporaryServer()
-    os.environ["PREFECT_API_URL"] = _server.url
-    if "prefect.context" in sys.modules:  # Prefect imported before (a test's process): re-read the settings
-        from prefect.context import refresh_global_settings_context
-
-        refresh_global_settings_context()
+    if _server is None and not os.environ.get("PREFECT_API_URL"):
+        _server = _TemporaryServer()
 
 
 def wait_for_api() -> None:
-    """Return once the temporary server start_api() spawned answers (at once for another API);
-    PrefectApiError naming what the server said if it cannot start."""
-    if _server is not None:
-        # Prefect's own setting for its temporary server (flows/__init__.py gives its default)
-        _server.wait(float(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
+    """Return once the runs' API is known and answers: the one Prefect's settings name (a server
+    start_api() spawned is then stopped unused; one in the environment, at once), else the temporary
+    server, once it answers, with PREFECT_API_URL pointing at it (for Prefect's settings and the
+    command's child processes). PrefectApiError naming what the server said if it cannot start."""
+    global _server
+    if _server is None:
+        return
+    adopted = os.environ.get("PREFECT_API_URL") == _server.url  # by an earlier command of this process
+    if not adopted:
+        from prefect.settings import Settings
+
+        if Settings().api.url:  # a Prefect profile, prefect.toml or .env names the API: reuse it
+            _server.stop()
+            _server = None
+            return
+    # Prefect's own setting for its temporary server (flows/__init__.py gives its default)
+    _server.wait(float(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
+    if not adopted:
+        from prefect.context import refresh_global_settings_context
+
+        os.environ["PREFECT_API_URL"] = _server.url
+        refresh_global_settings_context()

@@ -29,7 +29,6 @@ from flows.delivery.fingerprint import Figures
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
 from flows.delivery.subject import MonthSubject, StudySubject, Subject
-from flows.report.message import build_message
 
 log = escaped_logger(__name__)
 SUBJECT = "Cluster reliability report: {cluster}, {month}"
@@ -201,6 +200,9 @@ def _send_email(
     config: ClusterConfig, subject: Subject, report_dir: Path, figures: Figures, sent_log: SentLog, resend: bool
 ) -> tuple[str, bool, str]:
     """(what was done, whether it was sent, the recipients the server refused)."""
+    # the report's renderer (Jinja, the chart modules) comes with the message: only when one is sent
+    from flows.report.message import build_message
+
     email = config.email
     last = sent_log.last_sent(subject.key, EMAIL)
     if unchanged := _unchanged(last, figures, EMAIL, resend):

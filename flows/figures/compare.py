@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
-from flows.figures.period import Mart, Period, failures_by_cause, mart_rows
+from flows.figures.period import Mart, Period, failures_by_cause
 from flows.figures.rates import CONFIDENCE, failure_rate, flag_family, mttf_interval, rate_change, rate_ratio
 from flows.figures.repair import node_repairs
-from flows.warehouse.engines import MartReader
+from flows.warehouse.engines import MartReader, mart_rows
 
 # --- months -----------------------------------------------------------------------------------
 

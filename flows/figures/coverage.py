@@ -17,9 +17,8 @@ from datetime import datetime, timedelta
 from flows.core.months import Month, observed_start
 from flows.figures.figure_types import Strict
 from flows.figures.measured import NODE_INPUTS
-from flows.figures.period import mart_rows
 from flows.ingest.manifest import LandedInput, Manifest
-from flows.warehouse.engines import MartReader
+from flows.warehouse.engines import MartReader, mart_rows
 
 NODE_SOURCE_LATE = timedelta(days=1)
 DEPENDS_ON_NODE_SOURCES = "the attribution, the failures by cause, the fleet's fault rate and the lemon signals"

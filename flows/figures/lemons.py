@@ -254,20 +254,6 @@ def window_candidates(con: MartReader, month: Month, params: AnalysisConfig, win
     }
 
 
-def listed_candidates(lemon_nodes: dict) -> list[dict]:
-    """The nodes the month lists: the candidates of its own window, then those only the trailing
-    window finds, each of these with the trailing `window_days`. The report's summary, its counts
-    and the drain script all list these."""
-    listed = list(lemon_nodes["candidates"])
-    seen = {c["node"] for c in listed}
-    trailing = lemon_nodes.get("trailing")
-    if trailing:
-        listed += [
-            {**c, "window_days": trailing["window_days"]} for c in trailing["candidates"] if c["node"] not in seen
-        ]
-    return listed
-
-
 def signal_distribution(con: MartReader, month: Month, window: str = "month") -> dict[str, list[list[float]]]:
     """signal -> [value, share of the fleet at or below it] (rows of fct_lemon_signal_distribution_monthly)."""
     distribution: dict[str, list[list[float]]] = {}

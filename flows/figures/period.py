@@ -25,7 +25,7 @@ from flows.figures.measured import exposure, not_measured, unmeasured_rates, wri
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
 from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
 from flows.figures.repair import node_repairs
-from flows.warehouse.engines import MartReader
+from flows.warehouse.engines import MartReader, mart_rows
 
 
 @dataclass(frozen=True)
@@ -279,10 +279,3 @@ def breakdowns(con: MartReader, period: Period, top: int) -> dict:
         shown = [row for row in rows if row["rank"] <= top]
         result[dimension] = {"rows": shown, "not_shown": len(rows) - len(shown)}
     return result
-
-
-def mart_rows(con: MartReader, query: str, params: list) -> list[dict]:
-    """The query's rows as dicts of column name to value."""
-    cursor = con.execute(query, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

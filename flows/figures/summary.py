@@ -9,8 +9,21 @@ from collections.abc import Sequence
 from flows.core.months import Month
 from flows.core.words import counted
 from flows.figures.formats import FORMATS, fmt_change, fmt_dec, fmt_num, fmt_pct, label, month_name, month_spans
-from flows.figures.lemons import listed_candidates
 from flows.figures.measured import coverage, from_job_states_only
+
+
+def listed_candidates(lemon_nodes: dict) -> list[dict]:
+    """The nodes the month lists: the candidates of its own window, then those only the trailing
+    window finds, each of these with the trailing `window_days`. The report's summary, its counts
+    and the drain script all list these."""
+    listed = list(lemon_nodes["candidates"])
+    seen = {c["node"] for c in listed}
+    trailing = lemon_nodes.get("trailing")
+    if trailing:
+        listed += [
+            {**c, "window_days": trailing["window_days"]} for c in trailing["candidates"] if c["node"] not in seen
+        ]
+    return listed
 
 
 def _names(items: Sequence[str], limit: int = 3) -> str:

@@ -41,10 +41,12 @@ import functools
 import hashlib
 import json
 import logging
+import sys
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 
 import duckdb
 import pandas as pd
@@ -79,6 +81,25 @@ class SuiteResult:
         return not self.failures
 
 
+def import_gx() -> ModuleType:
+    """great_expectations, imported without pyspark unless the process imported pyspark already
+    (the Spark engine's session). GX imports pyspark whenever it is installed
+    (great_expectations/compatibility/pyspark.py), which costs a quarter of GX's import and prints
+    pyspark's pandas-3 FutureWarnings, for Spark dataframes GX is never given here: the suites
+    validate pandas frames on either engine. pyspark stays importable afterwards."""
+    if "great_expectations" in sys.modules or "pyspark" in sys.modules:
+        import great_expectations as gx
+
+        return gx
+    # None in sys.modules: `import pyspark` raises ImportError, which GX takes for "not installed"
+    sys.modules["pyspark"] = None  # type: ignore[assignment]
+    try:
+        import great_expectations as gx
+    finally:
+        del sys.modules["pyspark"]
+    return gx
+
+
 def load_suite(spec: dict, source: str):
     """The GX suite of a suite's JSON `spec` (`source` says where it came from, for the error);
     made once per process for each distinct spec."""
@@ -87,7 +108,7 @@ def load_suite(spec: dict, source: str):
 
 @functools.cache
 def _load_suite(spec_json: str, source: str):
-    import great_expectations as gx
+    gx = import_gx()
 
     spec = {key: value for key, value in json.loads(spec_json).items() if key != "id"}
     suite = gx.ExpectationSuite(**spec)
@@ -271,7 +292,7 @@ def _validate(batch_def, suite, frame: pd.DataFrame) -> SuiteResult:
 def input_key(spec: dict, frame: pd.DataFrame) -> str | None:
     """What a suite's result is a function of: the suite as run, GX's version and the frame it
     validates (columns, types, every value in its order); none for a frame pandas cannot hash."""
-    import great_expectations as gx
+    gx = import_gx()
 
     try:
         rows = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
@@ -306,7 +327,7 @@ def _batch_definition():
     """The batch definition every suite's frame is validated through: an ephemeral GX context with
     one dataframe asset, made once per process (building it and adding the asset save the
     context's whole config)."""
-    import great_expectations as gx
+    gx = import_gx()
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine
 

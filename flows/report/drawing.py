@@ -18,8 +18,10 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_context
+from typing import TYPE_CHECKING
 
-from flows.report.charts import Chart
+if TYPE_CHECKING:  # matplotlib's: imported by the drawing process, and by the render stage
+    from flows.report.charts import Chart
 
 # the months from which a drawing process saves more than its start-up costs (the numbers above)
 MIN_MONTHS = 3

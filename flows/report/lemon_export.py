@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
-from flows.figures.lemons import listed_candidates
+from flows.figures.summary import listed_candidates
 
 HOSTLIST = "lemon_nodes.hostlist"
 DRAIN_SCRIPT = "drain_lemon_nodes.sh"

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
@@ -27,6 +27,10 @@ from flows.core.config import ClusterConfig
 from flows.core.months import Month
 from flows.ingest.sources.sql import sql_quote
 from flows.ingest.sources.tables import SQL_TYPES, TABLES
+
+# the frames are made by DuckDB's and Arrow's conversions, which import pandas when a frame is asked for
+if TYPE_CHECKING:
+    import pandas as pd
 
 # run.parameters' column types on each engine (the DuckDB names are the ones flows/warehouse/build.py uses).
 SPARK_TYPES = {"VARCHAR": "string", "TIMESTAMP": "timestamp_ntz", "INTEGER": "int", "DOUBLE": "double"}
@@ -77,6 +81,13 @@ class MartReader(Protocol):
     def quote(self, name: str) -> str: ...
 
     def frame(self, query: str, params: Sequence[Any] = ()) -> pd.DataFrame: ...
+
+
+def mart_rows(con: MartReader, query: str, params: list) -> list[dict]:
+    """The query's rows as dicts of column name to value."""
+    cursor = con.execute(query, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 class DuckDBMarts:
@@ -182,6 +193,10 @@ def spark_session(config: ClusterConfig):
     """The process's Spark session with the cluster's settings (created on first use: a JVM, or a
     Spark Connect client). dbt-spark's `session` method gets this same session."""
     from pyspark.sql import SparkSession
+
+    # pyspark warns, as its Spark Connect modules are imported, that it does not fully support
+    # pandas 3; its pandas API is not used (the marts reach pandas through Arrow: SparkMarts.frame)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
     settings = spark_settings(config)
     if "spark.remote" not in settings:
