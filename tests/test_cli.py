@@ -98,7 +98,7 @@ def test_a_progress_line_comes_before_the_start_up(config, tmp_path, capsys, mon
     (month_dir / "events.psv").write_text("")
     printed = []
 
-    def start_up(debug: bool) -> None:
+    def start_up(debug: bool, engine: str | None = None) -> None:
         raise RuntimeError("stopped after the start-up line")
 
     # the start-up begins with the temporary Prefect API server: not started (the quick tier starts no server)

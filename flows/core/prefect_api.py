@@ -98,6 +98,12 @@ def start_api() -> None:
         _server = _TemporaryServer()
 
 
+def server_booting() -> bool:
+    """Whether the command waits for the temporary server it spawned (not yet answering, not one an
+    earlier command of this process adopted)."""
+    return _server is not None and not _server.ready and os.environ.get("PREFECT_API_URL") != _server.url
+
+
 def wait_for_api() -> None:
     """Return once the runs' API is known and answers: the one Prefect's settings name (a server
     start_api() spawned is then stopped unused; one in the environment, at once), else the temporary
