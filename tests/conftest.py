@@ -275,7 +275,12 @@ def prefect_server(request, tmp_path_factory):
 # test_study, test_faults with test_prefect_server; the rest go to whichever worker is free, longest
 # first (each file's time: bench/README.md "The test command's order and shared builds").
 SLOWEST_FILES = (
-    "test_benches.py",  # every bench at a toy size, Spark's among them: minutes
+    # the heavy benches at a toy size, a file each (minutes each), then the other benches'
+    "test_bench_month.py",
+    "test_bench_backfill.py",
+    "test_bench_periods.py",
+    "test_bench_spark.py",
+    "test_benches.py",
     "test_spark.py",
     "test_faults.py",
     "test_backfill.py",

@@ -7,24 +7,20 @@ than on the day it is run. A new script under bench/ needs its toy run here
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from bench_runs import BENCH, REPO, bench, read_json
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "bench"
-
-# script -> the test that runs it at toy size (in this file unless a path is given)
+# script -> the test that runs it at toy size (in this file unless a path is given; the heavy ones each in
+# a file of their own, which the test command's workers run side by side)
 TOY_RUNS = {
-    "month_bench.py": "test_month_bench",
-    "backfill_bench.py": "test_backfill_bench",
-    "periods_bench.py": "test_periods_bench",
-    "spark_bench.py": "test_spark_bench",
+    "month_bench.py": "tests/test_bench_month.py::test_month_bench",
+    "backfill_bench.py": "tests/test_bench_backfill.py::test_backfill_bench",
+    "periods_bench.py": "tests/test_bench_periods.py::test_periods_bench",
+    "spark_bench.py": "tests/test_bench_spark.py::test_spark_bench",
     "ingest_bench.py": "test_ingest_bench",
     "simulate_bench.py": "test_simulate_bench",
     "simulate_same_outputs.py": "test_simulate_same_outputs",
@@ -38,22 +34,6 @@ TOY_RUNS = {
 }
 
 
-def bench(script: str, *args: str | Path, api: str | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
-    """Run bench/<script> with this interpreter from the repository's root (as bench/README.md
-    does); it must succeed. With `api`, the `reliability-report` commands it runs report to that
-    Prefect server instead of each booting its own (seconds of CPU a command, not what is tested)."""
-    command = [sys.executable, str(BENCH / script), *map(str, args)]
-    env = {**os.environ, "PREFECT_API_URL": api} if api else None
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    return done
-
-
-def read_json(path: Path) -> dict | list:
-    assert path.exists(), f"{path.name} was not written"
-    return json.loads(path.read_text())
-
-
 def test_every_bench_script_has_a_toy_run():
     """The benches covered here are exactly the scripts in bench/, each test named exists."""
     assert set(TOY_RUNS) == {p.name for p in BENCH.glob("*.py")}
@@ -61,87 +41,6 @@ def test_every_bench_script_has_a_toy_run():
         file, _, name = test.rpartition("::")
         source = (REPO / file).read_text() if file else Path(__file__).read_text()
         assert f"def {name}(" in source, test
-
-
-@pytest.mark.slow
-def test_month_bench(tmp_path: Path, prefect_server: str):
-    """month_bench's stages through the monthly flow's tasks, `reliability-report run` end to end on the
-    month and the small month, and a backfill of two months: seconds, ratios and peak RSS."""
-    results = tmp_path / "results"
-    done = bench(
-        "month_bench.py", "--toy", "--repeat", "1", "--small", "--backfill", "2",
-        "--workdir", tmp_path / "work", "--results", results, api=prefect_server,
-    )  # fmt: skip
-    month = read_json(results / "month.json")
-    stages = month["month"]["stages"]
-    assert list(stages) == ["land", "dbt", "quality", "analysis", "render"]
-    assert all(s["seconds"] > 0 and s["ratio_to_floor"] > 0 and s["peak_rss_mib"] > 0 for s in stages.values())
-    assert month["floor_seconds"] > 0 and month["month"]["attempts"] > 1000
-    for figures in (month["month"], month["small_month"]):
-        assert figures["end_to_end_seconds"] > 0 and figures["end_to_end_peak_rss_mib"] > 100
-        assert figures["total_seconds"] > 0 and figures["attempts"] > 0
-    assert month["month"]["end_to_end_to_floor"] > 1
-    backfill = read_json(results / "backfill.json")
-    assert backfill["months"] == "2026-09..2026-10" and backfill["count"] == 2
-    assert backfill["seconds"] > 0 and backfill["peak_rss_mib"] > 100 and backfill["to_one_month"] > 0
-    assert backfill["runs"] == [{"seconds": backfill["seconds"], "peak_rss_mib": backfill["peak_rss_mib"]}]
-    assert "end to end" in done.stdout and "backfill of 2 months" in done.stdout
-    assert (tmp_path / "work" / "rendered" / "bench" / "report.html").exists()
-
-
-@pytest.mark.slow
-def test_backfill_bench(tmp_path: Path, prefect_server: str):
-    """Two clusters' backfills one after the other and side by side."""
-    results = tmp_path / "results"
-    bench(
-        "backfill_bench.py", "--clusters", "2", "--months", "1", "--nodes", "2",
-        "--workdir", tmp_path / "work", "--results", results, api=prefect_server,
-    )  # fmt: skip
-    figures = read_json(results / "backfill-clusters.json")
-    assert figures["sequential_seconds"] > 0 and figures["parallel_seconds"] > 0 and figures["speedup"] > 0
-    assert set(figures["attempts"]) == {"par1", "par2"} and all(n > 0 for n in figures["attempts"].values())
-
-
-@pytest.mark.slow
-def test_periods_bench(tmp_path: Path, prefect_server: str):
-    """run, backfill, rerun and study of this checkout, each a fresh `reliability-report` process."""
-    results = tmp_path / "results"
-    work = tmp_path / "work"
-    bench(
-        "periods_bench.py", "--nodes", "2", "--months", "2", "--workdir", work, "--results", results, api=prefect_server
-    )
-    figures = read_json(results / "periods.json")
-    assert figures["months"] == "2026-09..2026-10" and "before" not in figures
-    after = figures["after"]
-    assert set(after["median"]) == {"first_run", "run", "backfill", "rerun", "study"}
-    assert all(s > 0 for s in after["median"].values()) and all(r > 0 for r in after["ratios"].values())
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-def test_spark_bench(tmp_path: Path):
-    """month_bench's stages on both engines, Spark a local one of one core with tests/test_spark.py's
-    settings for small data (the build's per-statement cost, not the rows, is a toy month's time)."""
-    results = tmp_path / "results"
-    small_data = [
-        f"--conf={key}={value}"
-        for key, value in (
-            ("spark.sql.codegen.wholeStage", "false"),
-            ("spark.sql.codegen.factoryMode", '"NO_CODEGEN"'),
-            ("spark.sql.adaptive.enabled", "false"),
-            ("spark.driver.extraJavaOptions", '"-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"'),
-        )
-    ]
-    bench(
-        "spark_bench.py", "--attempts", "1000", "--repeat", "1", "--cores", "1", "--memory", "1g", *small_data,
-        "--workdir", tmp_path / "work", "--results", results,
-    )  # fmt: skip
-    figures = read_json(results / "spark.json")
-    for engine in ("duckdb", "spark"):
-        stages = figures[engine]["stages"]
-        assert list(stages) == ["land", "dbt", "quality", "analysis", "render"], engine
-        assert all(s["seconds"] > 0 for s in stages.values()) and figures[engine]["attempts"] > 0
-    assert figures["spark"]["attempts"] == figures["duckdb"]["attempts"]
 
 
 @pytest.mark.slow
