@@ -23,7 +23,7 @@ TEST_WORKERS ?= 3
 # more pytest options, e.g. PYTEST_ARGS=--junitxml=junit.xml (bench/README.md's time of each test file)
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-spark java demo demo-study test test-fast test-spark lint lock clean
+.PHONY: setup setup-spark java demo demo-study test test-fast test-bench test-spark lint lock clean
 
 setup: $(STAMP)
 
@@ -101,7 +101,7 @@ test: setup-spark $(CHROMIUM) $(PROMETHEUS) $(SLURMRESTD)
 	$(BIN)/ruff check flows tests bench simulator
 	$(BIN)/ruff format --check flows tests bench simulator
 	lint_log=$$(mktemp); nice -n 10 sh -c '$(call SQLFLUFF,1)' > $$lint_log 2>&1 & lint=$$!; \
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS); tests=$$?; \
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not bench" $(PYTEST_ARGS); tests=$$?; \
 	wait $$lint; linted=$$?; cat $$lint_log; rm -f $$lint_log; \
 	[ $$linted = 0 ] || { echo "sqlfluff: the SQL lint failed (above)"; exit 1; }; exit $$tests
 
@@ -110,6 +110,12 @@ test: setup-spark $(CHROMIUM) $(PROMETHEUS) $(SLURMRESTD)
 # A test outside `slow` that builds a month, runs a flow or starts a server fails (tests/quick_tier.py).
 test-fast: setup
 	$(BIN)/pytest -q -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
+
+# The four heavy benches at a toy size (tests/test_bench_*.py: month, backfill, periods, Spark; minutes
+# of CPU each, which took the test command past 15 minutes on two cores): run them before changing a
+# bench or the stage signatures they call.
+test-bench: setup-spark
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile -m bench $(PYTEST_ARGS)
 
 # The Spark engine's tests alone (tests/test_spark.py, also part of `make test`).
 test-spark: setup-spark

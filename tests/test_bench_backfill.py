@@ -10,6 +10,7 @@ from bench_runs import bench, read_json
 
 
 @pytest.mark.slow
+@pytest.mark.bench
 def test_backfill_bench(tmp_path: Path, prefect_server: str):
     """Two clusters' backfills one after the other and side by side."""
     results = tmp_path / "results"

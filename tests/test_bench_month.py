@@ -10,6 +10,7 @@ from bench_runs import bench, read_json
 
 
 @pytest.mark.slow
+@pytest.mark.bench
 def test_month_bench(tmp_path: Path, prefect_server: str):
     """month_bench's stages through the monthly flow's tasks, `reliability-report run` end to end on the
     month and the small month, and a backfill of two months: seconds, ratios and peak RSS."""

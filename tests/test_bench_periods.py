@@ -10,6 +10,7 @@ from bench_runs import bench, read_json
 
 
 @pytest.mark.slow
+@pytest.mark.bench
 def test_periods_bench(tmp_path: Path, prefect_server: str):
     """run, backfill, rerun and study of this checkout, each a fresh `reliability-report` process."""
     results = tmp_path / "results"

@@ -10,6 +10,7 @@ from bench_runs import bench, read_json
 
 
 @pytest.mark.slow
+@pytest.mark.bench
 @pytest.mark.spark
 def test_spark_bench(tmp_path: Path):
     """month_bench's stages on both engines, Spark a local one of one core with tests/test_spark.py's
