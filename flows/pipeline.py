@@ -12,9 +12,11 @@ deterministic, so running them again fails again.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from concurrent.futures import Future
 from datetime import datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,8 +106,6 @@ def report_metrics(
     config: ClusterConfig, month: Month, figures: MonthFigures, manifest: Manifest, quality: list[SuiteResult]
 ) -> dict:
     """The month's full metrics, as its report shows them: the figures and what they were made from."""
-    from flows.report.render import reproduce
-
     return {
         **figures.metrics,
         "cluster": config.cluster,
@@ -114,10 +114,16 @@ def report_metrics(
         "inputs": manifest.inputs(),
         "quarantine_sample": manifest.quarantine_sample,
         "data_quality": [vars(q) for q in quality],
-        "reproduce": reproduce(config.config_path, str(month)),
+        "reproduce": reproduce(config.config_path, month),
         # the operator said no job ran (--no-jobs-ran), and none is recorded
         **({"no_jobs_declared": True} if manifest.no_jobs_declared else {}),
     }
+
+
+def reproduce(config_path: Path, month: Month) -> dict:
+    """How to rebuild the month: the command and the tool's version (the `reproduce` block)."""
+    command = shlex.join(["reliability-report", "run", "--month", str(month), "--config", str(config_path)])
+    return {"command": command, "tool_version": version("cluster-reliability-report")}
 
 
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)

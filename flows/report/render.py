@@ -25,11 +25,9 @@ import base64
 import functools
 import json
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
-from importlib.metadata import version
 from pathlib import Path
 
 import css_inline
@@ -222,12 +220,6 @@ def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Repor
     charts = render_charts(figures_of(document)) if charts is None else charts
     html, email_html, text = render_pages("report.html.j2", "report.txt.j2", charts, document)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
-
-
-def reproduce(config_path: Path, month: str) -> dict:
-    """How to rebuild the month: the command and the tool's version (the `reproduce` block)."""
-    command = shlex.join(["reliability-report", "run", "--month", month, "--config", str(config_path)])
-    return {"command": command, "tool_version": version("cluster-reliability-report")}
 
 
 def notice_html(notice: str) -> str:
