@@ -17,22 +17,7 @@
             {%- endfor %}
             cast(sum(facts.attempts) as bigint) as attempts,
             cast(sum(facts.gpu_seconds) as bigint) as gpu_seconds
-        from {{ period_rows('(' ~ job_mix_by_month(by) ~ ')', as_final=true) }}
+        from {{ period_rows('(' ~ range_sums(by, gpu_only=true) ~ ')', as_final=true) }}
         group by periods.period_id{% for column in by %}, facts.{{ column }}{% endfor %}
     ) as summed
-{%- endmacro %}
-
-{% macro job_mix_by_month(by) -%}
-    select
-        month,
-        final_month,
-        final_until,
-        {%- for column in by %}
-        {{ column }},
-        {%- endfor %}
-        cast(sum(case when is_final then 1 else 0 end) as bigint) as attempts,
-        cast(sum(gpu_seconds) as bigint) as gpu_seconds
-    from {{ ref('fct_range_attempts') }}
-    where is_gpu_attempt
-    group by month, final_month, final_until{% for column in by %}, {{ column }}{% endfor %}
 {%- endmacro %}

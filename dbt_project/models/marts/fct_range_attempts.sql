@@ -8,10 +8,17 @@
 -- its month: summing it over the months is right), the outcome, size and GPU flag are the final
 -- row's, and only the final row itself counts the attempt (is_final). A month's period (L = the
 -- month) sees each row as itself. The one rule of how a range counts attempts and jobs.
--- Rebuilt whole by every build, as the periods' marts that read it: a month built late adds pairs
--- to the months before it.
+-- Incremental by job (DuckDB; Spark rebuilds it whole): a build replaces the rows of every job with
+-- an attempt in its months (macro range_replaced_jobs), all months' rows of them, as a month built
+-- late adds pairs to the months before it and moves their final_until and job_until; no other row
+-- can change, and the table's cost stays a month's, however many months are built.
 
-{{ config(materialized='table', partition_by=none, unique_key=none, tags=['periods']) }}
+{{ config(
+    materialized='incremental' if target.type == 'duckdb' else 'table',
+    partition_by=none,
+    unique_key=['cluster', 'job_id_raw'],
+    replaced_keys='range_replaced_jobs',
+) }}
 
 with attempts as (
 
@@ -31,7 +38,14 @@ with attempts as (
         gpu_seconds,
         gpu_node_seconds,
         lead(month) over (partition by attempt_id order by month) as next_month
-    from {{ ref('fct_attempts') }}
+    from {{ ref('fct_attempts') }} as attempts
+    {%- if is_incremental() %}
+    -- the jobs this build replaces, every month's rows of them (the table replaced_keys: see macro range_replaced_jobs)
+    where exists (
+        select 1 from replaced_keys
+        where replaced_keys.cluster = attempts.cluster and replaced_keys.job_id_raw = attempts.job_id_raw
+    )
+    {%- endif %}
 
 ),
 
@@ -75,6 +89,8 @@ job_rows as (
 select
     own.month,
     own.attempt_id,
+    own.cluster,
+    own.job_id_raw,
     final.month as final_month,
     final.next_month as final_until,
     final.month = own.month as is_final,

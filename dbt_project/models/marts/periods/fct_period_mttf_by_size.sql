@@ -8,20 +8,7 @@
 
 with by_month as (
 
-    select
-        month,
-        final_month,
-        final_until,
-        size_bucket,
-        cast(sum(case when is_final then 1 else 0 end) as bigint) as attempts,
-        cast(sum(case when is_final and not is_open then 1 else 0 end) as bigint) as ended_attempts,
-        cast(sum(runtime_seconds) as bigint) as runtime_seconds,
-        cast(sum(gpu_seconds) as bigint) as gpu_seconds,
-        cast(sum(gpu_node_seconds) as bigint) as gpu_node_seconds,
-        cast(sum(case when is_final and is_infra_failure then 1 else 0 end) as bigint) as infra_failures
-    from {{ ref('fct_range_attempts') }}
-    where is_gpu_attempt
-    group by month, final_month, final_until, size_bucket
+    {{ range_sums(['size_bucket'], gpu_only=true) }}
 
 ),
 

@@ -8,26 +8,29 @@
 -- month end is open in a month's period and counts with its outcome in a range holding its end;
 -- exposure is each month's part, summed.
 
-with attempts as (
+-- fct_range_attempts' pairs summed by what decides the periods that take them and whether they
+-- count the job: a few rows a month, whatever the attempts
+with range_sums as (
+
+    {{ range_sums(['job_until']) }}
+
+),
+
+attempts as (
 
     select
         periods.period_id,
-        cast(coalesce(sum(case when facts.is_final then 1 else 0 end), 0) as bigint) as attempts,
-        cast(coalesce(sum(case when facts.is_final and facts.is_gpu_attempt then 1 else 0 end), 0) as bigint)
-            as gpu_attempts,
-        cast(coalesce(sum(case when facts.is_final and not facts.is_gpu_attempt then 1 else 0 end), 0) as bigint)
-            as cpu_only_attempts,
-        cast(coalesce(sum(case when facts.job_until > periods.last_month then 1 else 0 end), 0) as bigint)
+        cast(coalesce(sum(facts.attempts), 0) as bigint) as attempts,
+        cast(coalesce(sum(facts.gpu_attempts), 0) as bigint) as gpu_attempts,
+        cast(coalesce(sum(facts.attempts - facts.gpu_attempts), 0) as bigint) as cpu_only_attempts,
+        cast(coalesce(sum(case when facts.job_until > periods.last_month then facts.pairs else 0 end), 0) as bigint)
             as gpu_jobs,
         cast(coalesce(sum(facts.gpu_seconds), 0) as bigint) as gpu_seconds,
-        -- gpu_node_seconds is 0 for a CPU-only attempt: fct_period_node_failure_rate's all_node_days
         cast(coalesce(sum(facts.gpu_node_seconds), 0) as bigint) as gpu_node_seconds,
-        cast(coalesce(sum(case when facts.is_final and facts.is_infra_failure and facts.is_gpu_attempt then 1 else 0 end), 0) as bigint)
-            as infra_failures,
-        cast(coalesce(sum(case when facts.is_final and facts.is_open then 1 else 0 end), 0) as bigint) as open_attempts,
-        cast(coalesce(sum(case when facts.is_final and facts.outcome = 'unknown' then 1 else 0 end), 0) as bigint)
-            as unknown_states
-    from {{ period_rows(ref('fct_range_attempts'), as_final=true) }}
+        cast(coalesce(sum(facts.infra_failures), 0) as bigint) as infra_failures,
+        cast(coalesce(sum(facts.open_attempts), 0) as bigint) as open_attempts,
+        cast(coalesce(sum(facts.unknown_states), 0) as bigint) as unknown_states
+    from {{ period_rows('range_sums', as_final=true) }}
     group by periods.period_id
 
 ),
