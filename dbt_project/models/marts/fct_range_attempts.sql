@@ -38,8 +38,8 @@ with attempts as (
         gpu_seconds,
         gpu_node_seconds,
         lead(month) over (partition by attempt_id order by month) as next_month
-    from {{ ref('fct_attempts') }} as attempts
-    {%- if is_incremental() %}
+    from {{ ref('fct_attempts') }}
+    {%- if is_incremental() %} as attempts
     -- the jobs this build replaces, every month's rows of them (the table replaced_keys: see macro range_replaced_jobs)
     where exists (
         select 1 from replaced_keys
