@@ -4,6 +4,7 @@ with its old and new value (flows/delivery/correction.py). Rendered from the gol
 metrics.json: no month is built, no server started."""
 
 import copy
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -13,9 +14,11 @@ from saved_month import SAVED_MONTH, saved_metrics
 
 from flows.delivery import correction
 from flows.delivery.deliver import EMAIL, WEBHOOK, _kind, _unchanged, correction_notice
-from flows.delivery.fingerprint import Figures
+from flows.delivery.fingerprint import SECTION_NAMES, Figures, figures_of
 from flows.delivery.sent_log import SENT, SentRecord
 from flows.report.render import write_report
+
+GOLDEN = Path(__file__).parent / "data" / "golden" / "reports"
 
 pytestmark = pytest.mark.usefixtures("without_charts")
 
@@ -164,3 +167,12 @@ def test_a_table_row_that_says_more_is_no_change_but_one_that_says_otherwise_is(
     assert correction.changed_figures(correction.shown_figures(sent), correction.shown_figures(says_more)) == []
     otherwise = row.format(rows=5, notes=more, more=events)
     assert correction.changed_figures(correction.shown_figures(sent), correction.shown_figures(otherwise)) != []
+
+
+@pytest.mark.parametrize("kind", ["month", "study"])
+def test_a_correction_has_a_name_for_every_part_of_a_report(kind):
+    """Every part of a golden month's and study's metrics.json that a correction can name as changed
+    (fingerprint.SECTION_NAMES), but what says which report it is."""
+    metrics = json.loads((GOLDEN / kind / "metrics.json").read_text())
+    identity = {"cluster", "month", "from_month", "to_month", "months"}
+    assert sorted(set(figures_of(metrics)) - identity - set(SECTION_NAMES)) == []
