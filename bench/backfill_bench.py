@@ -31,10 +31,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.backfill import month_range
 from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config
-from flows.core.months import Month
+from flows.core.months import Month, month_range
 from flows.demo import months_before, write_demo_config
 from simulator import SimParams, simulate
 

@@ -31,7 +31,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows.core.config import ClusterConfig
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
 from flows.core.escape import printable_lines
-from flows.core.months import Month
+from flows.core.months import Month, month_range
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import channels, delivery_status, send_alert
 from flows.delivery.subject import MonthSubject
@@ -63,15 +63,6 @@ class BackfillError(RuntimeError):
         super().__init__(message)
         self.exit_code = EXIT_INPUT if inputs_only else EXIT_FAILED
         self.stages = stages
-
-
-def month_range(first: Month, last: Month) -> list[Month]:
-    if last < first:
-        raise ValueError(f"the range {first}..{last} is empty: --from must not be after --to")
-    months = [first]
-    while months[-1] < last:
-        months.append(months[-1].next())
-    return months
 
 
 def alert_on_backfill_failure(flow, flow_run, state) -> None:

@@ -15,7 +15,7 @@ from datetime import datetime
 from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config
 from flows.core.errors import ConfigError, UsageError
-from flows.core.months import Month, parse_as_of, reportable
+from flows.core.months import Month, month_range, parse_as_of, reportable
 from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, missing_inputs
 
@@ -70,16 +70,9 @@ def checked_range(
         return
     found = []
     for config in configs:
-        months = [m for m in _months(first, last) if force or not (config.report_dir(m) / "metrics.json").is_file()]
+        months = [m for m in month_range(first, last) if force or not (config.report_dir(m) / "metrics.json").is_file()]
         found += config_month_records(config, months)
     refuse_empty_months(found, again=again)
-
-
-def _months(first: Month, last: Month) -> list[Month]:
-    months = [first]
-    while months[-1] < last:
-        months.append(months[-1].next())
-    return months
 
 
 def checked_study(configs: list[ClusterConfig], first: Month, last: Month) -> None:

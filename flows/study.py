@@ -16,11 +16,11 @@ import pyarrow as pa
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.backfill import backfill, month_range
+from flows.backfill import backfill
 from flows.core.atomic import staged_replacement
 from flows.core.config import ClusterConfig
 from flows.core.config_file import load_config
-from flows.core.months import Month
+from flows.core.months import Month, month_range
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report
 from flows.delivery.subject import StudySubject

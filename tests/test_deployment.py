@@ -14,8 +14,7 @@ from prefect.exceptions import ParameterTypeError
 from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
-from flows.backfill import month_range
-from flows.core.months import Month, MonthNotEndedError, reportable
+from flows.core.months import Month, MonthNotEndedError, month_range, reportable
 from flows.pipeline import monthly_report
 
 ROOT = Path(__file__).resolve().parents[1]

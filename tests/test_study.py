@@ -17,10 +17,9 @@ from conftest import email_section
 from lemon_history import NO_TESTS
 from test_study_report import assert_reads_well, shown_pages
 
-from flows.backfill import month_range
 from flows.cli import main
 from flows.core.config_file import load_config
-from flows.core.months import Month
+from flows.core.months import Month, month_range
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month
 from flows.publish.archive import without_nav

@@ -76,6 +76,16 @@ class Month:
         return (self.end - self.start).total_seconds() / 86400
 
 
+def month_range(first: Month, last: Month) -> list[Month]:
+    """Every month from `first` to `last`, both included: the one rule of a range of months."""
+    if last < first:
+        raise ValueError(f"the range {first}..{last} is empty: --from must not be after --to")
+    months = [first]
+    while months[-1] < last:
+        months.append(months[-1].next())
+    return months
+
+
 def observed_end(month: Month, as_of: datetime) -> datetime:
     """Where a month's observed time ends, given records dumped at `as_of` (both naive UTC or both
     aware): the month's end, or the dump if it came first. Exposure and queue time are clipped

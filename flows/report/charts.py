@@ -34,6 +34,7 @@ from matplotlib.ticker import FixedLocator  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from flows.core.escape import printable  # noqa: E402
+from flows.core.months import Month, month_range  # noqa: E402
 
 WIDTH_PX = 560  # shown at this width in a 600 px pane (the page's padding takes the rest)
 NARROWEST_PX = 343  # shown at this width on a 375 px phone
@@ -148,13 +149,8 @@ def month_tick(month: str, first: bool = True, letters: int = 3) -> str:
 
 
 def months_between(first: str, last: str) -> list[str]:
-    """Every month from `first` to `last` (YYYY-MM), both included."""
-    year, number = map(int, first.split("-"))
-    months = []
-    while f"{year:04d}-{number:02d}" <= last:
-        months.append(f"{year:04d}-{number:02d}")
-        year, number = (year + 1, 1) if number == 12 else (year, number + 1)
-    return months
+    """Every month from `first` to `last` (YYYY-MM), both included (flows/core/months.py month_range)."""
+    return [str(month) for month in month_range(Month.parse(first), Month.parse(last))]
 
 
 def month_axis(ax: Axes, months: Sequence[str]) -> None:
