@@ -79,7 +79,7 @@ class Month:
 def month_range(first: Month, last: Month) -> list[Month]:
     """Every month from `first` to `last`, both included: the one rule of a range of months."""
     if last < first:
-        raise ValueError(f"the range {first}..{last} is empty: --from must not be after --to")
+        raise ValueError(f"the range {first}..{last} is empty: its first month must not be after its last")
     months = [first]
     while months[-1] < last:
         months.append(months[-1].next())
