@@ -45,13 +45,16 @@ class SimContext:
     preemptions: list[dict] = field(default_factory=list)
     consumed: set[tuple[int, int]] = field(default_factory=set)  # (node, fault index) that ended a job
     manual_requeues: list[dict] = field(default_factory=list)  # requeues by a user or an admin
+    crash_loops: dict[int, int] = field(default_factory=dict)  # job id (raw) in a crash loop -> crashes left
     seq: int = 0
-    # Draws for the manual requeues' marks and drains: a stream of their own, so adding them left
-    # the rest of the history (faults, jobs, schedule) as it was.
+    # Draws for the manual requeues' marks and drains, and for the crash loops: streams of their
+    # own, so adding them left the rest of the history (faults, jobs, schedule) as it was.
     requeue_rng: np.random.Generator = field(init=False)
+    loop_rng: np.random.Generator = field(init=False)
 
     def __post_init__(self) -> None:
         self.requeue_rng = np.random.default_rng([self.params.seed, 22])
+        self.loop_rng = np.random.default_rng([self.params.seed, 23])
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -154,6 +157,9 @@ def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job |
     if ending.fault is not None:
         return _finish_by_fault(ctx, job, attempt, ending)
     rng = ctx.rng
+    if (crash_after := crash_loop(ctx, job)) is not None:
+        attempt.state, attempt.exit_code = "REQUEUED", "1:0"
+        return requeue(ctx, job, ending.at, crash_after, after_failure=False)
     if job.run_id:
         if job.work + job.overhead > MAX_TIME_LIMIT:  # the time limit: continue from the last checkpoint
             attempt.state = "TIMEOUT"
@@ -184,6 +190,23 @@ def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job |
         manual_requeue(ctx, attempt)
         return requeue(ctx, job, ending.at, job.work, after_failure=False)
     return None
+
+
+def crash_loop(ctx: SimContext, job: Job) -> int | None:
+    """Whether `job`'s attempt crashes into a requeue (Slurm's RequeueExit) as part of a crash loop,
+    and then the seconds its next attempt runs before it crashes again: a share of the jobs
+    (`crash_loop_share`) that end on their own loop 3-40 times, each round a few minutes; the last
+    round ends as the job would have. Training runs do not loop (their launcher resubmits)."""
+    left = ctx.crash_loops.get(job.job_id_raw)
+    if left is None:
+        share = ctx.params.crash_loop_share
+        if job.run_id or job.restarts or not share or ctx.loop_rng.random() >= share:
+            return None
+        left = int(ctx.loop_rng.integers(3, 41))
+    if left == 0:
+        return None
+    ctx.crash_loops[job.job_id_raw] = left - 1
+    return int(ctx.loop_rng.integers(60, 1200))
 
 
 # Causes whose drain reason an unrelated drain next to a manual requeue may carry

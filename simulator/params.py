@@ -72,6 +72,10 @@ class SimParams:
     # Off by default, so a seed's history stays what it was; the attribution tests use 0.5 and 0.02.
     marked_requeue_share: float = 0.0
     requeue_drain_share: float = 0.0
+    # The share of jobs that end on their own and fall into a crash loop instead: requeued 3-40
+    # times, a few minutes each round (the paper's worst was requeued 35 times). Off by default, so
+    # a seed's history stays what it was.
+    crash_loop_share: float = 0.0
     slurm_version: str = "22.05"  # or "24.11": adds Restarts and FailedNode
     node_prefix: str = "gpu"
     duration_scale: float = 1.0  # scales every runtime; more, shorter jobs at the same utilization

@@ -66,11 +66,13 @@ MEASURED_FIGURES = (
     "breakdowns",
     "lemon_nodes",
     "node_repairs",
+    "time_to_failure",
+    "crash_loops",
 )
 # Figures that need a node-event source: when a node went out and was back (`no_node_event_source`)
 NODE_EVENT_FIGURES = ("node_repairs",)
 # Figures that need a node-event or health source (reason `no_node_source`)
-NODE_SOURCE_FIGURES = ("fleet_fault_rate", "failures_by_cause")
+NODE_SOURCE_FIGURES = ("fleet_fault_rate", "failures_by_cause", "time_to_failure")
 # Figures that need min_gpu_node_days of GPU exposure (`no_gpu_jobs` / `thin_gpu_exposure`)
 GPU_EXPOSURE_FIGURES = (
     "node_failure_rate.all",
@@ -80,6 +82,8 @@ GPU_EXPOSURE_FIGURES = (
     "ettr_vs_expected",
     "lost_goodput",
     "breakdowns",
+    "time_to_failure",
+    "crash_loops",
 )
 
 

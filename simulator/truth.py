@@ -109,6 +109,8 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns, cpu: 
         "manual_requeues_near_critical": _manual_requeues_near_critical(history, w),
         "training_runs": runs,
         "preemptions": [_preemption_row(clock, x) for x in ctx.preemptions if w.start <= x["preempted_at"] < w.end],
+        "time_to_failure": _time_to_failure(failures, false_positives),
+        "crash_loops": _crash_loops(history, w, columns),
         "scheduler": _scheduler_figures(history, columns, w.start, w.end, runs),
         **_coverage(history, w, columns, cpu, node_days, counted["all"] + extra["all"]),
     }
@@ -244,6 +246,7 @@ def _window_false_positives(
                     "node": history.node_names[node],
                     "gpus": a.gpus,
                     "cause": cause,
+                    "ran_seconds": a.end - a.start,
                 }
             )
     return found
@@ -270,6 +273,62 @@ def _manual_requeues_near_critical(history: History, w: MonthWindow) -> list[dic
                 }
             )
     return found
+
+
+INTERRUPTED = ("FAILED", "NODE_FAIL", "BOOT_FAIL", "REQUEUED", "PREEMPTED")
+CRASH_LOOP_MIN_INTERRUPTIONS = 3
+
+
+def _time_to_failure(failures: list[dict], false_positives: list[dict]) -> dict:
+    """The month's infrastructure failures the rule counts (those injected that it attributes, and
+    its false positives) by how long their attempt had run: within 10 minutes, an hour, later; over
+    every cause (`all`) and by cause."""
+    counted = [
+        (f["expected_cause"], f["attempt"].end - f["attempt"].start) for f in failures if f["expected_attributed"]
+    ]
+    counted += [(f["cause"], f["ran_seconds"]) for f in false_positives]
+
+    def strike_times(seconds: list[int]) -> dict:
+        return {
+            "failures": len(seconds),
+            "within_10_minutes": sum(1 for s in seconds if s < 600),
+            "within_1_hour": sum(1 for s in seconds if s < 3600),
+            "later": sum(1 for s in seconds if s >= 3600),
+            "median_hours": float(np.median(seconds)) / 3600 if seconds else None,
+        }
+
+    causes = sorted({cause for cause, _ in counted})
+    return {
+        "all": strike_times([s for _, s in counted]),
+        "by_cause": {c: strike_times([s for cause, s in counted if cause == c]) for c in causes},
+    }
+
+
+def _crash_loops(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
+    """The month's crash loops: each job whose attempts ended failed, requeued or preempted (as the
+    month's dump shows them ended) at least CRASH_LOOP_MIN_INTERRUPTIONS times in the month, with
+    those counts and the GPU-hours of those attempts inside the month."""
+    ended = columns.in_dump(w) & (columns.end >= w.start) & (columns.end < w.end) & (columns.end <= w.as_of)
+    runtime = columns.runtime_in(w)
+    jobs: dict[int, dict] = {}
+    for i in np.flatnonzero(ended).tolist():
+        a = history.ctx.attempts[i]
+        if a.state not in INTERRUPTED:
+            continue
+        counts = dict.fromkeys(("interruptions", "failures", "requeues", "preemptions"), 0)
+        job = jobs.setdefault(a.job_id_raw, {"job_id": a.job_id, "gpus": a.gpus, "gpu_hours": 0.0, **counts})
+        job["interruptions"] += 1
+        kind = {"REQUEUED": "requeues", "PREEMPTED": "preemptions"}.get(a.state, "failures")
+        job[kind] += 1
+        job["gpu_hours"] += float(runtime[i]) * a.gpus / 3600
+    loops = {job.pop("job_id"): job for job in jobs.values() if job["interruptions"] >= CRASH_LOOP_MIN_INTERRUPTIONS}
+    return {
+        "min_interruptions": CRASH_LOOP_MIN_INTERRUPTIONS,
+        "jobs": len(loops),
+        "interruptions": sum(j["interruptions"] for j in loops.values()),
+        "gpu_hours": sum(j["gpu_hours"] for j in loops.values()),
+        "by_job": loops,
+    }
 
 
 def _failure_row(history: History, f: dict) -> dict:

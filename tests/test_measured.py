@@ -24,7 +24,7 @@ from flows.core.months import Month
 from flows.figures.document import figures_of
 from flows.figures.measured import (
     FIGURES,
-    GPU_EXPOSURE_FIGURES,
+    NEEDS,
     exposure,
     not_measured,
     trend_rates,
@@ -46,6 +46,8 @@ from flows.report.study_report import study_document
 GOLDEN = DATA_DIR / "golden" / "reports"
 JOBS_ONLY = {"sacct_psv"}
 ALL_INPUTS = {"sacct_psv", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"}
+# the figures that need GPU exposure (flows/figures/registry.py declares what each needs)
+GPU_EXPOSURE_FIGURES = tuple(path for path, rules in NEEDS.items() if "gpu_exposure" in rules)
 PARAMS = AnalysisConfig()
 NO_NODE_SOURCE = "no node-event or health source was configured"
 THIN = "2 GPU jobs on 10.2 GPU node-days this month: too little to measure a failure rate (100 needed"
@@ -130,6 +132,7 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
             {
                 "fleet_fault_rate": "no_node_source",
                 "failures_by_cause": "no_node_source",
+                "time_to_failure": "no_node_source",
                 "node_repairs": "no_node_event_source",
             },
         ),
@@ -141,6 +144,7 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
             {
                 "fleet_fault_rate": "no_node_source",
                 "failures_by_cause": "no_node_source",
+                "time_to_failure": "no_node_source",
                 "lemon_nodes": "no_node_source_few_failures",
                 "node_repairs": "no_node_event_source",
             },
@@ -184,6 +188,7 @@ def test_the_thresholds_are_config_keys():
         "node_failure_rate.paper",
         "fleet_fault_rate",
         "failures_by_cause",
+        "time_to_failure",
         "node_repairs",
     }
 

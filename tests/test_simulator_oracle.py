@@ -59,9 +59,10 @@ def test_its_measurability_rules_are_the_pipelines() -> None:
     assert rules.MIN_GPU_NODE_DAYS == defaults.min_gpu_node_days
     assert rules.LEMON_MIN_INFRA_FAILURES == defaults.lemon_min_infra_failures
     assert rules.MEASURED_FIGURES == measured.FIGURES
-    assert rules.GPU_EXPOSURE_FIGURES == measured.GPU_EXPOSURE_FIGURES
-    assert rules.NODE_SOURCE_FIGURES == measured.NODE_FIGURES
-    assert rules.NODE_EVENT_FIGURES == measured.NODE_EVENT_FIGURES
+    needing = {rule: tuple(path for path, needs in measured.NEEDS.items() if rule in needs) for rule in measured.RULES}
+    assert rules.GPU_EXPOSURE_FIGURES == needing["gpu_exposure"]
+    assert rules.NODE_SOURCE_FIGURES == needing["node_source"]
+    assert rules.NODE_EVENT_FIGURES == needing["node_event_source"]
     # a jobs_only dump is the sacct source alone; the simulator's other files are node sources
     assert {"sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"} <= set(NODE_SOURCES)
     cases = [

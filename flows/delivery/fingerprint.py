@@ -20,6 +20,7 @@ from pathlib import Path
 from flows.delivery import correction
 from flows.figures.formats import partial_notice
 from flows.figures.moved_keys import moved
+from flows.figures.registry import section_words
 from flows.figures.summary import headline_lines
 
 # metrics.json keys that say how the figures were made, not what they are: a change here alone sends nothing.
@@ -32,25 +33,15 @@ NOT_FIGURES = (
 NOT_FIGURES_V2 = NOT_FIGURES[1:]  # schema version 2's fingerprint (fingerprint_v2) digested its schema version
 # per input: where it was read, its checksum and examples naming its path (its counts stay)
 INPUT_PROVENANCE = ("file", "sha256", "conflicts")
-SECTION_NAMES = {  # what a correction calls a changed part of the report
-    "totals": "totals",
+SECTION_NAMES = {  # what a correction calls a changed part of the report: each figure's words, then the rest
+    **section_words(),
     "job_mix": "job mix",
-    "mttf_by_size": "MTTF by job size",
-    "node_failure_rate": "node failure rate",
     "month_over_month": "month-over-month change",
     "history": "trend",
     "change_flags": "changes flagged",
-    "ettr_vs_expected": "ETTR against expected",
-    "breakdowns": "breakdowns",
-    "projections": "projections to large jobs",
-    "failures_by_cause": "failures by cause",
     "health_events": "health events",
     "run_ettr": "ETTR of job runs",
     "expected_ettr": "expected ETTR",
-    "lost_goodput": "lost goodput",
-    "lemon_nodes": "lemon-node candidates",
-    "node_repairs": "node repairs",
-    "fleet_fault_rate": "fleet fault rate",
     "causes_compared": "causes against the trailing windows",
     "not_measured": "figures not measured",
     # a study's parts

@@ -333,24 +333,6 @@ class LostGoodput(Strict):
     not_measured: str | None = None
 
 
-class PeriodFigures(Strict):
-    """The figures a month's report and a study both show of a cluster's period."""
-
-    parameters: Parameters  # type: ignore[valid-type]
-    totals: Totals
-    node_failure_rate: NodeFailureRate
-    fleet_fault_rate: FleetFaultRate
-    mttf_by_size: list[MttfBucket]
-    projections: list[Projection]
-    failures_by_cause: list[CauseFigure]
-    ettr_vs_expected: EttrVsExpected
-    lemon_nodes: LemonNodes
-    breakdowns: Breakdowns
-    lost_goodput: LostGoodput
-    node_repairs: NodeRepairs
-    not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
-
-
 class JobMixRow(Strict):
     outcome: str
     size_bucket: str | None = Field(None, description="a study's only: its job mix is by size too")

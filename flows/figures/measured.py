@@ -26,39 +26,18 @@ unmeasured figure's path to the reason, in words a reader understands. The simul
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from flows.core.config import AnalysisConfig
+from flows.figures.registry import FIGURES as REGISTERED
+from flows.figures.registry import needs
 from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input
 
-# every figure a rule covers, by its path in metrics.json
-FIGURES = (
-    "totals.infra_failures",
-    "node_failure_rate.paper",
-    "node_failure_rate.all",
-    "fleet_fault_rate",
-    "mttf_by_size",
-    "projections",
-    "failures_by_cause",
-    "ettr_vs_expected",
-    "lost_goodput",
-    "breakdowns",
-    "lemon_nodes",
-    "node_repairs",
-)
-NODE_FIGURES = ("fleet_fault_rate", "failures_by_cause")
-GPU_EXPOSURE_FIGURES = (
-    "node_failure_rate.all",
-    "mttf_by_size",
-    "projections",
-    "failures_by_cause",
-    "ettr_vs_expected",
-    "lost_goodput",
-    "breakdowns",
-)
-NODE_EVENT_FIGURES = ("node_repairs",)
-LIST_FIGURES = ("mttf_by_size", "projections", "failures_by_cause")
+# every figure a rule covers, by its path in metrics.json -> the rules it needs (flows/figures/registry.py)
+NEEDS = needs()
+FIGURES = tuple(NEEDS)
+LIST_FIGURES = tuple(f.key for f in REGISTERED if f.is_list)
 # the inputs that tell of the nodes' faults, as a landed month's manifest names them (its inputs)
 NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
 # ... and those that tell when a node went out and when it was back (node DOWN/DRAIN events)
@@ -119,24 +98,44 @@ def _gpu_exposure(e: Exposure, params: AnalysisConfig) -> str | None:
     return None
 
 
-def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
-    """figure path -> reason code, for each figure the period's inputs cannot support."""
-    codes: dict[str, str] = {}
+def _gpu_attempt_ended(e: Exposure, params: AnalysisConfig) -> str | None:
     if e.gpu_attempts == 0:
-        codes["totals.infra_failures"] = "no_gpu_jobs"
-    elif e.gpu_ended_attempts == 0:
-        codes["totals.infra_failures"] = "no_gpu_attempt_ended"
-    if gpu := _gpu_exposure(e, params):
-        codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
-    if not e.node_sources:  # the more basic reason, where a figure has both
-        codes |= dict.fromkeys(NODE_FIGURES, "no_node_source")
-    if e.paper_node_days < params.min_gpu_node_days:
-        codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
-    if not e.node_sources and e.gpu_infra_failures < params.lemon_min_infra_failures:
-        codes["lemon_nodes"] = "no_node_source_few_failures"
-    if not e.node_event_sources:
-        codes |= dict.fromkeys(NODE_EVENT_FIGURES, "no_node_event_source")
-    return {path: codes[path] for path in FIGURES if path in codes}
+        return "no_gpu_jobs"
+    return "no_gpu_attempt_ended" if e.gpu_ended_attempts == 0 else None
+
+
+def _paper_exposure(e: Exposure, params: AnalysisConfig) -> str | None:
+    if e.paper_node_days >= params.min_gpu_node_days:
+        return None
+    return "no_gpu_jobs" if _gpu_exposure(e, params) == "no_gpu_jobs" else "thin_gpu_exposure"
+
+
+def _node_source_or_failures(e: Exposure, params: AnalysisConfig) -> str | None:
+    few = not e.node_sources and e.gpu_infra_failures < params.lemon_min_infra_failures
+    return "no_node_source_few_failures" if few else None
+
+
+# what a figure can need (flows/figures/registry.py names these): each returns the code of why a
+# period lacks it, or None
+RULES: dict[str, Callable[[Exposure, AnalysisConfig], str | None]] = {
+    "gpu_attempt_ended": _gpu_attempt_ended,
+    "paper_exposure": _paper_exposure,
+    "gpu_exposure": _gpu_exposure,
+    "node_source": lambda e, params: None if e.node_sources else "no_node_source",
+    "node_source_or_failures": _node_source_or_failures,
+    "node_event_source": lambda e, params: None if e.node_event_sources else "no_node_event_source",
+}
+
+
+def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
+    """figure path -> reason code, for each figure the period's inputs cannot support: the first of
+    its rules (the most basic first) that the period fails."""
+    codes = {}
+    for path, rules in NEEDS.items():
+        code = next((code for rule in rules if (code := RULES[rule](e, params))), None)
+        if code:
+            codes[path] = code
+    return codes
 
 
 def _plural(n: int, word: str) -> str:
@@ -227,17 +226,9 @@ def unmeasured_dict(figure: dict, why: str, keep: Collection[str] = ()) -> dict:
 
 
 # the keys of a dict figure that are its parameters or words, kept as they are when it is not measured
-# (r_f's failures and node-days are what was observed, too little to bound a rate: the headline says
-# how little; the fleet's faults are unknown without a node source, its nodes and node-days are not)
-KEEP = {
-    "node_failure_rate": ("unit", "definition", "failures", "node_days"),
-    "fleet_fault_rate": ("unit", "definition", "nodes", "node_days"),
-    "ettr_vs_expected": ("r_f_definition", "ckpt_minutes", "min_run_hours"),
-    "lost_goodput": ("estimator",),
-    "lemon_nodes": ("window_start", "window_end", "window_days"),
-    "node_repairs": ("unit",),
-    "breakdowns": ("top",),  # how many keys a dimension shows: [analysis] breakdown_top
-}
+# (each figure's `keep`: r_f's failures and node-days are what was observed, too little to bound a
+# rate; the fleet's faults are unknown without a node source, its nodes and node-days are not)
+KEEP = {f.key: f.keep for f in REGISTERED if f.keep}
 
 
 def unmeasured_lemons(lemon_nodes: dict, why: str) -> dict:

@@ -15,7 +15,8 @@ from flows.figures.compare import causes_compared, causes_month_over_month, chan
 from flows.figures.document import SCHEMA_VERSION
 from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
-from flows.figures.period import Mart, Period, period_figures
+from flows.figures.period import Mart, Period
+from flows.figures.period_figures import period_figures
 from flows.warehouse.engines import MartReader, mart_rows
 
 

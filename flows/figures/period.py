@@ -13,18 +13,13 @@ aggregates a mart's rows.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Collection
 from dataclasses import dataclass
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.ettr import formula_is_valid
-from flows.figures.lemons import lemon_candidates
-from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
-from flows.figures.models import model_ettr, model_mttf_hours, model_rate, projections
-from flows.figures.rates import CONFIDENCE, failure_rate, mean_interval, mttf_interval
-from flows.figures.repair import node_repairs
+from flows.figures.models import model_ettr, model_mttf_hours, model_rate
+from flows.figures.rates import failure_rate, mean_interval, mttf_interval
 from flows.warehouse.engines import MartReader, mart_rows
 
 
@@ -134,36 +129,6 @@ FLEET_FAULT_RATE_DEFINITION = (
     "node faults (critical health events of a node, node DOWN/DRAIN with a failure reason among them, "
     "grouped into incidents) over the node-days of every GPU node seen, busy or idle"
 )
-
-
-def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:
-    """The figures a month's report and a study both show of the cluster's period, each only where
-    the period's `inputs` (those landed for every month of it) and exposure measured it
-    (flows/figures/measured.py): an unmeasured one is null or [] and named in `not_measured`."""
-    period_totals = totals(con, period)
-    r_f = node_failure_rate(con, period, params)
-    # the distinct GPU jobs name the exposure in a reason's words; metrics.json counts attempts
-    (jobs,) = period.rows(con, GPU_JOBS)
-    buckets = period.rows(con, MTTF_BY_SIZE, order="bucket_order")
-    ended = sum(b["ended_attempts"] for b in buckets)  # GPU attempts only: a failure can end only those
-    seen = exposure(inputs, period_totals | jobs, r_f, within=WITHIN[period.kind], gpu_ended_attempts=ended)
-    gaps = not_measured(seen, params)
-    r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
-    figures = {
-        "parameters": {**dataclasses.asdict(params), "confidence": CONFIDENCE},
-        "totals": period_totals,
-        "node_failure_rate": r_f,
-        "fleet_fault_rate": fleet_fault_rate(con, period),
-        "mttf_by_size": mttf_by_size(buckets, r_f, params.gpus_per_node),
-        "projections": projections(r_f, params),
-        "failures_by_cause": failures_by_cause(con, period),
-        "ettr_vs_expected": ettr_vs_expected(con, period, r_f, params),
-        "lost_goodput": lost_goodput(con, period, params),
-        "lemon_nodes": lemon_candidates(con, period.last, params),
-        "breakdowns": breakdowns(con, period, params.breakdown_top),
-        "node_repairs": node_repairs(con, period.period_id),
-    }
-    return write_unmeasured(figures, gaps)
 
 
 def totals(con: MartReader, period: Period) -> dict:

@@ -15,7 +15,8 @@ from flows.figures.document import SCHEMA_VERSION
 from flows.figures.formats import label
 from flows.figures.measured import FIGURES, trend_rates
 from flows.figures.models import expected_ettr_grid
-from flows.figures.period import Mart, Period, period_figures
+from flows.figures.period import Mart, Period
+from flows.figures.period_figures import period_figures
 from flows.warehouse.engines import MartReader
 
 JOB_MIX = Mart(

@@ -40,7 +40,6 @@ from flows.core.escape import printable
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
 from flows.figures.document import MonthDocument, StudyDocument, Window, figures_of, write_document
-from flows.figures.figure_types import PeriodFigures
 from flows.figures.formats import (
     FORMATS,
     fmt_change,
@@ -56,6 +55,7 @@ from flows.figures.formats import (
     partial_months_notice,
     partial_notice,
 )
+from flows.figures.registry import PeriodFigures, page_sections
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.figures.study_metrics import paper_job_mix_shape
 from flows.figures.summary import summarise
@@ -190,7 +190,8 @@ def render_pages(
     """A report's pages from its templates and its validated document: the archived HTML (charts as
     data: URIs), the email's HTML (CSS inlined, charts as cid: references) and the plain text."""
     env = environment()
-    context = page_context(document)
+    # the figures' sections, in the registry's order (flows/figures/registry.py)
+    context = page_context(document) | {"sections": page_sections(), "text_sections": page_sections(text=True)}
     page = env.get_template(template)
     html = keep_units(
         page.render(

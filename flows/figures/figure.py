@@ -1,0 +1,84 @@
+"""What declares a figure (flows/figures/registry.py holds the declarations): its key in a period's
+figures, its type, how it is read from its marts, what it needs to be measured, its report
+section, its Prometheus series and Grafana panel, and the words a correction uses for it.
+
+A figure is one declaration, the way a source kind is (flows/ingest/sources/registry.py): the
+document's period classes, the rules of what is measured, the OpenMetrics table, a correction's
+names and the pages' sections are derived from the declarations, and tests/test_figure_registry.py
+fails where a list of figures is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flows.core.config import AnalysisConfig
+from flows.warehouse.engines import MartReader
+
+Sample = tuple[tuple[str, ...], float | None]  # label values after `cluster`, value (None: no sample)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One Prometheus metric of a figure (flows/report/openmetrics.py writes it): `name` without the
+    prefix, its help, its labels besides `cluster`, the samples of a month read from its metrics.json,
+    and the figures they export (paths of metrics.json, as its `not_measured` names them; "{label}" is
+    a label's value): no sample where one is not measured."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...]
+    samples: Callable[[dict], Iterable[Sample]]
+    figures: tuple[str, ...]
+
+    def measured(self, metrics: dict, labels: tuple[str, ...]) -> bool:
+        """Whether a sample with these label values exports only figures the month measured."""
+        gaps = metrics.get("not_measured", {})
+        named = dict(zip(self.labels, labels, strict=True))
+        return not any(figure.format(**named) in gaps for figure in self.figures)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a figure is read from: the marts, its period (flows/figures/period.py Period), the
+    analysis settings, and what every period reads first: its totals, its r_f (each definition not
+    measured already written so) and its MTTF-by-size rows."""
+
+    con: MartReader
+    period: Any  # flows.figures.period.Period (imported by the registry, not here: no cycle)
+    params: AnalysisConfig
+    totals: dict
+    r_f: dict
+    buckets: list[dict]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a period, declared once.
+
+    `needs`: the rules of flows/figures/measured.py RULES it needs to be measured, the most basic
+    first (the first that fails names why); `parts`: the same for parts of it measured apart
+    (`node_failure_rate.paper`); `keep`: the keys of a dict figure kept as they are when it is not
+    measured (its parameters and words). `section`: its partial, templates/partials/<section>.html.j2
+    (and .txt.j2 where `text` is set); `panel`: the title of its Grafana panel
+    (flows/publish/grafana-dashboard.json)."""
+
+    key: str
+    words: str  # what a correction and a reader call it
+    type: Any  # its pydantic type (flows/figures/figure_types.py or its own module)
+    read: Callable[[Reading], Any]
+    doc: str  # what it is, for docs and the schema's description
+    needs: tuple[str, ...] = ()
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    keep: tuple[str, ...] = ()
+    section: str | None = None
+    text: bool = False
+    series: tuple[Series, ...] = ()
+    panel: str | None = None
+
+    @property
+    def is_list(self) -> bool:
+        """Whether the figure is a list (written [] when not measured)."""
+        return getattr(self.type, "__origin__", None) is list

@@ -1,0 +1,34 @@
+"""A period's figures of one cluster (flows/figures/registry.py declares each): what a month's
+report and a study both show, each read from its mart once and only where the period's inputs and
+exposure measured it (flows/figures/measured.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+
+from flows.core.config import AnalysisConfig
+from flows.figures.figure import Reading
+from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
+from flows.figures.period import GPU_JOBS, MTTF_BY_SIZE, WITHIN, Period, node_failure_rate, totals
+from flows.figures.rates import CONFIDENCE
+from flows.figures.registry import read_figures
+from flows.warehouse.engines import MartReader
+
+
+def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:
+    """The figures a month's report and a study both show of the cluster's period, each only where
+    the period's `inputs` (those landed for every month of it) and exposure measured it
+    (flows/figures/measured.py): an unmeasured one is null or [] and named in `not_measured`."""
+    period_totals = totals(con, period)
+    r_f = node_failure_rate(con, period, params)
+    # the distinct GPU jobs name the exposure in a reason's words; metrics.json counts attempts
+    (jobs,) = period.rows(con, GPU_JOBS)
+    buckets = period.rows(con, MTTF_BY_SIZE, order="bucket_order")
+    ended = sum(b["ended_attempts"] for b in buckets)  # GPU attempts only: a failure can end only those
+    seen = exposure(inputs, period_totals | jobs, r_f, within=WITHIN[period.kind], gpu_ended_attempts=ended)
+    gaps = not_measured(seen, params)
+    r_f = unmeasured_rates(r_f, gaps)  # before the models computed from it
+    figures = read_figures(Reading(con, period, params, period_totals, r_f, buckets))
+    parameters = {**dataclasses.asdict(params), "confidence": CONFIDENCE}
+    return write_unmeasured({"parameters": parameters, **figures}, gaps)

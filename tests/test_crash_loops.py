@@ -1,0 +1,78 @@
+"""Crash loops (issue 53): the figure recovers, exactly, the jobs the simulator sent into a crash
+loop (requeued again and again) and those its preemptions and faults interrupted as often, over
+several seeds: how many, their interruptions and GPU-hours, and the worst with their counts; a
+period without one says 0 (measured), one without GPU exposure says why it is not measured."""
+
+import duckdb
+import pytest
+from lemon_history import NO_TESTS
+
+from flows.core.config import AnalysisConfig
+from flows.core.config_file import load_config
+from flows.core.months import Month
+from flows.demo import write_demo_config
+from flows.figures.crash_loops import crash_loops
+from flows.figures.figure import Reading
+from flows.figures.measured import Exposure, unmeasured_codes
+from flows.figures.period import Period
+from flows.ingest.land import land_month
+from flows.warehouse.build import dbt_command
+from simulator import SimParams, simulate
+
+FIRST, LAST = Month.parse("2026-09"), Month.parse("2026-10")
+MODELS = ("--select", "+fct_period_crash_loops")
+EVERY_JOB = AnalysisConfig(breakdown_top=1000)  # every loop among the worst, to compare each job
+
+
+def figure_of(con, period: Period, params: AnalysisConfig = EVERY_JOB) -> dict:
+    return crash_loops(Reading(con, period, params, {}, {}, []))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [8, 9, 10])
+def test_crash_loops_recover_the_injected_loops(tmp_path, fresh_warehouse, seed):
+    """Two continuous months of 24 GPU nodes, 1% of the jobs in a crash loop: each month's loops
+    (job by job: interruptions, failed, requeued, preempted, GPU-hours) are the truth's, the worst
+    first; the three-month window of the second counts a loop across the month end once."""
+    cluster = f"loop{seed}"
+    params = SimParams(cluster, FIRST, last_month=LAST, nodes=24, seed=seed, crash_loop_share=0.01)
+    truth = simulate(params, tmp_path / "sim" / cluster)["months"]
+    config_path = write_demo_config(tmp_path, cluster, tmp_path / "reports")
+    fresh_warehouse(config_path)
+    config = load_config(config_path)
+    landed = {month: land_month(config, month) for month in (FIRST, LAST)}
+    built = dbt_command(config, landed, "build", *MODELS, *NO_TESTS)
+    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        months = {month: figure_of(con, Period.of_month(month)) for month in (FIRST, LAST)}
+        top3 = figure_of(con, Period.of_month(LAST), AnalysisConfig(breakdown_top=3))
+    for month, figure in months.items():
+        expected = truth[str(month)]["crash_loops"]
+        assert expected["jobs"] >= 3  # the premise: loops to find
+        assert (figure["min_interruptions"], figure["jobs"], figure["interruptions"]) == (
+            expected["min_interruptions"],
+            expected["jobs"],
+            expected["interruptions"],
+        )
+        assert figure["gpu_hours"] == pytest.approx(expected["gpu_hours"], rel=1e-9)
+        worst = figure["worst"]
+        assert [j["loop_rank"] for j in worst] == list(range(1, len(worst) + 1))
+        assert [j["interruptions"] for j in worst] == sorted((j["interruptions"] for j in worst), reverse=True)
+        by_job = {j["job_id"]: j for j in worst}
+        assert set(by_job) == set(expected["by_job"])
+        for job_id, job in expected["by_job"].items():
+            got = by_job[job_id]
+            assert (got["failures"], got["requeues"], got["preemptions"], got["gpus"]) == (
+                job["failures"],
+                job["requeues"],
+                job["preemptions"],
+                job["gpus"],
+            )
+            assert got["gpu_hours"] == pytest.approx(job["gpu_hours"], rel=1e-9)
+    assert len(top3["worst"]) == 3 and top3["jobs"] == months[LAST]["jobs"]
+
+
+def test_a_period_without_gpu_exposure_does_not_measure_crash_loops():
+    """No GPU job ran: no loop could have been seen, so the figure is not measured (not 0)."""
+    none_ran = Exposure(frozenset({"sacct_psv"}), 0, 0.0, 0.0, 0, gpu_ended_attempts=0)
+    assert unmeasured_codes(none_ran, AnalysisConfig())["crash_loops"] == "no_gpu_jobs"
