@@ -36,10 +36,11 @@ class CrashLoops(Strict):
     """The jobs interrupted at least `min_interruptions` times in the period and the worst of them."""
 
     min_interruptions: Count
-    jobs: Count
-    interruptions: Count
-    gpu_hours: Real
+    jobs: Count | None  # null where not measured
+    interruptions: Count | None
+    gpu_hours: Real | None
     worst: list[LoopingJob]
+    not_measured: str | None = None
 
 
 def crash_loops(reading: Reading) -> dict:
@@ -66,7 +67,10 @@ FIGURE = Figure(
     CrashLoops,
     crash_loops,
     "GPU jobs interrupted (failed, requeued or preempted) again and again: how many, their GPU-hours, the worst",
+    marts=(LOOPS.table,),
     needs=("gpu_exposure",),
+    keep=("min_interruptions",),
     section="crash_loops",
     text=True,
+    since=4,
 )

@@ -34,7 +34,7 @@ from flows.figures.figure_types import (
     Reproduce,
     Strict,
 )
-from flows.figures.registry import PeriodFigures
+from flows.figures.period_figures import PeriodFigures
 from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrAtInterval, EttrSideBySide, GridSideBySide
 from flows.ingest.manifest import LandedInput
 

@@ -19,12 +19,13 @@ TIME_TO_FAILURE = Mart(
 
 
 class StrikeTimes(Strict):
-    """Infrastructure failures of GPU attempts by the time their attempt had run when it failed."""
+    """Infrastructure failures of GPU attempts by the time their attempt had run when it failed
+    (null where not measured)."""
 
-    failures: Count
-    within_10_minutes: Count
-    within_1_hour: Count  # the first 10 minutes included
-    later: Count
+    failures: Count | None
+    within_10_minutes: Count | None
+    within_1_hour: Count | None  # the first 10 minutes included
+    later: Count | None
     share_within_10_minutes: Real | None
     share_within_1_hour: Real | None
     median_hours: Real | None
@@ -37,6 +38,7 @@ class CauseStrikeTimes(StrikeTimes):
 class TimeToFailure(Strict):
     all: StrikeTimes
     by_cause: list[CauseStrikeTimes]
+    not_measured: str | None = None
 
 
 NONE_FAILED = {k: 0 for k in ("failures", "within_10_minutes", "within_1_hour", "later")} | {
@@ -64,7 +66,9 @@ FIGURE = Figure(
     TimeToFailure,
     time_to_failure,
     "infrastructure failures by how long their attempt had run: within 10 minutes, within an hour, later, by cause",
+    marts=(TIME_TO_FAILURE.table,),
     needs=("node_source", "gpu_exposure"),
     section="time_to_failure",
     text=True,
+    since=4,
 )

@@ -66,10 +66,11 @@ class Figure:
     (flows/publish/grafana-dashboard.json)."""
 
     key: str
-    words: str  # what a correction and a reader call it
+    words: str  # what a correction calls it (and a sentence of the report, unless `named` says otherwise)
     type: Any  # its pydantic type (flows/figures/figure_types.py or its own module)
     read: Callable[[Reading], Any]
     doc: str  # what it is, for docs and the schema's description
+    marts: tuple[str, ...] = ()  # the dbt models it reads (dbt_project/models/marts)
     needs: tuple[str, ...] = ()
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     keep: tuple[str, ...] = ()
@@ -77,6 +78,8 @@ class Figure:
     text: bool = False
     series: tuple[Series, ...] = ()
     panel: str | None = None
+    since: int = 3  # the metrics.json schema version that first wrote it
+    named: dict[str, str] = field(default_factory=dict)  # path -> how a sentence names it (or a part)
 
     @property
     def is_list(self) -> bool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 
+from flows.figures.registry import FIGURES
+
 _STUDY_TOTALS_MOVED = {
     "paper_failures": "node_failure_rate.paper.failures",
     "paper_node_days": "node_failure_rate.paper.node_days",
@@ -115,6 +117,11 @@ STUDY_ADDED_KEYS: frozenset[str] = frozenset(
     }
 )
 ADDED_KEYS = MONTH_ADDED_KEYS | STUDY_ADDED_KEYS
+# paths new in version 4 (docs/metrics.md "What version 4 added"): the figures the registry first
+# wrote then, in a month's document and in each cluster of a study's
+ADDED_IN_4: frozenset[str] = frozenset(
+    path for figure in FIGURES if figure.since == 4 for path in (figure.key, f"clusters.*.{figure.key}")
+)
 
 
 def matches(path: tuple[str, ...], pattern: str) -> bool:

@@ -7,13 +7,32 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 
+from pydantic import Field, create_model
+
 from flows.core.config import AnalysisConfig
 from flows.figures.figure import Reading
+from flows.figures.figure_types import Parameters, Strict
 from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
 from flows.figures.period import GPU_JOBS, MTTF_BY_SIZE, WITHIN, Period, node_failure_rate, totals
 from flows.figures.rates import CONFIDENCE
-from flows.figures.registry import read_figures
+from flows.figures.registry import FIGURES, read_figures
 from flows.warehouse.engines import MartReader
+
+
+class PeriodFiguresBase(Strict):
+    """What every period's figures carry besides its figures: the parameters and what was not measured."""
+
+    parameters: Parameters  # type: ignore[valid-type]
+    not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
+
+
+# The figures a month's report and a study both show of a cluster's period: one field per figure.
+PeriodFigures = create_model(
+    "PeriodFigures",
+    __base__=PeriodFiguresBase,
+    __doc__="The figures a month's report and a study both show of a cluster's period.",
+    **{figure.key: (figure.type, Field(description=figure.doc)) for figure in FIGURES},
+)
 
 
 def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inputs: Collection[str]) -> dict:

@@ -11,8 +11,6 @@ declaration, one line here, its mart, its partial, its documentation and its sim
 
 from __future__ import annotations
 
-from pydantic import Field, create_model
-
 from flows.figures import crash_loops, failure_times
 from flows.figures.figure import Figure, Reading, Series
 from flows.figures.figure_types import (
@@ -25,14 +23,19 @@ from flows.figures.figure_types import (
     MttfBucket,
     NodeFailureRate,
     NodeRepairs,
-    Parameters,
     Projection,
-    Strict,
     Totals,
 )
 from flows.figures.lemons import lemon_candidates
 from flows.figures.models import projections
 from flows.figures.period import (
+    BREAKDOWNS,
+    ETTR_BY_SIZE,
+    EXPOSURE,
+    FAILURES_BY_CAUSE,
+    LOST_GOODPUT,
+    MTTF_BY_SIZE,
+    TOTALS,
     breakdowns,
     ettr_vs_expected,
     failures_by_cause,
@@ -58,6 +61,8 @@ FIGURES: tuple[Figure, ...] = (
         Totals,
         lambda r: r.totals,
         "the period's attempts, GPU-hours, node-days and infrastructure failures",
+        named={"totals.infra_failures": "infrastructure failures"},
+        marts=(TOTALS.table,),
         parts={"infra_failures": ("gpu_attempt_ended",)},
         series=(
             Series(
@@ -89,6 +94,11 @@ FIGURES: tuple[Figure, ...] = (
         NodeFailureRate,
         lambda r: r.r_f,
         "r_f, infrastructure failures per 1000 node-days, under the paper's definition and every GPU job's",
+        named={
+            "node_failure_rate.paper": "the paper's node failure rate",
+            "node_failure_rate.all": "the node failure rate",
+        },
+        marts=(EXPOSURE.table,),
         parts={"paper": ("paper_exposure",), "all": ("gpu_exposure",)},
         keep=("unit", "definition", "failures", "node_days"),
         series=(
@@ -123,6 +133,8 @@ FIGURES: tuple[Figure, ...] = (
         FleetFaultRate,
         lambda r: fleet_fault_rate(r.con, r.period),
         "node faults per 1000 node-days over every GPU node, busy or idle",
+        named={"fleet_fault_rate": "the fleet's node fault rate"},
+        marts=(EXPOSURE.table,),
         needs=("node_source",),
         keep=("unit", "definition", "nodes", "node_days"),
     ),
@@ -132,6 +144,7 @@ FIGURES: tuple[Figure, ...] = (
         list[MttfBucket],
         lambda r: mttf_by_size(r.buckets, r.r_f, r.params.gpus_per_node),
         "observed mean time to failure per job-size bucket, beside the paper's model",
+        marts=(MTTF_BY_SIZE.table,),
         needs=("gpu_exposure",),
         section="mttf",
         series=(
@@ -176,6 +189,7 @@ FIGURES: tuple[Figure, ...] = (
         list[Projection],
         lambda r: projections(r.r_f, r.params),
         "the model's MTTF at the configured job sizes under each r_f",
+        named={"projections": "the projected MTTF"},
         needs=("gpu_exposure",),
     ),
     Figure(
@@ -184,6 +198,7 @@ FIGURES: tuple[Figure, ...] = (
         list[CauseFigure],
         lambda r: failures_by_cause(r.con, r.period),
         "infrastructure failures by cause, each with its rate per 1000 node-days",
+        marts=(FAILURES_BY_CAUSE.table,),
         needs=("node_source", "gpu_exposure"),
         section="causes",
         series=(
@@ -203,6 +218,8 @@ FIGURES: tuple[Figure, ...] = (
         EttrVsExpected,
         lambda r: ettr_vs_expected(r.con, r.period, r.r_f, r.params),
         "the ETTR of the long job runs that ended in the period, by size, beside E[ETTR]",
+        named={"ettr_vs_expected": "ETTR"},
+        marts=(ETTR_BY_SIZE.table,),
         needs=("gpu_exposure",),
         keep=("r_f_definition", "ckpt_minutes", "min_run_hours"),
         section="ettr",
@@ -237,6 +254,7 @@ FIGURES: tuple[Figure, ...] = (
         LostGoodput,
         lambda r: lost_goodput(r.con, r.period, r.params),
         "the GPU-hours the period's infrastructure failures cost",
+        marts=(LOST_GOODPUT.table,),
         needs=("gpu_exposure",),
         keep=("estimator",),
         section="lost_goodput",
@@ -267,9 +285,12 @@ FIGURES: tuple[Figure, ...] = (
         Breakdowns,
         lambda r: breakdowns(r.con, r.period, r.params.breakdown_top),
         "infrastructure failures, lost GPU-hours and ETTR by account and by partition",
+        named={"breakdowns": "the accounts' and partitions' losses"},
+        marts=(BREAKDOWNS.table,),
         needs=("gpu_exposure",),
         keep=("top",),
         section="breakdowns",
+        text=True,
     ),
     Figure(
         "lemon_nodes",
@@ -277,6 +298,11 @@ FIGURES: tuple[Figure, ...] = (
         LemonNodes,
         lambda r: lemon_candidates(r.con, r.period.last, r.params),
         "nodes that fail far more often than the fleet explains",
+        marts=(
+            "fct_node_lemon_signals",
+            "fct_lemon_fleet_monthly",
+            "fct_lemon_signal_distribution_monthly",
+        ),
         needs=("node_source_or_failures",),
         keep=("window_start", "window_end", "window_days"),
         section="lemons",
@@ -304,6 +330,10 @@ FIGURES: tuple[Figure, ...] = (
         NodeRepairs,
         lambda r: node_repairs(r.con, r.period.period_id),
         "node repair time and availability over the GPU nodes",
+        marts=(
+            "fct_period_node_repairs",
+            "fct_period_node_out_time",
+        ),
         needs=("node_event_source",),
         keep=("unit",),
         section="repair",
@@ -336,12 +366,20 @@ BY_KEY = {figure.key: figure for figure in FIGURES}
 
 def needs() -> dict[str, tuple[str, ...]]:
     """Each figure path a rule covers (`key`, or `key.part`) -> the rules it needs, in FIGURES' order."""
-    paths: dict[str, tuple[str, ...]] = {}
-    for figure in FIGURES:
-        paths |= {f"{figure.key}.{part}": rules for part, rules in figure.parts.items()}
-        if figure.needs:
-            paths[figure.key] = figure.needs
-    return paths
+    return {
+        path: figure.parts.get(path.removeprefix(f"{figure.key}."), figure.needs)
+        for figure in FIGURES
+        for path in _paths(figure)
+    }
+
+
+def sentence_names() -> dict[str, str]:
+    """Each figure path a rule covers -> how a sentence of the report names it, in FIGURES' order."""
+    return {path: figure.named.get(path, figure.words) for figure in FIGURES for path in _paths(figure)}
+
+
+def _paths(figure: Figure) -> list[str]:
+    return [f"{figure.key}.{part}" for part in figure.parts] + ([figure.key] if figure.needs else [])
 
 
 def section_words() -> dict[str, str]:
@@ -358,20 +396,6 @@ def page_sections(text: bool = False) -> list[str]:
     """The figures' sections of a page, in FIGURES' order: templates/partials/<name>.html.j2 (or the
     .txt.j2 of those with a text section)."""
     return [f.section for f in FIGURES if f.section and (f.text or not text)]
-
-
-class PeriodFiguresBase(Strict):
-    parameters: Parameters  # type: ignore[valid-type]
-    not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
-
-
-# The figures a month's report and a study both show of a cluster's period: one field per figure.
-PeriodFigures = create_model(
-    "PeriodFigures",
-    __base__=PeriodFiguresBase,
-    __doc__="The figures a month's report and a study both show of a cluster's period.",
-    **{figure.key: (figure.type, Field(description=figure.doc)) for figure in FIGURES},
-)
 
 
 def read_figures(reading: Reading) -> dict:

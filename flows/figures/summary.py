@@ -10,6 +10,7 @@ from flows.core.months import Month
 from flows.core.words import counted
 from flows.figures.formats import FORMATS, fmt_change, fmt_dec, fmt_num, fmt_pct, label, month_name, month_spans
 from flows.figures.measured import coverage, from_job_states_only
+from flows.figures.registry import sentence_names
 
 
 def listed_candidates(lemon_nodes: dict) -> list[dict]:
@@ -345,20 +346,8 @@ def no_jobs_text(metrics: dict) -> str:
     return f"No job ran on {cluster} in {month_name(metrics['month'])} (the operator said so with --no-jobs-ran)."
 
 
-# the figures of metrics.json's `not_measured` in the report's words
-FIGURE_NAMES = {
-    "totals.infra_failures": "infrastructure failures",
-    "node_failure_rate.paper": "the paper's node failure rate",
-    "node_failure_rate.all": "the node failure rate",
-    "fleet_fault_rate": "the fleet's node fault rate",
-    "mttf_by_size": "MTTF by job size",
-    "projections": "the projected MTTF",
-    "failures_by_cause": "failures by cause",
-    "ettr_vs_expected": "ETTR",
-    "lost_goodput": "lost goodput",
-    "breakdowns": "the accounts' and partitions' losses",
-    "lemon_nodes": "lemon-node candidates",
-}
+# the figures of metrics.json's `not_measured` in the report's words (flows/figures/registry.py)
+FIGURE_NAMES = sentence_names()
 
 
 def coverage_lines(metrics: dict) -> list[str]:

@@ -39,7 +39,7 @@ from flows import TEMPLATES_DIR
 from flows.core.escape import printable
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
-from flows.figures.document import MonthDocument, StudyDocument, Window, figures_of, write_document
+from flows.figures.document import MonthDocument, PeriodFigures, StudyDocument, Window, figures_of, write_document
 from flows.figures.formats import (
     FORMATS,
     fmt_change,
@@ -55,7 +55,7 @@ from flows.figures.formats import (
     partial_months_notice,
     partial_notice,
 )
-from flows.figures.registry import PeriodFigures, page_sections
+from flows.figures.registry import page_sections
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.figures.study_metrics import paper_job_mix_shape
 from flows.figures.summary import summarise

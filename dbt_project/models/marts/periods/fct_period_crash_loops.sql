@@ -54,7 +54,7 @@ ranked as (
     select
         by_job.*,
         row_number() over (
-            partition by by_job.period_id order by by_job.interruptions desc, by_job.gpu_hours desc, by_job.job_id_raw
+            partition by by_job.period_id order by by_job.interruptions desc, by_job.gpu_hours desc, by_job.job_id_raw asc
         ) as loop_rank,
         count(*) over (partition by by_job.period_id) as loop_jobs,
         sum(by_job.interruptions) over (partition by by_job.period_id) as loop_interruptions,

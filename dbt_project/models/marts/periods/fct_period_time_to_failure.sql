@@ -19,16 +19,20 @@ with failures as (
 
 by_cause as (
 
-    select
-        periods.period_id,
-        facts.cause_category,
-        count(*) as failures,
-        cast(sum(case when facts.seconds_to_failure < 600 then 1 else 0 end) as bigint) as within_10_minutes,
-        cast(sum(case when facts.seconds_to_failure < 3600 then 1 else 0 end) as bigint) as within_1_hour,
-        cast(sum(case when facts.seconds_to_failure >= 3600 then 1 else 0 end) as bigint) as later,
-        {{ median('facts.seconds_to_failure') }} / 3600e0 as median_hours
-    from {{ period_rows('failures') }}
-    group by grouping sets ((periods.period_id, facts.cause_category), (periods.period_id))
+    {#- each cause, then every cause (cause_category null) -#}
+    {%- for by_cause in [true, false] %}
+        select
+            periods.period_id,
+            {{ 'facts.cause_category' if by_cause else 'cast(null as string)' }},
+            count(*) as failures,
+            cast(sum(case when facts.seconds_to_failure < 600 then 1 else 0 end) as bigint) as within_10_minutes,
+            cast(sum(case when facts.seconds_to_failure < 3600 then 1 else 0 end) as bigint) as within_1_hour,
+            cast(sum(case when facts.seconds_to_failure >= 3600 then 1 else 0 end) as bigint) as later,
+            {{ median('facts.seconds_to_failure') }} / 3600e0 as median_hours
+        from {{ period_rows('failures') }}
+        group by periods.period_id{{ ', facts.cause_category' if by_cause }}
+        {% if by_cause %}union all{% endif %}
+    {%- endfor %}
 
 )
 

@@ -1,0 +1,123 @@
+"""Every figure is declared once (issue 53, flows/figures/registry.py) and every list of figures is
+that registry or derived from it: the period document's fields, the rules of what is measured and
+what an unmeasured figure keeps, a correction's names, the OpenMetrics series, the pages' sections,
+the Grafana panels. No other module of flows/ lists two figures in one literal, so a new figure is
+its declaration and what it brings (its mart, partial, docs, simulator truth), nothing else."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from test_architecture import REPO_ROOT, _listed_names
+
+from flows import DBT_PROJECT_DIR, TEMPLATES_DIR
+from flows.delivery.fingerprint import SECTION_NAMES
+from flows.figures import measured
+from flows.figures.document import MonthDocument, StudyCluster
+from flows.figures.period_figures import PeriodFigures
+from flows.figures.registry import FIGURES, figure_series, needs, page_sections, section_words
+from flows.report import openmetrics
+
+KEYS = {figure.key for figure in FIGURES}
+DASHBOARD = REPO_ROOT / "flows" / "publish" / "grafana-dashboard.json"
+METRIC = re.compile(r"\breliability_([a-z_]+)\{")
+
+
+def test_the_period_documents_fields_are_the_registrys_figures() -> None:
+    assert set(PeriodFigures.model_fields) == KEYS | {"parameters", "not_measured"}
+    for document in (MonthDocument, StudyCluster):
+        assert KEYS <= set(document.model_fields)
+    for figure in FIGURES:
+        assert PeriodFigures.model_fields[figure.key].annotation == figure.type
+
+
+def test_what_is_measured_is_the_registrys_needs() -> None:
+    """Each figure names rules flows/figures/measured.py knows; its paths and the keys it keeps
+    unmeasured are the registry's."""
+    assert measured.NEEDS == needs() and measured.FIGURES == tuple(needs())
+    assert {rule for rules in needs().values() for rule in rules} <= set(measured.RULES)
+    assert {path.split(".")[0] for path in measured.FIGURES} <= KEYS
+    assert measured.KEEP == {f.key: f.keep for f in FIGURES if f.keep}
+    assert set(measured.LIST_FIGURES) == {f.key for f in FIGURES if f.is_list}
+
+
+def test_a_correction_names_each_figure_as_its_declaration_does() -> None:
+    assert {key: SECTION_NAMES[key] for key in KEYS} == section_words()
+
+
+def test_the_openmetrics_series_are_the_registrys() -> None:
+    """Besides the period's timestamps and the data-quality status (the document's own), every
+    series is a figure's, in the registry's order; each exports only figures the registry declares."""
+    own = (*openmetrics.PERIOD_SERIES, openmetrics.QUALITY_SERIES)
+    assert openmetrics.SERIES == (*openmetrics.PERIOD_SERIES, *figure_series(), openmetrics.QUALITY_SERIES)
+    for figure in FIGURES:
+        for series in figure.series:
+            assert {path.split(".")[0] for path in series.figures} <= KEYS, series.name
+    names = [s.name for s in openmetrics.SERIES]
+    assert len(set(names)) == len(names) and len(own) == 3
+
+
+def test_the_pages_show_the_registrys_sections() -> None:
+    """Each figure's section is its own partial (and its text partial where it has one); the page
+    templates include no figure's partial by name: they show `sections`, the registry's."""
+    for figure in FIGURES:
+        if figure.section:
+            assert (TEMPLATES_DIR / "partials" / f"{figure.section}.html.j2").is_file(), figure.key
+        if figure.text:
+            assert (TEMPLATES_DIR / "partials" / f"{figure.section}.txt.j2").is_file(), figure.key
+    sections = set(page_sections())
+    assert page_sections(text=True) == [f.section for f in FIGURES if f.text]
+    for page in ("report.html.j2", "study.html.j2", "report.txt.j2", "study.txt.j2"):
+        text = (TEMPLATES_DIR / page).read_text()
+        assert [s for s in sections if f"partials/{s}." in text] == [], page
+        assert "include" in text and ("sections" in text), page
+
+
+def test_each_figure_names_marts_that_exist() -> None:
+    models = {p.stem for p in (DBT_PROJECT_DIR / "models" / "marts").rglob("*.sql")}
+    ymls = {p.stem for p in (DBT_PROJECT_DIR / "models" / "marts").rglob("*.yml")}
+    for figure in FIGURES:
+        if figure.key != "projections":  # the model's, from r_f: no mart of its own
+            assert figure.marts, figure.key
+        assert set(figure.marts) <= models & ymls, figure.key
+
+
+def test_the_grafana_panels_show_the_registrys_series() -> None:
+    """Each panel of the dashboard queries the series of one figure (or the data's quality), and
+    its title begins with that figure's `panel`; each figure with a panel has one."""
+    owner = {s.name: f for f in FIGURES for s in f.series}
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    shown = set()
+    for panel in panels:
+        metrics = {m for t in panel["targets"] for m in METRIC.findall(t["expr"])}
+        if metrics == {openmetrics.QUALITY_SERIES.name}:
+            continue
+        figures = {owner[m].key for m in metrics}
+        assert len(figures) == 1, (panel["title"], metrics)
+        figure = owner[metrics.pop()]
+        assert figure.panel and panel["title"].startswith(figure.panel), panel["title"]
+        shown.add(figure.key)
+    assert shown == {f.key for f in FIGURES if f.panel}
+
+
+# Blocks named after figures that are not the period's figures (issue 53 leaves them; its item 3,
+# one document for any period, would make them periods' figures): a month's trailing windows hold
+# their own MTTF and repair rows (document.Window), a study joins its clusters' tables side by side.
+NOT_PERIOD_FIGURES = {
+    "flows/figures/compare.py": "mttf_by_size, node_repairs",
+    "flows/figures/study_metrics.py": "mttf_by_size, projections",
+}
+
+
+def test_no_other_module_lists_figures() -> None:
+    """No module of flows/ but the registry holds two figure keys in one literal: every list of
+    figures is derived from the registry (NOT_PERIOD_FIGURES aside)."""
+    listed = {
+        str(path.relative_to(REPO_ROOT)): found
+        for path in sorted((REPO_ROOT / "flows").rglob("*.py"))
+        if path.name != "registry.py"
+        for found in _listed_names(ast.parse(path.read_text()), KEYS)
+    }
+    assert listed == NOT_PERIOD_FIGURES
