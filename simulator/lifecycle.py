@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.catalog import CAUSES, USERS
+from simulator.crash_loops import crash_loop
 from simulator.failures import NodeFaults, SignalLog, emit_fault_signals
 from simulator.params import SimParams
 from simulator.records import NEVER, Attempt, Job
@@ -190,23 +191,6 @@ def finish(ctx: SimContext, job: Job, attempt: Attempt, ending: Ending) -> Job |
         manual_requeue(ctx, attempt)
         return requeue(ctx, job, ending.at, job.work, after_failure=False)
     return None
-
-
-def crash_loop(ctx: SimContext, job: Job) -> int | None:
-    """Whether `job`'s attempt crashes into a requeue (Slurm's RequeueExit) as part of a crash loop,
-    and then the seconds its next attempt runs before it crashes again: a share of the jobs
-    (`crash_loop_share`) that end on their own loop 3-40 times, each round a few minutes; the last
-    round ends as the job would have. Training runs do not loop (their launcher resubmits)."""
-    left = ctx.crash_loops.get(job.job_id_raw)
-    if left is None:
-        share = ctx.params.crash_loop_share
-        if job.run_id or job.restarts or not share or ctx.loop_rng.random() >= share:
-            return None
-        left = int(ctx.loop_rng.integers(3, 41))
-    if left == 0:
-        return None
-    ctx.crash_loops[job.job_id_raw] = left - 1
-    return int(ctx.loop_rng.integers(60, 1200))
 
 
 # Causes whose drain reason an unrelated drain next to a manual requeue may carry

@@ -52,42 +52,9 @@ SIZE_BUCKETS = (
 # At zero failures over 100 GPU node-days r_f's 95% upper bound is 36.9 per 1000 node-days.
 MIN_GPU_NODE_DAYS = 100.0
 LEMON_MIN_INFRA_FAILURES = 10
-# Every figure a rule covers, by its path in metrics.json, in the pipeline's order
-MEASURED_FIGURES = (
-    "totals.infra_failures",
-    "node_failure_rate.paper",
-    "node_failure_rate.all",
-    "fleet_fault_rate",
-    "mttf_by_size",
-    "projections",
-    "failures_by_cause",
-    "ettr_vs_expected",
-    "lost_goodput",
-    "breakdowns",
-    "lemon_nodes",
-    "node_repairs",
-    "time_to_failure",
-    "crash_loops",
-)
-# Figures that need a node-event source: when a node went out and was back (`no_node_event_source`)
-NODE_EVENT_FIGURES = ("node_repairs",)
-# Figures that need a node-event or health source (reason `no_node_source`)
-NODE_SOURCE_FIGURES = ("fleet_fault_rate", "failures_by_cause", "time_to_failure")
-# Figures that need min_gpu_node_days of GPU exposure (`no_gpu_jobs` / `thin_gpu_exposure`)
-GPU_EXPOSURE_FIGURES = (
-    "node_failure_rate.all",
-    "mttf_by_size",
-    "projections",
-    "failures_by_cause",
-    "ettr_vs_expected",
-    "lost_goodput",
-    "breakdowns",
-    "time_to_failure",
-    "crash_loops",
-)
 
 
-def not_measurable(
+def failed_rules(
     node_source: bool,
     gpu_attempts: int,
     gpu_node_days: float,
@@ -95,24 +62,26 @@ def not_measurable(
     gpu_infra_failures: int,
     gpu_ended_attempts: int,
 ) -> dict[str, str]:
-    """figure path -> reason code, for each figure a month's inputs cannot support: `node_source` is
-    whether its dump has node events or health logs; the rest are its GPU attempts, their node-days
-    (all, and of jobs above PAPER_MIN_GPUS), the infrastructure failures the pipeline counts of them
-    and its GPU attempts that ended in the month (none: its count of failures is unknown, not 0)."""
+    """rule -> reason code, for each rule of what a figure needs that a month's inputs fail (the
+    pipeline's flows/figures/measured.py RULES; which figure needs which rule, its registry says):
+    `node_source` is whether its dump has node events or health logs; the rest are its GPU
+    attempts, their node-days (all, and of jobs above PAPER_MIN_GPUS), the infrastructure failures
+    the pipeline counts of them and its GPU attempts that ended in the month (none: its count of
+    failures is unknown, not 0)."""
     codes: dict[str, str] = {}
     if gpu_attempts == 0:
-        codes["totals.infra_failures"] = "no_gpu_jobs"
+        codes["gpu_attempt_ended"] = "no_gpu_jobs"
     elif gpu_ended_attempts == 0:
-        codes["totals.infra_failures"] = "no_gpu_attempt_ended"
+        codes["gpu_attempt_ended"] = "no_gpu_attempt_ended"
     gpu = "no_gpu_jobs" if gpu_attempts == 0 else "thin_gpu_exposure" if gpu_node_days < MIN_GPU_NODE_DAYS else None
     if gpu:
-        codes |= dict.fromkeys(GPU_EXPOSURE_FIGURES, gpu)
-    if not node_source:  # the more basic reason, where a figure has both
-        codes |= dict.fromkeys(NODE_SOURCE_FIGURES, "no_node_source")
+        codes["gpu_exposure"] = gpu
     if paper_node_days < MIN_GPU_NODE_DAYS:
-        codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
-    if not node_source and gpu_infra_failures < LEMON_MIN_INFRA_FAILURES:
-        codes["lemon_nodes"] = "no_node_source_few_failures"
-    if not node_source:  # the simulator's node sources come together: its node events with its health logs
-        codes |= dict.fromkeys(NODE_EVENT_FIGURES, "no_node_event_source")
-    return {path: codes[path] for path in MEASURED_FIGURES if path in codes}
+        codes["paper_exposure"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
+    if not node_source:
+        codes["node_source"] = "no_node_source"
+        # the simulator's node sources come together: its node events with its health logs
+        codes["node_event_source"] = "no_node_event_source"
+        if gpu_infra_failures < LEMON_MIN_INFRA_FAILURES:
+            codes["node_source_or_failures"] = "no_node_source_few_failures"
+    return codes

@@ -13,11 +13,12 @@ from operator import attrgetter
 import numpy as np
 
 from simulator.attribution import attribute_failures, marked_manual_requeues, rule_match
+from simulator.crash_loops import crash_loop_truth
 from simulator.history import History
 from simulator.params import Clock, MonthWindow
 from simulator.records import HIGH_QOS_MIN_GPUS, NEVER, Attempt
 from simulator.repairs import repair_truth
-from simulator.rules import ETTR_MIN_RUN_HOURS, PAPER_MIN_GPUS, SIZE_BUCKETS, not_measurable
+from simulator.rules import ETTR_MIN_RUN_HOURS, PAPER_MIN_GPUS, SIZE_BUCKETS, failed_rules
 from simulator.training_truth import month_training_runs, whole_training_runs
 from simulator.workload import SIZE_CHOICES, TRAINING_MIN_GPUS
 
@@ -110,7 +111,7 @@ def month_truth(history: History, w: MonthWindow, columns: AttemptColumns, cpu: 
         "training_runs": runs,
         "preemptions": [_preemption_row(clock, x) for x in ctx.preemptions if w.start <= x["preempted_at"] < w.end],
         "time_to_failure": _time_to_failure(failures, false_positives),
-        "crash_loops": _crash_loops(history, w, columns),
+        "crash_loops": crash_loop_truth(history, w, columns),
         "scheduler": _scheduler_figures(history, columns, w.start, w.end, runs),
         **_coverage(history, w, columns, cpu, node_days, counted["all"] + extra["all"]),
     }
@@ -125,7 +126,7 @@ def _coverage(
     gpu_infra_failures: int,
 ) -> dict:
     """What the month's records cover: its GPU and CPU-only attempts, the span of its records, the
-    CPU nodes' faults, and which figures its inputs cannot support (simulator/rules.py)."""
+    CPU nodes' faults, and the rules of what a figure needs that its inputs fail (simulator/rules.py)."""
     p, clock = history.ctx.params, history.clock
     shown = columns.in_dump(w)
     gpu_attempts = int(shown.sum())
@@ -140,7 +141,7 @@ def _coverage(
             "first": clock.text(first) if first < NEVER else None,
             "last": clock.text(int(known.max())) if len(known) else None,
         },
-        "not_measurable": not_measurable(
+        "failed_rules": failed_rules(
             p.sources == "all",
             gpu_attempts,
             node_days["all"],
@@ -275,10 +276,6 @@ def _manual_requeues_near_critical(history: History, w: MonthWindow) -> list[dic
     return found
 
 
-INTERRUPTED = ("FAILED", "NODE_FAIL", "BOOT_FAIL", "REQUEUED", "PREEMPTED")
-CRASH_LOOP_MIN_INTERRUPTIONS = 3
-
-
 def _time_to_failure(failures: list[dict], false_positives: list[dict]) -> dict:
     """The month's infrastructure failures the rule counts (those injected that it attributes, and
     its false positives) by how long their attempt had run: within 10 minutes, an hour, later; over
@@ -301,33 +298,6 @@ def _time_to_failure(failures: list[dict], false_positives: list[dict]) -> dict:
     return {
         "all": strike_times([s for _, s in counted]),
         "by_cause": {c: strike_times([s for cause, s in counted if cause == c]) for c in causes},
-    }
-
-
-def _crash_loops(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
-    """The month's crash loops: each job whose attempts ended failed, requeued or preempted (as the
-    month's dump shows them ended) at least CRASH_LOOP_MIN_INTERRUPTIONS times in the month, with
-    those counts and the GPU-hours of those attempts inside the month."""
-    ended = columns.in_dump(w) & (columns.end >= w.start) & (columns.end < w.end) & (columns.end <= w.as_of)
-    runtime = columns.runtime_in(w)
-    jobs: dict[int, dict] = {}
-    for i in np.flatnonzero(ended).tolist():
-        a = history.ctx.attempts[i]
-        if a.state not in INTERRUPTED:
-            continue
-        counts = dict.fromkeys(("interruptions", "failures", "requeues", "preemptions"), 0)
-        job = jobs.setdefault(a.job_id_raw, {"job_id": a.job_id, "gpus": a.gpus, "gpu_hours": 0.0, **counts})
-        job["interruptions"] += 1
-        kind = {"REQUEUED": "requeues", "PREEMPTED": "preemptions"}.get(a.state, "failures")
-        job[kind] += 1
-        job["gpu_hours"] += float(runtime[i]) * a.gpus / 3600
-    loops = {job.pop("job_id"): job for job in jobs.values() if job["interruptions"] >= CRASH_LOOP_MIN_INTERRUPTIONS}
-    return {
-        "min_interruptions": CRASH_LOOP_MIN_INTERRUPTIONS,
-        "jobs": len(loops),
-        "interruptions": sum(j["interruptions"] for j in loops.values()),
-        "gpu_hours": sum(j["gpu_hours"] for j in loops.values()),
-        "by_job": loops,
     }
 
 

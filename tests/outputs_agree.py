@@ -27,9 +27,9 @@ from flows.delivery.deliver import webhook_text
 from flows.delivery.fingerprint import Figures
 from flows.delivery.subject import MonthSubject
 from flows.figures.document import MonthDocument, StudyDocument, figures_of
-from flows.figures.figure_types import PeriodFigures
 from flows.figures.formats import FORMATS, fmt_dec
 from flows.figures.measured import FIGURES, KEEP
+from flows.figures.period_figures import PeriodFigures
 from flows.figures.summary import HEADLINE_FIGURES, counts_line, headline_lines
 from flows.publish.archive import render_index, scan
 from flows.report.openmetrics import PREFIX, SERIES

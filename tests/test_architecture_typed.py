@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from test_architecture import REPO_ROOT, _template_trees
 
 from flows.figures.document import MonthDocument, StudyDocument
-from flows.figures.figure_types import PeriodFigures
+from flows.figures.period_figures import PeriodFigures
 from flows.report import render, study_report
 
 # a dict's methods (and the filter that calls them): on a figure object a template reads attributes

@@ -17,6 +17,7 @@ import pytest
 from flows.cli import main
 from flows.core.config_file import load_config
 from flows.core.months import Month
+from flows.figures.measured import codes_of
 from flows.figures.month_metrics import job_runs
 from simulator import SimParams, simulate
 
@@ -84,9 +85,9 @@ def test_the_simulated_site_is_a_first_months_shape(site, month: Month) -> None:
     assert truth["cpu_only_attempts"] > truth["gpu_attempts"] > 0
     assert any(r["crosses_month_start"] or r["crosses_month_end"] for r in truth["training_runs"])
     assert truth["r_f_per_1000_node_days"]["all"]["node_days"] >= 100
-    assert truth["not_measurable"]["fleet_fault_rate"] == "no_node_source"
+    assert codes_of(truth["failed_rules"])["fleet_fault_rate"] == "no_node_source"
     few = truth["r_f_per_1000_node_days"]["all"]["rule_failures"] < 10
-    assert ("lemon_nodes" in truth["not_measurable"]) == few == (site["r_f"] < 100)
+    assert ("lemon_nodes" in codes_of(truth["failed_rules"])) == few == (site["r_f"] < 100)
 
 
 @pytest.mark.parametrize("month", MONTHS, ids=str)
@@ -97,7 +98,7 @@ def test_not_measured_exactly_where_the_truth_says(site, month: Month) -> None:
     truth = site["truth"]["months"][str(month)]
     built = site["built"][str(month)]
     metrics = built["metrics"]
-    assert set(metrics["not_measured"]) == set(truth["not_measurable"])
+    assert set(metrics["not_measured"]) == set(codes_of(truth["failed_rules"]))
     fleet = metrics["fleet_fault_rate"]
     assert fleet["not_measured"] and fleet["value"] is None
     assert fleet["not_measured"] == metrics["not_measured"]["fleet_fault_rate"]

@@ -12,6 +12,7 @@ from ClusterShell.NodeSet import NodeSet
 from job_records import sacct_attempts
 
 from flows.core.months import Month
+from flows.figures.measured import codes_of
 from flows.figures.rates import poisson_interval
 from flows.ingest.sources.sacct import SacctReadStats
 from flows.ingest.sources.sacctmgr_events import read_sacctmgr_events
@@ -503,7 +504,7 @@ def _sacct_rows(path: Path) -> list[dict[str, str]]:
     return [dict(zip(header, line.split("|"), strict=True)) for line in lines[1:]]
 
 
-def _expected_not_measurable(month: dict) -> dict[str, str]:
+def _expected_failed_rules(month: dict) -> dict[str, str]:
     """The contract's rules, stated once more from the truth's own figures (docs/metrics.md)."""
     rates, node_source = month["r_f_per_1000_node_days"], month["parameters"]["sources"] == "all"
     gpu = None
@@ -511,22 +512,19 @@ def _expected_not_measurable(month: dict) -> dict[str, str]:
         gpu = "no_gpu_jobs"
     elif rates["all"]["node_days"] < 100:
         gpu = "thin_gpu_exposure"
-    codes = {}
+    rules = {}
     if month["gpu_attempts"] == 0:  # no GPU attempt, nothing a failure could have ended (none of these months
-        codes["totals.infra_failures"] = "no_gpu_jobs"  # has GPU attempts that all run on past its end)
+        rules["gpu_attempt_ended"] = "no_gpu_jobs"  # has GPU attempts that all run on past its end)
     if rates["paper"]["node_days"] < 100:
-        codes["node_failure_rate.paper"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
+        rules["paper_exposure"] = "no_gpu_jobs" if gpu == "no_gpu_jobs" else "thin_gpu_exposure"
     if gpu:
-        paths = ("node_failure_rate.all", "mttf_by_size", "projections", "failures_by_cause", "ettr_vs_expected")
-        for path in (*paths, "lost_goodput"):
-            codes[path] = gpu
-        codes["breakdowns"] = gpu
+        rules["gpu_exposure"] = gpu
     if not node_source:
-        codes["fleet_fault_rate"] = codes["failures_by_cause"] = "no_node_source"
+        rules["node_source"] = "no_node_source"
         if rates["all"]["rule_failures"] < 10:
-            codes["lemon_nodes"] = "no_node_source_few_failures"
-        codes["node_repairs"] = "no_node_event_source"  # the simulator's node events come with its health logs
-    return codes
+            rules["node_source_or_failures"] = "no_node_source_few_failures"
+        rules["node_event_source"] = "no_node_event_source"  # the simulator's node events come with its health logs
+    return rules
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -549,7 +547,7 @@ def test_a_mixed_cluster_runs_cpu_only_jobs_beside_the_gpu_ones(tmp_path, seed):
     # the GPU records, their faults' logs and the GPU truth are the GPU-only cluster's
     alone_rows = (tmp_path / "alone" / "sacct.psv").read_text().splitlines()[1:]
     assert ["|".join(r.values()) for r in gpu] == alone_rows
-    for key in ("r_f_per_1000_node_days", "size_buckets", "infra_failures", "training_runs", "not_measurable"):
+    for key in ("r_f_per_1000_node_days", "size_buckets", "infra_failures", "training_runs", "failed_rules"):
         assert mixed[key] == alone[key], key
     for name in ("xid.log", "nhc.log"):
         assert (tmp_path / "mixed" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
@@ -579,10 +577,10 @@ def test_a_site_with_only_job_records_has_only_sacct(tmp_path, seed):
             assert f["expected_cause"] == ("unattributed_node_failure" if f["state"] == "NODE_FAIL" else None)
         nodefail = sum(f["state"] == "NODE_FAIL" for f in full["infra_failures"])
         assert truth["r_f_per_1000_node_days"]["all"]["rule_failures"] == nodefail
-        assert truth["not_measurable"]["fleet_fault_rate"] == "no_node_source"
-        assert "fleet_fault_rate" not in full["not_measurable"]
-        assert truth["not_measurable"] == _expected_not_measurable(truth)
-        assert full["not_measurable"] == _expected_not_measurable(full)
+        assert codes_of(truth["failed_rules"])["fleet_fault_rate"] == "no_node_source"
+        assert "fleet_fault_rate" not in codes_of(full["failed_rules"])
+        assert truth["failed_rules"] == _expected_failed_rules(truth)
+        assert full["failed_rules"] == _expected_failed_rules(full)
 
 
 @pytest.mark.parametrize(
@@ -631,8 +629,8 @@ def test_a_month_with_a_handful_of_gpu_jobs_is_not_measurable_by_its_gpu_exposur
     assert truth["gpu_attempts"] <= 15 and truth["cpu_only_attempts"] > 100 * max(1, truth["gpu_attempts"])
     assert truth["r_f_per_1000_node_days"]["all"]["node_days"] < 1
     code = "no_gpu_jobs" if truth["gpu_attempts"] == 0 else "thin_gpu_exposure"
-    assert truth["not_measurable"]["mttf_by_size"] == truth["not_measurable"]["breakdowns"] == code
-    assert truth["not_measurable"] == _expected_not_measurable(truth)
+    assert codes_of(truth["failed_rules"])["mttf_by_size"] == codes_of(truth["failed_rules"])["breakdowns"] == code
+    assert truth["failed_rules"] == _expected_failed_rules(truth)
 
 
 def test_a_month_with_no_records_is_a_dump_of_other_months(tmp_path):
@@ -662,5 +660,5 @@ def test_a_month_with_no_records_is_a_dump_of_other_months(tmp_path):
 )
 def test_not_measurable_is_exactly_the_rules(tmp_path, params):
     truth = simulate(SimParams("r", MONTH, **params), tmp_path)
-    assert truth["not_measurable"] == _expected_not_measurable(truth)
+    assert truth["failed_rules"] == _expected_failed_rules(truth)
     assert truth["gpu_attempts"] == len([r for r in _sacct_rows(tmp_path / "sacct.psv") if r["Partition"] != "cpu"])

@@ -50,19 +50,15 @@ def test_its_size_buckets_are_the_seeds() -> None:
 
 
 def test_its_measurability_rules_are_the_pipelines() -> None:
-    """The truth's `not_measurable` (simulator/rules.py) and the pipeline's (flows/figures/measured.py)
-    use the same thresholds, cover the same figures and give the same reason codes."""
+    """The truth's rules of what a figure needs (simulator/rules.py `failed_rules`) and the
+    pipeline's (flows/figures/measured.py RULES) use the same thresholds and give the same reason
+    codes; which figure needs which rule is the registry's alone (flows/figures/registry.py)."""
     from flows.figures import measured
     from flows.ingest.sources.registry import NODE_SOURCES, given_input
 
     defaults = AnalysisConfig()
     assert rules.MIN_GPU_NODE_DAYS == defaults.min_gpu_node_days
     assert rules.LEMON_MIN_INFRA_FAILURES == defaults.lemon_min_infra_failures
-    assert rules.MEASURED_FIGURES == measured.FIGURES
-    needing = {rule: tuple(path for path, needs in measured.NEEDS.items() if rule in needs) for rule in measured.RULES}
-    assert rules.GPU_EXPOSURE_FIGURES == needing["gpu_exposure"]
-    assert rules.NODE_SOURCE_FIGURES == needing["node_source"]
-    assert rules.NODE_EVENT_FIGURES == needing["node_event_source"]
     # a jobs_only dump is the sacct source alone; the simulator's other files are node sources
     assert {"sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"} <= set(NODE_SOURCES)
     cases = [
@@ -83,6 +79,6 @@ def test_its_measurability_rules_are_the_pipelines() -> None:
         exposure = measured.Exposure(
             frozenset(given_input(k) for k in inputs), gpus, days, paper, failures, gpu_ended_attempts=ended
         )
-        assert rules.not_measurable(node, gpus, days, paper, failures, ended) == measured.unmeasured_codes(
+        assert rules.failed_rules(node, gpus, days, paper, failures, ended) == measured.failed_rules(
             exposure, defaults
         ), (node, gpus, days, paper, failures, ended)

@@ -213,6 +213,8 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         "lemon_nodes": lemon_nodes,
         "lost_goodput_by_size": lost,
         "node_repairs": node_repairs(nodes * 24 * 30.4 * len(months)),
+        "time_to_failure": time_to_failure(causes),
+        "crash_loops": crash_loops(name, account, scale),
         "not_measured": {},
         "breakdowns": {
             "top": 5,
@@ -234,6 +236,31 @@ def node_repairs(fleet_node_hours: float) -> dict:
         "unit": "hours", "failures": repairs, "all": repairs, "by_cause": [], "nodes_out_longest": [],
         "availability": {"value": 1 - 15.0 / fleet_node_hours, "out_node_hours": 15.0, "fleet_node_hours": fleet_node_hours},
     }  # fmt: skip
+
+
+def time_to_failure(causes: dict[str, int]) -> dict:
+    """Each cause's failures, a fifth of them within 10 minutes of their attempt's start, half within the hour."""
+
+    def strike_times(failures: int) -> dict:
+        early, hour = failures // 5, failures // 2
+        return {
+            "failures": failures, "within_10_minutes": early, "within_1_hour": hour, "later": failures - hour,
+            "share_within_10_minutes": early / failures, "share_within_1_hour": hour / failures, "median_hours": 1.5,
+        }  # fmt: skip
+
+    rows = [{"category": cause, **strike_times(n)} for cause, n in sorted(causes.items(), key=lambda c: -c[1])]
+    return {"all": strike_times(sum(causes.values())), "by_cause": rows}
+
+
+def crash_loops(name: str, account: str, scale: float) -> dict:
+    """One job of the cluster's account requeued again and again (more where it fails more)."""
+    requeues = int(10 * scale)
+    job = {
+        "loop_rank": 1, "job_id": "4242", "job_name": f"{name}-sweep", "account": account, "gpus": 16,
+        "interruptions": requeues + 3, "failures": 2, "requeues": requeues, "preemptions": 1, "gpu_hours": 40.0 * scale,
+    }  # fmt: skip
+    return {"min_interruptions": 3, "jobs": 1, "interruptions": job["interruptions"], "gpu_hours": job["gpu_hours"],
+            "worst": [job]}  # fmt: skip
 
 
 def make_study(names: tuple[str, str] = ("rsc1", "rsc2"), account: str = "ml-research") -> dict:

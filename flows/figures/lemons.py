@@ -38,8 +38,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.stats import nbinom, poisson
 
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
@@ -75,6 +73,8 @@ class FleetFit:
     def tail(self, k: int, scale: float = 1.0) -> float:
         """P(X >= k) for a node of the fleet, over `scale` times the fitted window: each node keeps
         its own rate, so the negative binomial's size stays and only its mean scales."""
+        from scipy.stats import nbinom, poisson  # where used: importing the figures stays light
+
         mean = self.mean * scale
         if k <= 0:
             return 1.0
@@ -118,6 +118,9 @@ def bulk_fit(counts: list[int]) -> FleetFit:
 def _truncated_fit(histogram: dict[int, int], cap: int, start: FleetFit) -> FleetFit:
     """The maximum-likelihood negative binomial (mean, dispersion) of counts known to be below `cap`
     (histogram: value -> nodes), from `start`; a dispersion of 1 is the Poisson limit."""
+    from scipy.optimize import minimize  # where used: importing the figures stays light
+    from scipy.stats import nbinom
+
     values = np.array(sorted(histogram))
     nodes = np.array([histogram[v] for v in values], dtype=float)
     below = np.arange(cap)

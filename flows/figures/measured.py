@@ -127,15 +127,25 @@ RULES: dict[str, Callable[[Exposure, AnalysisConfig], str | None]] = {
 }
 
 
-def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
-    """figure path -> reason code, for each figure the period's inputs cannot support: the first of
-    its rules (the most basic first) that the period fails."""
+def failed_rules(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
+    """rule -> reason code, for each rule of RULES the period's inputs fail."""
+    return {rule: code for rule, check in RULES.items() if (code := check(e, params))}
+
+
+def codes_of(failed: dict[str, str]) -> dict[str, str]:
+    """figure path -> reason code, for each figure a failed rule leaves unmeasured: the first of its
+    rules (the most basic first) that failed, in the registry's order."""
     codes = {}
     for path, rules in NEEDS.items():
-        code = next((code for rule in rules if (code := RULES[rule](e, params))), None)
+        code = next((failed[rule] for rule in rules if rule in failed), None)
         if code:
             codes[path] = code
     return codes
+
+
+def unmeasured_codes(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
+    """figure path -> reason code, for each figure the period's inputs cannot support."""
+    return codes_of(failed_rules(e, params))
 
 
 def _plural(n: int, word: str) -> str:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import binom, binomtest, chi2, t
 
 CONFIDENCE = 0.95
 
 
 def poisson_interval(count: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Exact two-sided interval for a Poisson mean given `count` events (Garwood, chi-square form)."""
+    from scipy.stats import chi2  # where used: importing the figures stays light
+
     alpha = 1 - confidence
     lower = 0.0 if count == 0 else chi2.ppf(alpha / 2, 2 * count) / 2
     upper = chi2.ppf(1 - alpha / 2, 2 * count + 2) / 2
@@ -55,6 +56,8 @@ def mean_interval(
 ) -> tuple[float | None, float | None]:
     """Student-t 95% interval of a mean from n values, not below 0 nor above `upper_bound` (a mean
     ETTR's is 1; none: no bound), none from one value."""
+    from scipy.stats import t  # where used: importing the figures stays light
+
     if n < 2 or stddev is None:
         return None, None
     if stddev == 0:
@@ -69,6 +72,8 @@ def lognormal_mean_interval(values: list[float], confidence: float = CONFIDENCE)
     and s² the logs' mean and variance (Olsson 2005). Both ends are positive, where Student's t
     about the mean of a few long-tailed values reaches below zero. None from fewer than two values
     or from a value that is not positive (its log is undefined)."""
+    from scipy.stats import t  # where used: importing the figures stays light
+
     n = len(values)
     if n < 2 or min(values) <= 0:
         return None, None
@@ -83,6 +88,8 @@ def median_interval(values: list[float], confidence: float = CONFIDENCE) -> tupl
     """The exact, distribution-free interval of a median from its sample `values` sorted smallest
     first: [x(j), x(n-j+1)] for the largest j whose binomial tail P(Bin(n, 1/2) < j) is at most
     (1 - confidence) / 2; none below 6 values, which no such interval covers at 95%."""
+    from scipy.stats import binom  # where used: importing the figures stays light
+
     n, alpha = len(values), 1 - confidence
     j = int(binom.ppf(alpha / 2, n, 0.5)) if n else 0
     while j >= 1 and binom.cdf(j - 1, n, 0.5) > alpha / 2:
@@ -96,6 +103,8 @@ def rate_change(failures: int, node_days: float, previous_failures: int, previou
     """This month's failure rate against the previous month's, with an exact test of equal rates:
     given both counts, this month's is binomial with p = its share of the exposure. `significant`
     when the two-sided p-value is below 1 - CONFIDENCE (a Poisson test, not a fixed percentage)."""
+    from scipy.stats import binomtest  # where used: importing the figures stays light
+
     current = failure_rate(failures, node_days)["value"]
     before = failure_rate(previous_failures, previous_node_days)["value"]
     if not node_days or not previous_node_days or failures + previous_failures == 0:
@@ -115,6 +124,8 @@ def rate_ratio(failures_a: int, exposure_a: float, failures_b: int, exposure_b: 
     both counts, a's is binomial with p = a's share of the exposure at equal rates (the
     conditional test; the interval maps Clopper-Pearson's interval of p onto the ratio). A count
     that was not measured (None) has no ratio."""
+    from scipy.stats import binomtest  # where used: importing the figures stays light
+
     if failures_a is None or failures_b is None or exposure_a is None or exposure_b is None:
         return {"ratio": None, "lower": None, "upper": None, "p_value": None}
     rate_a = failures_a / exposure_a if exposure_a > 0 else None

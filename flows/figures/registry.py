@@ -11,7 +11,7 @@ declaration, one line here, its mart, its partial, its documentation and its sim
 
 from __future__ import annotations
 
-from flows.figures import crash_loops, failure_times
+from flows.figures import crash_loops, failure_times, repair
 from flows.figures.figure import Figure, Reading, Series
 from flows.figures.figure_types import (
     Breakdowns,
@@ -22,7 +22,6 @@ from flows.figures.figure_types import (
     LostGoodput,
     MttfBucket,
     NodeFailureRate,
-    NodeRepairs,
     Projection,
     Totals,
 )
@@ -43,7 +42,6 @@ from flows.figures.period import (
     lost_goodput,
     mttf_by_size,
 )
-from flows.figures.repair import node_repairs
 from flows.figures.samples import (
     DEFINITIONS,
     ettr_samples,
@@ -51,7 +49,6 @@ from flows.figures.samples import (
     lemon_count_samples,
     mttf_samples,
     rate_samples,
-    repairs_samples,
 )
 
 FIGURES: tuple[Figure, ...] = (
@@ -324,39 +321,7 @@ FIGURES: tuple[Figure, ...] = (
         ),
         panel="Lemon-node candidates",
     ),
-    Figure(
-        "node_repairs",
-        "node repairs",
-        NodeRepairs,
-        lambda r: node_repairs(r.con, r.period.period_id),
-        "node repair time and availability over the GPU nodes",
-        marts=(
-            "fct_period_node_repairs",
-            "fct_period_node_out_time",
-        ),
-        needs=("node_event_source",),
-        keep=("unit",),
-        section="repair",
-        text=True,
-        series=(
-            Series(
-                "node_repair_seconds",
-                "Time to repair a node (DOWN/DRAIN to back) of the outages begun in the month; outages: "
-                "failures or all",
-                ("statistic", "outages"),
-                repairs_samples,
-                ("node_repairs",),
-            ),
-            Series(
-                "node_availability_ratio",
-                "Share of the GPU nodes' time in the month that they were not DOWN or drained",
-                (),
-                lambda m: [((), m["node_repairs"]["availability"]["value"])] if "node_repairs" in m else [],
-                ("node_repairs",),
-            ),
-        ),
-        panel="Node repair time",
-    ),
+    repair.FIGURE,
     failure_times.FIGURE,
     crash_loops.FIGURE,
 )

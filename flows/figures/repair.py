@@ -6,7 +6,10 @@ intervals (flows/figures/rates.py)."""
 
 from __future__ import annotations
 
+from flows.figures.figure import Figure, Series
+from flows.figures.figure_types import NodeRepairs
 from flows.figures.rates import lognormal_mean_interval, median_interval
+from flows.figures.samples import repairs_samples
 from flows.warehouse.engines import MartReader
 
 NODES_OUT_LONGEST = 5  # the nodes out longest that a report lists
@@ -81,3 +84,37 @@ def node_repairs(con: MartReader, period_id: str) -> dict:
             [period_id],
         ),
     }
+
+
+FIGURE = Figure(
+    "node_repairs",
+    "node repairs",
+    NodeRepairs,
+    lambda reading: node_repairs(reading.con, reading.period.period_id),
+    "node repair time and availability over the GPU nodes",
+    marts=(
+        "fct_period_node_repairs",
+        "fct_period_node_out_time",
+    ),
+    needs=("node_event_source",),
+    keep=("unit",),
+    section="repair",
+    text=True,
+    series=(
+        Series(
+            "node_repair_seconds",
+            "Time to repair a node (DOWN/DRAIN to back) of the outages begun in the month; outages: failures or all",
+            ("statistic", "outages"),
+            repairs_samples,
+            ("node_repairs",),
+        ),
+        Series(
+            "node_availability_ratio",
+            "Share of the GPU nodes' time in the month that they were not DOWN or drained",
+            (),
+            lambda m: [((), m["node_repairs"]["availability"]["value"])] if "node_repairs" in m else [],
+            ("node_repairs",),
+        ),
+    ),
+    panel="Node repair time",
+)
