@@ -140,8 +140,8 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
 # the month's charts, in the order the report shows them
 MONTH_CHARTS = (
     job_mix_chart,
-    mttf_chart,
     trend_chart,
+    mttf_chart,
     causes_chart,
     expected_ettr_chart,
     lemon_signals_chart,

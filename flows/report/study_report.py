@@ -29,14 +29,14 @@ from flows.report.repair_charts import repair_chart
 STUDY_CHARTS = (
     rate_ratio_chart,
     job_mix_by_size_chart,
-    causes_chart,
     trend_chart,
     causes_by_month_chart,
     mttf_chart,
+    causes_chart,
     measured_ettr_chart,
     expected_ettr_grid_chart,
-    lemon_signal_comparison_chart,
     lost_goodput_chart,
+    lemon_signal_comparison_chart,
     repair_chart,
 )
 
