@@ -75,6 +75,20 @@ def test_the_pages_show_the_registrys_sections() -> None:
         assert "include" in text and ("sections" in text), page
 
 
+def test_each_figures_section_shows_its_declared_charts() -> None:
+    """A figure's partial shows exactly the charts its declaration names, and no other partial does."""
+    shown = {
+        path.name.removesuffix(".html.j2"): set(re.findall(r"charts\.([a-z_]+)", path.read_text()))
+        for path in (TEMPLATES_DIR / "partials").glob("*.html.j2")
+    }
+    for figure in FIGURES:
+        if figure.section:
+            assert shown[figure.section] == set(figure.charts), figure.key
+    declared = {chart for figure in FIGURES for chart in figure.charts}
+    others = {name: charts & declared for name, charts in shown.items() if name not in page_sections()}
+    assert {name: charts for name, charts in others.items() if charts} == {}
+
+
 def test_each_figure_names_marts_that_exist() -> None:
     models = {p.stem for p in (DBT_PROJECT_DIR / "models" / "marts").rglob("*.sql")}
     ymls = {p.stem for p in (DBT_PROJECT_DIR / "models" / "marts").rglob("*.yml")}

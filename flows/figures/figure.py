@@ -62,7 +62,7 @@ class Figure:
     first (the first that fails names why); `parts`: the same for parts of it measured apart
     (`node_failure_rate.paper`); `keep`: the keys of a dict figure kept as they are when it is not
     measured (its parameters and words). `section`: its partial, templates/partials/<section>.html.j2
-    (and .txt.j2 where `text` is set); `panel`: the title of its Grafana panel
+    (and .txt.j2 where `text` is set), showing its `charts`; `panel`: the title of its Grafana panel
     (flows/publish/grafana-dashboard.json)."""
 
     key: str
@@ -76,6 +76,7 @@ class Figure:
     keep: tuple[str, ...] = ()
     section: str | None = None
     text: bool = False
+    charts: tuple[str, ...] = ()  # the charts its section shows (flows/report/*_charts.py draws them)
     series: tuple[Series, ...] = ()
     panel: str | None = None
     since: int = 3  # the metrics.json schema version that first wrote it

@@ -144,6 +144,7 @@ FIGURES: tuple[Figure, ...] = (
         marts=(MTTF_BY_SIZE.table,),
         needs=("gpu_exposure",),
         section="mttf",
+        charts=("mttf",),
         series=(
             Series(
                 "mttf_seconds",
@@ -198,6 +199,7 @@ FIGURES: tuple[Figure, ...] = (
         marts=(FAILURES_BY_CAUSE.table,),
         needs=("node_source", "gpu_exposure"),
         section="causes",
+        charts=("causes",),
         series=(
             Series(
                 "cause_failures",
@@ -220,6 +222,10 @@ FIGURES: tuple[Figure, ...] = (
         needs=("gpu_exposure",),
         keep=("r_f_definition", "ckpt_minutes", "min_run_hours"),
         section="ettr",
+        charts=(
+            "ettr",
+            "expected_ettr",
+        ),
         series=(
             Series(
                 "ettr_ratio",
@@ -255,6 +261,7 @@ FIGURES: tuple[Figure, ...] = (
         needs=("gpu_exposure",),
         keep=("estimator",),
         section="lost_goodput",
+        charts=("lost_goodput",),
         series=(
             Series(
                 "lost_gpu_seconds",
@@ -303,6 +310,7 @@ FIGURES: tuple[Figure, ...] = (
         needs=("node_source_or_failures",),
         keep=("window_start", "window_end", "window_days"),
         section="lemons",
+        charts=("lemon_signals",),
         series=(
             Series(
                 "lemon_candidates",

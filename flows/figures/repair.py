@@ -99,6 +99,7 @@ FIGURE = Figure(
     needs=("node_event_source",),
     keep=("unit",),
     section="repair",
+    charts=("repair",),
     text=True,
     series=(
         Series(
