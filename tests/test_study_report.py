@@ -78,7 +78,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
             "node_fail": causes[cause],
             "failed": 0,
             "requeued": 0,
-            **{f"rate_{k}": v for k, v in failure_rate(causes[cause], total_days).items()},
+            **{f"per_1000_node_days_{k}": failure_rate(causes[cause], total_days)[k] for k in ("lower", "upper")},
         }
         for cause, domain in sorted(CAUSES, key=lambda c: (-causes[c[0]], c[0]))
     ]

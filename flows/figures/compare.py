@@ -69,7 +69,7 @@ def causes_month_over_month(con: MartReader, month: Month, causes: list[dict]) -
         {
             **cause,
             "month_over_month": rate_change(
-                cause["failures"], cause["rate_node_days"], before.get(cause["category"], 0), previous_node_days or 0.0
+                cause["failures"], cause["node_days"], before.get(cause["category"], 0), previous_node_days or 0.0
             ),
         }
         for cause in causes

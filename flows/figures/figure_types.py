@@ -118,8 +118,9 @@ class CauseInWindow(Rate):
 
 
 class CauseFigure(Strict):
-    """A cause's failures with its rate over all GPU node-days (`rate_*`); a month's also against
-    last month and against its longest trailing window (flows/figures/compare.py causes_compared)."""
+    """A cause's failures with their rate over all GPU node-days (`per_1000_node_days`, its exact
+    interval); a month's also against last month and against its longest trailing window
+    (flows/figures/compare.py causes_compared)."""
 
     category: str
     failure_domain: str
@@ -129,13 +130,9 @@ class CauseFigure(Strict):
     failed: Count
     requeued: Count
     per_1000_node_days: Real | None
+    per_1000_node_days_lower: Real | None
+    per_1000_node_days_upper: Real | None
     per_million_gpu_hours: Real | None
-    rate_value: Real | None
-    rate_lower: Real | None
-    rate_upper: Real | None
-    rate_failures: Count | None
-    rate_node_days: Real | None
-    rate_unit: str
     month_over_month: Change | None = Field(None, description="a month's only")
     month_over_month_test: FlagTest | None = Field(None, description="a month's only: month_over_month, flagged")
     trailing: CauseInWindow | None = Field(None, description="a month's only: over its longest trailing window")

@@ -4,8 +4,9 @@ two documents named or placed a figure differently, one name and one place now h
 
 A path is dotted keys; a list's items share the list's path (a move under a list is made in every
 item of it), and `*` stands for any key at its level (a study's cluster names). `moved` reads a
-document of an earlier schema version in the version-3 shape: tests/test_moved_keys.py compares the
-version-2 goldens through it number by number, and flows/delivery/fingerprint.py compares a month
+document of an earlier schema version in the current shape (version 4 said a cause's rate once:
+docs/metrics.md "What version 4 added"): tests/test_moved_keys.py compares the version-2 and
+version-3 goldens through it number by number, and flows/delivery/fingerprint.py compares a month
 sent before the keys moved by its figures, not by their names.
 """
 
@@ -122,6 +123,17 @@ ADDED_KEYS = MONTH_ADDED_KEYS | STUDY_ADDED_KEYS
 ADDED_IN_4: frozenset[str] = frozenset(
     path for figure in FIGURES if figure.since == 4 for path in (figure.key, f"clusters.*.{figure.key}")
 )
+# a cause's rows (failures_by_cause, a month's and a study's clusters') and a study's side-by-side
+# cells in version 3 -> 4: its rate's interval renamed, and the rate it said a second time dropped
+# (dropped key -> the key of the row holding the same number, where a cell lacks it its new name;
+# None: a word, the unit in the name)
+CAUSE_RATE_MOVED_IN_4 = {"rate_lower": "per_1000_node_days_lower", "rate_upper": "per_1000_node_days_upper"}
+CAUSE_RATE_DROPPED_IN_4: dict[str, str | None] = {
+    "rate_value": "per_1000_node_days",
+    "rate_failures": "failures",
+    "rate_node_days": "node_days",
+    "rate_unit": None,
+}
 
 
 def matches(path: tuple[str, ...], pattern: str) -> bool:
@@ -134,25 +146,56 @@ MOVED_IN = 3  # the schema version the keys moved in: a document of an earlier v
 
 
 def moved(document: dict) -> dict:
-    """`document` (a month's or a study's metrics.json) in the version-3 shape when it is of a
-    schema version before MOVED_IN (a copy): the DROPPED_KEYS left out, each MOVED_KEYS value at its
-    new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up); else `document` itself."""
+    """`document` (a month's or a study's metrics.json) in the current shape when it is of an
+    earlier schema version (a copy): before version 3 the DROPPED_KEYS left out, each MOVED_KEYS
+    value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up); before version 4
+    each cause's rate said once (CAUSE_RATE_MOVED_IN_4, CAUSE_RATE_DROPPED_IN_4); else `document` itself."""
     version = document.get("schema_version")
-    if not isinstance(version, int) or version >= MOVED_IN:
+    if not isinstance(version, int) or version >= 4:
         return document
     result = copy.deepcopy(document)
-    for dropped in DROPPED_KEYS:
-        for path, _ in list(_found(result, (), dropped.split("."))):
-            _pop(result, path)
-    for old, new in MOVED_KEYS.items():
-        for path, value in list(_found(result, (), old.split("."))):
-            _pop(result, path)
-            target = [path[i] if part == "*" else part for i, part in enumerate(new.split("."))]
-            _put(result, target, value)
-    for pattern, (column, value) in DROPPED_ROWS.items():
-        for path, rows in list(_found(result, (), pattern.split("."))):
-            _put(result, list(path), [row for row in rows if row.get(column) != value])
+    if version < MOVED_IN:
+        for dropped in DROPPED_KEYS:
+            _drop(result, dropped)
+        _move(result, MOVED_KEYS)
+        for pattern, (column, value) in DROPPED_ROWS.items():
+            for path, rows in list(_found(result, (), pattern.split("."))):
+                _put(result, list(path), [row for row in rows if row.get(column) != value])
+    for row in cause_rows(result):
+        for old, new in CAUSE_RATE_MOVED_IN_4.items():
+            if old in row:
+                row[new] = row.pop(old)
+        for dropped, kept in CAUSE_RATE_DROPPED_IN_4.items():
+            if dropped not in row:
+                continue
+            value = row.pop(dropped)
+            if kept and kept not in row:  # a side-by-side cell held the rate only once, as rate_value
+                row[kept] = value
     return result
+
+
+def cause_rows(document: dict) -> list[dict]:
+    """Every row or cell with a cause's rate: a month's failures_by_cause, a study's clusters' and
+    the cells of its side-by-side table (a cluster's null cell has none)."""
+    rows = list(document.get("failures_by_cause") or [])
+    for figures in (document.get("clusters") or {}).values():
+        rows += figures.get("failures_by_cause") or []
+    for row in (document.get("side_by_side") or {}).get("failures_by_cause") or []:
+        rows += [cell for cell in row["clusters"].values() if cell]
+    return rows
+
+
+def _drop(document: dict, pattern: str) -> None:
+    for path, _ in list(_found(document, (), pattern.split("."))):
+        _pop(document, path)
+
+
+def _move(document: dict, moves: dict[str, str]) -> None:
+    for old, new in moves.items():
+        for path, value in list(_found(document, (), old.split("."))):
+            _pop(document, path)
+            target = [path[i] if part == "*" else part for i, part in enumerate(new.split("."))]
+            _put(document, target, value)
 
 
 def _found(node, path: tuple[str, ...], parts: list[str]):

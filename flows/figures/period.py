@@ -176,15 +176,14 @@ def mttf_by_size(buckets: list[dict], r_f: dict, gpus_per_node: int) -> list[dic
 
 
 def failures_by_cause(con: MartReader, period: Period) -> list[dict]:
-    """Each cause (`category`) with its failures and its rate with its interval, most failures first."""
-    return [
-        {
-            "category": row.pop("cause_category"),
-            **row,
-            **{f"rate_{k}": v for k, v in failure_rate(row["failures"], row["node_days"]).items()},
-        }
-        for row in period.rows(con, FAILURES_BY_CAUSE, order="failures desc, cause_category")
-    ]
+    """Each cause (`category`) with its failures and their rate per 1000 node-days (the mart's) with
+    its interval, most failures first."""
+    causes = []
+    for row in period.rows(con, FAILURES_BY_CAUSE, order="failures desc, cause_category"):
+        rate = failure_rate(row["failures"], row["node_days"])
+        bounds = {"per_1000_node_days_lower": rate["lower"], "per_1000_node_days_upper": rate["upper"]}
+        causes.append({"category": row.pop("cause_category"), **row, **bounds})
+    return causes
 
 
 def ettr_vs_expected(con: MartReader, period: Period, r_f: dict, params: AnalysisConfig) -> dict:

@@ -101,7 +101,12 @@ def cause_order(clusters: dict[str, dict]) -> list[str]:
 
 MTTF_CELL = ("mttf_hours", "mttf_lower_hours", "mttf_upper_hours")  # a cluster's MTTF at a size, side by side
 LOST_CELL = ("lost_gpu_hours", "second_order_gpu_hours", "second_order_preemptions")  # its lost goodput there
-CAUSE_CELL = ("failures", "rate_value", "rate_lower", "rate_upper")  # its failures of a cause and their rate
+CAUSE_CELL = (
+    "failures",
+    "per_1000_node_days",
+    "per_1000_node_days_lower",
+    "per_1000_node_days_upper",
+)  # its failures of a cause and their rate
 # its highest-priority runs of a size against E[ETTR]
 ETTR_CELL = ("runs", "mean_ettr", "mean_lower", "mean_upper", "expected_ettr", "model_applies")
 

@@ -41,9 +41,9 @@ class CauseCell(Strict):
     """A cluster's failures of a cause and their rate with its interval, side by side with the others'."""
 
     failures: Count
-    rate_value: Real | None
-    rate_lower: Real | None
-    rate_upper: Real | None
+    per_1000_node_days: Real | None
+    per_1000_node_days_lower: Real | None
+    per_1000_node_days_upper: Real | None
 
 
 class CauseSideBySide(Strict):

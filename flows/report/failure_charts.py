@@ -249,13 +249,13 @@ def causes_chart(period: Period) -> Chart | None:
         rows = series.figures["failures_by_cause"]
         top = [len(causes) - 1 - causes.index(r["category"]) for r in rows]
         ys = [y + 0.4 - width * (i + 0.5) for y in top] if side_by_side else top
-        values = [r["rate_value"] or 0 for r in rows]
+        values = [r["per_1000_node_days"] or 0 for r in rows]
         ax.barh(
             ys,
             values,
             xerr=[
-                [v - (r["rate_lower"] or 0) for v, r in zip(values, rows, strict=True)],
-                [(r["rate_upper"] or 0) - v for v, r in zip(values, rows, strict=True)],
+                [v - (r["per_1000_node_days_lower"] or 0) for v, r in zip(values, rows, strict=True)],
+                [(r["per_1000_node_days_upper"] or 0) - v for v, r in zip(values, rows, strict=True)],
             ],
             color=series.colour,
             height=width * 0.9 if side_by_side else 0.6,
@@ -293,7 +293,7 @@ def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:
     if not side_by_side:
         causes = drawn[0].figures["failures_by_cause"]
         alt = f"Bar chart of {span}'s failure rate by cause: " + "; ".join(
-            f"{label(c['category'])} {fmt_dec(c['rate_value'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
+            f"{label(c['category'])} {fmt_dec(c['per_1000_node_days'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
             for c in causes[:6]
         )
         return alt + (f"; and {len(causes) - 6} more." if len(causes) > 6 else ".")
@@ -302,7 +302,7 @@ def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:
         + "; ".join(
             f"{s.name}: "
             + ", ".join(
-                f"{label(c['category'])} {fmt_dec(c['rate_value'])}" for c in s.figures["failures_by_cause"][:4]
+                f"{label(c['category'])} {fmt_dec(c['per_1000_node_days'])}" for c in s.figures["failures_by_cause"][:4]
             )
             + (
                 f" and {len(s.figures['failures_by_cause']) - 4} more"
