@@ -162,12 +162,21 @@ def fleet_fault_rate(con: MartReader, period: Period) -> dict:
     return fleet_rate(row["fleet_faults"], row["fleet_node_days"], row["fleet_nodes"])
 
 
+OPEN_ENDED = 2**31 - 1  # the top size bucket's max_gpus (seed job_size_buckets): no upper end
+
+
+def bucket_gpus(bucket: dict) -> int:
+    """A size bucket's representative size: its largest (its smallest for the open-ended top bucket),
+    where the model's MTTF is computed and the charts place it."""
+    return bucket["max_gpus"] if bucket["max_gpus"] < OPEN_ENDED else bucket["min_gpus"]
+
+
 def mttf_by_size(buckets: list[dict], r_f: dict, gpus_per_node: int) -> list[dict]:
     """Observed MTTF per size bucket (the period's rows of MTTF_BY_SIZE) with its interval, beside the
     model's MTTF at the bucket's largest size (its smallest for the open-ended top bucket) under each r_f."""
     result = []
     for bucket in buckets:
-        representative = bucket["max_gpus"] if bucket["max_gpus"] < 2**31 - 1 else bucket["min_gpus"]
+        representative = bucket_gpus(bucket)
         model = {k: model_mttf_hours(max(representative, 1), v["value"], gpus_per_node) for k, v in r_f.items()}
         result.append(
             {**bucket, **mttf_interval(bucket["runtime_hours"], bucket["infra_failures"]), "model_mttf_hours": model}

@@ -122,11 +122,6 @@ def _png(fig: Figure) -> bytes:
     return out.getvalue()
 
 
-def bucket_gpus(bucket: dict) -> int:
-    """Where a size bucket sits on the GPU axis: its upper end (its lower end when open)."""
-    return bucket["max_gpus"] if bucket["max_gpus"] < 2**31 - 1 else bucket["min_gpus"]
-
-
 def gpu_tick(value: float, _pos=None) -> str:
     n = int(round(value))
     return f"{n // 1024}k" if n >= 1024 else str(n)

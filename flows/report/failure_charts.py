@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from flows.figures.formats import fmt_dec, fmt_duration, fmt_num, label
+from flows.figures.period import bucket_gpus
 from flows.report.charts import (
     BLUE,
     GREEN,
@@ -21,7 +22,6 @@ from flows.report.charts import (
     Marks,
     Period,
     Series,
-    bucket_gpus,
     finish_chart,
     gpu_tick,
     legend,
