@@ -5,22 +5,18 @@ period without one says 0 (measured), one without GPU exposure says why it is no
 
 import duckdb
 import pytest
-from lemon_history import NO_TESTS
+from simulated_build import simulated_build
 
 from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config
 from flows.core.months import Month
-from flows.demo import write_demo_config
 from flows.figures.crash_loops import crash_loops
 from flows.figures.figure import Reading
 from flows.figures.measured import Exposure, unmeasured_codes
 from flows.figures.period import Period
-from flows.ingest.land import land_month
-from flows.warehouse.build import dbt_command
-from simulator import SimParams, simulate
+from simulator import SimParams
 
 FIRST, LAST = Month.parse("2026-09"), Month.parse("2026-10")
-MODELS = ("--select", "+fct_period_crash_loops")
+MODELS = ("+fct_period_crash_loops",)
 EVERY_JOB = AnalysisConfig(breakdown_top=1000)  # every loop among the worst, to compare each job
 
 
@@ -36,13 +32,7 @@ def test_crash_loops_recover_the_injected_loops(tmp_path, fresh_warehouse, seed)
     first; the three-month window of the second counts a loop across the month end once."""
     cluster = f"loop{seed}"
     params = SimParams(cluster, FIRST, last_month=LAST, nodes=24, seed=seed, crash_loop_share=0.01)
-    truth = simulate(params, tmp_path / "sim" / cluster)["months"]
-    config_path = write_demo_config(tmp_path, cluster, tmp_path / "reports")
-    fresh_warehouse(config_path)
-    config = load_config(config_path)
-    landed = {month: land_month(config, month) for month in (FIRST, LAST)}
-    built = dbt_command(config, landed, "build", *MODELS, *NO_TESTS)
-    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    truth, config = simulated_build(tmp_path, fresh_warehouse, params, MODELS)
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
         months = {month: figure_of(con, Period.of_month(month)) for month in (FIRST, LAST)}
         top3 = figure_of(con, Period.of_month(LAST), AnalysisConfig(breakdown_top=3))

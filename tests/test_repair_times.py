@@ -4,20 +4,19 @@ as node events, over several seeds; a period without a node-event source does no
 
 import duckdb
 import pytest
-from lemon_history import NO_TESTS
+from simulated_build import simulated_build
 
 from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config
 from flows.core.months import Month
-from flows.demo import write_demo_config
 from flows.figures.measured import Exposure, not_measured, unmeasured_codes
 from flows.figures.repair import node_repairs
-from flows.ingest.land import land_month
-from flows.warehouse.build import dbt_command
-from simulator import SimParams, simulate
+from simulator import SimParams
 
 FIRST, LAST = Month.parse("2026-09"), Month.parse("2026-10")
-MODELS = ("--select", "+fct_period_node_repairs", "+fct_period_node_out_time")
+MODELS = (
+    "+fct_period_node_repairs",
+    "+fct_period_node_out_time",
+)
 
 
 def _summary_matches(figure: dict, truth: dict) -> None:
@@ -37,13 +36,7 @@ def test_repair_times_and_availability_recover_the_injected_outages(tmp_path, fr
     second month counts both months."""
     cluster = f"rep{seed}"
     params = SimParams(cluster, FIRST, last_month=LAST, nodes=24, seed=seed, r_f=15.0)
-    truth = simulate(params, tmp_path / "sim" / cluster)["months"]
-    config_path = write_demo_config(tmp_path, cluster, tmp_path / "reports")
-    fresh_warehouse(config_path)
-    config = load_config(config_path)
-    landed = {month: land_month(config, month) for month in (FIRST, LAST)}
-    built = dbt_command(config, landed, "build", *MODELS, *NO_TESTS)  # both months in one build
-    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    truth, config = simulated_build(tmp_path, fresh_warehouse, params, MODELS)
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
         months = {month: node_repairs(con, f"month:{month}") for month in (FIRST, LAST)}
         window = node_repairs(con, f"trailing:3:{LAST}")

@@ -5,22 +5,21 @@ failures are those of failures by cause; without a node source it is not measure
 
 import duckdb
 import pytest
-from lemon_history import NO_TESTS
+from simulated_build import simulated_build
 
 from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config
 from flows.core.months import Month
-from flows.demo import write_demo_config
 from flows.figures.failure_times import time_to_failure
 from flows.figures.figure import Reading
 from flows.figures.measured import Exposure, unmeasured_codes
 from flows.figures.period import Period, failures_by_cause
-from flows.ingest.land import land_month
-from flows.warehouse.build import dbt_command
-from simulator import SimParams, simulate
+from simulator import SimParams
 
 FIRST, LAST = Month.parse("2026-09"), Month.parse("2026-10")
-MODELS = ("--select", "+fct_period_time_to_failure", "+fct_period_failures_by_cause")
+MODELS = (
+    "+fct_period_time_to_failure",
+    "+fct_period_failures_by_cause",
+)
 
 
 def _matches(figure: dict, truth: dict) -> None:
@@ -40,13 +39,7 @@ def test_the_time_to_failure_recovers_the_injected_faults(tmp_path, fresh_wareho
     of the second counts both, and the figure's failures are failures by cause's."""
     cluster = f"ttf{seed}"
     params = SimParams(cluster, FIRST, last_month=LAST, nodes=32, seed=seed, r_f=20.0)
-    truth = simulate(params, tmp_path / "sim" / cluster)["months"]
-    config_path = write_demo_config(tmp_path, cluster, tmp_path / "reports")
-    fresh_warehouse(config_path)
-    config = load_config(config_path)
-    landed = {month: land_month(config, month) for month in (FIRST, LAST)}
-    built = dbt_command(config, landed, "build", *MODELS, *NO_TESTS)
-    assert built.success, [r.message for r in built.result.results if str(r.status) not in ("success", "pass")]
+    truth, config = simulated_build(tmp_path, fresh_warehouse, params, MODELS)
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
         for month in (FIRST, LAST):
             period = Period.of_month(month)
