@@ -62,7 +62,13 @@ def test_crash_loops_recover_the_injected_loops(tmp_path, fresh_warehouse, seed)
     assert len(top3["worst"]) == 3 and top3["jobs"] == months[LAST]["jobs"]
 
 
-def test_a_period_without_gpu_exposure_does_not_measure_crash_loops():
-    """No GPU job ran: no loop could have been seen, so the figure is not measured (not 0)."""
+def test_crash_loops_need_a_gpu_attempt_that_ended_not_a_rates_exposure():
+    """No GPU job ran, or none ended: no loop could have been seen, so the figure is not measured
+    (not 0); two GPU jobs that ended on 0.9 node-days (too few for a rate) show whether they looped."""
+    params = AnalysisConfig()
     none_ran = Exposure(frozenset({"sacct_psv"}), 0, 0.0, 0.0, 0, gpu_ended_attempts=0)
-    assert unmeasured_codes(none_ran, AnalysisConfig())["crash_loops"] == "no_gpu_jobs"
+    none_ended = Exposure(frozenset({"sacct_psv"}), 3, 2.0, 0.0, 0, gpu_ended_attempts=0)
+    two_ended = Exposure(frozenset({"sacct_psv"}), 2, 0.9, 0.0, 0, gpu_ended_attempts=2)
+    assert unmeasured_codes(none_ran, params)["crash_loops"] == "no_gpu_jobs"
+    assert unmeasured_codes(none_ended, params)["crash_loops"] == "no_gpu_attempt_ended"
+    assert "crash_loops" not in unmeasured_codes(two_ended, params)

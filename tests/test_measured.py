@@ -48,6 +48,8 @@ JOBS_ONLY = {"sacct_psv"}
 ALL_INPUTS = {"sacct_psv", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"}
 # the figures that need GPU exposure (flows/figures/registry.py declares what each needs)
 GPU_EXPOSURE_FIGURES = tuple(path for path, rules in NEEDS.items() if "gpu_exposure" in rules)
+# ... and those that need a GPU attempt that ended (the count of failures, the crash loops)
+ENDED_FIGURES = tuple(path for path, rules in NEEDS.items() if "gpu_attempt_ended" in rules)
 PARAMS = AnalysisConfig()
 NO_NODE_SOURCE = "no node-event or health source was configured"
 THIN = "2 GPU jobs on 10.2 GPU node-days this month: too little to measure a failure rate (100 needed"
@@ -163,7 +165,7 @@ def rates(all_days: float, paper_days: float = 0.0, failures: int = 0) -> dict:
             ALL_INPUTS,
             {"gpu_attempts": 0},
             rates(0.0),
-            dict.fromkeys(("totals.infra_failures", "node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "no_gpu_jobs"),
+            dict.fromkeys((*ENDED_FIGURES, "node_failure_rate.paper", *GPU_EXPOSURE_FIGURES), "no_gpu_jobs"),
         ),
         # the marts before gpu_attempts: zero node-days is no GPU job
         (
@@ -452,7 +454,9 @@ def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path_factory):
     prom = (report_dir / "metrics.prom").read_text()
 
     node_days = metrics["not_measured"]["node_failure_rate.all"]
-    assert set(metrics["not_measured"]) == set(FIGURES) - {"totals.infra_failures"}, metrics["not_measured"]
+    # what needs only an attempt that ended is measured: the count of failures, the crash loops (none)
+    assert set(metrics["not_measured"]) == set(FIGURES) - set(ENDED_FIGURES), metrics["not_measured"]
+    assert metrics["crash_loops"]["jobs"] == 0 and "CRASH LOOPS: no GPU job interrupted 3 times" in text
     assert metrics["fleet_fault_rate"]["value"] is None and metrics["fleet_fault_rate"]["not_measured"]
     assert metrics["node_failure_rate"]["all"]["value"] is None and metrics["mttf_by_size"] == []
     assert re.match(r"(\d GPU jobs? on )?[\d.]+ GPU node-days this month: too little", node_days), node_days

@@ -68,7 +68,7 @@ FIGURE = Figure(
     crash_loops,
     "GPU jobs interrupted (failed, requeued or preempted) again and again: how many, their GPU-hours, the worst",
     marts=(LOOPS.table,),
-    needs=("gpu_exposure",),
+    needs=("gpu_attempt_ended",),  # a count of jobs, not a rate: any GPU attempt that ended could show one
     keep=("min_interruptions",),
     section="crash_loops",
     text=True,
