@@ -374,6 +374,7 @@ def hostile_study() -> dict:
         figures["lemon_nodes"]["candidates"][0]["node"] = HOSTILE + "\x1b[31m"
         figures["failures_by_cause"][0]["category"] = SCRIPT + r" $\frac$"
         figures["job_mix"][0]["outcome"] = HOSTILE
+        figures["crash_loops"]["worst"][0]["job_name"] = SCRIPT + "\x1b[1m"  # a job's name is the user's
     return assemble_study(study["clusters"], month_range(FIRST, LAST), study["reproduce"]["command"])
 
 
@@ -388,9 +389,10 @@ def test_untrusted_strings_are_escaped_and_neutralised_everywhere():
         assert any(HOSTILE + "\\u202e" in text for text in page.texts)  # the account
         assert any(FORMULA + "\\x07" in text for text in page.texts)  # the partition
         assert any(HOSTILE + "\\x1b[31m" in text for text in page.texts)  # the node
+        assert any(SCRIPT + "\\x1b[1m" in text for text in page.texts)  # the crash loop's job
     assert "<script" not in report.html and "<img src=x" not in report.html
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f\u202e]", report.text)
-    for shown in (cluster, HOSTILE + "\\u202e", FORMULA + "\\x07", HOSTILE + "\\x1b[31m"):
+    for shown in (cluster, HOSTILE + "\\u202e", FORMULA + "\\x07", HOSTILE + "\\x1b[31m", SCRIPT + "\\x1b[1m"):
         assert shown in report.text  # printed as text, inert
     assert set(report.charts) == CHARTS  # '$' in a cause or cluster did not start math mode
 
