@@ -17,8 +17,9 @@ from pathlib import Path
 import jinja2
 
 from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
+from flows.figures.document import MonthDocument, StudyDocument
 from flows.ingest.sources.registry import LANDED_SOURCES, SOURCE_KINDS
-from flows.report.render import MONTH_CHARTS
+from flows.report.render import MONTH_CHARTS, sections_of
 from flows.report.study_report import STUDY_CHARTS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -202,11 +203,24 @@ def test_no_study_section_repeats_a_section() -> None:
     assert sorted(n for n in names if n.startswith("study_") and n.removeprefix("study_") in names) == []
 
 
-def test_the_study_page_shows_the_months_sections_and_only_comparisons_besides() -> None:
-    month = INCLUDE.findall((REPO_ROOT / "templates" / "report.html.j2").read_text())
-    study = INCLUDE.findall((REPO_ROOT / "templates" / "study.html.j2").read_text())
+def test_one_page_template_shows_any_period() -> None:
+    """One HTML page for a month and a study (templates/page.html.j2): its sections come from the
+    document's data (flows/report/render.py sections_of), not a template per kind of period; a
+    study shows the month's sections and only its comparisons besides."""
+    pages = sorted(p.name for p in (REPO_ROOT / "templates").glob("*.html.j2"))
+    assert pages == ["archive_index.html.j2", "page.html.j2"]
+    assert INCLUDE.findall((REPO_ROOT / "templates" / "page.html.j2").read_text()) == ["style"]
+    month, study = (sections_of(document) for document in _documents())
     assert len(set(month)) == len(month) and len(set(study)) == len(study)
     assert sorted(s for s in study if s not in month and not s.startswith("study_")) == []
+
+
+def _documents() -> tuple:
+    """The golden month's and study's documents (tests/data/golden/reports)."""
+    golden = REPO_ROOT / "tests" / "data" / "golden" / "reports"
+    month = json.loads((golden / "month" / "metrics.json").read_text())
+    study = json.loads((golden / "study" / "metrics.json").read_text())
+    return MonthDocument.model_validate(month), StudyDocument.model_validate(study)
 
 
 def test_each_chart_is_shown_by_one_section() -> None:

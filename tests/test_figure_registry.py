@@ -69,7 +69,7 @@ def test_the_pages_show_the_registrys_sections() -> None:
             assert (TEMPLATES_DIR / "partials" / f"{figure.section}.txt.j2").is_file(), figure.key
     sections = set(page_sections())
     assert page_sections(text=True) == [f.section for f in FIGURES if f.text]
-    for page in ("report.html.j2", "study.html.j2", "report.txt.j2", "study.txt.j2"):
+    for page in ("page.html.j2", "report.txt.j2", "study.txt.j2"):
         text = (TEMPLATES_DIR / page).read_text()
         assert [s for s in sections if f"partials/{s}." in text] == [], page
         assert "include" in text and ("sections" in text), page

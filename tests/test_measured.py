@@ -92,7 +92,7 @@ def rendered(metrics: dict) -> dict:
     charts (drawing them takes seconds; tests/test_report.py has them)."""
     document = month_document(metrics)
     metrics = figures_of(document)
-    html, email, text = render_pages("report.html.j2", "report.txt.j2", {}, document)
+    html, email, text = render_pages({}, document)
     return {"metrics": metrics, "html": html, "email": email, "text": text, "prom": month_exposition(metrics).decode()}
 
 
@@ -384,7 +384,7 @@ def test_a_study_with_a_jobs_only_cluster_says_what_it_did_not_measure():
     clusters["rsc1"]["not_measured"], clusters["rsc2"] = {}, rsc2
     months = [Month.parse(study["from_month"]), Month.parse(study["to_month"])]
     assembled = json.loads(json.dumps(assemble_study(clusters, months, study["reproduce"]["command"])))
-    page, _, text = render_pages("study.html.j2", "study.txt.j2", {}, study_document(assembled))  # without charts
+    page, _, text = render_pages({}, study_document(assembled))  # without charts
     html = words(page)
     assert "rsc2: r_f not measured: 2 GPU jobs on 10.2 GPU node-days in the range" in assembled["summary"]["text"]
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text

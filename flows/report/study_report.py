@@ -57,7 +57,7 @@ def render_study(study: dict) -> Report:
     """The study's pages, plain text and charts, and its validated document."""
     document = study_document(study)
     charts = render_study_charts(figures_of(document))
-    html, email_html, text = render_pages("study.html.j2", "study.txt.j2", charts, document)
+    html, email_html, text = render_pages(charts, document)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 
 
