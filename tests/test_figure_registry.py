@@ -171,3 +171,13 @@ def test_the_columns_a_figure_reads_are_its_marts_documented_columns() -> None:
         (module, table): sorted(set(columns) - documented.get(table, set())) for module, table, columns in read
     }
     assert {where: columns for where, columns in undocumented.items() if columns} == {}
+
+
+def test_the_reports_exposure_depends_on_every_figures_marts() -> None:
+    """dbt's exposure of the report (dbt_project/models/exposures.yml) names every mart a figure
+    reads, so dbt's lineage shows what each figure of the page comes from."""
+    import yaml
+
+    (exposure,) = yaml.safe_load((DBT_PROJECT_DIR / "models" / "exposures.yml").read_text())["exposures"]
+    named = {ref.removeprefix("ref('").removesuffix("')") for ref in exposure["depends_on"]}
+    assert {mart for figure in FIGURES for mart in figure.marts} - named == set()

@@ -28,7 +28,7 @@ from flows.figures.formats import keep_units
 log = logging.getLogger("flows.progress")
 INDEX = "index.html"
 STUDIES = "studies"
-# report.html.j2 writes these two markers with nothing between them; refresh_archive fills them in
+# page.html.j2 writes these two markers with nothing between them; refresh_archive fills them in
 NAV_START, NAV_END = "<!-- archive-nav -->", "<!-- /archive-nav -->"
 NAV = re.compile(re.escape(NAV_START) + ".*?" + re.escape(NAV_END), re.S)
 # the r_f chart's SVG user units (it scales to its box, 311 px wide on a 375 px phone: its text, 22

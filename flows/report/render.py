@@ -13,10 +13,12 @@ Templates only format (autoescaped HTML; the text template neutralises control c
 receive the validated document (flows/figures/document.py `MonthDocument`, a study's
 `StudyDocument`), the very object metrics.json is written from, and read its figures as attributes;
 the summary comes from flows/figures/summary.py, the charts from flows/report/*_charts.py (which
-read the document's figures as metrics.json holds them). The sections (templates/partials/) are the
-study's too: report.html.j2 sets the page's document and words for its period (`document`,
-`within`, `this_period`) as study.html.j2 does, and each section shows the period's clusters
-(`period_clusters`); the study's own sections, comparing its clusters, are partials/study_*.
+read the document's figures as metrics.json holds them). One page template shows any period
+(templates/page.html.j2): `page_context` gives it the document, the words of its period (`within`,
+`this_period`, `page_words`) and its sections (`sections_of`: decided by the document's data, each
+figure's from flows/figures/registry.py); each section (templates/partials/) shows the period's
+clusters (`period_clusters`); the study's own sections, comparing its clusters, are
+partials/study_*. The plain text is a month's or a study's template yet (TEXT_TEMPLATES).
 """
 
 from __future__ import annotations
