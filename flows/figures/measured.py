@@ -1,27 +1,29 @@
-"""What each figure needs to be shown, in one place: a figure its period's inputs cannot support is
-"not measured", never 0.
+"""What a figure needs to be shown, in one place: a figure its period's inputs cannot support is
+"not measured", never 0. Each figure names the rules it needs in its declaration
+(flows/figures/registry.py `needs`, `parts`; the most basic first, whose reason is given); the
+rules (RULES) are:
 
-- the fleet's fault rate and the failures by cause need a source that tells of the nodes' faults
-  (node events or health logs: flows/ingest/sources/registry.py NODE_SOURCES) landed for the period
-  (`no_node_source`): without one nothing could have counted a fault;
-- r_f (every GPU job's), MTTF by size, its projections, ETTR, lost goodput and the breakdowns need
-  [analysis] min_gpu_node_days GPU node-days (`no_gpu_jobs`: none ran; `thin_gpu_exposure`: fewer).
-  At zero failures over 100 node-days r_f's 95% upper bound is 36.9 per 1000 node-days, ~5x the
-  paper's fleet rates; below it a month without failures says nothing useful. The paper's r_f
-  needs the same of its own node-days (jobs above paper_min_gpus);
-- the lemon-node candidates need a node-event or health source, or [analysis]
-  lemon_min_infra_failures infrastructure failures of GPU jobs (`no_node_source_few_failures`);
-- the node repair times and availability need a node-event source (sacctmgr events, scontrol
-  snapshots: the registry's `nodes = "events"`; `no_node_event_source`): health logs say when a
-  node failed, not when it was back;
-- the count of infrastructure failures (totals.infra_failures) needs a GPU attempt that ended in the
-  period (`no_gpu_jobs`: none ran; `no_gpu_attempt_ended`: those that ran were all still running at
-  its end): an attempt that did not end cannot have ended in a failure, so its 0 would be unknown.
+- `node_source`: a source that tells of the nodes' faults (node events or health logs:
+  flows/ingest/sources/registry.py NODE_SOURCES) landed for the period (`no_node_source`): without
+  one nothing could have counted a fault;
+- `gpu_exposure`: [analysis] min_gpu_node_days GPU node-days (`no_gpu_jobs`: none ran;
+  `thin_gpu_exposure`: fewer). At zero failures over 100 node-days r_f's 95% upper bound is 36.9
+  per 1000 node-days, ~5x the paper's fleet rates; below it a month without failures says nothing
+  useful. `paper_exposure`: the same of the paper's own node-days (jobs above paper_min_gpus);
+- `node_source_or_failures`: a node-event or health source, or [analysis] lemon_min_infra_failures
+  infrastructure failures of GPU jobs (`no_node_source_few_failures`);
+- `node_event_source`: a node-event source (sacctmgr events, scontrol snapshots: the source
+  registry's `nodes = "events"`; `no_node_event_source`): health logs say when a node failed, not
+  when it was back;
+- `gpu_attempt_ended`: a GPU attempt that ended in the period (`no_gpu_jobs`: none ran;
+  `no_gpu_attempt_ended`: those that ran were all still running at its end): an attempt that did
+  not end cannot have ended in a failure, so a count of them would be an unknown 0.
 
 metrics.json (docs/metrics.md "not_measured"): an unmeasured dict figure keeps its keys with null
-numbers and says why in `not_measured`; a list figure is []; the top-level `not_measured` maps each
-unmeasured figure's path to the reason, in words a reader understands. The simulator's truth
-(simulator/rules.py) applies the same rules and codes.
+numbers (its declaration's `keep` as they are) and says why in `not_measured`; a list figure is [];
+the top-level `not_measured` maps each unmeasured figure's path to the reason, in words a reader
+understands. The simulator's truth (simulator/rules.py `failed_rules`) applies the same rules and
+codes.
 """
 
 from __future__ import annotations
