@@ -71,6 +71,5 @@ FIGURE = Figure(
     needs=("gpu_attempt_ended",),  # a count of jobs, not a rate: any GPU attempt that ended could show one
     keep=("min_interruptions",),
     section="crash_loops",
-    text=True,
     since=4,
 )

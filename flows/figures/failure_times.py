@@ -69,6 +69,5 @@ FIGURE = Figure(
     marts=(TIME_TO_FAILURE.table,),
     needs=("node_source", "gpu_exposure"),
     section="time_to_failure",
-    text=True,
     since=4,
 )

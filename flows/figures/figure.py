@@ -61,8 +61,8 @@ class Figure:
     `needs`: the rules of flows/figures/measured.py RULES it needs to be measured, the most basic
     first (the first that fails names why); `parts`: the same for parts of it measured apart
     (`node_failure_rate.paper`); `keep`: the keys of a dict figure kept as they are when it is not
-    measured (its parameters and words). `section`: its partial, templates/partials/<section>.html.j2
-    (and .txt.j2 where `text` is set), showing its `charts`; `panel`: the title of its Grafana panel
+    measured (its parameters and words). `section`: its partials, templates/partials/<section>.html.j2
+    (showing its `charts`) and <section>.txt.j2; `panel`: the title of its Grafana panel
     (flows/publish/grafana-dashboard.json)."""
 
     key: str
@@ -75,7 +75,6 @@ class Figure:
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     keep: tuple[str, ...] = ()
     section: str | None = None
-    text: bool = False
     charts: tuple[str, ...] = ()  # the charts its section shows (flows/report/*_charts.py draws them)
     series: tuple[Series, ...] = ()
     panel: str | None = None

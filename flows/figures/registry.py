@@ -294,7 +294,6 @@ FIGURES: tuple[Figure, ...] = (
         needs=("gpu_exposure",),
         keep=("top",),
         section="breakdowns",
-        text=True,
     ),
     Figure(
         "lemon_nodes",
@@ -365,10 +364,10 @@ def figure_series() -> tuple[Series, ...]:
     return tuple(s for figure in FIGURES for s in figure.series)
 
 
-def page_sections(text: bool = False) -> list[str]:
-    """The figures' sections of a page, in FIGURES' order: templates/partials/<name>.html.j2 (or the
-    .txt.j2 of those with a text section)."""
-    return [f.section for f in FIGURES if f.section and (f.text or not text)]
+def page_sections() -> list[str]:
+    """The figures' sections of a page, in FIGURES' order: templates/partials/<name>.html.j2 and
+    <name>.txt.j2, the page's and the plain text's."""
+    return [f.section for f in FIGURES if f.section]
 
 
 def read_figures(reading: Reading) -> dict:

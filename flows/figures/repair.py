@@ -100,7 +100,6 @@ FIGURE = Figure(
     keep=("unit",),
     section="repair",
     charts=("repair",),
-    text=True,
     series=(
         Series(
             "node_repair_seconds",
