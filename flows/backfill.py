@@ -40,7 +40,7 @@ from flows.pipeline import (
     refresh_months,
     report_month,
 )
-from flows.plan import BackfillPlan, EmailChoice, MonthStep, landed_before
+from flows.plan import BackfillPlan, EmailChoice, MonthStep, landed_before, landed_later_months, refreshes_after
 from flows.report.artifact import publish_backfill_artifact
 from flows.report.drawing import drawing_process
 from flows.stages import (
@@ -73,7 +73,7 @@ def run_backfill(plan: BackfillPlan) -> list[dict]:
     steps = {step.month: step for step in plan.reports}
     with run_lock(cfg):
         landed = land_months(cfg, {m: step.refresh for m, step in steps.items()}, plan.no_jobs_ran, outcomes)
-        later = {m: cfg.landed_dir(m) for m in plan.later} if landed else {}
+        later = landed_later_months(cfg, months[-1]) if landed else {}
         # its process starts while the months are built (flows/report/drawing.py)
         with drawing_process(len(landed) + len(later)):
             built = build_months_once(cfg, {**landed, **later}, outcomes)
@@ -85,7 +85,8 @@ def run_backfill(plan: BackfillPlan) -> list[dict]:
                     "[%d/%d] %s %s: %s: %s", i, len(months), cfg.cluster, month, outcome["outcome"], outcome["detail"]
                 )
                 get_run_logger().info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
-            refreshed = refresh_months(cfg, months[-1], plan.refreshes) if built else []
+            refreshes = refreshes_after(cfg, months[-1], plan.email != "none", tuple(later)) if built else ()
+            refreshed = refresh_months(cfg, months[-1], refreshes)
     outcomes_list = [outcomes[month] for month in months] + refreshed
     publish_backfill_artifact(cfg.cluster, str(months[0]), str(months[-1]), outcomes_list)
     failed = [o for o in outcomes_list if o["outcome"] == "failed"]

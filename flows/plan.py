@@ -5,7 +5,9 @@ edge (flows/edge.py), then makes its plan here: the months to land, the one dbt 
 and the months built after them, then per month the report's stages in order (quality, metrics,
 render, delivery), the months built after the range last, each refreshed once. The flow runs the
 plan's steps in order; nothing it runs calls a flow or runs a plan again. The plan reads what
-earlier runs left (reports, landings, the sent-log) and changes nothing; no Prefect here.
+earlier runs left (reports, landings, the sent-log) and changes nothing; the months built after a
+run's months are found by the flow once it holds the cluster's lock (`refreshes_after`: another
+run may build one while this one waits). No Prefect here.
 """
 
 from __future__ import annotations
@@ -44,13 +46,13 @@ class MonthStep:
 @dataclass(frozen=True)
 class MonthPlan:
     """`run`: land `report`'s month (`as_of`: when its records were dumped), build it in one dbt
-    build with `later` (the months built after it whose landings are whole), report it, then refresh
-    `refreshes` oldest first. A failure of the month itself fails the run."""
+    build with, when `update_later`, the months built after it whose landings are whole
+    (landed_later_months), report it, then refresh the months built after it oldest first
+    (refreshes_after). A failure of the month itself fails the run."""
 
     config: ClusterConfig
     report: MonthStep
-    later: tuple[Month, ...] = ()
-    refreshes: tuple[MonthStep, ...] = ()
+    update_later: bool = True
     as_of: datetime | None = None
     no_jobs_ran: bool = False
 
@@ -58,16 +60,15 @@ class MonthPlan:
 @dataclass(frozen=True)
 class BackfillPlan:
     """`backfill`: land the months of `reports` (one reported before from the records it landed,
-    when whole), build them and `later` in one dbt build, report each oldest first, then refresh
-    `refreshes`. The months of `skipped` (-> why) are up to date. A failed month is an outcome; the
-    others still build."""
+    when whole), build them in one dbt build with the months built after the range whose landings
+    are whole, report each oldest first, then refresh the months built after the range (sent as a
+    correction unless `email` is none). The months of `skipped` (-> why) are up to date. A failed
+    month is an outcome; the others still build."""
 
     config: ClusterConfig
     months: tuple[Month, ...]
     reports: tuple[MonthStep, ...]
     skipped: tuple[tuple[Month, str], ...] = ()
-    later: tuple[Month, ...] = ()
-    refreshes: tuple[MonthStep, ...] = ()
     email: EmailChoice = "latest"
     no_jobs_ran: bool = False
 
@@ -142,11 +143,7 @@ def plan_month(
     """A month's plan (the `run` command's, a monthly deployment's run's): with `update_later`
     (unless `refresh`), the months built after it are built with it, then reported again."""
     step = MonthStep(month, notify=notify, resend=resend, refresh=refresh)
-    if refresh or not update_later:
-        return MonthPlan(config, step, as_of=as_of, no_jobs_ran=no_jobs_ran)
-    later = tuple(landed_later_months(config, month))
-    refreshes = refreshes_after(config, month, notify, later)
-    return MonthPlan(config, step, later, refreshes, as_of, no_jobs_ran)
+    return MonthPlan(config, step, update_later and not refresh, as_of, no_jobs_ran)
 
 
 def plan_backfill(
@@ -175,6 +172,4 @@ def plan_backfill(
         outcome = "refreshed" if up_to_date else "built"
         note = None if notify else held
         reports.append(MonthStep(month, notify, resend, refresh=up_to_date, built=True, outcome=outcome, note=note))
-    later = tuple(landed_later_months(config, months[-1]))
-    refreshes = refreshes_after(config, months[-1], email != "none", later)
-    return BackfillPlan(config, tuple(months), tuple(reports), tuple(skipped), later, refreshes, email, no_jobs_ran)
+    return BackfillPlan(config, tuple(months), tuple(reports), tuple(skipped), email, no_jobs_ran)

@@ -22,7 +22,7 @@ from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import send_alert
 from flows.pipeline import refresh_months, report_month
-from flows.plan import BackfillPlan, MonthPlan, Plan, StudyPlan
+from flows.plan import BackfillPlan, MonthPlan, Plan, StudyPlan, landed_later_months, refreshes_after
 from flows.stages import RunAlert, alert_of, alerted, failure
 
 
@@ -55,11 +55,12 @@ def execute(plan: Plan) -> Any:
 def run_month(plan: MonthPlan) -> dict:
     """A month, built with the months built after it, then those months reported again; its summary
     with their outcomes (`refreshed`). A failure of the month itself fails the run."""
-    config, step = plan.config, plan.report
+    config, month = plan.config, plan.report.month
     with run_lock(config):  # one run per cluster, and per warehouse (two configs may share one), writes at a time
-        later = {month: config.landed_dir(month) for month in plan.later}
-        summary = report_month(config, step, later, plan.as_of, plan.no_jobs_ran)
-        summary["refreshed"] = refresh_months(config, step.month, plan.refreshes)
+        later = landed_later_months(config, month) if plan.update_later else {}
+        summary = report_month(config, plan.report, later, plan.as_of, plan.no_jobs_ran)
+        refreshes = refreshes_after(config, month, plan.report.notify, tuple(later)) if plan.update_later else ()
+        summary["refreshed"] = refresh_months(config, month, refreshes)
     return summary
 
 
