@@ -163,7 +163,7 @@ def render(
 def deliver(config: ClusterConfig, month: Month, report_dir: Path, resend: bool, held: str | None) -> DeliveryOutcome:
     """Send the report (archive it only, when `held` gives the reason). A delivery that reached
     somebody but not every channel raises PartialDeliveryError: the report still goes in place (see
-    monthly_report)."""
+    report_month)."""
     outcome = deliver_report(config, MonthSubject(month), report_dir, resend=resend, held=held)
     if outcome.errors:
         raise PartialDeliveryError(f"{month}: the report is in place but {'; '.join(outcome.errors)}")
