@@ -1,16 +1,14 @@
-"""Backfill: build a range of past months of one cluster; or of several clusters side by side,
-each in its own process.
+"""Backfill: a range of past months of one cluster, as its plan says (flows/plan.py
+plan_backfill, which decides what is skipped); or several clusters side by side, each in its own
+process.
 
 A cluster's months are landed one by one, then built in ONE dbt build with the months built after
 the range (each month's incremental marts and run history follow from the months before it: one
-build computes them all), then each is checked, computed, rendered and delivered as a
-`monthly-report` subflow (`built`), oldest first, under the cluster lock. A month whose report
-exists is skipped unless `force`, or unless it is one to send and its figures were not sent, or
-unless an earlier month of the range is built: then it is built again from the records it landed,
-and the months built after the range are reported again (flows/pipeline.py
-`refresh_later_months`). A month whose landing failed is reported failed; the others still build. Only the months `email` names are sent: rebuilding a year must not email
-a year of reports. Clusters share nothing (warehouse, lock, data directories), so
-`backfill-clusters` runs their backfills at the same time.
+build computes them all), then each is checked, computed, rendered and delivered (`built`),
+oldest first, under the cluster lock, and the months built after the range are reported again
+(flows/pipeline.py `refresh_months`). A month whose landing failed is reported failed; the others
+still build. Clusters share nothing (warehouse, lock, data directories), so `backfill-clusters`
+runs their backfills at the same time.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO
 
 from prefect import flow, get_client, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -31,28 +29,29 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows.core.config import ClusterConfig
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
 from flows.core.escape import printable_lines
-from flows.core.months import Month, month_range
+from flows.core.months import Month
 from flows.core.runlock import run_lock
-from flows.delivery.deliver import channels, delivery_status, send_alert
-from flows.delivery.subject import MonthSubject
-from flows.edge import checked_range, deployment_config
+from flows.delivery.deliver import send_alert
 from flows.pipeline import (
+    alerted_failure,
     build_warehouse,
     clear_killed_runs,
-    config_path,
-    landed_before,
-    landed_later_months,
-    monthly_report,
     pull_and_land,
-    refresh_later_months,
-    send_failure_alert,
+    refresh_months,
+    report_month,
 )
+from flows.plan import BackfillPlan, EmailChoice, MonthStep, landed_before, landed_later_months, refreshes_after
 from flows.report.artifact import publish_backfill_artifact
 from flows.report.drawing import drawing_process
-from flows.stages import MonthRun, failed_outcome, failure, month_outcome, month_runs, progress
+from flows.stages import (
+    MonthRun,
+    described,
+    failed_outcome,
+    month_outcome,
+    progress,
+    stages_of,
+)
 from flows.warehouse.batches import build_batches, describe_batches
-
-EmailChoice = Literal["none", "latest", "all"]
 
 
 class BackfillError(RuntimeError):
@@ -65,86 +64,31 @@ class BackfillError(RuntimeError):
         self.stages = stages
 
 
-def alert_on_backfill_failure(flow, flow_run, state) -> None:
-    """The backfill flow's failure hook (failed or crashed): one alert listing the failed months."""
-    params = flow_run.parameters
-    what = f"{params['from_month']}..{params['to_month']}"
-    stage, error = failure(state)
-    if isinstance(raised := state.result(raise_on_failure=False), BackfillError):
-        stage = raised.stages  # each failed month with its stage
-    rerun = f"reliability-report backfill --config {config_path(params['config'])} --from {params['from_month']} --to {params['to_month']}"
-    send_failure_alert(flow, flow_run, what, stage, error, rerun)
-
-
-@flow(name="backfill", on_failure=[alert_on_backfill_failure], on_crashed=[alert_on_backfill_failure])
-def backfill(
-    cluster: str,
-    config: ClusterConfig | str,
-    from_month: Month,
-    to_month: Month,
-    force: bool = False,
-    resend: bool = False,
-    partial: bool = False,
-    email: EmailChoice = "latest",
-    no_jobs_ran: bool = False,
-) -> list[dict]:
-    """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
-    the current, unfinished month only with `partial`). `email` says which months' reports are
-    sent (by email and to the webhook): none, the latest of the range (default) or all; the others
-    are archived. Returns one entry per month: month, outcome (built, skipped, failed) and detail.
-    A month with no job record is refused (the whole range, before any work) unless `no_jobs_ran`.
-
-    A deployment's run gives `config` as the config file's path: it and the range pass the edge
-    here (flows/edge.py), as a command's do in the CLI; the CLI and a study give the ClusterConfig
-    they checked. Each month's run gets the ClusterConfig and its Month, and checks neither again."""
-    logger = get_run_logger()
-    if isinstance(config, str):
-        cfg = deployment_config(config, cluster)
-        checked_range([cfg], from_month, to_month, partial, no_jobs_ran, force)
-    else:
-        cfg = config
-    months = month_range(from_month, to_month)
-    outcomes: dict[Month, dict] = {}
-    rebuilt: dict[Month, bool] = {}  # the months to build -> whether a report of it exists (refreshed)
-    for month in months:
-        notify = email == "all" or (email == "latest" and month == months[-1])
-        delivered, status = delivery_status(cfg, MonthSubject(month), cfg.report_dir(month))
-        up_to_date = not force and status != "no report" and (delivered or not notify)
-        if up_to_date and not rebuilt:  # an earlier month built: the later ones are refreshed, never skipped
-            outcomes[month] = {"month": str(month), "outcome": "skipped", "detail": status}
-        else:
-            rebuilt[month] = up_to_date
+def run_backfill(plan: BackfillPlan) -> list[dict]:
+    """Run a backfill's plan (flows/plan.py plan_backfill) under the cluster's lock; returns one
+    entry per month: month, outcome (built, refreshed, skipped, failed) and detail. Raises
+    BackfillError when a month failed."""
+    cfg, months = plan.config, plan.months
+    outcomes = {month: {"month": str(month), "outcome": "skipped", "detail": status} for month, status in plan.skipped}
+    steps = {step.month: step for step in plan.reports}
     with run_lock(cfg):
-        landed = land_months(cfg, rebuilt, no_jobs_ran, outcomes)
+        landed = land_months(cfg, {m: step.refresh for m, step in steps.items()}, plan.no_jobs_ran, outcomes)
         later = landed_later_months(cfg, months[-1]) if landed else {}
         # its process starts while the months are built (flows/report/drawing.py)
         with drawing_process(len(landed) + len(later)):
             built = build_months_once(cfg, {**landed, **later}, outcomes)
             for i, month in enumerate(months, 1):
                 if month in landed and built:
-                    notify = email == "all" or (email == "latest" and month == months[-1])
-                    state = monthly_report(
-                        cluster=cluster,
-                        config=cfg,
-                        month=str(month),
-                        resend=resend,
-                        notify=notify,
-                        refresh=rebuilt[month],  # built before, and only an earlier month changed
-                        update_later=False,  # the range's later months follow here, the months after it below
-                        built=True,
-                        return_state=True,
-                    )
-                    held = not notify and channels(cfg)  # (with nothing configured, the summary says so)
-                    note = f"archived, not sent (--email {email})" if held else None
-                    outcomes[month] = month_outcome(cfg, month, state, "refreshed" if rebuilt[month] else "built", note)
+                    outcomes[month] = reported(cfg, steps[month])
                 outcome = outcomes[month]
                 progress.info(
-                    "[%d/%d] %s %s: %s: %s", i, len(months), cluster, month, outcome["outcome"], outcome["detail"]
+                    "[%d/%d] %s %s: %s: %s", i, len(months), cfg.cluster, month, outcome["outcome"], outcome["detail"]
                 )
-                logger.info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
-            refreshed = refresh_later_months(cfg, months[-1], email != "none", frozenset(later)) if built else []
+                get_run_logger().info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
+            refreshes = refreshes_after(cfg, months[-1], plan.email != "none", tuple(later)) if built else ()
+            refreshed = refresh_months(cfg, months[-1], refreshes)
     outcomes_list = [outcomes[month] for month in months] + refreshed
-    publish_backfill_artifact(cluster, str(months[0]), str(months[-1]), outcomes_list)
+    publish_backfill_artifact(cfg.cluster, str(months[0]), str(months[-1]), outcomes_list)
     failed = [o for o in outcomes_list if o["outcome"] == "failed"]
     if failed:
         raise BackfillError(
@@ -154,6 +98,14 @@ def backfill(
             stages=", ".join(f"{o['month']} {o['stage']}" for o in failed),
         )
     return outcomes_list
+
+
+def reported(config: ClusterConfig, step: MonthStep) -> dict:
+    """A month of the range, built by the backfill's build, reported: its outcome."""
+    try:
+        return month_outcome(report_month(config, step), step.outcome, step.note)
+    except Exception as error:  # the month's outcome says it; the next month is reported still
+        return alerted_failure(config, step.month, error)
 
 
 def land_months(
@@ -169,14 +121,13 @@ def land_months(
         if reported and landed_before(config, month):
             landed[month] = config.landed_dir(month)
             continue
-        month_runs[str(flow_run_info.id)] = MonthRun(config, month)  # the stage's progress lines name the month
-        state = pull_and_land(config, month, None, no_jobs_ran, return_state=True)
-        del month_runs[str(flow_run_info.id)]
+        with stages_of(MonthRun(config, month, flow_run_info.id)):  # the stage's progress lines name the month
+            state = pull_and_land(config, month, None, no_jobs_ran, return_state=True)
         if state.is_completed():  # (its result: the landing's manifest)
             landed[month] = config.landed_dir(month)
             continue
         error = state.result(raise_on_failure=False)
-        detail = f"{type(error).__name__}: {printable_lines(str(error))}"
+        detail = described(error)
         outcomes[month] = failed_outcome(month, "land", detail, is_input_error(error))
         rerun = f"reliability-report run --config {config.config_path} --month {month}"
         progress.info("%s %s: alert: %s", config.cluster, month, send_alert(config, str(month), "land", detail, rerun))

@@ -1,6 +1,7 @@
 """The commands of `reliability-report` (flows/cli.py parses their arguments): each loads its
 configs and checks them and its months at the edge (flows/edge.py) before any work, then starts
-Prefect and runs the flow, printing its progress and outcome."""
+Prefect, makes its plan (flows/plan.py) and runs it in the one flow (flows/run_plan.py), printing
+its progress and outcome."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from flows.edge import checked_month, checked_range, checked_study
 from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, server_probes, source_problems
 from flows.ingest.sources.registry import COMMAND_KINDS, JOB_RECORD_SOURCES
+from flows.plan import StudyPlan, plan_backfill, plan_month
 
 
 class _StdoutHandler(logging.StreamHandler):
@@ -136,17 +138,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     show_progress()
     say(f"{config.cluster} {args.month}: starting Prefect ...")
     start_api()
-    from flows.pipeline import monthly_report  # Prefect's import alone takes seconds: after the line above
+    from flows.run_plan import flow_of  # Prefect's import alone takes seconds: after the line above
 
     prefect_start_up(args.debug, config.warehouse.engine)
-    summary = monthly_report(
-        cluster=config.cluster,
-        config=config,
-        month=str(args.month),
-        resend=args.resend,
-        as_of=dumped_at,
-        no_jobs_ran=args.no_jobs_ran,
-    )
+    plan = plan_month(config, args.month, resend=args.resend, as_of=dumped_at, no_jobs_ran=args.no_jobs_ran)
+    summary = flow_of(plan)(plan)
     print(f"{summary['cluster']} {summary['month']}: {summary['counts']}; {summary['delivery']}")
     if summary["period_notice"]:
         print(summary["period_notice"])
@@ -194,20 +190,19 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     show_progress()
     say(f"{config.cluster} {args.from_month}..{args.to_month}: starting Prefect ...")
     start_api()
-    from flows.backfill import backfill  # Prefect's import alone takes seconds: after the line above
+    from flows.run_plan import flow_of  # Prefect's import alone takes seconds: after the line above
 
     prefect_start_up(args.debug, config.warehouse.engine)
-    outcomes = backfill(
-        cluster=config.cluster,
-        config=config,
-        from_month=str(args.from_month),
-        to_month=str(args.to_month),
+    plan = plan_backfill(
+        config,
+        args.from_month,
+        args.to_month,
         force=args.force,
         resend=args.resend,
-        partial=args.partial,
         email=args.email,
         no_jobs_ran=args.no_jobs_ran,
     )
+    outcomes = flow_of(plan)(plan)
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
         print(f"  {outcome['month']}  {outcome['outcome']:<8} {outcome['detail']}")
@@ -247,16 +242,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     show_progress()
     say(f"study of {names}, {args.from_month}..{args.to_month}: starting Prefect ...")
     start_api()
-    from flows.study import study  # Prefect's import alone takes seconds: after the line above
+    from flows.run_plan import flow_of  # Prefect's import alone takes seconds: after the line above
 
     prefect_start_up(args.debug)
-    result = study(
-        configs=configs,
-        from_month=str(args.from_month),
-        to_month=str(args.to_month),
-        notify=args.send,
-        resend=args.resend,
-    )
+    plan = StudyPlan(tuple(configs), args.from_month, args.to_month, notify=args.send, resend=args.resend)
+    result = flow_of(plan)(plan)
     print(result["summary"])
     print(f"delivery: {result['delivery']}")
     print(f"study:    {result['study']}")

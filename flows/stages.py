@@ -1,9 +1,15 @@
-"""A monthly-report run's stages as its Prefect tasks' state hooks see them: the progress lines
-with counts, each stage's time, the stage a run failed at, and a month's line in the outcomes of a
-backfill or a refresh. flows/pipeline.py's tasks carry STAGE_HOOKS."""
+"""A month's stages as their Prefect tasks' state hooks see them: the progress lines with counts,
+each stage's time, the stage a month failed at, and a month's line in the outcomes of a backfill or
+a refresh. flows/pipeline.py's tasks carry STAGE_HOOKS.
+
+The hooks find the month they report on in the context of the flow run (`current_month`, set by
+`stages_of` while a month's stages run), not in a registry of runs: each run carries its own."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from prefect.exceptions import ParameterTypeError
@@ -25,24 +31,40 @@ RUN_LOGGERS = [escaped_logger(name) for name in ("prefect.flow_runs", "prefect.t
 
 @dataclass
 class MonthRun:
-    """A monthly-report flow run: its config and month, parsed once at its start, and its stages as
-    their tasks' state hooks saw them (for the progress lines, the summary and the failure alert)."""
+    """A month's stages in a flow run, as their tasks' state hooks saw them (for the progress lines,
+    the summary and the failure alert)."""
 
     config: ClusterConfig
     month: Month
+    flow_run_id: str | None  # the flow run the stages run in (none: called outside a flow)
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> time in the Running state
     running: str | None = None  # the stage started and not finished (a crash leaves it set)
     failed: str | None = None  # the stage whose task failed
 
 
-# Flow run id -> its MonthRun. A failed run's record stays for its readers (the failure hook, and a
-# backfill reading its month's state); a completed run's is removed when the flow returns.
-month_runs: dict[str, MonthRun] = {}
+# The month whose stages run now in this thread's flow run. A month that failed stays set for the
+# flow's failure hook, which names its month and stage.
+current_month: ContextVar[MonthRun | None] = ContextVar("current_month", default=None)
+
+
+@contextmanager
+def stages_of(run: MonthRun) -> Iterator[MonthRun]:
+    """Run a month's stages: their hooks report on `run`; once they are done, on the month before.
+    Not reset on an error: the failure hook reads the month that failed."""
+    token = current_month.set(run)
+    yield run
+    current_month.reset(token)
+
+
+def month_run_of(flow_run_id) -> MonthRun | None:
+    """The month whose stages ran last in the flow run `flow_run_id` (none: no month's stage ran)."""
+    run = current_month.get()
+    return run if run is not None and run.flow_run_id == str(flow_run_id) else None
 
 
 def _run_of(task_run) -> MonthRun | None:
-    """The MonthRun of a stage's task run (none when a task is called outside the flow)."""
-    return month_runs.get(str(task_run.flow_run_id))
+    """The MonthRun of a stage's task run (none when a task is called outside a month's stages)."""
+    return month_run_of(task_run.flow_run_id) if task_run.flow_run_id else None
 
 
 def stage_running(task, task_run, state) -> None:
@@ -89,39 +111,45 @@ def stage_counts(stage: str, result) -> str:
     return str(result)
 
 
-def failed_stage(flow_run_id, error: BaseException | None) -> str:
-    """The stage a flow run failed at: the stage whose task failed (or was running when the run
+def failed_stage(run: MonthRun | None, error: BaseException | None) -> str:
+    """The stage a month failed at: the stage whose task failed (or was running when the run
     crashed), else `parameters` for parameters Prefect refused, else `start` (before the first)."""
-    run = month_runs.get(str(flow_run_id))
     if run and (run.failed or run.running):
         return run.failed or run.running
     return "parameters" if isinstance(error, ParameterTypeError) else "start"
 
 
+def described(error: BaseException) -> str:
+    """An error in one line of its type and escaped text (it may quote the logs)."""
+    return f"{type(error).__name__}: {printable_lines(str(error))}"
+
+
 def failure(state) -> tuple[str, str]:
-    """(stage, error) of a failed monthly-report run's final state; the error's text escaped (it
-    may quote the logs), for the alert, the backfill's outcomes and their log lines."""
+    """(stage, error) of a failed flow run's final state, for its alert."""
     error = state.result(raise_on_failure=False)
+    run = month_run_of(state.state_details.flow_run_id)
     if not isinstance(error, BaseException):
-        return failed_stage(state.state_details.flow_run_id, None), printable_lines(str(state.message))
-    stage = failed_stage(state.state_details.flow_run_id, error)
-    return stage, f"{type(error).__name__}: {printable_lines(str(error))}"
+        return failed_stage(run, None), printable_lines(str(state.message))
+    return failed_stage(run, error), described(error)
 
 
-def month_outcome(config: ClusterConfig, month: Month, state, built: str, delivery_note: str | None = None) -> dict:
-    """A month's line in a backfill's or a refresh's outcomes, from its monthly-report run's `state`:
-    month, outcome (`built`, e.g. "built" or "refreshed"; or "failed") and detail; a month built
-    before says which parts of its figures `changed` (none: unchanged)."""
-    if not state.is_completed():
-        stage, error = failure(state)
-        return failed_outcome(month, stage, error, is_input_error(state.result(raise_on_failure=False)))
-    summary = state.result()
+def month_failed(run: MonthRun, error: Exception) -> dict:
+    """The failed month's line in a backfill's or a refresh's outcomes (see month_outcome); the
+    month is done: the hooks report on the month before again."""
+    current_month.set(None)
+    return failed_outcome(run.month, failed_stage(run, error), described(error), is_input_error(error))
+
+
+def month_outcome(summary: dict, built: str, delivery_note: str | None = None) -> dict:
+    """A reported month's line in a backfill's or a refresh's outcomes, from its summary: month,
+    outcome (`built`, e.g. "built" or "refreshed") and detail; a month built before says which
+    parts of its figures `changed` (none: unchanged)."""
     changed = summary["changed"]  # None: not built before
     changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
     counts = summary["counts"]
     seconds = sum(summary["stage_seconds"].values())
     return {
-        "month": str(month),
+        "month": summary["month"],
         "outcome": built,
         "detail": f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}",
         "changed": changed or [],
@@ -137,3 +165,33 @@ def failed_outcome(month: Month, stage: str, error: str, input_error: bool) -> d
         "detail": f"at stage {stage}: {error}",
         "input_error": input_error,
     }
+
+
+@dataclass(frozen=True)
+class RunAlert:
+    """What the failure alert of the flow run `flow_run_id` says: which run failed (`what`, a month
+    or a range), how to run it again, and whose alert_to it goes to."""
+
+    flow_run_id: str | None
+    config: ClusterConfig | None  # none: loaded from the run's `config` parameter when the alert is sent
+    what: str
+    rerun: str
+
+
+# The alert of the work running now in this thread's flow run (none: a failure sends none). Left
+# set on an error: the flow's failure hook reads it.
+current_alert: ContextVar[RunAlert | None] = ContextVar("current_alert", default=None)
+
+
+@contextmanager
+def alerted(alert: RunAlert) -> Iterator[None]:
+    """Run what `alert` describes: a failure out of it alerts so."""
+    token = current_alert.set(alert)
+    yield
+    current_alert.reset(token)
+
+
+def alert_of(flow_run_id) -> RunAlert | None:
+    """The alert of the work that failed in the flow run `flow_run_id`, if any."""
+    alert = current_alert.get()
+    return alert if alert is not None and alert.flow_run_id == str(flow_run_id) else None

@@ -1,7 +1,7 @@
 """The study: the paper's analysis over a range of months, for one or more clusters side by side.
 
-Each cluster's months are built first (a backfill that skips the months already built and sends
-nothing), then its periods with the study's range among them (dim_periods: the range's figures
+Each cluster's months not built yet are built first (a backfill's plan each, run here: archived,
+nothing sent), then its periods with the study's range among them (dim_periods: the range's figures
 summed over its months); the study's figures are read from the range's rows (flows/figures/study_metrics.py) and the study's directory
 is written in the report directory's layout (flows/report/render.py), so that it is delivered like
 a month's report.
@@ -13,23 +13,24 @@ import shlex
 from pathlib import Path
 
 import pyarrow as pa
-from prefect import flow, get_run_logger, task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run as flow_run_info
 
-from flows.backfill import backfill
+from flows.backfill import run_backfill
 from flows.core.atomic import staged_replacement
 from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
 from flows.core.months import Month, month_range
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report
 from flows.delivery.subject import StudySubject
-from flows.edge import checked_study
 from flows.figures.period import Period, totals
 from flows.figures.study_metrics import assemble_study, cluster_figures
 from flows.ingest.manifest import LandedMonthError, read_manifest
+from flows.plan import StudyPlan, plan_backfill
 from flows.publish.archive import refresh_archive
 from flows.report.study_report import write_study
+from flows.stages import RunAlert, alerted
 from flows.warehouse.build import build_study, landed_months, upgrade, warehouse_problem
 from flows.warehouse.engines import open_marts, spark_missing
 
@@ -109,52 +110,33 @@ def reproduce(configs: list[ClusterConfig], first: Month, last: Month) -> str:
     return shlex.join(args)
 
 
-@flow(name="study")
-def study(
-    configs: list[ClusterConfig] | list[str],
-    from_month: Month,
-    to_month: Month,
-    notify: bool = False,
-    resend: bool = False,
-) -> dict:
-    """The study of the clusters of `configs` over `from_month`..`to_month` (YYYY-MM, full months).
-    Months not built yet are built first (archived, not sent). The study goes to the first config's
-    reports directory, `studies/<name>/`, and with `notify` to its email and webhook, once per set
-    of figures (`resend`: again). A deployment's run gives the config files' paths: they and the
-    range pass the edge here (flows/edge.py), as a command's do in the CLI, which gives the
-    ClusterConfigs it checked."""
-    if all(isinstance(c, str) for c in configs):
-        loaded = [load_config(path) for path in configs]
-        checked_study(loaded, from_month, to_month)
-    else:
-        loaded = configs
-    months = month_range(from_month, to_month)
-    first, last = months[0], months[-1]
+def run_study(plan: StudyPlan) -> dict:
+    """Run a study's plan: each cluster's months not built yet first (a backfill's plan each, one
+    month at a time, oldest first: a month's job runs carry the months before it; archived), then
+    its periods with the study's range among them. The study goes to the first config's reports
+    directory, `studies/<name>/`, and with `notify` to its email and webhook, once per set of
+    figures (`resend`: again)."""
+    months = month_range(plan.first, plan.last)
+    first, last, configs = months[0], months[-1], list(plan.configs)
     figures = {}
-    for config in loaded:
+    for config in configs:
         built = built_months(config, first, last)
-        # one month at a time, oldest first (a month's job runs carry the months before it), archived
         for month in (m for m in months if m not in built):
-            backfill(
-                cluster=config.cluster,
-                config=config,
-                from_month=str(month),
-                to_month=str(month),
-                force=True,
-                email="none",
-            )
+            rerun = f"reliability-report backfill --config {config.config_path} --from {month} --to {month}"
+            with alerted(RunAlert(flow_run_info.id, config, f"{month}..{month}", rerun)):
+                run_backfill(plan_backfill(config, month, month, force=True, email="none"))
         figures[config.cluster] = build_cluster_study(config, first, last)
-    result = assemble_study(figures, months, reproduce(loaded, first, last))
-    names = [c.cluster for c in loaded]
-    target = study_dir(loaded[0], names, first, last)
+    result = assemble_study(figures, months, reproduce(configs, first, last))
+    names = [c.cluster for c in configs]
+    target = study_dir(configs[0], names, first, last)
     subject = StudySubject(tuple(names), first, last, target)
-    tables = {name: table for config in loaded for name, table in range_tables(config, first, last).items()}
+    tables = {name: table for config in configs for name, table in range_tables(config, first, last).items()}
     with staged_replacement(target, keep_on=(PartialDeliveryError,)) as staged:
         write_study(staged, result, tables, published=last.end.date())
-        held = None if notify else "notify is off"
-        outcome = deliver_report(loaded[0], subject, staged, resend=resend, held=held)
+        held = None if plan.notify else "notify is off"
+        outcome = deliver_report(configs[0], subject, staged, resend=plan.resend, held=held)
         if outcome.errors:
             raise PartialDeliveryError(f"{subject}: the study is in place but {'; '.join(outcome.errors)}")
-    refresh_archive(loaded[0].reports_dir)  # reports/index.html lists the study
+    refresh_archive(configs[0].reports_dir)  # reports/index.html lists the study
     get_run_logger().info("study written to %s", target / "report.html")
     return {"study": str(target / "report.html"), "delivery": str(outcome), "summary": result["summary"]["text"]}

@@ -27,7 +27,7 @@ from flows.delivery.deliver import PartialDeliveryError, deliver_report, deliver
 from flows.delivery.sent_log import SENDING, SENT, SentLog, SentRecord
 from flows.delivery.subject import MonthSubject
 from flows.demo import write_demo_config
-from flows.pipeline import monthly_report
+from flows.deployments import monthly_report
 from flows.report.render import write_report
 from simulator import SimParams, simulate
 

@@ -15,7 +15,7 @@ from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule
 
 from flows.core.months import Month, MonthNotEndedError, month_range, reportable
-from flows.pipeline import monthly_report
+from flows.deployments import monthly_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,9 +104,7 @@ def test_the_report_month_is_checked():
 def test_a_bad_month_parameter_is_refused_by_the_schema():
     from prefect.utilities.callables import parameter_schema
 
-    from flows.backfill import backfill
-    from flows.pipeline import monthly_report
-    from flows.study import study
+    from flows.deployments import backfill, monthly_report, study
 
     for flow, names in (
         (monthly_report, ["month"]),

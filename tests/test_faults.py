@@ -24,10 +24,10 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.delivery.sent_log import SENDING, SentLog
 from flows.demo import write_demo_config
+from flows.deployments import monthly_report
 from flows.figures.month_metrics import month_figures
 from flows.ingest.land import land_month
 from flows.ingest.manifest import read_manifest
-from flows.pipeline import config_path, monthly_report
 from flows.warehouse.build import dbt_command
 from flows.warehouse.engines import open_marts
 from simulator import SimParams, simulate
@@ -161,7 +161,7 @@ def test_a_run_killed_at_any_stage_leaves_the_last_report_and_the_next_run_compl
         json={"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}, "sort": "START_TIME_DESC", "limit": 20},
         timeout=10,
     ).json()
-    assert any(config_path(run["parameters"]["config"]) == str(config) for run in runs)
+    assert any(run["parameters"]["plan"]["config"]["config_path"] == str(config) for run in runs)
     report, log_before = snapshot(report_dir), sent_log.read_bytes()
     assert len(smtp_server.messages) == 1
 

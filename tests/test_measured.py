@@ -422,7 +422,7 @@ def thin_month_built(tmp_path_factory) -> tuple[Path, Path, str]:
     """A month of only job records with 2 GPU jobs, built by the pipeline once per session (its report
     directory, its config and the run's line of counts; tests/test_outputs_agree.py walks it too)."""
     from flows.demo import write_demo_config
-    from flows.pipeline import monthly_report
+    from flows.deployments import monthly_report
     from simulator import SimParams, simulate
 
     month = Month.parse("2026-10")

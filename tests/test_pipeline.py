@@ -14,8 +14,8 @@ from flows.core.config_file import load_config
 from flows.core.errors import TooManyBadRowsError
 from flows.core.months import Month
 from flows.demo import write_demo_config
+from flows.deployments import monthly_report
 from flows.ingest.land import land_month
-from flows.pipeline import monthly_report
 from flows.publish.reuse import file_digests, record_path
 from flows.quality import suites as suites_module
 from flows.quality.suites import DataQualityError, validate_month
@@ -181,10 +181,10 @@ def test_a_report_that_would_be_the_same_is_copied_and_drawing_it_again_gives_it
     before = file_digests(report_dir)
     with monkeypatch.context() as patched:  # the figures and rows are the same: nothing is drawn
         patched.setattr("flows.report.render.write_report", lambda *args: pytest.fail("the report was drawn again"))
-        monthly_report(cluster=CLUSTER, config=config, month=MONTH, refresh=True)
+        monthly_report(cluster=CLUSTER, config=str(config.config_path), month=MONTH, refresh=True)
     assert file_digests(report_dir) == before
     record_path(config, MONTH).unlink()  # what rendered the report in place is not known: drawn again
-    monthly_report(cluster=CLUSTER, config=config, month=MONTH, refresh=True)
+    monthly_report(cluster=CLUSTER, config=str(config.config_path), month=MONTH, refresh=True)
     assert file_digests(report_dir) == before
 
 

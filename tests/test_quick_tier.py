@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 import flows.warehouse.build as build
-from flows.pipeline import monthly_report
+from flows.deployments import monthly_report
 
 
 def test_builds_a_month():

@@ -19,8 +19,8 @@ from conftest import session_directory
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.demo import write_demo_config
+from flows.deployments import monthly_report
 from flows.figures.models import expected_ettr_curves
-from flows.pipeline import monthly_report
 from flows.publish.archive import without_nav
 from flows.report.render import NOTICE_PLACEHOLDER, build_report, render_charts, write_report
 from simulator import SimParams, simulate

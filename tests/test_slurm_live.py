@@ -26,8 +26,8 @@ from flows.cli import main
 from flows.core.config_file import load_config
 from flows.core.errors import EXIT_INPUT
 from flows.core.months import Month
+from flows.deployments import monthly_report
 from flows.ingest.land import land_month
-from flows.pipeline import monthly_report
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 
