@@ -159,7 +159,7 @@ def period_figures(con: MartReader, period: Period, params: AnalysisConfig, inpu
         "failures_by_cause": failures_by_cause(con, period),
         "ettr_vs_expected": ettr_vs_expected(con, period, r_f, params),
         "lost_goodput": lost_goodput(con, period, params),
-        "lemon_nodes": lemon_candidates(con, period.last, params),
+        "lemon_nodes": lemon_candidates(con, period, params),
         "breakdowns": breakdowns(con, period, params.breakdown_top),
         "node_repairs": node_repairs(con, period.period_id),
     }
