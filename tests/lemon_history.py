@@ -28,6 +28,7 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.lemons import lemon_candidates
+from flows.figures.period import Period
 from flows.ingest.land import land_month
 from flows.warehouse.build import dbt_command
 from simulator import SimParams, simulate
@@ -35,7 +36,7 @@ from simulator.catalog import CAUSE_NAMES, CAUSE_SHARES
 from simulator.failures import TRACE_HEADER
 
 # the marts the lemon candidates read, and everything they are built from
-LEMON_MODELS = ("--select", "+fct_lemon_signal_distribution_monthly", "+fct_failures", "+fct_period_node_failure_rate")
+LEMON_MODELS = ("--select", "+fct_period_lemon_signal_distribution", "+fct_failures", "+fct_period_node_failure_rate")
 # the models' tests run in tests/test_pipeline.py; here only the candidates are scored
 NO_TESTS = ("--exclude-resource-type", "unit_test", "--exclude-resource-type", "test")
 FIRST = Month.parse("2026-08")
@@ -127,7 +128,7 @@ class LemonHistory:
         [analysis] keys that act after the build (the p-values, the rules' thresholds) replaced."""
         params = dataclasses.replace(self.config.analysis, **analysis)
         with duckdb.connect(str(self.config.warehouse_path), read_only=True) as con:
-            return lemon_candidates(con, month, params)
+            return lemon_candidates(con, Period.of_month(month), params)
 
 
 def build_history(

@@ -260,7 +260,7 @@ def test_the_fleet_fit_does_not_depend_on_the_order_of_the_nodes():
 
 MIXED_MODELS = (
     "--select",
-    "+fct_lemon_signal_distribution_monthly",
+    "+fct_period_lemon_signal_distribution",
     "+fct_period_totals",
     "+fct_period_node_failure_rate",
 )
@@ -298,9 +298,11 @@ def test_on_a_mixed_cluster_the_fleet_is_its_gpu_nodes(tmp_path, fresh_warehouse
         assert fleet_nodes == params.nodes
         assert fleet_node_days == pytest.approx(expected["node_days"], rel=1e-12)
         assert 0 <= expected["node_failures"] - fleet_faults <= max(1, expected["node_failures"] // 50)
-        windows = rows("select lemon_window, fleet_nodes from fct_lemon_fleet_monthly where month = ?")
+        windows = rows("select lemon_window, fleet_nodes from fct_period_lemon_fleet where period_id = 'month:' || ?")
         assert windows and all(nodes == params.nodes for _, nodes in windows), windows
-        assert rows("select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%'") == [(0,)]
+        assert rows(
+            "select count(*) from fct_node_lemon_signals where period_id = 'month:' || ? and node like 'cpu%'"
+        ) == [(0,)]
         assert rows("select cpu_only_nodes from fct_period_totals where period_id = 'month:' || ?") == [
             (params.cpu_nodes,)
         ]

@@ -127,7 +127,7 @@ def test_gpu_figures_count_only_gpu_attempts(mixed_month) -> None:
     # no CPU failure in failures by cause, lemon signals or the nodes' days
     assert rows("select count(*) from fct_failures where month = ? and gpus = 0") == [(0,)]
     assert rows(
-        "select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%' and node_fails > 0"
+        "select count(*) from fct_node_lemon_signals where period_id = 'month:' || ? and node like 'cpu%' and node_fails > 0"
     ) == [(0,)]
     assert rows(
         "select coalesce(sum(single_node_attempts_ended + infra_failures), 0) from fct_node_days where month = ? and node like 'cpu%'"
@@ -210,20 +210,24 @@ def test_the_fleet_figures_count_only_gpu_nodes(mixed_month) -> None:
     assert fleet[2] == pytest.approx(len(gpu_nodes) * fleet[3])
     # the lemon fleet: GPU nodes only, in every window; no CPU-only node has signals
     for window, fleet_nodes, without in rows(
-        "select lemon_window, fleet_nodes, nodes_without_signals from fct_lemon_fleet_monthly where month = ?"
+        "select lemon_window, fleet_nodes, nodes_without_signals from fct_period_lemon_fleet "
+        "where period_id = 'month:' || ?"
     ):
         assert fleet_nodes == len(gpu_nodes), window
         with_signals = rows(
-            f"select count(*) from fct_node_lemon_signals where month = ? and lemon_window = '{window}'"
+            f"select count(*) from fct_node_lemon_signals where period_id = 'month:' || ? and lemon_window = '{window}'"
         )[0][0]
         assert without == fleet_nodes - with_signals
-    assert rows("select count(*) from fct_node_lemon_signals where month = ? and node like 'cpu%'") == [(0,)]
+    cpu_nodes_with_signals = (
+        "select count(*) from fct_node_lemon_signals where period_id = 'month:' || ? and node like 'cpu%'"
+    )
+    assert rows(cpu_nodes_with_signals) == [(0,)]
     # each count signal's distribution is over the GPU nodes
     assert {
         n
         for (n,) in rows(
-            "select sum(nodes) from fct_lemon_signal_distribution_monthly "
-            "where month = ? and signal <> 'single_node_node_failure_rate' group by lemon_window, signal"
+            "select sum(nodes) from fct_period_lemon_signal_distribution "
+            "where period_id = 'month:' || ? and signal <> 'single_node_node_failure_rate' group by lemon_window, signal"
         )
     } == {len(gpu_nodes)}
     # the totals: the CPU-only nodes seen, counted apart

@@ -2,7 +2,8 @@
 43): every value of the version-2 goldens (tests/data/golden/v2, as main wrote them before) is in
 the goldens this version writes (tests/data/golden/reports, tests/test_study.py), at its path after
 the moves of flows/figures/moved_keys.py, and nothing else is new but ADDED_KEYS (the study's
-attempt counts issue 51 changed on purpose, COUNTED_ONCE, aside). Integers and
+attempt counts issue 51 changed on purpose, COUNTED_ONCE, and its lemon candidates issue 53 did,
+OVER_THE_RANGE, aside). Integers and
 strings are equal; floats equal to the last bits (RELATIVE)."""
 
 from __future__ import annotations
@@ -35,9 +36,17 @@ COUNTED_ONCE = (
     "side_by_side.job_mix_by_size.clusters.*.attempts",
 )
 
+# changed on purpose since: issue 53 lists a study's lemon-node candidates over its range (its own
+# window, no trailing one), no longer its last month's (docs/metrics.md)
+OVER_THE_RANGE = ("clusters.*.lemon_nodes",)
+
 
 def differences(
-    ours, theirs, path: tuple[str, ...] = (), added=ADDED_KEYS, changed: tuple[str, ...] = COUNTED_ONCE
+    ours,
+    theirs,
+    path: tuple[str, ...] = (),
+    added=ADDED_KEYS,
+    changed: tuple[str, ...] = (*COUNTED_ONCE, *OVER_THE_RANGE),
 ) -> list[str]:
     """Where `ours` differs from `theirs` (an earlier version's, moved): a value not equal, a key
     missing, or a key new in ours that `added` does not name (`changed`: paths changed on purpose).
@@ -69,14 +78,24 @@ def differences(
 # changed on purpose since: issue 51's node-name check (a row per source, read from the manifest)
 # replaced the suite that counted health events on unknown hosts
 REPLACED_SUITES = {"health_event_hosts", "node_names"}
+# issue 53: the suites of the month's rows of the periods' marts are named for those marts
+RENAMED_SUITES = {
+    "fct_mttf_by_size_monthly": "fct_period_mttf_by_size",
+    "fct_failures_by_cause_monthly": "fct_period_failures_by_cause",
+    "fct_job_mix_monthly": "fct_period_job_mix",
+}
 
 
 def suites_by_name(document: dict) -> dict:
     """`document` with its data-quality rows keyed by suite (their order is the suites' order on
-    disk, not a figure), the replaced suites and where each reads (NOT_FIGURES) left out."""
+    disk, not a figure), the renamed suites by their new names, the replaced suites and where each
+    reads (NOT_FIGURES) left out."""
     rows = document.get("data_quality")
     if isinstance(rows, list):
-        keyed = {r["suite"]: {k: v for k, v in r.items() if k != "table"} for r in rows}
+        keyed = {
+            RENAMED_SUITES.get(r["suite"], r["suite"]): {k: v for k, v in r.items() if k not in ("table", "suite")}
+            for r in rows
+        }
         document = {
             **document,
             "data_quality": {suite: r for suite, r in keyed.items() if suite not in REPLACED_SUITES},
@@ -91,8 +110,9 @@ def test_every_figure_of_version_2_is_in_version_3(document: str) -> None:
     assert differences(ours, theirs, added=ADDED_KEYS | ADDED_IN_4) == []
 
 
-# changed on purpose in version 4: nothing yet (a figure added is ADDED_IN_4, not a change)
-CHANGED_IN_4: tuple[str, ...] = ()
+# changed on purpose in version 4 (a figure added is ADDED_IN_4, not a change): a study's lemon-node
+# candidates over its range (OVER_THE_RANGE)
+CHANGED_IN_4: tuple[str, ...] = OVER_THE_RANGE
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)

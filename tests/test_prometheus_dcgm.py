@@ -26,6 +26,7 @@ from flows.cli import main
 from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.figures.lemons import lemon_candidates
+from flows.figures.period import Period
 from flows.ingest.land import land_month
 from flows.ingest.sources.dcgm_series import DcgmSeriesReadStats, read_dcgm_series
 from flows.ingest.sources.http_client import PullError
@@ -96,7 +97,7 @@ def built(path: Path) -> dict:
         faults = con.execute("select node, fault_at, category from fct_node_faults").fetchall()
         classes = con.execute("select distinct code, category, severity from fct_health_events where source = 'xid'")
         xids = set(classes.fetchall())
-        lemons = lemon_candidates(DuckDBMarts(con), MONTH, config.analysis)["candidates"]
+        lemons = lemon_candidates(DuckDBMarts(con), Period.of_month(MONTH), config.analysis)["candidates"]
     xid_events = pq.read_table(landed / "xid_events.parquet").to_pylist()
     pulled = config.data_dir / "pulled" / "pm" / str(MONTH) / "dcgm_series.jsonl"
     return {

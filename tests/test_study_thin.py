@@ -100,7 +100,7 @@ def test_a_thin_study_renders_and_says_not_measured_per_cluster():
     assert f"Node faults over the fleet: not measured: {NO_NODE_SOURCE}" in text
     assert "rsc2 r_f (all) not measured" in html
     assert "list object" not in html and "Undefined" not in html
-    assert re.search(r"rsc2: not measured: .{0,400} rsc1 No node stood out in the 28 days to 2026-11-01 00:00", html)
+    assert re.search(r"rsc2: not measured: .{0,400} rsc1 No node stood out in the 365 days to 2026-11-01 00:00", html)
     assert "– days" not in html
 
 

@@ -1,15 +1,15 @@
 """Lemon-node candidates (docs/methodology.md "Lemon nodes"): nodes that fail far more often than the fleet.
 
 The signals are dbt models (their yml defines each): fct_node_lemon_signals has, per node over each
-lemon window ending at the report month's end (the month's, default 28 days, and the trailing one,
-default 92 days or the months built if fewer), incident_hours (hours with at
-least one critical health event on the node), xid_cnt, out_count, tickets, the infrastructure
-failures that named the node as the cause (multi-node, single-node, and the single-node failure
-rate), the failure incidents (failures within an hour of each other are one: one fault ends every
-job on the node) and the most incidents within `lemon_repeat_days`; fct_lemon_fleet_monthly has
-each window and its fleet; fct_lemon_signal_distribution_monthly the fleet's distribution of each
-signal (the report's chart). Each window is fitted and judged on its own: the month's at
-`lemon_p_value`, the trailing one at `lemon_trailing_p_value`.
+lemon window of a period (dim_periods: a month's own, default 28 days, and its trailing one, default
+92 days, each ending at its end, or the months built if fewer; a study's range), incident_hours
+(hours with at least one critical health event on the node), xid_cnt, out_count, tickets, the
+infrastructure failures that named the node as the cause (multi-node, single-node, and the
+single-node failure rate), the failure incidents (failures within an hour of each other are one: one
+fault ends every job on the node) and the most incidents within `lemon_repeat_days`;
+fct_period_lemon_fleet has each window and its fleet; fct_period_lemon_signal_distribution the
+fleet's distribution of each signal (the report's chart). Each window is fitted and judged on its
+own: a period's own at `lemon_p_value`, a month's trailing one at `lemon_trailing_p_value`.
 
 Python does what SQL should not: the fleet fits and the two rules fitted to them. Healthy nodes
 differ (their rates are overdispersed), so the fleet of each count is a negative binomial fitted by
@@ -36,12 +36,21 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from flows.core.config import AnalysisConfig
-from flows.core.months import Month
 from flows.warehouse.engines import MartReader
+
+
+class LemonPeriod(Protocol):
+    """A period of dim_periods as the lemon marts key it (flows/figures/period.py's Period, which
+    reads its lemon candidates from here)."""
+
+    @property
+    def period_id(self) -> str: ...
+
 
 # the columns of fct_node_lemon_signals read here (its yml defines each)
 SIGNALS = (
@@ -149,7 +158,7 @@ class Rules:
     failures: FleetFit  # failure incidents over the window
     window_days: int
     params: AnalysisConfig
-    p_value: float | None = None  # the rules' p (default: params.lemon_p_value, the month's window)
+    p_value: float | None = None  # the rules' p (default: params.lemon_p_value, a period's own window)
 
     @property
     def p(self) -> float:
@@ -195,30 +204,35 @@ def fit_rules(
     )
 
 
-# each lemon window of fct_lemon_fleet_monthly and the p its rules are judged at
-WINDOW_P_VALUE = {"month": "lemon_p_value", "trailing": "lemon_trailing_p_value"}
+# each lemon window of fct_period_lemon_fleet and the p its rules are judged at
+WINDOW_P_VALUE = {"own": "lemon_p_value", "trailing": "lemon_trailing_p_value"}
 
 
-def lemon_candidates(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
-    """The month's candidates over its own window (lemon_window_days), and `trailing` the same over
-    the trailing window (lemon_trailing_days, or the months built if fewer; absent when it is 0)."""
-    result = window_candidates(con, month, params, "month")
-    if params.lemon_trailing_days:
-        result["trailing"] = window_candidates(con, month, params, "trailing")
+def lemon_candidates(con: MartReader, period: LemonPeriod, params: AnalysisConfig) -> dict:
+    """The period's candidates over its own window (a month's lemon_window_days, a study's range),
+    and `trailing` the same over its trailing window where fct_period_lemon_fleet has one (a
+    month's lemon_trailing_days, or the months built if fewer; none when it is 0, nor for a study)."""
+    result = window_candidates(con, period, params, "own")
+    (trailing_windows,) = con.execute(
+        "select count(*) from fct_period_lemon_fleet where period_id = ? and lemon_window = 'trailing'",
+        [period.period_id],
+    ).fetchone()
+    if trailing_windows:
+        result["trailing"] = window_candidates(con, period, params, "trailing")
     return result
 
 
-def window_candidates(con: MartReader, month: Month, params: AnalysisConfig, window: str) -> dict:
-    """One window's candidates with their evidence, from the marts fct_lemon_fleet_monthly (window
-    and fleet), fct_node_lemon_signals (a node's signals) and fct_lemon_signal_distribution_monthly
+def window_candidates(con: MartReader, period: LemonPeriod, params: AnalysisConfig, window: str) -> dict:
+    """One window's candidates with their evidence, from the marts fct_period_lemon_fleet (window
+    and fleet), fct_node_lemon_signals (a node's signals) and fct_period_lemon_signal_distribution
     (the fleet's distribution of each signal)."""
-    of_window = "where month = ? and lemon_window = ?"
+    of_window = "where period_id = ? and lemon_window = ?"
     window_start, window_end, fleet, zeros = con.execute(
-        f"select window_start, window_end, fleet_nodes, nodes_without_signals from fct_lemon_fleet_monthly {of_window}",
-        [str(month), window],
+        f"select window_start, window_end, fleet_nodes, nodes_without_signals from fct_period_lemon_fleet {of_window}",
+        [period.period_id, window],
     ).fetchone()
     cursor = con.execute(
-        f"select {', '.join(SIGNALS)} from fct_node_lemon_signals {of_window} order by node", [str(month), window]
+        f"select {', '.join(SIGNALS)} from fct_node_lemon_signals {of_window} order by node", [period.period_id, window]
     )
     signals = [dict(zip(SIGNALS, row, strict=True)) for row in cursor.fetchall()]
     window_days = (window_end - window_start).days
@@ -253,17 +267,17 @@ def window_candidates(con: MartReader, month: Month, params: AnalysisConfig, win
         "fleet_failure_dispersion": rules.failures.dispersion,
         "repeat_threshold": rules.repeat_threshold(),
         "candidates": candidates,
-        "signal_distribution": signal_distribution(con, month, window),
+        "signal_distribution": signal_distribution(con, period, window),
     }
 
 
-def signal_distribution(con: MartReader, month: Month, window: str = "month") -> dict[str, list[list[float]]]:
-    """signal -> [value, share of the fleet at or below it] (rows of fct_lemon_signal_distribution_monthly)."""
+def signal_distribution(con: MartReader, period: LemonPeriod, window: str) -> dict[str, list[list[float]]]:
+    """signal -> [value, share of the fleet at or below it] (rows of fct_period_lemon_signal_distribution)."""
     distribution: dict[str, list[list[float]]] = {}
     for signal, value, share in con.execute(
-        "select signal, value, share_at_or_below from fct_lemon_signal_distribution_monthly "
-        "where month = ? and lemon_window = ? order by signal, value",
-        [str(month), window],
+        "select signal, value, share_at_or_below from fct_period_lemon_signal_distribution "
+        "where period_id = ? and lemon_window = ? order by signal, value",
+        [period.period_id, window],
     ).fetchall():
         distribution.setdefault(signal, []).append([value, share])
     return distribution

@@ -4,7 +4,7 @@
 -- node when it ran a GPU attempt (int_attempts_month_scoped.is_gpu_attempt) or logged an Xid or a
 -- DCGM health report on any day of the months built so far. The fleet's node fault rate
 -- (fct_period_node_failure_rate) and the lemon fleet (fct_node_lemon_signals,
--- fct_lemon_fleet_monthly) count GPU nodes only; a CPU-only node is only counted
+-- fct_period_lemon_fleet) count GPU nodes only; a CPU-only node is only counted
 -- (fct_period_totals.cpu_only_nodes).
 
 {{ config(materialized='table', partition_by=none) }}

@@ -1,36 +1,37 @@
--- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over each lemon window ending
--- at each built month's end (the macro lemon_window: the month's lemon_window_days, and the trailing
--- lemon_trailing_days): health-event counts from fct_health_events (every month the window spans),
--- the infrastructure failures that named the node as the cause, grouped into incidents, and the
--- most incidents within lemon_repeat_days (the repeat-offender signal). One row per window and GPU
--- node (dim_nodes.is_gpu_node: a CPU-only node is never a lemon candidate) with a health event or
--- such a failure in the window. The rules that make a node a candidate are flows/figures/lemons.py's:
--- they are fitted to the fleet (fct_lemon_fleet_monthly, GPU nodes too).
+-- Lemon-node signals (docs/methodology.md "Lemon nodes") per node over each lemon window of each
+-- period (the macro lemon_windows: a month's own lemon_window_days and its trailing
+-- lemon_trailing_days, ending at its end; a study's range): health-event counts from
+-- fct_health_events (every month the window spans), the infrastructure failures that named the node
+-- as the cause, grouped into incidents, and the most incidents within lemon_repeat_days (the
+-- repeat-offender signal). One row per window and GPU node (dim_nodes.is_gpu_node: a CPU-only node
+-- is never a lemon candidate) with a health event or such a failure in the window. The rules that
+-- make a node a candidate are flows/figures/lemons.py's: they are fitted to the fleet
+-- (fct_period_lemon_fleet, GPU nodes too).
 
-with parameters as (
+with windows as (
 
-    {{ lemon_window() }}
+    {{ lemon_windows() }}
 
 ),
 
 events as (
 
     select
-        parameters.month as window_month,
-        parameters.lemon_window,
+        windows.period_id,
+        windows.lemon_window,
         health_events.*
     from {{ ref('fct_health_events') }} as health_events
-    inner join parameters
+    inner join windows
         on
-            health_events.event_at >= parameters.window_start
-            and health_events.event_at < parameters.window_end
+            health_events.event_at >= windows.window_start
+            and health_events.event_at < windows.window_end
 
 ),
 
 health as (
 
     select
-        events.window_month,
+        events.period_id,
         events.lemon_window,
         events.node,
         count(*) as health_events,
@@ -50,26 +51,26 @@ health as (
         cast(sum(case when sources.lemon_signal = 'tickets' then 1 else 0 end) as bigint) as tickets
     from events
     left join {{ ref('landed_sources') }} as sources on sources.source = events.source
-    group by events.window_month, events.lemon_window, events.node
+    group by events.period_id, events.lemon_window, events.node
 
 ),
 
 failures as (
 
     select
-        parameters.month as window_month,
-        parameters.lemon_window,
+        windows.period_id,
+        windows.lemon_window,
         node_failures.cause_node as node,
         node_failures.failed_at,
         node_failures.n_nodes,
         lag(node_failures.failed_at) over (
-            partition by parameters.month, parameters.lemon_window, node_failures.cause_node order by node_failures.failed_at
+            partition by windows.period_id, windows.lemon_window, node_failures.cause_node order by node_failures.failed_at
         ) as previous_failed_at
     from {{ ref('fct_failures') }} as node_failures
-    inner join parameters
+    inner join windows
         on
-            node_failures.failed_at >= parameters.window_start
-            and node_failures.failed_at < parameters.window_end
+            node_failures.failed_at >= windows.window_start
+            and node_failures.failed_at < windows.window_end
     where node_failures.cause_node is not null
 
 ),
@@ -79,7 +80,7 @@ failures as (
 incidents as (
 
     select
-        window_month,
+        period_id,
         lemon_window,
         node,
         failed_at as incident_at
@@ -93,7 +94,7 @@ incidents as (
 incidents_within as (
 
     select
-        later.window_month,
+        later.period_id,
         later.lemon_window,
         later.node,
         later.incident_at,
@@ -101,39 +102,39 @@ incidents_within as (
     from incidents as later
     inner join incidents as earlier
         on
-            earlier.window_month = later.window_month
+            earlier.period_id = later.period_id
             and earlier.lemon_window = later.lemon_window
             and earlier.node = later.node
             and earlier.incident_at <= later.incident_at
             and earlier.incident_at
             >= {{ dbt.dateadd('day', '-1 * ' ~ run_parameter('lemon_repeat_days'), 'later.incident_at') }}
-    group by later.window_month, later.lemon_window, later.node, later.incident_at
+    group by later.period_id, later.lemon_window, later.node, later.incident_at
 
 ),
 
 node_incidents as (
 
     select
-        window_month,
+        period_id,
         lemon_window,
         node,
         count(*) as failure_incidents,
         max(incidents_within) as most_incidents_within_repeat_days
     from incidents_within
-    group by window_month, lemon_window, node
+    group by period_id, lemon_window, node
 
 ),
 
 node_failures as (
 
     select
-        window_month,
+        period_id,
         lemon_window,
         node,
         count(*) as node_fails,
         cast(sum(case when n_nodes = 1 then 1 else 0 end) as bigint) as single_node_node_fails
     from failures
-    group by window_month, lemon_window, node
+    group by period_id, lemon_window, node
 
 ),
 
@@ -142,29 +143,29 @@ node_failures as (
 single_node_attempts as (
 
     select
-        parameters.month as window_month,
-        parameters.lemon_window,
+        windows.period_id,
+        windows.lemon_window,
         node_days.node,
         sum(node_days.single_node_attempts_ended) as single_node_attempts
     from {{ ref('fct_node_days') }} as node_days
-    inner join parameters
+    inner join windows
         on
-            node_days.day >= cast(parameters.window_start as date)
-            and node_days.day < cast(parameters.window_end as date)
-    group by parameters.month, parameters.lemon_window, node_days.node
+            node_days.day >= cast(windows.window_start as date)
+            and node_days.day < cast(windows.window_end as date)
+    group by windows.period_id, windows.lemon_window, node_days.node
 
 ),
 
 signalled as (
 
     select
-        window_month,
+        period_id,
         lemon_window,
         node
     from health
     union
     select
-        window_month,
+        period_id,
         lemon_window,
         node
     from node_failures
@@ -174,7 +175,7 @@ signalled as (
 nodes as (
 
     select
-        signalled.window_month,
+        signalled.period_id,
         signalled.lemon_window,
         signalled.node
     from signalled
@@ -186,12 +187,12 @@ nodes as (
 final as (
 
     select
-        parameters.month,
-        parameters.cluster,
+        windows.period_id,
+        windows.cluster,
         nodes.lemon_window,
         nodes.node,
-        parameters.window_start,
-        parameters.window_end,
+        windows.window_start,
+        windows.window_end,
         coalesce(health.health_events, 0) as health_events,
         coalesce(health.incident_hours, 0) as incident_hours,
         coalesce(health.xid_cnt, 0) as xid_cnt,
@@ -210,16 +211,16 @@ final as (
         coalesce(node_incidents.failure_incidents, 0) as failure_incidents,
         coalesce(node_incidents.most_incidents_within_repeat_days, 0) as most_incidents_within_repeat_days
     from nodes
-    inner join parameters on parameters.month = nodes.window_month and parameters.lemon_window = nodes.lemon_window
+    inner join windows on windows.period_id = nodes.period_id and windows.lemon_window = nodes.lemon_window
     left join health
-        on health.window_month = nodes.window_month and health.lemon_window = nodes.lemon_window and health.node = nodes.node
+        on health.period_id = nodes.period_id and health.lemon_window = nodes.lemon_window and health.node = nodes.node
     left join node_failures
-        on node_failures.window_month = nodes.window_month and node_failures.lemon_window = nodes.lemon_window and node_failures.node = nodes.node
+        on node_failures.period_id = nodes.period_id and node_failures.lemon_window = nodes.lemon_window and node_failures.node = nodes.node
     left join node_incidents
-        on node_incidents.window_month = nodes.window_month and node_incidents.lemon_window = nodes.lemon_window and node_incidents.node = nodes.node
+        on node_incidents.period_id = nodes.period_id and node_incidents.lemon_window = nodes.lemon_window and node_incidents.node = nodes.node
     left join single_node_attempts
         on
-            single_node_attempts.window_month = nodes.window_month
+            single_node_attempts.period_id = nodes.period_id
             and single_node_attempts.lemon_window = nodes.lemon_window
             and single_node_attempts.node = nodes.node
 

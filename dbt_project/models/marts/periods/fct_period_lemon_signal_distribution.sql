@@ -1,7 +1,8 @@
--- The fleet's distribution of each lemon signal over each lemon window of the month (the paper's
+-- The fleet's distribution of each lemon signal over each lemon window of each period (the paper's
 -- Fig. 11 CDFs): for each window, signal and value, the nodes at that value and the share of the
--- window's fleet (its GPU nodes, fct_lemon_fleet_monthly) at or below it. The nodes of the fleet without a row in fct_node_lemon_signals are at 0 in every
--- count; single_node_node_failure_rate is over the nodes that have one.
+-- window's fleet (its GPU nodes, fct_period_lemon_fleet) at or below it. The nodes of the fleet
+-- without a row in fct_node_lemon_signals are at 0 in every count; single_node_node_failure_rate is
+-- over the nodes that have one.
 
 {% set counts = ['xid_cnt', 'out_count', 'tickets', 'incident_hours', 'failure_incidents',
                  'multi_node_node_fails', 'single_node_node_fails'] %}
@@ -9,11 +10,10 @@
 with fleet as (
 
     select
-        month,
+        period_id,
         lemon_window,
         nodes_without_signals
-    from {{ ref('fct_lemon_fleet_monthly') }}
-    where month in {{ run_months() }}
+    from {{ ref('fct_period_lemon_fleet') }}
 
 ),
 
@@ -21,7 +21,6 @@ signals as (
 
     select *
     from {{ ref('fct_node_lemon_signals') }}
-    where month in {{ run_months() }}
 
 ),
 
@@ -29,14 +28,14 @@ node_values as (
 
     {% for signal in counts + ['single_node_node_failure_rate'] %}
         select
-            month,
+            period_id,
             lemon_window,
             '{{ signal }}' as signal,
             cast({{ signal }} as double) as value,
             count(*) as nodes
         from signals
         where {{ signal }} is not null
-        group by month, lemon_window, {{ signal }}
+        group by period_id, lemon_window, {{ signal }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 
@@ -45,7 +44,7 @@ node_values as (
 with_zeros as (
 
     select
-        month,
+        period_id,
         lemon_window,
         signal,
         value,
@@ -53,7 +52,7 @@ with_zeros as (
     from node_values
     union all
     select
-        fleet.month,
+        fleet.period_id,
         fleet.lemon_window,
         count_signals.signal,
         0e0 as value,
@@ -69,23 +68,23 @@ with_zeros as (
 per_value as (
 
     select
-        month,
+        period_id,
         lemon_window,
         signal,
         value,
         sum(nodes) as nodes
     from with_zeros
-    group by month, lemon_window, signal, value
+    group by period_id, lemon_window, signal, value
 
 )
 
 select
-    month,
+    period_id,
     {{ run_parameter('cluster') }} as cluster,
     lemon_window,
     signal,
     value,
     nodes,
-    cast(sum(nodes) over (partition by month, lemon_window, signal order by value) as double)
-    / sum(nodes) over (partition by month, lemon_window, signal) as share_at_or_below
+    cast(sum(nodes) over (partition by period_id, lemon_window, signal order by value) as double)
+    / sum(nodes) over (partition by period_id, lemon_window, signal) as share_at_or_below
 from per_value
