@@ -25,7 +25,7 @@ from flows.delivery.deliver import deliver_report
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SentLog
 from flows.delivery.subject import MonthSubject
-from flows.report.openmetrics import SERIES, epoch_seconds
+from flows.report.openmetrics import PREFIX, SERIES, epoch_seconds
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
 
@@ -78,7 +78,7 @@ def test_every_sample_of_every_month_is_in_prometheus_as_written(history, promet
     start, end = min(ends), max(ends)
     for series in SERIES:
         # a plain selector looks back 5 minutes only: each month's value at its end, nothing between
-        got = query_range(prometheus, series.full_name, start, end)
+        got = query_range(prometheus, PREFIX + series.name, start, end)
         assert set(got) <= set(ends), series.name
         for at, metrics in ends.items():
             want = {

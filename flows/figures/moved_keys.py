@@ -124,12 +124,16 @@ ADDED_IN_4: frozenset[str] = frozenset(
     path for figure in FIGURES if figure.since == 4 for path in (figure.key, f"clusters.*.{figure.key}")
 )
 # a cause's rows (failures_by_cause, a month's and a study's clusters') and a study's side-by-side
-# cells in version 3 -> 4: its rate's interval renamed, and the rate it said a second time dropped
-# (dropped key -> the key of the row holding the same number, where a cell lacks it its new name;
-# None: a word, the unit in the name)
-CAUSE_RATE_MOVED_IN_4 = {"rate_lower": "per_1000_node_days_lower", "rate_upper": "per_1000_node_days_upper"}
-CAUSE_RATE_DROPPED_IN_4: dict[str, str | None] = {
+# cells in version 3 -> 4: its rate's interval renamed and its rate said once (a row held it twice,
+# as per_1000_node_days and rate_value; a side-by-side cell only as rate_value), and the numbers it
+# repeated dropped (dropped key -> the key of the row holding the same number; None: a word, the
+# unit in per_1000_node_days's name)
+CAUSE_RATE_MOVED_IN_4 = {
+    "rate_lower": "per_1000_node_days_lower",
+    "rate_upper": "per_1000_node_days_upper",
     "rate_value": "per_1000_node_days",
+}
+CAUSE_RATE_DROPPED_IN_4: dict[str, str | None] = {
     "rate_failures": "failures",
     "rate_node_days": "node_days",
     "rate_unit": None,
@@ -164,13 +168,9 @@ def moved(document: dict) -> dict:
     for row in cause_rows(result):
         for old, new in CAUSE_RATE_MOVED_IN_4.items():
             if old in row:
-                row[new] = row.pop(old)
-        for dropped, kept in CAUSE_RATE_DROPPED_IN_4.items():
-            if dropped not in row:
-                continue
-            value = row.pop(dropped)
-            if kept and kept not in row:  # a side-by-side cell held the rate only once, as rate_value
-                row[kept] = value
+                row.setdefault(new, row.pop(old))  # a row with both held the same number twice
+        for dropped in CAUSE_RATE_DROPPED_IN_4:
+            row.pop(dropped, None)
     return result
 
 
