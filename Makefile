@@ -18,9 +18,9 @@ export PREFECT_LOGGING_LEVEL ?= WARNING
 export DBT_SEND_ANONYMOUS_USAGE_STATS ?= false
 
 # Test files run in parallel, one file per worker at a time (module fixtures build a month once);
-# four workers on two cores: with three, an eighth of the cores' time went idle while workers waited
-# (subprocesses, servers, sleeps; 26.8 CPU-minutes in 15.3 minutes, 2026-11-29).
-TEST_WORKERS ?= 4
+# three workers on two cores: about a sixth of the time a worker waits (subprocesses, servers, sleeps).
+# (Four were no faster: the suite is CPU-bound, 2026-11-29, bench/README.md.)
+TEST_WORKERS ?= 3
 # more pytest options, e.g. PYTEST_ARGS=--junitxml=junit.xml (bench/README.md's time of each test file)
 PYTEST_ARGS ?=
 

@@ -3,7 +3,8 @@ bench/README.md runs it, into a temporary work and results directory (never into
 and its real outputs are checked: the results JSON or the printed table, with sane values. A bench
 that no longer matches the product (a stage's signature, a command's options) fails here rather
 than on the day it is run. A new script under bench/ needs its toy run here
-(test_every_bench_script_has_a_toy_run)."""
+(test_every_bench_script_has_a_toy_run). The heaviest (marked `bench`: the month, backfill, periods,
+Spark and the two Prometheus recall benches) run in `make test-bench`, not the test command."""
 
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ def test_lemon_bench(tmp_path: Path):
 
 
 @pytest.mark.slow
+@pytest.mark.bench  # a Prometheus server and two months built: `make test-bench` (100 s of the test command)
 def test_prometheus_recall_and_truth_check(tmp_path: Path, prefect_server: str):
     """The recall of a month built from the Xid syslog and from dcgm-exporter's series, then
     truth_check of the syslog's month against the simulator's truth."""
@@ -110,6 +112,7 @@ def test_prometheus_recall_and_truth_check(tmp_path: Path, prefect_server: str):
 
 
 @pytest.mark.slow
+@pytest.mark.bench  # a real Prometheus and a month built: `make test-bench` (100 s of the test command)
 def test_prometheus_recall_real(tmp_path: Path, prefect_server: str):
     """The same month through a real Prometheus (Debian's, over promtool's blocks) on 127.0.0.1."""
     toy = ("--nodes", "4", "--r-f", "1000", "--step", "900")
