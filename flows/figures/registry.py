@@ -333,7 +333,6 @@ FIGURES: tuple[Figure, ...] = (
     crash_loops.FIGURE,
 )
 
-BY_KEY = {figure.key: figure for figure in FIGURES}
 
 
 def needs() -> dict[str, tuple[str, ...]]:
