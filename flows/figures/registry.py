@@ -334,7 +334,6 @@ FIGURES: tuple[Figure, ...] = (
 )
 
 
-
 def needs() -> dict[str, tuple[str, ...]]:
     """Each figure path a rule covers (`key`, or `key.part`) -> the rules it needs, in FIGURES' order."""
     return {
