@@ -9,6 +9,7 @@ from simulated_build import simulated_build
 from flows.core.config import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.measured import Exposure, not_measured, unmeasured_codes
+from flows.figures.period import Period
 from flows.figures.repair import node_repairs
 from simulator import SimParams
 
@@ -38,8 +39,8 @@ def test_repair_times_and_availability_recover_the_injected_outages(tmp_path, fr
     params = SimParams(cluster, FIRST, last_month=LAST, nodes=24, seed=seed, r_f=15.0)
     truth, config = simulated_build(tmp_path, fresh_warehouse, params, MODELS)
     with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
-        months = {month: node_repairs(con, f"month:{month}") for month in (FIRST, LAST)}
-        window = node_repairs(con, f"trailing:3:{LAST}")
+        months = {month: node_repairs(con, Period.of_month(month)) for month in (FIRST, LAST)}
+        window = node_repairs(con, Period.trailing(LAST, 3))
     assert sum(truth[str(m)]["node_repairs"]["failures"]["repairs"] for m in (FIRST, LAST)) >= 8  # the premise
     for month, figure in months.items():
         expected = truth[str(month)]["node_repairs"]

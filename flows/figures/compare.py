@@ -91,7 +91,7 @@ def history(con: MartReader, month: Month, params: AnalysisConfig) -> dict:
     one that are not built (the report says what they leave out)."""
     months = history_months(month, params)
     series = monthly_rates(con, months[0], month)
-    trailing = [_trailing_window(con, Period("trailing", month, month, size)) for size in params.trailing_months]
+    trailing = [_trailing_window(con, Period.trailing(month, size)) for size in params.trailing_months]
     built = {m["month"] for m in series}
     earlier_missing = [str(m) for m in months[:-1] if str(m) not in built]
     return {"monthly": series, "trailing": trailing, "earlier_months_missing": earlier_missing}
@@ -142,7 +142,7 @@ def _trailing_window(con: MartReader, window: Period) -> dict:
             for c in causes
         ],
         "mttf_by_size": [{**s, **mttf_interval(s["runtime_hours"], s["infra_failures"])} for s in sizes],
-        "node_repairs": node_repairs(con, window.period_id),
+        "node_repairs": node_repairs(con, window),
     }
 
 

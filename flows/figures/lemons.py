@@ -36,21 +36,12 @@ import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from flows.core.config import AnalysisConfig
+from flows.figures.period import OF_PERIOD, Period
 from flows.warehouse.engines import MartReader
-
-
-class LemonPeriod(Protocol):
-    """A period of dim_periods as the lemon marts key it (flows/figures/period.py's Period, which
-    reads its lemon candidates from here)."""
-
-    @property
-    def period_id(self) -> str: ...
-
 
 # the columns of fct_node_lemon_signals read here (its yml defines each)
 SIGNALS = (
@@ -208,31 +199,31 @@ def fit_rules(
 WINDOW_P_VALUE = {"own": "lemon_p_value", "trailing": "lemon_trailing_p_value"}
 
 
-def lemon_candidates(con: MartReader, period: LemonPeriod, params: AnalysisConfig) -> dict:
+def lemon_candidates(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
     """The period's candidates over its own window (a month's lemon_window_days, a study's range),
     and `trailing` the same over its trailing window where fct_period_lemon_fleet has one (a
     month's lemon_trailing_days, or the months built if fewer; none when it is 0, nor for a study)."""
     result = window_candidates(con, period, params, "own")
     (trailing_windows,) = con.execute(
-        "select count(*) from fct_period_lemon_fleet where period_id = ? and lemon_window = 'trailing'",
-        [period.period_id],
+        f"select count(*) from fct_period_lemon_fleet where {OF_PERIOD} and lemon_window = 'trailing'",
+        period.key,
     ).fetchone()
     if trailing_windows:
         result["trailing"] = window_candidates(con, period, params, "trailing")
     return result
 
 
-def window_candidates(con: MartReader, period: LemonPeriod, params: AnalysisConfig, window: str) -> dict:
+def window_candidates(con: MartReader, period: Period, params: AnalysisConfig, window: str) -> dict:
     """One window's candidates with their evidence, from the marts fct_period_lemon_fleet (window
     and fleet), fct_node_lemon_signals (a node's signals) and fct_period_lemon_signal_distribution
     (the fleet's distribution of each signal)."""
-    of_window = "where period_id = ? and lemon_window = ?"
+    of_window = f"where {OF_PERIOD} and lemon_window = ?"
     window_start, window_end, fleet, zeros = con.execute(
         f"select window_start, window_end, fleet_nodes, nodes_without_signals from fct_period_lemon_fleet {of_window}",
-        [period.period_id, window],
+        [*period.key, window],
     ).fetchone()
     cursor = con.execute(
-        f"select {', '.join(SIGNALS)} from fct_node_lemon_signals {of_window} order by node", [period.period_id, window]
+        f"select {', '.join(SIGNALS)} from fct_node_lemon_signals {of_window} order by node", [*period.key, window]
     )
     signals = [dict(zip(SIGNALS, row, strict=True)) for row in cursor.fetchall()]
     window_days = (window_end - window_start).days
@@ -271,13 +262,13 @@ def window_candidates(con: MartReader, period: LemonPeriod, params: AnalysisConf
     }
 
 
-def signal_distribution(con: MartReader, period: LemonPeriod, window: str) -> dict[str, list[list[float]]]:
+def signal_distribution(con: MartReader, period: Period, window: str) -> dict[str, list[list[float]]]:
     """signal -> [value, share of the fleet at or below it] (rows of fct_period_lemon_signal_distribution)."""
     distribution: dict[str, list[list[float]]] = {}
     for signal, value, share in con.execute(
         "select signal, value, share_at_or_below from fct_period_lemon_signal_distribution "
-        "where period_id = ? and lemon_window = ? order by signal, value",
-        [period.period_id, window],
+        f"where {OF_PERIOD} and lemon_window = ? order by signal, value",
+        [*period.key, window],
     ).fetchall():
         distribution.setdefault(signal, []).append([value, share])
     return distribution

@@ -35,6 +35,13 @@ class Mart:
 WITHIN = {"month": "this month", "trailing": "in the window", "study": "in the range"}
 
 
+# A mart's rows of a period, by its period_id as dim_periods alone builds it (the arguments: `Period.key`).
+OF_PERIOD = (
+    "period_id = (select period_id from dim_periods where kind = ? and first_month = ? and last_month = ? "
+    "and coalesce(window_months, 0) = ?)"
+)
+
+
 @dataclass(frozen=True)
 class Period:
     """A row of dim_periods: the months first..last of a cluster's figures, of a kind (a month, a
@@ -53,21 +60,27 @@ class Period:
     def of_study(cls, first: Month, last: Month) -> Period:
         return cls("study", first, last)
 
+    @classmethod
+    def trailing(cls, last: Month, months: int) -> Period:
+        """The window of `months` months ending at `last`."""
+        first = last
+        for _ in range(months - 1):
+            first = first.previous()
+        return cls("trailing", first, last, months)
+
     @property
-    def period_id(self) -> str:
-        """The period's key in dim_periods and in every figure's mart."""
-        if self.kind == "trailing":
-            return f"trailing:{self.window_months}:{self.last}"
-        return f"month:{self.last}" if self.kind == "month" else f"study:{self.first}:{self.last}"
+    def key(self) -> list:
+        """The values OF_PERIOD finds the period's dim_periods row by (its period_id is dim_periods')."""
+        return [self.kind, str(self.first), str(self.last), self.window_months or 0]
 
     def rows(self, con: MartReader, mart: Mart, order: str = "", where: str = "", args: tuple = ()) -> list[dict]:
         """The period's rows of `mart` that `where` keeps, in `order`."""
-        query = f"select {', '.join(mart.columns)} from {mart.table} where period_id = ?"
+        query = f"select {', '.join(mart.columns)} from {mart.table} where {OF_PERIOD}"
         if where:
             query += f" and {where}"
         if order:
             query += f" order by {order}"
-        return mart_rows(con, query, [self.period_id, *args])
+        return mart_rows(con, query, [*self.key, *args])
 
 
 TOTALS = Mart(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from flows.figures.figure import Figure, Series
 from flows.figures.figure_types import NodeRepairs
+from flows.figures.period import OF_PERIOD, Period
 from flows.figures.rates import lognormal_mean_interval, median_interval
 from flows.figures.samples import repairs_samples
 from flows.warehouse.engines import MartReader
@@ -52,12 +53,12 @@ def repair_summary(row: dict | None) -> dict:
     }
 
 
-def node_repairs(con: MartReader, period_id: str) -> dict:
+def node_repairs(con: MartReader, period: Period) -> dict:
     """The period's repair times (failures, every outage, each cause), availability and nodes out longest."""
     rows = _rows(
         con,
-        "select * from fct_period_node_repairs where period_id = ? order by grain, outages desc, category",
-        [period_id],
+        f"select * from fct_period_node_repairs where {OF_PERIOD} order by grain, outages desc, category",
+        period.key,
     )
     grains = {row["grain"]: row for row in rows if row["grain"] != "cause"}
     every = grains.get("all") or {}
@@ -79,9 +80,9 @@ def node_repairs(con: MartReader, period_id: str) -> dict:
         "nodes_out_longest": _rows(
             con,
             "select node, outages, out_node_hours, longest_outage_hours, longest_outage_category "
-            "from fct_period_node_out_time where period_id = ? and out_node_hours > 0 "
+            f"from fct_period_node_out_time where {OF_PERIOD} and out_node_hours > 0 "
             f"order by out_node_hours desc, node limit {NODES_OUT_LONGEST}",
-            [period_id],
+            period.key,
         ),
     }
 
@@ -90,7 +91,7 @@ FIGURE = Figure(
     "node_repairs",
     "node repairs",
     NodeRepairs,
-    lambda reading: node_repairs(reading.con, reading.period.period_id),
+    lambda reading: node_repairs(reading.con, reading.period),
     "node repair time and availability over the GPU nodes",
     marts=(
         "fct_period_node_repairs",
