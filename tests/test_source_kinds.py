@@ -13,13 +13,13 @@ from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
 from flows.ingest.sources.registry import (
     LANDED_SOURCES,
     LANDED_SOURCES_SEED,
-    SIGNALS,
     SOURCE_KINDS,
     URL_KINDS,
     URL_SETTINGS,
     landed_sources_csv,
 )
 from flows.ingest.sources.servers import UrlSource
+from flows.ingest.sources.source_kind import SIGNALS
 from flows.ingest.sources.tables import TABLES, column_names
 from flows.quality.suites import suite_specs
 

@@ -39,9 +39,23 @@ class _TemporaryServer:
         self.log = tempfile.TemporaryFile()  # what the server prints, shown if it cannot start
         prefect_dir = Path(importlib.util.find_spec("prefect").origin).parent  # not imported: its import takes seconds
         # as prefect.server.api.server.SubprocessASGIServer runs it
-        command = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent), "--factory",
-                   "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--log-level", "error", "--lifespan", "on"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--app-dir",
+            str(prefect_dir.parent),
+            "--factory",
+            "prefect.server.api.server:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "error",
+            "--lifespan",
+            "on",
+        ]
         env = {
             **os.environ,
             "PREFECT_UI_ENABLED": "0",

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 
 from flows.core.months import Month
 
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-               "October", "November", "December")  # fmt: skip
+MONTH_NAMES = tuple("January February March April May June July August September October November December".split())
 
 
 def _missing(value) -> bool:

@@ -80,9 +80,12 @@ def expected_ettr_curves(r_f: dict, params: AnalysisConfig) -> dict:
     ]
     # the same points an interval a row (each curve has a point at each interval, or none without a rate)
     by_interval = [
-        {"ckpt_minutes": point["ckpt_minutes"], "curves": [{k: c["points"][i][k] for k in ("ettr", "valid")} for c in curves]}
+        {
+            "ckpt_minutes": point["ckpt_minutes"],
+            "curves": [{k: c["points"][i][k] for k in ("ettr", "valid")} for c in curves],
+        }
         for i, point in enumerate(curves[0]["points"] if curves else [])
-    ]  # fmt: skip
+    ]
     return {"r_f_definition": definition, "r_f": rate, "curves": curves, "by_interval": by_interval}
 
 

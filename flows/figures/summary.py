@@ -39,15 +39,21 @@ CHECK_WORDS = {
     ("fct_attempts", "expect_table_row_count_to_be_between"): "no job attempt this month",
     ("dim_nodes", "expect_table_row_count_to_be_between"): "no node ran a job this month",
     ("fct_node_days", "expect_table_row_count_to_be_between"): "no node-day of exposure this month",
-    ("landed_attempts", "expect_column_pair_values_a_to_be_greater_than_b"):
-        "job records that start before they were submitted, as a requeue leaves them on some Slurm versions",
+    (
+        "landed_attempts",
+        "expect_column_pair_values_a_to_be_greater_than_b",
+    ): "job records that start before they were submitted, as a requeue leaves them on some Slurm versions",
     ("node_names", "expect_column_values_to_be_null"): "{findings}",  # each source's, in words
     ("health_event_hosts", "expect_column_values_to_be_null"):  # its suite before node_names (a month built so)
-        "health events whose host is no node of the month, each counted as a node of its own",
-    ("health_events_classified", "expect_column_values_to_be_between"):
-        "over 20% of the health events match no rule of the failure taxonomy, dbt_project/seeds/failure_taxonomy.csv",
-    ("attempt_node_lists", "expect_column_pair_values_to_be_equal"):
-        "job records whose node list does not hold NNodes nodes, the list or the count mangled on the way",
+    "health events whose host is no node of the month, each counted as a node of its own",
+    (
+        "health_events_classified",
+        "expect_column_values_to_be_between",
+    ): "over 20% of the health events match no rule of the failure taxonomy, dbt_project/seeds/failure_taxonomy.csv",
+    (
+        "attempt_node_lists",
+        "expect_column_pair_values_to_be_equal",
+    ): "job records whose node list does not hold NNodes nodes, the list or the count mangled on the way",
     "expect_table_row_count_to_be_between": "{table}: a row count outside the expected range",
     "expect_column_values_to_be_between": "{table}: {column} outside its expected range",
     "expect_column_values_to_be_in_set": "{table}: {column} outside its expected values",
@@ -57,7 +63,7 @@ CHECK_WORDS = {
     "expect_column_pair_values_a_to_be_greater_than_b": "{table}: two columns out of order",
     "expect_column_pair_values_to_be_equal": "{table}: two columns that must agree differ",
     "expect_column_distinct_values_to_contain_set": "{table}: {column} lacks a value it must have",
-}  # fmt: skip
+}
 
 
 def check_words(suite: str, failed: dict) -> str:

@@ -32,9 +32,13 @@ from flows.ingest.sources.sql import create_temp_table, run_sql
 TIME_FIELDS = ("JobID", "Submit", "Start", "End")  # what the count reads of a sacct dump
 NO_JOBS_FLAG = "--no-jobs-ran"
 TIMES_SCHEMA = pa.schema(
-    [("job_id", pa.string()), ("submit_at", pa.timestamp("us")), ("start_at", pa.timestamp("us")),
-     ("end_at", pa.timestamp("us"))]
-)  # fmt: skip
+    [
+        ("job_id", pa.string()),
+        ("submit_at", pa.timestamp("us")),
+        ("start_at", pa.timestamp("us")),
+        ("end_at", pa.timestamp("us")),
+    ]
+)
 MONTHS_SCHEMA = pa.schema(
     [("month", pa.string()), ("month_start", pa.timestamp("us")), ("month_end", pa.timestamp("us"))]
 )

@@ -138,8 +138,10 @@ def format_parsed(parsed: Parsed, limit: int | None = None, as_json: bool = Fals
     names = parsed.rows.column_names
     cells = [[_cell(row[name]) for name in names] for row in rows]
     widths = [max([len(name)] + [len(line[i]) for line in cells]) for i, name in enumerate(names)]
-    lines = ["  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True)).rstrip()
-             for line in [names, ["-" * w for w in widths], *cells]]  # fmt: skip
+    lines = [
+        "  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True)).rstrip()
+        for line in [names, ["-" * w for w in widths], *cells]
+    ]
     shown = f" (first {len(rows)} shown)" if len(rows) < parsed.rows.num_rows else ""
     lines.append(f"{parsed.rows.num_rows} rows{shown} from {parsed.path} ({parsed.kind})")
     counts = {key: value for key, value in summary.items() if key not in ("kind", "file", "rows", "reader")}

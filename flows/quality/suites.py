@@ -138,12 +138,18 @@ def landed_schema_suite() -> dict:
         "name": "landed_schema",
         "meta": {"query": query, "notes": "The landed Parquet has the registry's columns, each of its type."},
         "expectations": [
-            {"type": "expect_column_values_to_be_in_set", "kwargs": {"column": "field", "value_set": fields},
-             "meta": {"why": "a column the registry does not have, or of another type"}},
-            {"type": "expect_column_distinct_values_to_contain_set", "kwargs": {"column": "field", "value_set": always},
-             "meta": {"why": "a column of the registry is missing (an optional one is landed when a row gives it)"}},
+            {
+                "type": "expect_column_values_to_be_in_set",
+                "kwargs": {"column": "field", "value_set": fields},
+                "meta": {"why": "a column the registry does not have, or of another type"},
+            },
+            {
+                "type": "expect_column_distinct_values_to_contain_set",
+                "kwargs": {"column": "field", "value_set": always},
+                "meta": {"why": "a column of the registry is missing (an optional one is landed when a row gives it)"},
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def landed_signals_relation() -> str:

@@ -127,9 +127,14 @@ def _build(config: ClusterConfig, months: Mapping[Month, Path], load_seeds: bool
         seeds = load_seeds and i == 1
         excluded = [*([] if seeds else [SEED_TESTS]), *(["tag:periods"] if i < len(batches) else [])]
         result = dbt_command(
-            config, batch, "build", "--exclude-resource-type", "unit_test", *([] if seeds else ["seed"]),
+            config,
+            batch,
+            "build",
+            "--exclude-resource-type",
+            "unit_test",
+            *([] if seeds else ["seed"]),
             *(["--exclude", *excluded] if excluded else []),
-        )  # fmt: skip
+        )
         for status, count in _statuses(result, config).items():
             statuses[status] = statuses.get(status, 0) + count
     return statuses
@@ -141,9 +146,15 @@ def build_study(config: ClusterConfig, first: Month, last: Month, landed_dir: Pa
     built. `landed_dir` is `last`'s landed month (the build's run.months). Returns counts of nodes
     by status."""
     result = dbt_command(
-        config, {last: landed_dir}, "build", "--select", "tag:periods", "--exclude-resource-type", "unit_test",
+        config,
+        {last: landed_dir},
+        "build",
+        "--select",
+        "tag:periods",
+        "--exclude-resource-type",
+        "unit_test",
         study_from=first,
-    )  # fmt: skip
+    )
     return _statuses(result, config)
 
 

@@ -24,10 +24,7 @@ returns row objects (see `flows.ingest.sources.records`), an Arrow table of the 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import NamedTuple
 
 from flows import DBT_PROJECT_DIR
 from flows.ingest.sources import (
@@ -50,90 +47,7 @@ from flows.ingest.sources import (
     xid_dmesg,
     xid_syslog,
 )
-
-# What the failure taxonomy's patterns match in a landed source's rows (the dbt model that classifies health events)
-Signal = Literal["xid", "reason", "check", "check: status", "check: status: message"]
-SIGNALS: dict[Signal, str] = {
-    "xid": "the Xid code",
-    "reason": "the node event's reason",
-    "check": "the check's name (a ticket's category)",
-    "check: status": "<check>: <status>",
-    "check: status: message": "<check>: <status>: <message>",
-}
-
-
-@dataclass(frozen=True)
-class SourceKind:
-    """One kind of `[[sources]]`, declared once (see the module docstring)."""
-
-    kind: str  # the config's `kind`
-    reads: Literal["file", "directory", "command", "url"]  # how it is given
-    table: str  # the landed table its rows go to (a key of flows.ingest.sources.tables.TABLES) ...
-    example: str | tuple[str, ...]  # `init`: the path (or the command) ...
-    explanation: str  # ... and one line on what it is
-    # ... and the further ones its reader's rows go to, each row to its class's (tables.ROW_TABLES): a
-    # row in a table without a `source` column is that table's one landed source's (dcgm_series' Xids: xid)
-    more_tables: tuple[str, ...] = ()
-    reader: Callable[..., Any] | None = None  # a pull (command, url) is read by the reader of the kind it provides
-    arguments: tuple[str, ...] = ("path",)  # the reader's positional arguments (see the module docstring)
-    stats: type | None = None  # the reader's statistics (None: none beyond the landed count)
-    check: Callable[[Path, str], None] | None = None  # `check --month`'s look at the header (path, its zone)
-    # commands: (command, month, out, retry), urls: (settings, month, out), writing the pull ...
-    pull: Callable[..., Path] | None = None
-    pulled_file: str = ""  # ... to this file, which lands like an input file of the kind it provides
-    settings: type | None = None  # urls: the keys its [[sources]] table takes (a model of flows.ingest.sources.servers)
-    # urls: (settings, month) -> one line of what the server has for the month (`check --month`), or a PullError
-    probe: Callable[..., str] | None = None
-    provides: str = ""  # the kind whose input it is another way to give ('': its own)
-    source: str = ""  # the landed `source` of its rows ('': job records, no node signal)
-    signal: Signal | None = None  # what the taxonomy's patterns match in its rows
-    # what its own input tells of the nodes (kinds that provide another's input have the other's):
-    # "events" (a node's DOWN/DRAIN), "health" (a node's health checks and logs), "" (nothing: the
-    # job records, tickets). flows/figures/measured.py: without either, nothing counts a node's faults.
-    nodes: Literal["events", "health", ""] = ""
-    # its rows are a GPU's own report, which only a node with NVIDIA GPUs logs (fct_node_days.gpu_events)
-    gpu_report: bool = False
-    # the paper's lemon signal its rows count toward (fct_node_lemon_signals; docs/methodology.md "Lemon
-    # nodes"): xid_cnt (its hardware events), out_count (its events but planned maintenance), tickets
-    lemon_signal: Literal["xid_cnt", "out_count", "tickets"] | None = None
-
-    @property
-    def tables(self) -> tuple[str, ...]:
-        """Every landed table its rows go to."""
-        return (self.table, *self.more_tables)
-
-    @property
-    def input(self) -> str:
-        """The input it gives: its own kind, or (through the kinds it provides) the one it is another way to give."""
-        return SOURCE_KINDS[self.provides].input if self.provides else self.kind
-
-    @property
-    def landed_source(self) -> str:
-        """The landed `source` of its rows (a command's: that of the kind it provides)."""
-        return SOURCE_KINDS[self.input].source
-
-    def new_stats(self) -> Any:
-        return self.stats() if self.stats else None
-
-    def read(self, quarantine: Any, stats: Any = None, **context: Any) -> Any:
-        """Run the reader on `context`'s path (with its con, clock, year as the kind needs)."""
-        assert self.reader is not None, f"{self.kind} is read as {self.provides}"
-        extra = {"stats": stats} if self.stats else {}
-        return self.reader(*(context[name] for name in self.arguments), quarantine=quarantine, **extra)
-
-    def check_header(self, path: Path, site_timezone: str) -> None:
-        if self.check:
-            self.check(path, site_timezone)
-
-    def pull_to(self, source: Any, month: Any, out_dir: Path) -> Path:
-        """Pull `month` for the configured `source` (a SourceConfig) into `out_dir`: run its command
-        (retried as configured) or query its server; the file it wrote."""
-        assert self.pull is not None, f"{self.kind} is not pulled"
-        if self.reads == "url":
-            return self.pull(source.server, month, out_dir / self.pulled_file)
-        retry = slurm_live.Retry(source.attempts, source.retry_wait_seconds)
-        return self.pull(list(source.command), month, out_dir / self.pulled_file, retry)
-
+from flows.ingest.sources.source_kind import Signal, SourceKind
 
 LOGS = "logs/{month}"
 TIME = ("path", "clock")  # a reader's arguments: the file and the site's clock ...
@@ -142,48 +56,255 @@ HEALTH = ("path", "clock", "limits")  # a health log's file or directory, the si
 JOBS = ("con", "path", "clock", "limits")  # the job-record readers leave `attempts` in the connection
 # The order is the config's (error messages list the kinds in it) and the landing's: node events
 # from sacctmgr come before the scontrol snapshot, which is deduplicated against them.
-# fmt: off
-SOURCE_KINDS: dict[str, SourceKind] = {k.kind: k for k in (
-    SourceKind("sacct_psv", "file", "attempts", f"{LOGS}/sacct.psv", "required, one of the five job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
-               reader=sacct.read_sacct, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_header),
-    SourceKind("sacct_xdmod", "file", "attempts", f"{LOGS}/xdmod.log.gz", "or Open XDMoD's headerless sacct dump (gzip is fine)",
-               reader=sacct.read_sacct_xdmod, arguments=JOBS, stats=sacct.SacctReadStats, check=sacct.check_xdmod_header, provides="sacct_psv"),
-    SourceKind("sacct_json", "file", "attempts", f"{LOGS}/jobs.json", "or sacct --json / slurmrestd output",
-               reader=sacct_json.read_sacct_json, arguments=JOBS, stats=sacct_json.SacctJsonReadStats, check=sacct_json.check_header, provides="sacct_psv"),
-    SourceKind("sacctmgr_events_psv", "file", "node_events", f"{LOGS}/events.psv", "optional: sacctmgr -P show event: node DOWN/DRAIN events",
-               reader=sacctmgr_events.read_sacctmgr_events, arguments=(*TIME, "limits"), stats=sacctmgr_events.SacctmgrReadStats, check=sacctmgr_events.check_header, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
-    SourceKind("scontrol_nodes", "file", "node_events", f"{LOGS}/scontrol_nodes.txt", "optional: `scontrol show node -o` snapshots (cron)",
-               reader=scontrol_nodes.read_scontrol_nodes, arguments=TIME, stats=scontrol_nodes.ScontrolReadStats, source="slurm_event", signal="reason", nodes="events", lemon_signal="out_count"),
-    SourceKind("xid_syslog", "file", "xid_events", f"{LOGS}/xid.log", "optional: NVIDIA Xid kernel lines from syslog",
-               reader=xid_syslog.read_xid_syslog, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="xid", signal="xid", nodes="health", gpu_report=True, lemon_signal="xid_cnt"),
-    SourceKind("xid_dmesg_dir", "directory", "xid_events", f"{LOGS}/dmesg", "optional: kernel-log captures, <dir>/<node>/<any file>[.gz]",
-               reader=xid_dmesg.read_xid_dmesg_dir, arguments=SYSLOG, stats=xid_dmesg.DmesgReadStats, source="xid", signal="xid", nodes="health", gpu_report=True, lemon_signal="xid_cnt"),
-    SourceKind("nhc_syslog", "file", "health_checks", f"{LOGS}/nhc.log", "optional: LBNL NHC 'Health check failed' lines from syslog",
-               reader=nhc_log.read_nhc_log, arguments=SYSLOG, stats=syslog.SyslogReadStats, source="nhc", signal="check", nodes="health"),
-    SourceKind("dcgm_health_dir", "directory", "health_checks", f"{LOGS}/dcgm", "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
-               reader=dcgm_health.read_dcgm_health_dir, arguments=HEALTH, stats=dcgm_health.DcgmReadStats, source="dcgm", signal="check: status", nodes="health", gpu_report=True),
-    SourceKind("dcgm_series", "file", "health_checks", f"{LOGS}/dcgm_series.jsonl", "optional: dcgm-exporter series saved from Prometheus (as prometheus_dcgm pulls them): their Xids and error counters' increases",
-               more_tables=("xid_events",), reader=dcgm_series.read_dcgm_series, arguments=HEALTH, stats=dcgm_series.DcgmSeriesReadStats, check=dcgm_series.check_header, source="dcgm_exporter", signal="check", nodes="health", gpu_report=True),
-    SourceKind("gcm_health_dir", "directory", "health_checks", f"{LOGS}/gcm", "optional: Meta GCM health-check records, every file under it",
-               reader=gcm_health.read_gcm_health_dir, arguments=HEALTH, stats=gcm_health.GcmReadStats, source="gcm", signal="check: status: message", nodes="health"),
-    SourceKind("link_syslog", "file", "health_checks", f"{LOGS}/links.log", "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
-               reader=link_syslog.read_link_syslog, arguments=SYSLOG, stats=link_syslog.LinkReadStats, source="link", signal="check: status", nodes="health"),
-    SourceKind("ipmi_sel_dir", "directory", "health_checks", f"{LOGS}/sel", "optional: `ipmitool sel elist` captures, <dir>/<node>/<any file>[.gz]",
-               reader=ipmi_sel.read_ipmi_sel_dir, arguments=HEALTH, stats=ipmi_sel.SelReadStats, source="ipmi_sel", signal="check: status", nodes="health"),
-    SourceKind("repair_tickets_csv", "file", "health_checks", "logs/tickets.csv", "optional: repair tickets CSV (node, opened_at, ...)",
-               reader=repair_tickets.read_repair_tickets, arguments=HEALTH, stats=repair_tickets.TicketReadStats, check=repair_tickets.check_header, source="ticket", signal="check", lemon_signal="tickets"),
-    SourceKind("prometheus_dcgm", "url", "health_checks", "http://prometheus:9090", "or pull them from Prometheus: NVIDIA dcgm-exporter's Xid and error-counter series (docs/sources.md)",
-               pull=prometheus_dcgm.pull_series, probe=prometheus_dcgm.probe, settings=servers.PrometheusDcgmSource, pulled_file="dcgm_series.jsonl", provides="dcgm_series"),
-    SourceKind("sacct_command", "command", "attempts", ("sacct",), 'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',
-               pull=slurm_live.pull_sacct, pulled_file="sacct.usv", provides="sacct_psv"),
-    SourceKind("sacctmgr_events_command", "command", "node_events", ("sacctmgr",), "or pull them live",
-               pull=slurm_live.pull_node_events, pulled_file="events.psv", provides="sacctmgr_events_psv"),
-    SourceKind("scontrol_nodes_command", "command", "node_events", ("scontrol",), "or one snapshot now",
-               pull=slurm_live.pull_node_states, pulled_file="scontrol_nodes.txt", provides="scontrol_nodes"),
-    SourceKind("slurmrestd", "url", "attempts", "http://slurm-head:6820", "or pull the month from Slurm's REST API (a JWT in $SLURM_JWT: scontrol token)",
-               settings=servers.SlurmrestdSource, pull=slurmrestd.pull, probe=slurmrestd.probe, pulled_file="slurmrestd.json", provides="sacct_json"),
-)}
-# fmt: on
+SOURCE_KINDS: dict[str, SourceKind] = {
+    k.kind: k
+    for k in (
+        SourceKind(
+            "sacct_psv",
+            "file",
+            "attempts",
+            f"{LOGS}/sacct.psv",
+            "required, one of the five job-record kinds: sacct --allusers --duplicates --allocations --parsable2 (README lists the --format fields)",
+            reader=sacct.read_sacct,
+            arguments=JOBS,
+            stats=sacct.SacctReadStats,
+            check=sacct.check_header,
+        ),
+        SourceKind(
+            "sacct_xdmod",
+            "file",
+            "attempts",
+            f"{LOGS}/xdmod.log.gz",
+            "or Open XDMoD's headerless sacct dump (gzip is fine)",
+            reader=sacct.read_sacct_xdmod,
+            arguments=JOBS,
+            stats=sacct.SacctReadStats,
+            check=sacct.check_xdmod_header,
+            provides="sacct_psv",
+        ),
+        SourceKind(
+            "sacct_json",
+            "file",
+            "attempts",
+            f"{LOGS}/jobs.json",
+            "or sacct --json / slurmrestd output",
+            reader=sacct_json.read_sacct_json,
+            arguments=JOBS,
+            stats=sacct_json.SacctJsonReadStats,
+            check=sacct_json.check_header,
+            provides="sacct_psv",
+        ),
+        SourceKind(
+            "sacctmgr_events_psv",
+            "file",
+            "node_events",
+            f"{LOGS}/events.psv",
+            "optional: sacctmgr -P show event: node DOWN/DRAIN events",
+            reader=sacctmgr_events.read_sacctmgr_events,
+            arguments=(*TIME, "limits"),
+            stats=sacctmgr_events.SacctmgrReadStats,
+            check=sacctmgr_events.check_header,
+            source="slurm_event",
+            signal="reason",
+            nodes="events",
+            lemon_signal="out_count",
+        ),
+        SourceKind(
+            "scontrol_nodes",
+            "file",
+            "node_events",
+            f"{LOGS}/scontrol_nodes.txt",
+            "optional: `scontrol show node -o` snapshots (cron)",
+            reader=scontrol_nodes.read_scontrol_nodes,
+            arguments=TIME,
+            stats=scontrol_nodes.ScontrolReadStats,
+            source="slurm_event",
+            signal="reason",
+            nodes="events",
+            lemon_signal="out_count",
+        ),
+        SourceKind(
+            "xid_syslog",
+            "file",
+            "xid_events",
+            f"{LOGS}/xid.log",
+            "optional: NVIDIA Xid kernel lines from syslog",
+            reader=xid_syslog.read_xid_syslog,
+            arguments=SYSLOG,
+            stats=syslog.SyslogReadStats,
+            source="xid",
+            signal="xid",
+            nodes="health",
+            gpu_report=True,
+            lemon_signal="xid_cnt",
+        ),
+        SourceKind(
+            "xid_dmesg_dir",
+            "directory",
+            "xid_events",
+            f"{LOGS}/dmesg",
+            "optional: kernel-log captures, <dir>/<node>/<any file>[.gz]",
+            reader=xid_dmesg.read_xid_dmesg_dir,
+            arguments=SYSLOG,
+            stats=xid_dmesg.DmesgReadStats,
+            source="xid",
+            signal="xid",
+            nodes="health",
+            gpu_report=True,
+            lemon_signal="xid_cnt",
+        ),
+        SourceKind(
+            "nhc_syslog",
+            "file",
+            "health_checks",
+            f"{LOGS}/nhc.log",
+            "optional: LBNL NHC 'Health check failed' lines from syslog",
+            reader=nhc_log.read_nhc_log,
+            arguments=SYSLOG,
+            stats=syslog.SyslogReadStats,
+            source="nhc",
+            signal="check",
+            nodes="health",
+        ),
+        SourceKind(
+            "dcgm_health_dir",
+            "directory",
+            "health_checks",
+            f"{LOGS}/dcgm",
+            "optional: dcgmi health/diag/nvlink -e -j output and nvlink -s text, <dir>/<node>/<time>.json|.txt",
+            reader=dcgm_health.read_dcgm_health_dir,
+            arguments=HEALTH,
+            stats=dcgm_health.DcgmReadStats,
+            source="dcgm",
+            signal="check: status",
+            nodes="health",
+            gpu_report=True,
+        ),
+        SourceKind(
+            "dcgm_series",
+            "file",
+            "health_checks",
+            f"{LOGS}/dcgm_series.jsonl",
+            "optional: dcgm-exporter series saved from Prometheus (as prometheus_dcgm pulls them): their Xids and error counters' increases",
+            more_tables=("xid_events",),
+            reader=dcgm_series.read_dcgm_series,
+            arguments=HEALTH,
+            stats=dcgm_series.DcgmSeriesReadStats,
+            check=dcgm_series.check_header,
+            source="dcgm_exporter",
+            signal="check",
+            nodes="health",
+            gpu_report=True,
+        ),
+        SourceKind(
+            "gcm_health_dir",
+            "directory",
+            "health_checks",
+            f"{LOGS}/gcm",
+            "optional: Meta GCM health-check records, every file under it",
+            reader=gcm_health.read_gcm_health_dir,
+            arguments=HEALTH,
+            stats=gcm_health.GcmReadStats,
+            source="gcm",
+            signal="check: status: message",
+            nodes="health",
+        ),
+        SourceKind(
+            "link_syslog",
+            "file",
+            "health_checks",
+            f"{LOGS}/links.log",
+            "optional: network links that went down, from syslog (NIC drivers' Link is Down, systemd-networkd Lost carrier, mlx5 cable events)",
+            reader=link_syslog.read_link_syslog,
+            arguments=SYSLOG,
+            stats=link_syslog.LinkReadStats,
+            source="link",
+            signal="check: status",
+            nodes="health",
+        ),
+        SourceKind(
+            "ipmi_sel_dir",
+            "directory",
+            "health_checks",
+            f"{LOGS}/sel",
+            "optional: `ipmitool sel elist` captures, <dir>/<node>/<any file>[.gz]",
+            reader=ipmi_sel.read_ipmi_sel_dir,
+            arguments=HEALTH,
+            stats=ipmi_sel.SelReadStats,
+            source="ipmi_sel",
+            signal="check: status",
+            nodes="health",
+        ),
+        SourceKind(
+            "repair_tickets_csv",
+            "file",
+            "health_checks",
+            "logs/tickets.csv",
+            "optional: repair tickets CSV (node, opened_at, ...)",
+            reader=repair_tickets.read_repair_tickets,
+            arguments=HEALTH,
+            stats=repair_tickets.TicketReadStats,
+            check=repair_tickets.check_header,
+            source="ticket",
+            signal="check",
+            lemon_signal="tickets",
+        ),
+        SourceKind(
+            "prometheus_dcgm",
+            "url",
+            "health_checks",
+            "http://prometheus:9090",
+            "or pull them from Prometheus: NVIDIA dcgm-exporter's Xid and error-counter series (docs/sources.md)",
+            pull=prometheus_dcgm.pull_series,
+            probe=prometheus_dcgm.probe,
+            settings=servers.PrometheusDcgmSource,
+            pulled_file="dcgm_series.jsonl",
+            provides="dcgm_series",
+        ),
+        SourceKind(
+            "sacct_command",
+            "command",
+            "attempts",
+            ("sacct",),
+            'or pull the month live (run with TZ=UTC; through ssh: ["ssh", "head", "sacct"])',
+            pull=slurm_live.pull_sacct,
+            pulled_file="sacct.usv",
+            provides="sacct_psv",
+        ),
+        SourceKind(
+            "sacctmgr_events_command",
+            "command",
+            "node_events",
+            ("sacctmgr",),
+            "or pull them live",
+            pull=slurm_live.pull_node_events,
+            pulled_file="events.psv",
+            provides="sacctmgr_events_psv",
+        ),
+        SourceKind(
+            "scontrol_nodes_command",
+            "command",
+            "node_events",
+            ("scontrol",),
+            "or one snapshot now",
+            pull=slurm_live.pull_node_states,
+            pulled_file="scontrol_nodes.txt",
+            provides="scontrol_nodes",
+        ),
+        SourceKind(
+            "slurmrestd",
+            "url",
+            "attempts",
+            "http://slurm-head:6820",
+            "or pull the month from Slurm's REST API (a JWT in $SLURM_JWT: scontrol token)",
+            settings=servers.SlurmrestdSource,
+            pull=slurmrestd.pull,
+            probe=slurmrestd.probe,
+            pulled_file="slurmrestd.json",
+            provides="sacct_json",
+        ),
+    )
+}
 
 
 def given_input(kind: str) -> str:
