@@ -68,11 +68,17 @@ def golden(kind: str) -> dict:
     return json.loads((GOLDEN / kind / "metrics.json").read_text())
 
 
+# the numbers a figure not measured keeps (its registry declaration's `keep`: what it was measured over)
+KEPT = ("ckpt_minutes", "window_days")
+
+
 def not_measured(figure: dict, reason: str) -> dict:
-    """A dict figure as metrics.json writes one its inputs cannot support: its numbers null, the reason beside."""
-    return {k: (None if isinstance(v, int | float) and not isinstance(v, bool) else v) for k, v in figure.items()} | {
-        "not_measured": reason
-    }
+    """A dict figure as metrics.json writes one its inputs cannot support: its numbers null (but
+    KEPT), the reason beside."""
+    return {
+        k: (None if isinstance(v, int | float) and not isinstance(v, bool) and k not in KEPT else v)
+        for k, v in figure.items()
+    } | {"not_measured": reason}
 
 
 def thin_month() -> dict:
@@ -171,7 +177,7 @@ def thin_study() -> dict:
     for figure in ("mttf_by_size", "projections", "failures_by_cause", "lost_goodput_by_size"):
         second[figure] = []
     second["node_failure_rate"] = {k: not_measured(v, thin) for k, v in second["node_failure_rate"].items()}
-    second["expected_ettr_grid"] = not_measured(second["expected_ettr_grid"], thin) | {"curves": []}
+    second["expected_ettr_grid"] |= {"r_f": None, "curves": []}  # its r_f not measured
     second["lemon_nodes"] = not_measured(
         {k: v for k, v in second["lemon_nodes"].items() if k != "trailing"}, "none"
     ) | {
