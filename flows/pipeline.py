@@ -199,6 +199,8 @@ def report_month(
     compute, check, render and deliver it; returns its summary. The new report replaces the month's
     previous one once delivery is decided: a delivery that reaches nobody leaves the previous report
     (and the sent-log) as they were."""
+    from flows.report.render import month_document  # matplotlib's module: the render stage imports it anyway
+
     month = step.month
     held = None if step.notify else "notify is off"
     if step.refresh and step.notify and not sent_before(config, MonthSubject(month)):
@@ -214,7 +216,7 @@ def report_month(
         landed_dir = config.landed_dir(month)
         dbt_statuses = {} if step.built else build_warehouse(config, {month: landed_dir, **(later or {})})
         figures = analyse(config, month, manifest)  # in a backfill, its charts drawn while it is checked:
-        charts = charts_ahead(report_metrics(config, month, figures, manifest, quality=[]))
+        charts = charts_ahead(month_document(report_metrics(config, month, figures, manifest, quality=[])))
         quality = check_quality(config, month, landed_dir, manifest)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(config.report_dir(month), keep_on=(PartialDeliveryError,)) as staged:

@@ -17,7 +17,7 @@ from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.delivery.fingerprint import same_figures
 from flows.demo import write_demo_config
-from flows.report.render import CHARTS_DIR, figures_of, month_document, render_charts
+from flows.report.render import CHARTS_DIR, month_document, render_charts
 from flows.warehouse.batches import ATTEMPTS_PER_GIB, build_batches, describe_batches
 from flows.warehouse.build import WarehouseBuildError, _statuses
 from simulator import SimParams, simulate
@@ -115,7 +115,7 @@ def test_a_range_built_in_batches_has_the_figures_of_one_build(tmp_path, monkeyp
         assert one["totals"]["attempts"] > 0
         # three months: their charts were drawn in the drawing process, beside the checks, and are
         # those drawn here from the report's figures, checks and all (flows/report/drawing.py)
-        drawn = render_charts(figures_of(month_document(batched)))
+        drawn = render_charts(month_document(batched))
         charts_dir = tmp_path / "batched" / "reports" / "bb" / month / CHARTS_DIR
         assert drawn and {p.stem: p.read_bytes() for p in charts_dir.glob("*.png")} == {
             name: chart.png for name, chart in drawn.items()

@@ -34,11 +34,11 @@ from matplotlib.transforms import Bbox
 
 import flows.report
 from flows.report import charts
-from flows.report.charts import NARROWEST_PX, WIDTH_PX, draw_charts, month_period, study_period
+from flows.report.charts import NARROWEST_PX, WIDTH_PX, Period, draw_charts, month_period, study_period
 from flows.report.failure_charts import causes_by_month_chart, trend_chart
 from flows.report.goodput_charts import lemon_signals_chart
-from flows.report.render import MONTH_CHARTS, build_report
-from flows.report.study_report import STUDY_CHARTS
+from flows.report.render import MONTH_CHARTS, build_report, month_document
+from flows.report.study_report import STUDY_CHARTS, study_document
 
 GOLDEN = REPO_ROOT / "tests" / "data" / "golden" / "reports"
 # the canvas and every flows/report/*_charts.py: a new chart module is covered without editing this test
@@ -68,11 +68,27 @@ def golden(kind: str) -> dict:
     return json.loads((GOLDEN / kind / "metrics.json").read_text())
 
 
+def month_of(metrics: dict) -> Period:
+    """The month's period, its metrics validated as the report's document (what its charts draw)."""
+    return month_period(month_document(metrics))
+
+
+def study_of(study: dict) -> Period:
+    """The study's period, its figures validated as the study's document."""
+    return study_period(study_document(study))
+
+
+# the numbers a figure not measured keeps (its registry declaration's `keep`: what it was measured over)
+KEPT = ("ckpt_minutes", "window_days")
+
+
 def not_measured(figure: dict, reason: str) -> dict:
-    """A dict figure as metrics.json writes one its inputs cannot support: its numbers null, the reason beside."""
-    return {k: (None if isinstance(v, int | float) and not isinstance(v, bool) else v) for k, v in figure.items()} | {
-        "not_measured": reason
-    }
+    """A dict figure as metrics.json writes one its inputs cannot support: its numbers null (but
+    KEPT), the reason beside."""
+    return {
+        k: (None if isinstance(v, int | float) and not isinstance(v, bool) and k not in KEPT else v)
+        for k, v in figure.items()
+    } | {"not_measured": reason}
 
 
 def thin_month() -> dict:
@@ -171,7 +187,7 @@ def thin_study() -> dict:
     for figure in ("mttf_by_size", "projections", "failures_by_cause", "lost_goodput_by_size"):
         second[figure] = []
     second["node_failure_rate"] = {k: not_measured(v, thin) for k, v in second["node_failure_rate"].items()}
-    second["expected_ettr_grid"] = not_measured(second["expected_ettr_grid"], thin) | {"curves": []}
+    second["expected_ettr_grid"] |= {"r_f": None, "curves": []}  # its r_f not measured
     second["lemon_nodes"] = not_measured(
         {k: v for k, v in second["lemon_nodes"].items() if k != "trailing"}, "none"
     ) | {
@@ -253,7 +269,7 @@ def cases() -> list:
 
 def period_of(name: str):
     months = MONTHS | EXTRA
-    return month_period(months[name]()) if name in months else study_period(STUDIES[name]())
+    return month_of(months[name]()) if name in months else study_of(STUDIES[name]())
 
 
 def drawn_texts(fig: Figure) -> list[Text]:
@@ -378,7 +394,7 @@ def test_no_text_overlaps_or_leaves_the_chart(chart, period, figures) -> None:
 
 def test_the_lemon_chart_says_which_nodes_stand_out_on_which_signal_against_which_threshold(figures) -> None:
     metrics = lemon_month()
-    chart = draw_charts([lemon_signals_chart], month_period(metrics))["lemon_signals"]
+    chart = draw_charts([lemon_signals_chart], month_of(metrics))["lemon_signals"]
     (fig,) = figures
     texts = fig.drawn_texts
     # titles in words, never a column's name
@@ -410,7 +426,7 @@ def test_the_lemon_chart_says_which_nodes_stand_out_on_which_signal_against_whic
 
 def test_a_month_without_lemon_signals_says_so_instead_of_empty_panels(figures) -> None:
     quiet = quiet_month()
-    assert lemon_signals_chart(month_period(quiet)) is None and figures == []
+    assert lemon_signals_chart(month_of(quiet)) is None and figures == []
     report = build_report(quiet)
     assert "lemon_signals" not in report.charts
     sentence = "No node had a lemon signal in the 28 days to 2026-11-01 00:00"
@@ -418,14 +434,14 @@ def test_a_month_without_lemon_signals_says_so_instead_of_empty_panels(figures) 
         sentence in html.replace("&nbsp;", " ").replace("\xa0", " ") for html in (report.html, report.email_html)
     )
     # a month that did not measure its lemons says why (flows/figures/measured.py), not this
-    assert lemon_signals_chart(month_period(thin_month())) is None
+    assert lemon_signals_chart(month_of(thin_month())) is None
 
 
 @pytest.mark.parametrize("chart", [trend_chart, causes_by_month_chart])
 def test_the_study_labels_every_month_of_its_range(chart, figures) -> None:
     """The second cluster ran GPU jobs in the range's last month only: every month still has its label."""
     study = thin_study()
-    draw_charts([chart], study_period(study))
+    draw_charts([chart], study_of(study))
     (fig,) = figures
     labels = [t.get_text().split("\n")[0] for t in fig.axes[-1].get_xticklabels()]
     assert labels == ["Nov", "Dec", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct"]
@@ -436,7 +452,7 @@ def test_a_study_names_only_the_clusters_a_chart_draws(figures) -> None:
     off the log axis), and it has no failure, MTTF, lost goodput, E[ETTR] or lemon figure. Its
     name is in no legend, panel title or alt text of those charts."""
     first, second = thin_study()["clusters"]
-    drawn = draw_charts(STUDY_CHARTS, study_period(thin_study()))
+    drawn = draw_charts(STUDY_CHARTS, study_of(thin_study()))
     for fig, chart in zip(figures, drawn.values(), strict=True):
         if chart.name in ("causes", "mttf", "ettr", "lost_goodput", "expected_ettr", "lemon_signals"):
             names = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
@@ -451,7 +467,7 @@ def test_the_repair_chart_draws_what_its_legend_says(figures) -> None:
     from flows.report.repair_charts import repair_chart
 
     metrics = repair_month()
-    draw_charts([repair_chart], month_period(metrics))
+    draw_charts([repair_chart], month_of(metrics))
     (fig,) = figures
     ax = fig.axes[0]
     causes = metrics["node_repairs"]["by_cause"]

@@ -10,6 +10,7 @@ import ast
 import json
 import re
 
+from saved_month import SAVED_MONTH, saved_metrics
 from test_architecture import REPO_ROOT, _listed_names
 
 from flows import DBT_PROJECT_DIR, TEMPLATES_DIR
@@ -19,6 +20,9 @@ from flows.figures.document import MonthDocument, StudyCluster
 from flows.figures.period_figures import PeriodFigures
 from flows.figures.registry import FIGURES, figure_series, needs, page_sections, section_words
 from flows.report import openmetrics
+from flows.report.chart_lists import DRAWS, PERIOD_CHARTS, chart_names
+from flows.report.render import MONTH_CHARTS, month_document, render_charts
+from flows.report.study_report import STUDY_CHARTS, render_study_charts, study_document
 
 KEYS = {figure.key for figure in FIGURES}
 DASHBOARD = REPO_ROOT / "flows" / "publish" / "grafana-dashboard.json"
@@ -86,6 +90,27 @@ def test_each_figures_section_shows_its_declared_charts() -> None:
     declared = {chart for figure in FIGURES for chart in figure.charts}
     others = {name: charts & declared for name, charts in shown.items() if name not in page_sections()}
     assert {name: charts for name, charts in others.items() if charts} == {}
+
+
+def test_each_period_draws_the_charts_its_figures_declare() -> None:
+    """Both kinds of period show every figure's section (render.py sections_of): each chart a
+    figure declares is drawn by the month's and by the study's chart list, unless
+    flows/report/chart_lists.py DRAWS says that kind has no such chart (None, said there). The
+    lists hold no chart but the figures' and the period's own (PERIOD_CHARTS), in page order, and
+    each function draws the chart of its name (the golden month and study have every one)."""
+    declared = [chart for figure in FIGURES for chart in figure.charts]
+    assert set(DRAWS) == set(declared) | set(PERIOD_CHARTS) and not set(declared) & set(PERIOD_CHARTS)
+    assert chart_names() == (*PERIOD_CHARTS, *declared)
+    for kind, charts in (("month", MONTH_CHARTS), ("study", STUDY_CHARTS)):
+        draws = [getattr(DRAWS[name], kind) for name in chart_names()]
+        assert charts == tuple(draw for draw in draws if draw is not None), kind
+    study = json.loads((SAVED_MONTH.parent / "study" / "metrics.json").read_text())
+    drawn = {
+        "month": list(render_charts(month_document(saved_metrics()))),
+        "study": list(render_study_charts(study_document(study))),
+    }
+    for kind, names in drawn.items():
+        assert names == [name for name in chart_names() if getattr(DRAWS[name], kind)], kind
 
 
 def test_each_figure_names_marts_that_exist() -> None:

@@ -15,7 +15,7 @@ from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_inde
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart
 from flows.report.lemon_export import drain_reason, drain_script
-from flows.report.render import build_report
+from flows.report.render import build_report, month_document
 
 
 def cpu_only_month() -> dict:
@@ -100,7 +100,7 @@ def test_a_trend_never_measured_says_why_it_has_no_chart():
     m["parameters"]["min_gpu_node_days"] = PARAMS.min_gpu_node_days  # as a month built since issue 42 has it
     rows = [{"month": month, "paper": failure_rate(0, 0.0), "all": failure_rate(0, 0.001)} for month in ("2026-09", "2026-10")]  # fmt: skip
     m["history"]["monthly"] = trend_rates(rows, PARAMS)
-    assert trend_chart(month_period(m)) is None
+    assert trend_chart(month_period(month_document(m))) is None
     page = words(rendered(m)["html"])
     assert "No trend chart: r f is not measured in any of the 2 months built (a month needs 100 GPU node-days)." in page
     m["history"]["monthly"] = m["history"]["monthly"][-1:]

@@ -22,7 +22,7 @@ from flows.demo import write_demo_config
 from flows.deployments import monthly_report
 from flows.figures.models import expected_ettr_curves
 from flows.publish.archive import without_nav
-from flows.report.render import NOTICE_PLACEHOLDER, build_report, render_charts, write_report
+from flows.report.render import NOTICE_PLACEHOLDER, build_report, month_document, render_charts, write_report
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -342,7 +342,7 @@ def test_a_cluster_without_gpus_has_no_rate(tmp_path, fresh_warehouse):
 
 def test_charts_are_deterministic_and_drawn_from_the_metrics(october):
     metrics = read(october)["metrics"]
-    first, second = render_charts(metrics), render_charts(metrics)
+    first, second = render_charts(month_document(metrics)), render_charts(month_document(metrics))
     assert set(first) == CHARTS
     assert {n: c.png for n, c in first.items()} == {n: c.png for n, c in second.items()}
     assert all(c.png == (october / "charts" / f"{n}.png").read_bytes() for n, c in first.items())
@@ -352,5 +352,5 @@ def test_charts_are_deterministic_and_drawn_from_the_metrics(october):
     params = AnalysisConfig(ckpt_write_minutes=1.0)
     with_write = {**metrics, "expected_ettr": expected_ettr_curves(metrics["node_failure_rate"], params)}
     optimum = with_write["expected_ettr"]["curves"][0]["optimal_ckpt_minutes"]
-    chart = render_charts(with_write)["expected_ettr"]
+    chart = render_charts(month_document(with_write))["expected_ettr"]
     assert f"Optimal interval: {optimum:.1f} min at 1,024 GPUs" in chart.alt and chart.png != first["expected_ettr"].png

@@ -14,7 +14,7 @@ from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
 from flows.report.charts import month_period
 from flows.report.goodput_charts import job_mix_chart
-from flows.report.render import build_report
+from flows.report.render import build_report, month_document
 from flows.stages import stage_counts
 
 pytestmark = pytest.mark.usefixtures("without_charts")
@@ -126,7 +126,7 @@ def test_a_month_of_one_gpu_attempt_has_no_job_mix_chart():
         {"outcome": "open", "attempts": 1, "attempt_share": 1.0, "gpu_hours": 12.0, "gpu_hours_share": 1.0}
     ]
     metrics["totals"] |= {"gpu_attempts": 1, "cpu_only_attempts": metrics["totals"]["attempts"] - 1}
-    assert job_mix_chart(month_period(metrics)) is None
+    assert job_mix_chart(month_period(month_document(metrics))) is None
     text = page_text(build_report(metrics).html)
     assert "Too few GPU attempts this month to chart their shares: the table counts them." in text
 

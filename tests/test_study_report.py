@@ -24,7 +24,7 @@ from flows.figures.repair import repair_summary
 from flows.figures.study_metrics import assemble_study
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
 from flows.report.render import NOTICE_PLACEHOLDER, Report
-from flows.report.study_report import render_study, render_study_charts
+from flows.report.study_report import render_study, render_study_charts, study_document
 
 # --- the synthetic study --------------------------------------------------------------------
 
@@ -338,7 +338,7 @@ def test_charts_are_readable_on_a_phone(study):
 
 
 def test_charts_are_byte_identical_for_identical_figures(study):
-    again = render_study_charts(json.loads(json.dumps(study.metrics)))
+    again = render_study_charts(study_document(json.loads(json.dumps(study.metrics))))
     assert {n: c.png for n, c in again.items()} == {n: c.png for n, c in study.charts.items()}
     assert all(b"tEXt" not in c.png and b"tIME" not in c.png for c in again.values())  # no version or date
 

@@ -5,8 +5,9 @@
 The reports (flows/report/render.py build_report, flows/report/study_report.py render_study) validate
 the figures against these classes once, before anything is drawn or rendered: a key no class
 declares, a missing one or a value of the wrong type fails there. The validated document is what
-the templates receive, and what metrics.json is written from (`write_document`); the charts, the
-OpenMetrics exposition and the exports read its figures as the file holds them (`figures_of`).
+the templates and the charts (flows/report/charts.py) receive, and what metrics.json is written
+from (`write_document`); the OpenMetrics exposition and the exports read its figures as the file
+holds them (`figures_of`).
 Numbers keep their JSON type (figure_types.Real), so the file's bytes are those of the figures.
 """
 

@@ -179,9 +179,14 @@ OPEN_ENDED = 2**31 - 1  # the top size bucket's max_gpus (seed job_size_buckets)
 
 
 def bucket_gpus(bucket: dict) -> int:
+    """A size bucket's representative size (`representative_gpus`) from its row."""
+    return representative_gpus(bucket["min_gpus"], bucket["max_gpus"])
+
+
+def representative_gpus(min_gpus: int, max_gpus: int) -> int:
     """A size bucket's representative size: its largest (its smallest for the open-ended top bucket),
     where the model's MTTF is computed and the charts place it."""
-    return bucket["max_gpus"] if bucket["max_gpus"] < OPEN_ENDED else bucket["min_gpus"]
+    return max_gpus if max_gpus < OPEN_ENDED else min_gpus
 
 
 def mttf_by_size(buckets: list[dict], r_f: dict, gpus_per_node: int) -> list[dict]:

@@ -1,13 +1,15 @@
 """The charts' canvas: the style, size and encoding every chart shares, and the period a chart draws.
 
-PNGs drawn from metrics.json alone (never the warehouse), byte-identical for identical metrics (no
-timestamp or version in the file, fixed fonts and sizes). Drawn for the width they are shown at:
+PNGs drawn from the validated document alone (flows/figures/document.py, what metrics.json is
+written from; never the warehouse), byte-identical for identical metrics (no timestamp or version
+in the file, fixed fonts and sizes). Drawn for the width they are shown at:
 560 CSS px in a 600 px mail pane, scaled down to 343 px on a 375 px phone, with text large enough
 to be at least 10 px there; drawn at 2x for sharp high-density screens and reduced to a 64-colour
 palette (15-40 KB each). Each comes with alt text that states what it shows.
 
 Each figure is drawn by one function (flows/report/failure_charts.py, flows/report/goodput_charts.py) for a
-`Period`: the clusters a period shows (a month's one, a study's several) over its months."""
+`Period`: the clusters a period shows (a month's one, a study's several) over its months, their
+figures read as the document's typed attributes."""
 
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ from PIL import Image  # noqa: E402
 
 from flows.core.escape import printable  # noqa: E402
 from flows.core.months import Month, month_range  # noqa: E402
+from flows.figures.document import MonthDocument, StudyCluster, StudyDocument  # noqa: E402
+from flows.figures.figure_types import MonthRates  # noqa: E402
 
 WIDTH_PX = 560  # shown at this width in a 600 px pane (the page's padding takes the rest)
 NARROWEST_PX = 343  # shown at this width on a 375 px phone
@@ -208,7 +212,7 @@ class Series(NamedTuple):
     """One cluster's figures over the period, in the colour the period gives it."""
 
     name: str
-    figures: dict
+    figures: MonthDocument | StudyCluster  # a month's cluster: the month's document
     colour: str
 
 
@@ -221,11 +225,11 @@ class Period:
     kinds of marks each in a colour, larger, labelled; several stand side by side in their colours
     with smaller marks (`side_by_side`)."""
 
-    figures: dict  # the month's metrics, or the whole study (its comparison)
+    figures: MonthDocument | StudyDocument  # the month's document, or the whole study's (its comparison)
     series: tuple[Series, ...]
     months: tuple[str, ...]  # every month a trend's axis spans, oldest first
     causes: tuple[str, ...]  # the causes in the order the charts list them
-    rates_by_month: dict[str, list[dict]]  # cluster -> its r_f month by month (MonthRates rows)
+    rates_by_month: dict[str, list[MonthRates]]  # cluster -> its r_f month by month
     span: str  # the period in words: "this month", "the range"
 
     @property
@@ -234,37 +238,32 @@ class Period:
         return len(self.series) > 1
 
 
-def month_period(metrics: dict) -> Period:
+def month_period(document: MonthDocument) -> Period:
     """The month's cluster over its history's months, its causes in the month's order."""
-    history = metrics["history"]["monthly"]
+    history = document.history.monthly
     return Period(
-        figures=metrics,
-        series=(Series(metrics["cluster"], metrics, PALETTE[0]),),
-        months=tuple(months_between(history[0]["month"], history[-1]["month"]) if history else ()),
-        causes=tuple(c["category"] for c in metrics["failures_by_cause"]),
-        rates_by_month={metrics["cluster"]: history},
+        figures=document,
+        series=(Series(document.cluster, document, PALETTE[0]),),
+        months=tuple(months_between(history[0].month, history[-1].month) if history else ()),
+        causes=tuple(c.category for c in document.failures_by_cause),
+        rates_by_month={document.cluster: history},
         span="this month",
     )
 
 
-def study_period(study: dict) -> Period:
+def study_period(document: StudyDocument) -> Period:
     """The study's clusters in its order, each a colour of PALETTE, over its range."""
-    series = tuple(
-        Series(name, figures, PALETTE[i % len(PALETTE)]) for i, (name, figures) in enumerate(study["clusters"].items())
-    )
+    clusters = document.clusters
     return Period(
-        figures=study,
-        series=series,
-        months=tuple(months_between(study["from_month"], study["to_month"])),
-        causes=tuple(study["causes"]),
-        rates_by_month={name: figures["monthly"] for name, figures in study["clusters"].items()},
+        figures=document,
+        series=tuple(
+            Series(name, figures, PALETTE[i % len(PALETTE)]) for i, (name, figures) in enumerate(clusters.items())
+        ),
+        months=tuple(months_between(document.from_month, document.to_month)),
+        causes=tuple(document.causes),
+        rates_by_month={name: figures.monthly for name, figures in clusters.items()},
         span="the range",
     )
-
-
-def model_definition(figures: dict) -> str:
-    """The r_f definition the cluster's models use (the paper's when it has exposure)."""
-    return figures["ettr_vs_expected"]["r_f_definition"]
 
 
 ChartDraw = Callable[[Period], Chart | None]

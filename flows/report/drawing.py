@@ -8,8 +8,9 @@ the process imports the report's libraries once (about 2 s), while the months ar
 month's charts (about 1 s on a small month) are drawn beside its checks. A run of fewer months draws
 its own charts: the process would cost it more than it saves.
 
-The charts are drawn from the figures alone (flows/report/render.py `render_charts`): none shows the
-data-quality results, so they are the same whether they are drawn before or after the checks.
+The charts are drawn from the month's validated document alone (flows/report/render.py
+`render_charts`; a pydantic model, pickled to the process): none shows the data-quality results,
+so they are the same whether they are drawn before or after the checks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from multiprocessing import get_context
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # matplotlib's: imported by the drawing process, and by the render stage
+    from flows.figures.document import MonthDocument
     from flows.report.charts import Chart
 
 # the months from which a drawing process saves more than its start-up costs (the numbers above)
@@ -33,11 +35,11 @@ def _import_report() -> None:
     import flows.report.render  # noqa: F401
 
 
-def month_charts(metrics: dict) -> dict[str, Chart]:
-    """The month's charts from its metrics as the report's (validated as its document)."""
-    from flows.report.render import figures_of, month_document, render_charts
+def month_charts(document: MonthDocument) -> dict[str, Chart]:
+    """The month's charts from its validated document (flows/report/render.py month_document)."""
+    from flows.report.render import render_charts
 
-    return render_charts(figures_of(month_document(metrics)))
+    return render_charts(document)
 
 
 @contextmanager
@@ -57,6 +59,6 @@ def drawing_process(months: int) -> Iterator[None]:
         pool.shutdown(cancel_futures=True)
 
 
-def charts_ahead(metrics: dict) -> Future[dict[str, Chart]] | None:
+def charts_ahead(document: MonthDocument) -> Future[dict[str, Chart]] | None:
     """The month's charts being drawn in the drawing process, or None outside one (drawn when rendered)."""
-    return _pool.submit(month_charts, metrics) if _pool is not None else None
+    return _pool.submit(month_charts, document) if _pool is not None else None

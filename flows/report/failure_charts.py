@@ -8,8 +8,10 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from flows.figures.figure_types import MonthRates, MttfBucket
 from flows.figures.formats import fmt_dec, fmt_duration, fmt_num, label
-from flows.figures.period import bucket_gpus
+from flows.figures.period import representative_gpus
+from flows.figures.period_figures import PeriodFigures
 from flows.report.charts import (
     BLUE,
     GREEN,
@@ -27,7 +29,6 @@ from flows.report.charts import (
     legend,
     legend_rows,
     log_limits,
-    model_definition,
     month_axis,
     new_figure,
     shown_name,
@@ -43,24 +44,29 @@ TREND_MARKS = {False: Marks(6, 3.5, 1.25), True: Marks(5, 3, 1.1)}
 CAUSE_MARKS = {False: Marks(0, 3.5, 1.25), True: Marks(0, 2.5, 1.0)}  # error bars on bars: no marker
 
 
+def _gpus(bucket: MttfBucket) -> int:
+    """Where a size bucket is placed on the x axis (flows/figures/period.py representative_gpus)."""
+    return representative_gpus(bucket.min_gpus, bucket.max_gpus)
+
+
 def _model_lines(ax: Axes, series: Series, side_by_side: bool) -> bool:
     """The model MTTF through the bucket and projection sizes: a cluster alone for both r_f
     definitions, each a colour; side by side for the cluster's definition in its colour. Whether it drew one."""
     figures = series.figures
     lines = (
-        ((model_definition(figures), series.colour, "--"),)
+        ((figures.ettr_vs_expected.r_f_definition, series.colour, "--"),)
         if side_by_side
         else (("paper", BLUE, "-"), ("all", GREY, "--"))
     )
     drawn = False
     for definition, colour, style in lines:
         model = sorted(
-            [(bucket_gpus(b), b["model_mttf_hours"][definition]) for b in figures["mttf_by_size"] if bucket_gpus(b) > 0]
-            + [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in figures["projections"]]
+            [(_gpus(b), getattr(b.model_mttf_hours, definition)) for b in figures.mttf_by_size if _gpus(b) > 0]
+            + [(p.gpus, getattr(p, f"mttf_hours_{definition}")) for p in figures.projections]
         )
         model = [(x, y) for x, y in model if y]
         if model:
-            rate = fmt_dec(figures["node_failure_rate"][definition]["value"])
+            rate = fmt_dec(getattr(figures.node_failure_rate, definition).value)
             name = f"{shown_name(series.name)} model, $r_f$ {definition} {rate}" if side_by_side else f"model, $r_f$ {definition} = {rate}"  # fmt: skip
             ax.plot(
                 *zip(*model, strict=True), style, color=colour, linewidth=MTTF_MARKS[side_by_side].linewidth, label=name
@@ -71,8 +77,9 @@ def _model_lines(ax: Axes, series: Series, side_by_side: bool) -> bool:
 
 def _projections(ax: Axes, series: Series, side_by_side: bool) -> list[tuple[int, float]]:
     """The model's MTTF at the projection sizes, as squares (a cluster alone's labelled and annotated)."""
-    definition = model_definition(series.figures)
-    shown = [(p["gpus"], p[f"mttf_hours_{definition}"]) for p in series.figures["projections"] if p[f"mttf_hours_{definition}"]]  # fmt: skip
+    definition = series.figures.ettr_vs_expected.r_f_definition
+    projected = [(p.gpus, getattr(p, f"mttf_hours_{definition}")) for p in series.figures.projections]
+    shown = [(x, y) for x, y in projected if y]
     if shown:
         ax.plot(*zip(*shown, strict=True), "s", color=series.colour, markerfacecolor="white", markersize=7,
                 label=NO_LEGEND if side_by_side else "projection")  # fmt: skip
@@ -84,34 +91,36 @@ def _projections(ax: Axes, series: Series, side_by_side: bool) -> list[tuple[int
     return shown
 
 
-def _observations(ax: Axes, buckets: list[dict], series: Series, side_by_side: bool, shift: float) -> tuple[list, list]:
+def _observations(
+    ax: Axes, buckets: list[MttfBucket], series: Series, side_by_side: bool, shift: float
+) -> tuple[list, list]:
     """The observed MTTF with its 95% interval, and the lower bound where a size had no failure:
     a cluster alone's in their own colours, side by side in the cluster's. The buckets observed and bounded."""
-    observed = [b for b in buckets if b["mttf_hours"] is not None]
-    bounds = [b for b in buckets if b["mttf_hours"] is None and b["mttf_lower_hours"]]
+    observed = [b for b in buckets if b.mttf_hours is not None]
+    bounds = [b for b in buckets if b.mttf_hours is None and b.mttf_lower_hours]
     marks = MTTF_MARKS[side_by_side]
     if observed:
         ax.errorbar(
-            [bucket_gpus(b) * shift for b in observed],
-            [b["mttf_hours"] for b in observed],
+            [_gpus(b) * shift for b in observed],
+            [b.mttf_hours for b in observed],
             yerr=[
-                [b["mttf_hours"] - b["mttf_lower_hours"] for b in observed],
-                [b["mttf_upper_hours"] - b["mttf_hours"] for b in observed],
+                [b.mttf_hours - b.mttf_lower_hours for b in observed],
+                [b.mttf_upper_hours - b.mttf_hours for b in observed],
             ],
             fmt="o", color=series.colour if side_by_side else VERMILLION, markersize=marks.markersize,
             capsize=marks.capsize, elinewidth=marks.elinewidth,
             label=f"{shown_name(series.name)} observed, 95%" if side_by_side else "observed, 95% interval",
         )  # fmt: skip
     if bounds:
-        ax.plot([bucket_gpus(b) * shift for b in bounds], [b["mttf_lower_hours"] for b in bounds], "^",
+        ax.plot([_gpus(b) * shift for b in bounds], [b.mttf_lower_hours for b in bounds], "^",
                 color=series.colour if side_by_side else GREEN, markerfacecolor="white", markersize=marks.markersize + 1,
                 label=NO_LEGEND if side_by_side else "no failure: MTTF above")  # fmt: skip
     return observed, bounds
 
 
 def _mttf_alt(series: Series, side_by_side: bool, observed: list, bounds: list, shown: list) -> str:
-    definition = model_definition(series.figures)
-    rate = fmt_dec(series.figures["node_failure_rate"][definition]["value"])
+    definition = series.figures.ettr_vs_expected.r_f_definition
+    rate = fmt_dec(getattr(series.figures.node_failure_rate, definition).value)
     projects = ", ".join(f"{fmt_duration(y)} at {fmt_num(x)} GPUs" for x, y in shown)
     if side_by_side:
         return (
@@ -136,7 +145,7 @@ def _mttf_series(ax: Axes, series: Series, side_by_side: bool, shift: float) -> 
     has something to show for it (a model line, an observation or a bound), and its alt text."""
     modelled = _model_lines(ax, series, side_by_side)
     shown = _projections(ax, series, side_by_side)
-    buckets = [b for b in series.figures["mttf_by_size"] if bucket_gpus(b) > 0 and b["runtime_hours"] > 0]
+    buckets = [b for b in series.figures.mttf_by_size if _gpus(b) > 0 and b.runtime_hours > 0]
     observed, bounds = _observations(ax, buckets, series, side_by_side, shift)
     return modelled or bool(observed) or bool(bounds), _mttf_alt(series, side_by_side, observed, bounds, shown)
 
@@ -177,13 +186,13 @@ def mttf_chart(period: Period) -> Chart | None:
     return finish_chart("mttf", fig, alt, height)
 
 
-def _trend_lines(period: Period) -> list[tuple[list[dict], str, str, str, str]]:
+def _trend_lines(period: Period) -> list[tuple[list[MonthRates], str, str, str, str]]:
     """(rows, definition, colour, legend name, name in the alt text) of each line: a cluster alone
     under both definitions, each a colour; side by side each cluster's over all GPU jobs in its colour."""
     if period.side_by_side:
         return [(period.rates_by_month[s.name], "all", s.colour, shown_name(s.name), s.name) for s in period.series]
     rows = period.rates_by_month[period.series[0].name]
-    paper = f"jobs > {period.series[0].figures['parameters']['paper_min_gpus']} GPUs (paper)"
+    paper = f"jobs > {period.series[0].figures.parameters.paper_min_gpus} GPUs (paper)"
     return [(rows, "paper", BLUE, paper, "paper definition"), (rows, "all", ORANGE, "all GPU jobs", "all GPU jobs")]
 
 
@@ -194,7 +203,7 @@ def trend_chart(period: Period) -> Chart | None:
     lines = [
         (measured, definition, colour, name, said)
         for rows, definition, colour, name, said in _trend_lines(period)
-        if (measured := [r for r in rows if r["month"] in months and r[definition]["value"] is not None])
+        if (measured := [r for r in rows if r.month in months and getattr(r, definition).value is not None])
     ]
     if len(months) < 2 or not lines:
         return None
@@ -206,11 +215,11 @@ def trend_chart(period: Period) -> Chart | None:
     marks = TREND_MARKS[side_by_side]
     for i, (rows, definition, colour, name, _) in enumerate(lines):
         offset = spread * (i - (len(lines) - 1) / 2)
-        rates = [r[definition] for r in rows]
+        rates = [getattr(r, definition) for r in rows]
         ax.errorbar(
-            [months.index(r["month"]) + offset for r in rows],
-            [r["value"] for r in rates],
-            yerr=[[r["value"] - r["lower"] for r in rates], [r["upper"] - r["value"] for r in rates]],
+            [months.index(r.month) + offset for r in rows],
+            [r.value for r in rates],
+            yerr=[[r.value - r.lower for r in rates], [r.upper - r.value for r in rates]],
             fmt="-o", color=colour, markersize=marks.markersize, linewidth=marks.linewidth, capsize=marks.capsize,
             elinewidth=marks.elinewidth, label=name,
         )  # fmt: skip
@@ -224,8 +233,8 @@ def trend_chart(period: Period) -> Chart | None:
 
 def _trend_alt(side_by_side: bool, lines: list, months: list[str]) -> str:
     ends = "; ".join(
-        f"{said} {fmt_dec(rows[0][d]['value'])} in {rows[0]['month']}"
-        + (f", {fmt_dec(rows[-1][d]['value'])} in {rows[-1]['month']}" if len(rows) > 1 else " only")
+        f"{said} {fmt_dec(getattr(rows[0], d).value)} in {rows[0].month}"
+        + (f", {fmt_dec(getattr(rows[-1], d).value)} in {rows[-1].month}" if len(rows) > 1 else " only")
         for rows, d, _, _, said in lines
     )
     what = "over all GPU jobs per month, one line per cluster" if side_by_side else "per month, by definition"
@@ -236,7 +245,7 @@ def causes_chart(period: Period) -> Chart | None:
     """The paper's Fig. 4: each cause's failure rate with its 95% interval, one bar per cluster (a
     cluster alone's counts beside its causes' names, and the rate over its longest trailing window)."""
     causes = list(period.causes)
-    drawn = [s for s in period.series if s.figures["failures_by_cause"]]  # a cluster without causes has no bar
+    drawn = [s for s in period.series if s.figures.failures_by_cause]  # a cluster without causes has no bar
     if not causes or not drawn:
         return None
     n, side_by_side = len(drawn), period.side_by_side
@@ -246,16 +255,16 @@ def causes_chart(period: Period) -> Chart | None:
     width = 0.8 / n
     marks = CAUSE_MARKS[side_by_side]
     for i, series in enumerate(drawn):
-        rows = series.figures["failures_by_cause"]
-        top = [len(causes) - 1 - causes.index(r["category"]) for r in rows]
+        rows = series.figures.failures_by_cause
+        top = [len(causes) - 1 - causes.index(r.category) for r in rows]
         ys = [y + 0.4 - width * (i + 0.5) for y in top] if side_by_side else top
-        values = [r["per_1000_node_days"] or 0 for r in rows]
+        values = [r.per_1000_node_days or 0 for r in rows]
         ax.barh(
             ys,
             values,
             xerr=[
-                [v - (r["per_1000_node_days_lower"] or 0) for v, r in zip(values, rows, strict=True)],
-                [(r["per_1000_node_days_upper"] or 0) - v for v, r in zip(values, rows, strict=True)],
+                [v - (r.per_1000_node_days_lower or 0) for v, r in zip(values, rows, strict=True)],
+                [(r.per_1000_node_days_upper or 0) - v for v, r in zip(values, rows, strict=True)],
             ],
             color=series.colour,
             height=width * 0.9 if side_by_side else 0.6,
@@ -265,7 +274,7 @@ def causes_chart(period: Period) -> Chart | None:
     counts: dict[str, int] = {}
     if not side_by_side:  # a cluster alone: its count beside each cause's name, where no mark can cover it
         _cause_marks(ax, drawn[0].figures, causes)
-        counts = {r["category"]: r["failures"] for r in drawn[0].figures["failures_by_cause"]}
+        counts = {r.category: r.failures for r in drawn[0].figures.failures_by_cause}
     ax.set_yticks(range(len(causes)))
     ax.set_yticklabels(
         [shown_name(label(c)) + (f" ({fmt_num(counts[c])})" if c in counts else "") for c in causes[::-1]]
@@ -278,22 +287,22 @@ def causes_chart(period: Period) -> Chart | None:
     return finish_chart("causes", fig, _causes_alt(drawn, side_by_side, period.span), height)
 
 
-def _cause_marks(ax: Axes, figures: dict, causes: list[str]) -> None:
+def _cause_marks(ax: Axes, figures: PeriodFigures, causes: list[str]) -> None:
     """A cluster alone: each cause's rate over its longest trailing window where its figures join one
     to the cause (a month's: flows/figures/compare.py causes_compared)."""
-    rows = figures["failures_by_cause"]
-    ys = [len(causes) - 1 - causes.index(c["category"]) for c in rows]
-    marked = [(y, c["trailing"]["value"]) for y, c in zip(ys, rows, strict=True) if c.get("trailing")]
-    if marked:
+    rows = figures.failures_by_cause
+    ys = [len(causes) - 1 - causes.index(c.category) for c in rows]
+    marked = [(y, c.trailing.value) for y, c in zip(ys, rows, strict=True) if c.trailing]
+    if marked:  # a month's: only a month's causes have a trailing window
         ax.plot([v for _, v in marked], [y for y, _ in marked], "D", color=ORANGE, markersize=6,
-                label=f"last {figures['causes_compared']['window_months']} months")  # fmt: skip
+                label=f"last {figures.causes_compared.window_months} months")  # fmt: skip
 
 
 def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:
     if not side_by_side:
-        causes = drawn[0].figures["failures_by_cause"]
+        causes = drawn[0].figures.failures_by_cause
         alt = f"Bar chart of {span}'s failure rate by cause: " + "; ".join(
-            f"{label(c['category'])} {fmt_dec(c['per_1000_node_days'])} per 1000 node-days ({fmt_num(c['failures'])} failures)"
+            f"{label(c.category)} {fmt_dec(c.per_1000_node_days)} per 1000 node-days ({fmt_num(c.failures)} failures)"
             for c in causes[:6]
         )
         return alt + (f"; and {len(causes) - 6} more." if len(causes) > 6 else ".")
@@ -301,14 +310,8 @@ def _causes_alt(drawn: list[Series], side_by_side: bool, span: str) -> str:
         "Grouped bar chart of each cause's failure rate per 1000 node-days, one bar per cluster: "
         + "; ".join(
             f"{s.name}: "
-            + ", ".join(
-                f"{label(c['category'])} {fmt_dec(c['per_1000_node_days'])}" for c in s.figures["failures_by_cause"][:4]
-            )
-            + (
-                f" and {len(s.figures['failures_by_cause']) - 4} more"
-                if len(s.figures["failures_by_cause"]) > 4
-                else ""
-            )
+            + ", ".join(f"{label(c.category)} {fmt_dec(c.per_1000_node_days)}" for c in s.figures.failures_by_cause[:4])
+            + (f" and {len(s.figures.failures_by_cause) - 4} more" if len(s.figures.failures_by_cause) > 4 else "")
             for s in drawn
         )
         + "."
@@ -333,11 +336,12 @@ def causes_by_month_chart(period: Period) -> Chart | None:
     months = list(period.months)
     drawn = set()  # the causes with a bar: the legend lists only these
     for ax, series in zip(axes, clusters, strict=True):
-        for row in (r for r in period.rates_by_month[series.name] if r["month"] in months):
+        for row in (r for r in period.rates_by_month[series.name] if r.month in months):
             bottom = 0.0
+            by_cause = row.by_cause or {}  # a study's rows have it
             for cause in causes:  # the same order in every month: a cause keeps its place in the stack
-                if value := (row["by_cause"].get(cause) or {}).get("per_1000_node_days"):
-                    ax.bar(months.index(row["month"]), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
+                if (of_month := by_cause.get(cause)) and (value := of_month.per_1000_node_days):
+                    ax.bar(months.index(row.month), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
                     bottom += value
                     drawn.add(cause)
         ax.set_title(shown_name(series.name), loc="left")
@@ -358,8 +362,8 @@ def causes_by_month_chart(period: Period) -> Chart | None:
 def rate_ratio_chart(period: Period) -> Chart | None:
     """Whether the clusters differ: each pair's rate ratios (r_f and each cause) with their
     intervals on a log scale, those that differ after Holm's correction in vermillion."""
-    pairs = [(p, [r for r in p["ratios"] if None not in (r["ratio"], r["lower"], r["upper"]) and r["ratio"] > 0])
-             for p in period.figures["comparison"]]  # fmt: skip
+    comparison = period.figures.comparison  # a study's (StudyDocument): its clusters compared pair by pair
+    pairs = [(p, [r for r in p.ratios if None not in (r.ratio, r.lower, r.upper) and r.ratio > 0]) for p in comparison]
     pairs = [(p, rows) for p, rows in pairs if rows]
     if not pairs:
         return None
@@ -369,8 +373,8 @@ def rate_ratio_chart(period: Period) -> Chart | None:
     for ax, (pair, rows) in zip(axes, pairs, strict=True):
         ys = list(range(len(rows)))[::-1]
         for y, r in zip(ys, rows, strict=True):
-            colour = VERMILLION if r["flagged"] else PALETTE[0]
-            ax.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - max(r["lower"], 1e-3)], [min(r["upper"], 1e3) - r["ratio"]]],
+            colour = VERMILLION if r.flagged else PALETTE[0]
+            ax.errorbar([r.ratio], [y], xerr=[[r.ratio - max(r.lower, 1e-3)], [min(r.upper, 1e3) - r.ratio]],
                         fmt="o", color=colour, markersize=6, capsize=3, elinewidth=1.25)  # fmt: skip
         ax.axvline(1, color=GREY, linewidth=1.25)
         ax.set_xscale("log")
@@ -378,16 +382,16 @@ def rate_ratio_chart(period: Period) -> Chart | None:
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_yticks(ys)
-        ax.set_yticklabels([_measure(r["measure"]) for r in rows])
+        ax.set_yticklabels([_measure(r.measure) for r in rows])
         ax.grid(axis="y", visible=False)
-        ax.set_title(f"{shown_name(pair['a'])} / {shown_name(pair['b'])}", loc="left")
+        ax.set_title(f"{shown_name(pair.a)} / {shown_name(pair.b)}", loc="left")
     axes[0].plot([], [], "o", color=VERMILLION, label="differ (Holm)")
     axes[0].plot([], [], "o", color=PALETTE[0], label="within chance")
     axes[-1].set_xlabel("rate ratio, 95% interval")
     legend(fig, 2)
     alt = "Rate ratios between the clusters with 95% intervals on a log scale: " + "; ".join(
-        f"{p['a']} / {p['b']} "
-        + ", ".join(f"{r['measure']} {fmt_dec(r['ratio'])}{' (differ)' if r['flagged'] else ''}" for r in rows[:5])
+        f"{p.a} / {p.b} "
+        + ", ".join(f"{r.measure} {fmt_dec(r.ratio)}{' (differ)' if r.flagged else ''}" for r in rows[:5])
         + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
         for p, rows in pairs
     )

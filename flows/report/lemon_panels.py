@@ -17,6 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Annotation
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
+from flows.figures.figure_types import LemonCandidate, LemonWindow, Parameters
 from flows.figures.formats import fmt_num, fmt_pct, label
 from flows.figures.lemons import FleetFit
 from flows.report.charts import BLUE, DPI, GREY, VERMILLION, chart_text, shown_name
@@ -37,19 +38,24 @@ NAME_CHARS = 24  # a node's name in the legend, at most (a legend row is the cha
 PANEL_PX, TITLE_PX = 120, 56  # CSS px: one signal's panel; the figure's title
 
 
-def signals_shown(distribution: dict) -> list[str]:
+def signals_shown(distribution: dict[str, list[list[float]]]) -> list[str]:
     """The signals some node had (a value above 0): a signal every node is at 0 on has nothing to show."""
     return [s for s in SIGNAL_NAMES if any(value > 0 for value, _ in distribution.get(s) or [])]
 
 
-def outlier_threshold(lemons: dict, parameters: dict) -> int | None:
+def outlier_threshold(lemons: LemonWindow, parameters: Parameters) -> int | None:
     """The fewest incident hours the outlier rule lists a node at: at least lemon_min_incidents, and
     a tail under lemon_p_value in the fleet fit (none when no count up to 10,000 is that rare)."""
-    mean, dispersion = lemons.get("fleet_mean_incident_hours"), lemons.get("fleet_incident_dispersion")
+    mean, dispersion = lemons.fleet_mean_incident_hours, lemons.fleet_incident_dispersion
     if mean is None or dispersion is None:
         return None
-    fit, p = FleetFit(mean, dispersion), parameters["lemon_p_value"]
-    return next((k for k in range(parameters["lemon_min_incidents"], 10_001) if fit.tail(k) < p), None)
+    fit, p = FleetFit(mean, dispersion), parameters.lemon_p_value
+    return next((k for k in range(parameters.lemon_min_incidents, 10_001) if fit.tail(k) < p), None)
+
+
+def signal_value(candidate: LemonCandidate, signal: str) -> float | None:
+    """A candidate's value of a signal of SIGNAL_NAMES (each a field of its row)."""
+    return getattr(candidate, signal)
 
 
 def nodes_by_value(points: list[list[float]], fleet: int) -> dict[float, int]:
@@ -61,9 +67,9 @@ def nodes_by_value(points: list[list[float]], fleet: int) -> dict[float, int]:
     }
 
 
-def candidate_entry(candidate: dict) -> str:
+def candidate_entry(candidate: LemonCandidate) -> str:
     """A candidate in the legend (its letter is the entry's mark): its name and the rules that list it."""
-    return f"{printable_name(candidate['node'])}: " + ", ".join(label(r) for r in candidate["rules"])
+    return f"{printable_name(candidate.node)}: " + ", ".join(label(r) for r in candidate.rules)
 
 
 def shown_value(signal: str, value: float) -> str:
@@ -75,7 +81,7 @@ def printable_name(node: str) -> str:
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
 
 
-def signal_panel(ax: Axes, signal: str, counts: dict[float, int], candidates: list[dict]) -> list[Annotation]:
+def signal_panel(ax: Axes, signal: str, counts: dict[float, int], candidates: list[LemonCandidate]) -> list[Annotation]:
     """One signal's panel: a stem per value to the nodes with it; each value a candidate has (above 0)
     in vermillion with the candidates' letters above it. The letters, for separate_letters."""
     values = sorted(counts)
@@ -83,7 +89,7 @@ def signal_panel(ax: Axes, signal: str, counts: dict[float, int], candidates: li
     ax.plot(values, [counts[v] for v in values], "o", color=BLUE, markersize=5)
     marked: dict[float, list[str]] = {}
     for i, candidate in enumerate(candidates):
-        value = candidate.get(signal)
+        value = signal_value(candidate, signal)
         if value is not None and value > 0:
             marked.setdefault(value, []).extend(LETTERS[i : i + 1])
     letters = []
@@ -120,7 +126,7 @@ def threshold_line(ax: Axes, threshold: int, p_value: float) -> None:
     ax.set_xlim(left, max(right, 1.06 * threshold))
 
 
-def legend_entries(ax: Axes, candidates: list[dict], unnamed: int) -> None:
+def legend_entries(ax: Axes, candidates: list[LemonCandidate], unnamed: int) -> None:
     """The legend's entries besides the threshold: the fleet's stems, each named candidate by its
     letter, and the candidates marked but not named."""
     ax.plot([], [], "o-", color=BLUE, markersize=5, linewidth=2, label="nodes with the value")
@@ -160,19 +166,23 @@ def legend_order(axes: list[Axes]) -> tuple[list, list]:
     return [handles[i] for i in order], [labels[i] for i in order]
 
 
-def lemon_alt(lemons: dict, signals: list[str], threshold: int | None) -> str:
-    distribution, candidates = lemons["signal_distribution"], lemons.get("candidates") or []
+def lemon_alt(lemons: LemonWindow, signals: list[str], threshold: int | None) -> str:
+    distribution, candidates = lemons.signal_distribution, lemons.candidates
     quiet = [SIGNAL_NAMES[s].lower() for s in SIGNAL_NAMES if s not in signals and s in distribution]
     return (
-        f"Dot charts, one per lemon signal, of how many of the fleet's {fmt_num(lemons['fleet_nodes'])} nodes had "
-        f"each value over the {fmt_num(lemons['window_days'])} days to {lemons['window_end'][:10]}, on a log scale: "
+        f"Dot charts, one per lemon signal, of how many of the fleet's {fmt_num(lemons.fleet_nodes)} nodes had "
+        f"each value over the {fmt_num(lemons.window_days)} days to {lemons.window_end[:10]}, on a log scale: "
         + "; ".join(f"{SIGNAL_NAMES[s].lower()} 0 to {shown_value(s, distribution[s][-1][0])}" for s in signals)
         + (f". Outlier threshold {fmt_num(threshold)} hours in incidents" if threshold is not None else "")
         + (
             ". Candidates: "
             + "; ".join(
-                f"{LETTERS[i] + ' ' if i < len(LETTERS) else ''}{c['node']} ({', '.join(label(r) for r in c['rules'])}): "
-                + ", ".join(f"{shown_value(s, c[s])} {SIGNAL_NAMES[s].lower()}" for s in signals if (c.get(s) or 0) > 0)
+                f"{LETTERS[i] + ' ' if i < len(LETTERS) else ''}{c.node} ({', '.join(label(r) for r in c.rules)}): "
+                + ", ".join(
+                    f"{shown_value(s, value)} {SIGNAL_NAMES[s].lower()}"
+                    for s in signals
+                    if (value := signal_value(c, s) or 0) > 0
+                )
                 for i, c in enumerate(candidates)
             )
             if candidates

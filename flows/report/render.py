@@ -13,7 +13,7 @@ Templates only format (autoescaped HTML; the text template neutralises control c
 receive the validated document (flows/figures/document.py `MonthDocument`, a study's
 `StudyDocument`), the very object metrics.json is written from, and read its figures as attributes;
 the summary comes from flows/figures/summary.py, the charts from flows/report/*_charts.py (which
-read the document's figures as metrics.json holds them). One page template shows any period
+read the document's figures as attributes too; flows/report/chart_lists.py says which a month draws). One page template shows any period
 (templates/page.html.j2): `page_context` gives it the document, the words of its period (`within`,
 `this_period`, `page_words`) and its sections (`sections_of`: decided by the document's data, each
 figure's from flows/figures/registry.py); each section (templates/partials/) shows the period's
@@ -61,12 +61,11 @@ from flows.figures.registry import page_sections
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.figures.study_metrics import paper_job_mix_shape
 from flows.figures.summary import summarise
+from flows.report.chart_lists import charts_of
 from flows.report.charts import Chart, draw_charts, month_period
-from flows.report.failure_charts import causes_chart, mttf_chart, trend_chart
-from flows.report.goodput_charts import MIN_MIX_ATTEMPTS, expected_ettr_chart, job_mix_chart, lemon_signals_chart
+from flows.report.goodput_charts import MIN_MIX_ATTEMPTS
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
-from flows.report.repair_charts import repair_chart
 
 CHARTS_DIR = "charts"
 CID_DOMAIN = "reliability-report"
@@ -140,20 +139,12 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
 
 
 # the month's charts, in the order the report shows them
-MONTH_CHARTS = (
-    job_mix_chart,
-    trend_chart,
-    mttf_chart,
-    causes_chart,
-    expected_ettr_chart,
-    lemon_signals_chart,
-    repair_chart,
-)
+MONTH_CHARTS = charts_of("month")
 
 
-def render_charts(metrics: dict) -> dict[str, Chart]:
-    """The month's charts: one cluster over one month (`metrics`: its figures as metrics.json holds them)."""
-    return draw_charts(MONTH_CHARTS, month_period(metrics))
+def render_charts(document: MonthDocument) -> dict[str, Chart]:
+    """The month's charts: one cluster over one month, from its validated document."""
+    return draw_charts(MONTH_CHARTS, month_period(document))
 
 
 Document = MonthDocument | StudyDocument
@@ -312,7 +303,7 @@ def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Repor
     """Everything the report directory holds besides the tables, from the month's full metrics
     (`charts`: its charts drawn already, flows/report/drawing.py)."""
     document = month_document(metrics)
-    charts = render_charts(figures_of(document)) if charts is None else charts
+    charts = render_charts(document) if charts is None else charts
     html, email_html, text = render_pages(charts, document)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 

@@ -25,9 +25,9 @@ def _causes(period: Period) -> list[str]:
     """The causes any cluster repaired, the most repairs first (over the period's clusters)."""
     repairs: dict[str, int] = {}
     for series in period.series:
-        for row in series.figures.get("node_repairs", {}).get("by_cause", []):
-            if row["repairs"]:
-                repairs[row["category"]] = repairs.get(row["category"], 0) + row["repairs"]
+        for row in series.figures.node_repairs.by_cause:
+            if row.repairs:
+                repairs[row.category] = repairs.get(row.category, 0) + row.repairs
     return sorted(repairs, key=lambda cause: (-repairs[cause], cause))
 
 
@@ -47,21 +47,21 @@ def repair_chart(period: Period) -> Chart | None:
     counts: dict[str, int] = {}
     too_few = False
     for i, series in enumerate(period.series):
-        rows = {r["category"]: r for r in series.figures.get("node_repairs", {}).get("by_cause", []) if r["repairs"]}
+        rows = {r.category: r for r in series.figures.node_repairs.by_cause if r.repairs}
         drawn = [(len(causes) - 1 - causes.index(c) + 0.4 - step * (i + 0.5), rows[c]) for c in causes if c in rows]
         if not drawn:
             continue
-        counts = {c: rows[c]["repairs"] for c in rows} if n == 1 else {}
-        bounded = [(y, r) for y, r in drawn if r["median_lower_hours"] is not None]
+        counts = {c: rows[c].repairs for c in rows} if n == 1 else {}
+        bounded = [(y, r) for y, r in drawn if r.median_lower_hours is not None]
         if bounded:
-            values = [r["median_hours"] for _, r in bounded]
-            ax.errorbar(values, [y for y, _ in bounded], xerr=[[v - r["median_lower_hours"] for v, (_, r) in
-                        zip(values, bounded, strict=True)], [r["median_upper_hours"] - v for v, (_, r) in
+            values = [r.median_hours for _, r in bounded]
+            ax.errorbar(values, [y for y, _ in bounded], xerr=[[v - r.median_lower_hours for v, (_, r) in
+                        zip(values, bounded, strict=True)], [r.median_upper_hours - v for v, (_, r) in
                         zip(values, bounded, strict=True)]], fmt="o", color=series.colour, markersize=7, capsize=3,
                         elinewidth=1.5, label=f"{shown_name(series.name)}, 95% interval")  # fmt: skip
-        unbounded = [(y, r) for y, r in drawn if r["median_lower_hours"] is None]
+        unbounded = [(y, r) for y, r in drawn if r.median_lower_hours is None]
         if unbounded:  # an open mark, no whisker: what the legend's last entry says
-            ax.plot([r["median_hours"] for _, r in unbounded], [y for y, _ in unbounded], "o", color=series.colour,
+            ax.plot([r.median_hours for _, r in unbounded], [y for y, _ in unbounded], "o", color=series.colour,
                     markerfacecolor="white", markersize=7, label="_nolegend_")  # fmt: skip
             too_few = True
     if too_few:
@@ -86,12 +86,12 @@ def repair_chart(period: Period) -> Chart | None:
 def _alt(period: Period, causes: list[str]) -> str:
     parts = []
     for series in period.series:
-        repairs = series.figures.get("node_repairs", {})
-        availability = repairs.get("availability", {}).get("value")
+        repairs = series.figures.node_repairs
+        availability = repairs.availability.value
         shown = [
-            f"{label(r['category'])} {fmt_dec(r['median_hours'])} h ({fmt_num(r['repairs'])} repairs)"
-            for r in repairs.get("by_cause", [])
-            if r["repairs"]
+            f"{label(r.category)} {fmt_dec(r.median_hours)} h ({fmt_num(r.repairs)} repairs)"
+            for r in repairs.by_cause
+            if r.repairs
         ]
         parts.append(
             f"{series.name}: " + "; ".join(shown[:6]) + (f"; and {len(shown) - 6} more" if len(shown) > 6 else "")

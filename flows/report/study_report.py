@@ -11,39 +11,19 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from flows.figures.document import StudyDocument, figures_of, write_document
+from flows.figures.document import StudyDocument, write_document
+from flows.report.chart_lists import charts_of
 from flows.report.charts import Chart, draw_charts, study_period
 from flows.report.exports import write_exports
-from flows.report.failure_charts import causes_by_month_chart, causes_chart, mttf_chart, rate_ratio_chart, trend_chart
-from flows.report.goodput_charts import (
-    expected_ettr_grid_chart,
-    job_mix_by_size_chart,
-    lemon_signal_comparison_chart,
-    lost_goodput_chart,
-    measured_ettr_chart,
-)
 from flows.report.render import CHARTS_DIR, Report, render_pages
-from flows.report.repair_charts import repair_chart
 
 # the study's charts, in the order it shows them: the same figures as a month's where it has them
-STUDY_CHARTS = (
-    rate_ratio_chart,
-    job_mix_by_size_chart,
-    trend_chart,
-    causes_by_month_chart,
-    mttf_chart,
-    causes_chart,
-    measured_ettr_chart,
-    expected_ettr_grid_chart,
-    lost_goodput_chart,
-    lemon_signal_comparison_chart,
-    repair_chart,
-)
+STUDY_CHARTS = charts_of("study")
 
 
-def render_study_charts(study: dict) -> dict[str, Chart]:
-    """The study's charts: its clusters over its range of months (`study`: its figures as metrics.json holds them)."""
-    return draw_charts(STUDY_CHARTS, study_period(study))
+def render_study_charts(document: StudyDocument) -> dict[str, Chart]:
+    """The study's charts: its clusters over its range of months, from its validated document."""
+    return draw_charts(STUDY_CHARTS, study_period(document))
 
 
 def study_document(study: dict) -> StudyDocument:
@@ -56,7 +36,7 @@ def study_document(study: dict) -> StudyDocument:
 def render_study(study: dict) -> Report:
     """The study's pages, plain text and charts, and its validated document."""
     document = study_document(study)
-    charts = render_study_charts(figures_of(document))
+    charts = render_study_charts(document)
     html, email_html, text = render_pages(charts, document)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 
