@@ -16,6 +16,8 @@ from flows.ingest.sources.registry import (
     SOURCE_KINDS,
     URL_KINDS,
     URL_SETTINGS,
+    given_input,
+    landed_source,
     landed_sources_csv,
 )
 from flows.ingest.sources.servers import UrlSource
@@ -45,9 +47,9 @@ def test_each_kind_has_a_reader_that_imports_a_table_and_a_landed_source_the_tax
         for part in (k.stats, k.check):
             assert part is None or callable(part), kind
         if k.table == "attempts":
-            assert not k.landed_source and k.signal is None, kind  # the job records are no node signal
+            assert not landed_source(kind) and k.signal is None, kind  # the job records are no node signal
         else:
-            assert k.landed_source in taxonomy_sources() and SOURCE_KINDS[k.input].signal in SIGNALS, kind
+            assert landed_source(kind) in taxonomy_sources() and SOURCE_KINDS[given_input(kind)].signal in SIGNALS, kind
 
 
 def test_each_url_kind_declares_its_settings() -> None:

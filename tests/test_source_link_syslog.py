@@ -20,7 +20,7 @@ from flows.ingest.sources.errors import InputFormatError
 from flows.ingest.sources.limits import DEFAULT_LIMITS
 from flows.ingest.sources.link_syslog import LinkReadStats, read_link_syslog
 from flows.ingest.sources.quarantine import Quarantine
-from flows.ingest.sources.registry import SOURCE_KINDS
+from flows.ingest.sources.registry import SOURCE_KINDS, landed_source
 from flows.ingest.sources.tables import landed_table
 
 UTC = ZoneInfo("UTC")
@@ -93,7 +93,7 @@ def test_its_rows_land_with_the_declared_source(health_fixtures: Path, tmp_path:
     path = real_lines(health_fixtures, tmp_path)
     found = KIND.read(lenient(), KIND.new_stats(), path=path, clock=LocalClock(UTC), year=2026, limits=DEFAULT_LIMITS)
     landed = landed_table(KIND.table, "c", KIND.source, found).to_pylist()
-    assert len(landed) == 6 and {row["source"] for row in landed} == {"link"} == {KIND.landed_source}
+    assert len(landed) == 6 and {row["source"] for row in landed} == {"link"} == {landed_source(KIND.kind)}
 
 
 def first_rule(source: str, signal_text: str) -> tuple[str, str] | None:

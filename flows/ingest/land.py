@@ -261,7 +261,7 @@ def _pull_live_sources(
         pulled_dir.mkdir(parents=True, exist_ok=True)
         kind = SOURCE_KINDS[live.kind]
         sources[kind.provides] = kind.pull_to(live, month, pulled_dir)
-        if kind.input == "sacct_psv" and as_of is None:
+        if given_input(kind.kind) == "sacct_psv" and as_of is None:
             as_of, as_of_basis = datetime.now(UTC), "pull"
     return as_of, as_of_basis
 

@@ -14,17 +14,16 @@ from typing import Literal, NamedTuple
 
 from flows.figures.registry import FIGURES
 from flows.report.charts import ChartDraw
-from flows.report.failure_charts import causes_by_month_chart, causes_chart, mttf_chart, rate_ratio_chart, trend_chart
+from flows.report.ettr_charts import expected_ettr_chart, expected_ettr_grid_chart, measured_ettr_chart
+from flows.report.failure_charts import causes_by_month_chart, causes_chart, rate_ratio_chart, trend_chart
 from flows.report.goodput_charts import (
-    expected_ettr_chart,
-    expected_ettr_grid_chart,
     job_mix_by_size_chart,
     job_mix_chart,
     lemon_signal_comparison_chart,
     lemon_signals_chart,
     lost_goodput_chart,
-    measured_ettr_chart,
 )
+from flows.report.mttf_charts import mttf_chart
 from flows.report.repair_charts import repair_chart
 
 PeriodKind = Literal["month", "study"]

@@ -7,7 +7,7 @@ in the file, fixed fonts and sizes). Drawn for the width they are shown at:
 to be at least 10 px there; drawn at 2x for sharp high-density screens and reduced to a 64-colour
 palette (15-40 KB each). Each comes with alt text that states what it shows.
 
-Each figure is drawn by one function (flows/report/failure_charts.py, flows/report/goodput_charts.py) for a
+Each figure is drawn by one function (flows/report/*_charts.py) for a
 `Period`: the clusters a period shows (a month's one, a study's several) over its months, their
 figures read as the document's typed attributes."""
 
@@ -51,8 +51,15 @@ TITLE_PT = TEXT_PT + 1.5  # a chart's title (a plot's, or the figure's where the
 LEGEND_ROW_PX = 28  # a legend row at TEXT_PT; legends go below the plot, where they hide no data
 # Okabe-Ito: distinguishable with colour-blindness, and on white whatever the client's theme.
 BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY = (
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#6b7280",
-)  # fmt: skip
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#6b7280",
+)
 # Then three of Paul Tol's muted colours, for the job mix's up to 11 outcomes.
 PALETTE = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, GREY, "#882255", "#44AA99", "#999933", "#332288")
 STYLE = {

@@ -96,8 +96,16 @@ def signal_panel(ax: Axes, signal: str, counts: dict[float, int], candidates: li
     for value, named in sorted(marked.items()):
         ax.plot([value], [counts.get(value, 1)], "o", color=VERMILLION, markersize=8)
         if named:
-            text = ax.annotate(" ".join(named), (value, counts.get(value, 1)), xytext=(0, 6), textcoords="offset points",
-                               ha="center", va="bottom", color=VERMILLION, fontweight="bold")  # fmt: skip
+            text = ax.annotate(
+                " ".join(named),
+                (value, counts.get(value, 1)),
+                xytext=(0, 6),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                color=VERMILLION,
+                fontweight="bold",
+            )
             text.set_in_layout(False)
             letters.append(text)
     ax.set_title(SIGNAL_NAMES[signal], loc="left")
@@ -120,8 +128,13 @@ def signal_panel(ax: Axes, signal: str, counts: dict[float, int], candidates: li
 
 
 def threshold_line(ax: Axes, threshold: int, p_value: float) -> None:
-    ax.axvline(threshold, color=GREY, linestyle="--", linewidth=1.75,
-               label=chart_text(f"outlier threshold: {fmt_num(threshold)} hours (p < {p_value:g})"))  # fmt: skip
+    ax.axvline(
+        threshold,
+        color=GREY,
+        linestyle="--",
+        linewidth=1.75,
+        label=chart_text(f"outlier threshold: {fmt_num(threshold)} hours (p < {p_value:g})"),
+    )
     left, right = ax.get_xlim()
     ax.set_xlim(left, max(right, 1.06 * threshold))
 
@@ -131,8 +144,17 @@ def legend_entries(ax: Axes, candidates: list[LemonCandidate], unnamed: int) -> 
     letter, and the candidates marked but not named."""
     ax.plot([], [], "o-", color=BLUE, markersize=5, linewidth=2, label="nodes with the value")
     for letter, candidate in zip(LETTERS, candidates, strict=False):
-        ax.add_line(Line2D([], [], marker=f"${letter}$", linestyle="none", color=VERMILLION, markersize=11,
-                           label=candidate_entry(candidate)))  # fmt: skip
+        ax.add_line(
+            Line2D(
+                [],
+                [],
+                marker=f"${letter}$",
+                linestyle="none",
+                color=VERMILLION,
+                markersize=11,
+                label=candidate_entry(candidate),
+            )
+        )
     if unnamed:
         ax.plot([], [], "o", color=VERMILLION, markersize=8, label=f"{fmt_num(unnamed)} more candidates, not lettered")
 

@@ -55,18 +55,42 @@ def repair_chart(period: Period) -> Chart | None:
         bounded = [(y, r) for y, r in drawn if r.median_lower_hours is not None]
         if bounded:
             values = [r.median_hours for _, r in bounded]
-            ax.errorbar(values, [y for y, _ in bounded], xerr=[[v - r.median_lower_hours for v, (_, r) in
-                        zip(values, bounded, strict=True)], [r.median_upper_hours - v for v, (_, r) in
-                        zip(values, bounded, strict=True)]], fmt="o", color=series.colour, markersize=7, capsize=3,
-                        elinewidth=1.5, label=f"{shown_name(series.name)}, 95% interval")  # fmt: skip
+            ax.errorbar(
+                values,
+                [y for y, _ in bounded],
+                xerr=[
+                    [v - r.median_lower_hours for v, (_, r) in zip(values, bounded, strict=True)],
+                    [r.median_upper_hours - v for v, (_, r) in zip(values, bounded, strict=True)],
+                ],
+                fmt="o",
+                color=series.colour,
+                markersize=7,
+                capsize=3,
+                elinewidth=1.5,
+                label=f"{shown_name(series.name)}, 95% interval",
+            )
         unbounded = [(y, r) for y, r in drawn if r.median_lower_hours is None]
         if unbounded:  # an open mark, no whisker: what the legend's last entry says
-            ax.plot([r.median_hours for _, r in unbounded], [y for y, _ in unbounded], "o", color=series.colour,
-                    markerfacecolor="white", markersize=7, label="_nolegend_")  # fmt: skip
+            ax.plot(
+                [r.median_hours for _, r in unbounded],
+                [y for y, _ in unbounded],
+                "o",
+                color=series.colour,
+                markerfacecolor="white",
+                markersize=7,
+                label="_nolegend_",
+            )
             too_few = True
     if too_few:
-        ax.plot([], [], "o", color=GREY, markerfacecolor="white", markersize=7,
-                label=f"under {MIN_REPAIRS_TO_BOUND} repairs: too few to bound")  # fmt: skip
+        ax.plot(
+            [],
+            [],
+            "o",
+            color=GREY,
+            markerfacecolor="white",
+            markersize=7,
+            label=f"under {MIN_REPAIRS_TO_BOUND} repairs: too few to bound",
+        )
     ax.set_xscale("log")
     log_limits(ax, "x")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
@@ -94,7 +118,9 @@ def _alt(period: Period, causes: list[str]) -> str:
             if r.repairs
         ]
         parts.append(
-            f"{series.name}: " + "; ".join(shown[:6]) + (f"; and {len(shown) - 6} more" if len(shown) > 6 else "")
+            f"{series.name}: "
+            + "; ".join(shown[:6])
+            + (f"; and {len(shown) - 6} more" if len(shown) > 6 else "")
             + (f"; GPU nodes available {fmt_pct(availability)} of the time" if availability is not None else "")
-        )  # fmt: skip
+        )
     return f"Bar chart of the median time to repair a node by cause ({len(causes)} causes). " + ". ".join(parts) + "."

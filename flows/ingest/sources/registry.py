@@ -308,8 +308,14 @@ SOURCE_KINDS: dict[str, SourceKind] = {
 
 
 def given_input(kind: str) -> str:
-    """The input a kind gives: its own, or the one it is another way to give."""
-    return SOURCE_KINDS[kind].input
+    """The input a kind gives: its own, or (through the kinds it provides) the one it is another way to give."""
+    provides = SOURCE_KINDS[kind].provides
+    return given_input(provides) if provides else kind
+
+
+def landed_source(kind: str) -> str:
+    """The landed `source` of a kind's rows (a command's: that of the kind it provides)."""
+    return SOURCE_KINDS[given_input(kind)].source
 
 
 def node_input(kind: str) -> str:

@@ -62,20 +62,6 @@ class SourceKind:
         """Every landed table its rows go to."""
         return (self.table, *self.more_tables)
 
-    @property
-    def input(self) -> str:
-        """The input it gives: its own kind, or (through the kinds it provides) the one it is another way to give."""
-        from flows.ingest.sources.registry import SOURCE_KINDS  # the registry imports this module
-
-        return SOURCE_KINDS[self.provides].input if self.provides else self.kind
-
-    @property
-    def landed_source(self) -> str:
-        """The landed `source` of its rows (a command's: that of the kind it provides)."""
-        from flows.ingest.sources.registry import SOURCE_KINDS  # the registry imports this module
-
-        return SOURCE_KINDS[self.input].source
-
     def new_stats(self) -> Any:
         return self.stats() if self.stats else None
 
