@@ -31,8 +31,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.months import Month, month_range
 from flows.demo import months_before, write_demo_config
 from simulator import SimParams, simulate

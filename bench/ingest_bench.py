@@ -31,7 +31,7 @@ import duckdb
 from month_bench import BUFFERED_READ, RESULTS  # bench/ is this script's directory, so on sys.path
 from month_bench import floor as month_floor
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month, write_job_tables

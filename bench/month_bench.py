@@ -50,7 +50,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import months_before, write_demo_config
 from flows.ingest.sources.sacct import READ_BUFFER_BYTES

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.figures.month_metrics import job_runs
 

@@ -26,7 +26,7 @@ from prefect.futures import wait
 from prefect.runtime import flow_run as flow_run_info
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
 from flows.core.escape import printable_lines
 from flows.core.months import Month

@@ -13,8 +13,8 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config, starter_config
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config, starter_config
 from flows.core.errors import EXIT_DONE, EXIT_FAILED, EXIT_INPUT, ConfigError, UsageError
 from flows.core.prefect_api import server_booting, start_api, wait_for_api
 from flows.edge import checked_month, checked_range, checked_study

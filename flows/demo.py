@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from flows.commands import cmd_backfill, cmd_study, say
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 
 

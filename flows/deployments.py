@@ -9,7 +9,7 @@ from __future__ import annotations
 from prefect import flow
 from prefect.runtime import flow_run as flow_run_info
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.edge import checked_month, checked_range, checked_study, deployment_config
 from flows.plan import EmailChoice, StudyPlan, plan_backfill, plan_month

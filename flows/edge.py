@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.errors import ConfigError, UsageError
 from flows.core.months import Month, month_range, parse_as_of, reportable
 from flows.ingest.month_records import config_month_records, refuse_empty_months

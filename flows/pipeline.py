@@ -25,8 +25,8 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run as flow_run_info
 
+from flows.config.cluster import ClusterConfig
 from flows.core.atomic import clear_leftovers, staged_replacement
-from flows.core.config import ClusterConfig
 from flows.core.months import Month
 from flows.delivery.deliver import (
     DeliveryOutcome,

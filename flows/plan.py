@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.months import MONTH_RE, Month, month_range
 from flows.delivery.deliver import channels, delivery_status
 from flows.delivery.subject import MonthSubject

@@ -17,7 +17,7 @@ from prefect.logging.loggers import flow_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
 from flows.backfill import BackfillError, run_backfill
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import send_alert

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from prefect.exceptions import ParameterTypeError
 from prefect.logging.loggers import task_run_logger
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import Month

@@ -18,8 +18,8 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run as flow_run_info
 
 from flows.backfill import run_backfill
+from flows.config.cluster import ClusterConfig
 from flows.core.atomic import staged_replacement
-from flows.core.config import ClusterConfig
 from flows.core.months import Month, month_range
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import PartialDeliveryError, deliver_report

@@ -23,8 +23,8 @@ import duckdb
 import numpy as np
 from scipy.stats import nbinom, poisson
 
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.lemons import lemon_candidates

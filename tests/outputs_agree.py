@@ -22,7 +22,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.delivery.deliver import webhook_text
 from flows.delivery.fingerprint import Figures
 from flows.delivery.subject import MonthSubject

@@ -13,7 +13,7 @@ from conftest import email_section
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from simulator import SimParams, simulate

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.month_metrics import month_figures

@@ -13,7 +13,7 @@ import pytest
 
 import flows.warehouse.batches
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.delivery.fingerprint import same_figures
 from flows.demo import write_demo_config

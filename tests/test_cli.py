@@ -182,7 +182,7 @@ def test_the_console_script_prints_no_tracebacks_or_leak_noise(config, tmp_path)
 def test_the_demo_builds_as_far_back_as_its_longest_trailing_window(tmp_path):
     """So its report names no month as not built: the demo's months by default are those of its
     config's longest trailing window (a year)."""
-    from flows.core.config_file import load_config
+    from flows.config.file import load_config
     from flows.demo import demo_months, write_demo_config
     from flows.figures.compare import history_months
 

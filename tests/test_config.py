@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
-from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config, starter_config
+from flows.config.cluster import AnalysisConfig
+from flows.config.file import load_config, starter_config
 from flows.core.errors import ConfigError
 from flows.core.months import Month
 from flows.ingest.sources.registry import URL_KINDS, URL_SETTINGS, given_input
@@ -286,7 +286,7 @@ def test_a_command_sources_retries_are_checked_and_default_to_four_attempts(tmp_
 def test_the_starter_and_documented_configs_show_a_command_sources_retries(tmp_path):
     """Uncommented, the live sources of `init`'s config and of docs/configuration.md's example load, with their retry keys."""
     starter = subprocess.run(
-        [sys.executable, "-c", "from flows.core.config_file import starter_config; print(starter_config('rsc1'))"],
+        [sys.executable, "-c", "from flows.config.file import starter_config; print(starter_config('rsc1'))"],
         capture_output=True,
         text=True,
         check=True,

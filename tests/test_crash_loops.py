@@ -7,7 +7,7 @@ import duckdb
 import pytest
 from simulated_build import simulated_build
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.crash_loops import crash_loops
 from flows.figures.figure import Reading

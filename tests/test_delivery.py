@@ -18,8 +18,8 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from conftest import smtp_controller
 from local_servers import free_port
 
-from flows.core.config import EmailConfig, WebhookConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import EmailConfig, WebhookConfig
+from flows.config.file import load_config
 from flows.core.errors import ConfigError
 from flows.core.months import Month
 from flows.delivery import mailer, webhook

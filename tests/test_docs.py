@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

@@ -18,9 +18,9 @@ from conftest import BIN, email_section
 from lemon_history import NO_TESTS
 from prefect.exceptions import ParameterTypeError
 
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core import runlock
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
 from flows.core.months import Month
 from flows.delivery.sent_log import SENDING, SentLog
 from flows.demo import write_demo_config

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.figures.measured import codes_of
 from flows.figures.month_metrics import job_runs

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.compare import history_months

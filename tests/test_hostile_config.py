@@ -8,7 +8,7 @@ import pytest
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import EXIT_INPUT, ConfigError, exit_code
 from flows.ingest.probe import check_can_run
 

@@ -17,7 +17,7 @@ import pytest
 from hostile import Outcome, hostile
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import EXIT_INPUT, TooManyBadRowsError
 from flows.core.escape import printable
 from flows.core.months import Month

@@ -21,9 +21,9 @@ from hostile import Outcome, hostile
 import flows.ingest.land
 import flows.warehouse.build
 from flows.cli import main
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.atomic import replace_dir_atomically
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, DiskFullError, MissingInputError, exit_code
 from flows.core.months import Month
 from flows.core.runlock import ClusterBusyError, run_lock

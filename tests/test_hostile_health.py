@@ -608,7 +608,7 @@ def test_a_sel_entry_in_two_captures_is_read_once(tmp_path: Path):
 
 @hostile(Outcome.QUARANTINE)
 def test_bad_health_files_are_quarantined_and_counted_by_the_landing(slurm_fixtures: Path, tmp_path: Path):
-    from flows.core.config_file import load_config
+    from flows.config.file import load_config
     from flows.core.months import Month
     from flows.ingest.land import land_month
 

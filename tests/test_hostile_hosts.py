@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from hostile import Outcome, hostile
 
 from flows import EXPECTATIONS_DIR
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.ingest.land import land_month
 from flows.quality.suites import validate_month

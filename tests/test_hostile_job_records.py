@@ -692,7 +692,7 @@ def test_a_truncated_gzip_snapshot_is_refused(slurm_fixtures: Path, tmp_path: Pa
 
 @hostile(Outcome.ERROR)
 def test_an_earliest_record_that_is_not_a_date_is_refused_naming_the_key(tmp_path: Path):
-    from flows.core.config_file import load_config
+    from flows.config.file import load_config
     from flows.core.errors import ConfigError
 
     config = tmp_path / "c.toml"
@@ -707,7 +707,7 @@ def test_an_earliest_record_that_is_not_a_date_is_refused_naming_the_key(tmp_pat
 @hostile(Outcome.QUARANTINE)
 def test_the_landing_quarantines_a_record_before_the_configured_earliest_date(real, baseline, tmp_path: Path):
     """`[ingest] earliest_record` reaches the reader through the landing; the record is counted."""
-    from flows.core.config_file import load_config
+    from flows.config.file import load_config
     from flows.core.months import Month
     from flows.ingest.land import land_month
 

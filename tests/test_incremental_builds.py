@@ -7,7 +7,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from saved_month import saved_metrics
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import ConfigError, TooManyBadRowsError
 from flows.core.months import Month
 from flows.ingest.land import land_month

@@ -20,8 +20,8 @@ from lemon_history import (
     repeat_offender_trace,
 )
 
-from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import AnalysisConfig
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.lemons import FleetFit, Rules, bulk_fit, fleet_fit

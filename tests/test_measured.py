@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import DATA_DIR, session_directory
 
-from flows.core.config import AnalysisConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import AnalysisConfig
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.figures.document import figures_of
 from flows.figures.measured import (

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from flows import DBT_PROJECT_DIR
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month

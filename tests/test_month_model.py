@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

@@ -16,7 +16,7 @@ import pytest
 
 import flows.commands
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import EXIT_INPUT
 from flows.core.months import Month
 from flows.edge import checked_month

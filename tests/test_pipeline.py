@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import TooManyBadRowsError
 from flows.core.months import Month
 from flows.demo import write_demo_config

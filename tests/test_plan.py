@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.plan import MonthStep, plan_backfill, plan_month, refreshes_after

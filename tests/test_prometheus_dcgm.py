@@ -23,7 +23,7 @@ import pytest
 from local_servers import free_port, prometheus_of
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.figures.lemons import lemon_candidates
 from flows.figures.period import Period

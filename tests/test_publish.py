@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from flows.core.config_file import load_config, starter_config
+from flows.config.file import load_config, starter_config
 from flows.core.errors import ConfigError, UsageError
 from flows.delivery import pushgateway
 from flows.delivery.mailer import DeliveryError

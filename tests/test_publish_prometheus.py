@@ -19,7 +19,7 @@ from local_servers import free_port, prometheus_of, running
 from publish_history import CLUSTER, MONTHS, built_history, month_metrics
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.delivery.deliver import deliver_report
 from flows.delivery.mailer import DeliveryError

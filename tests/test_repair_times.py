@@ -6,7 +6,7 @@ import duckdb
 import pytest
 from simulated_build import simulated_build
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.measured import Exposure, not_measured, unmeasured_codes
 from flows.figures.period import Period

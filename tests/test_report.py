@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import session_directory
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.deployments import monthly_report

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 
 from flows import DBT_PROJECT_DIR
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from simulator import rules
 from simulator.catalog import CAUSE_NAMES
 from simulator.failures import DCGM_SYSTEM_CATEGORY

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import EXIT_INPUT
 from flows.core.months import Month
 from flows.deployments import monthly_report

@@ -19,7 +19,7 @@ import pytest
 
 from flows import EXPECTATIONS_DIR
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.errors import ConfigError
 from flows.core.months import Month
 from flows.ingest.land import land_month

@@ -29,7 +29,7 @@ from crafted_inputs import SENTINEL_VARIABLE, add_crafted_records
 from spark_connect import ConnectServer
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.month_metrics import month_figures
@@ -254,7 +254,7 @@ def test_marts_are_month_partitioned_on_spark(engines) -> None:
 # PARTITION BY, a TIMESTAMP_NTZ table). An error still reaches the console.
 QUIET_SCRIPT = """
 import sys
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.warehouse.engines import spark_session
 
 config = load_config(sys.argv[1])

@@ -18,7 +18,7 @@ from lemon_history import NO_TESTS
 from test_study_report import assert_reads_well, shown_pages
 
 from flows.cli import main
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month, month_range
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month

@@ -19,8 +19,8 @@ import duckdb
 import pytest
 from lemon_history import NO_TESTS
 
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.ingest.land import land_month

@@ -15,7 +15,7 @@ import pytest
 from test_report import CID, Page
 from test_report_browser import email_as_shown, leave_nothing
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month, month_range
 from flows.figures.models import expected_ettr_grid, model_mttf_hours, projections
 from flows.figures.period import fleet_rate

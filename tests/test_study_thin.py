@@ -12,7 +12,7 @@ import re
 
 from conftest import DATA_DIR
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.figures.models import expected_ettr_grid

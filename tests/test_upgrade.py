@@ -24,7 +24,7 @@ from saved_month import saved_metrics
 
 import flows.study
 import flows.warehouse.build
-from flows.core.config_file import load_config
+from flows.config.file import load_config
 from flows.core.months import Month
 from flows.delivery.deliver import EMAIL, _kind, _unchanged
 from flows.delivery.fingerprint import Figures, fingerprint_v2, same_figures

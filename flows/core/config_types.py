@@ -1,6 +1,6 @@
 """The config's value types: strict (no "8" for 8, no true for 1), each with its range or pattern.
 
-A check's message completes "<section> <key> ..." in a config error (flows/core/config_file.py).
+A check's message completes "<section> <key> ..." in a config error (flows/config/file.py).
 """
 
 from __future__ import annotations

@@ -17,14 +17,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from filelock import SoftFileLock, Timeout
 
 from flows.core.escape import escaped_logger
-
-if TYPE_CHECKING:
-    from flows.core.config import ClusterConfig
 
 log = escaped_logger(__name__)
 # How long a run waits for another run of the same cluster (e.g. the monthly run during a backfill).
@@ -52,8 +49,16 @@ def holder(lock_path: Path) -> str | None:
 _runs_held = threading.local()
 
 
+class LockedRun(Protocol):
+    """What a run's locks are taken on: a config's (flows/config/cluster.py ClusterConfig)."""
+
+    data_dir: Path
+    cluster: str
+    warehouse_path: Path
+
+
 @contextmanager
-def run_lock(config: ClusterConfig, timeout: float | None = None) -> Iterator[None]:
+def run_lock(config: LockedRun, timeout: float | None = None) -> Iterator[None]:
     """Hold both locks of a run of `config`: its cluster's, then its warehouse's (always in this
     order, so two runs never hold one each and wait for the other)."""
     held: set = _runs_held.__dict__.setdefault("runs", set())

@@ -21,7 +21,7 @@ from email.policy import SMTP
 from email.utils import formatdate, make_msgid, parseaddr
 from pathlib import Path
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.escape import escaped_logger
 from flows.core.words import counted
 from flows.delivery import correction, mailer, pushgateway, webhook

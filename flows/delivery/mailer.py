@@ -14,7 +14,7 @@ import ssl
 from collections.abc import Sequence
 from email.message import EmailMessage
 
-from flows.core.config import EmailConfig
+from flows.config.cluster import EmailConfig
 from flows.core.escape import escaped_logger
 from flows.core.retry import with_backoff
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prometheus_client.exposition import push_to_gateway
 
-from flows.core.config import PrometheusConfig
+from flows.config.cluster import PrometheusConfig
 from flows.core.retry import with_backoff
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SENT, SentLog

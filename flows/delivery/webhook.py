@@ -14,7 +14,7 @@ import socket
 import urllib.error
 import urllib.request
 
-from flows.core.config import WebhookConfig
+from flows.config.cluster import WebhookConfig
 from flows.core.escape import escaped_logger
 from flows.core.retry import with_backoff
 from flows.delivery.mailer import DeliveryError

@@ -5,7 +5,7 @@ Holm-corrected (flows/figures/rates.py)."""
 
 from __future__ import annotations
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.period import Mart, Period, failures_by_cause
 from flows.figures.rates import CONFIDENCE, failure_rate, flag_family, mttf_interval, rate_change, rate_ratio

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.warehouse.engines import MartReader
 
 Sample = tuple[tuple[str, ...], float | None]  # label values after `cluster`, value (None: no sample)

@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, WithJsonSchema, create_model
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 
 # A JSON number kept as written: an int stays an int and a float a float (a float type would write
 # 30 as 30.0, changing the bytes of metrics.json); a bool is refused.
@@ -305,7 +305,7 @@ def _number(annotation: object) -> object:
     return Real if getattr(annotation, "__origin__", annotation) is float else annotation
 
 
-# every [analysis] parameter in force (flows/core/config.py AnalysisConfig, its descriptions), and
+# every [analysis] parameter in force (flows/config/cluster.py AnalysisConfig, its descriptions), and
 # the intervals' confidence: a parameter added to the config is in the schema without a line here
 Parameters = create_model(
     "Parameters",

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.figures.period import OF_PERIOD, Period
 from flows.warehouse.engines import MartReader
 

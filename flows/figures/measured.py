@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.figures.registry import FIGURES as REGISTERED
 from flows.figures.registry import needs
 from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input

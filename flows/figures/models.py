@@ -3,7 +3,7 @@ expected ETTR against the checkpoint interval (flows/figures/ettr.py), for the r
 
 from __future__ import annotations
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.figures.ettr import expected_ettr, formula_is_valid, optimal_checkpoint_minutes
 
 # E[ETTR] of large hypothetical jobs in a study (the paper's Fig. 10) at these multiples of the configured u0

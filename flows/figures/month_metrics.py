@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.compare import causes_compared, causes_month_over_month, change_flags, history, month_over_month
 from flows.figures.document import SCHEMA_VERSION

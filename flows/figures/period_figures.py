@@ -9,7 +9,7 @@ from collections.abc import Collection
 
 from pydantic import Field, create_model
 
-from flows.core.config import AnalysisConfig
+from flows.config.cluster import AnalysisConfig
 from flows.figures.figure import Reading
 from flows.figures.figure_types import Parameters, Strict
 from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured

@@ -28,8 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from flows.config.cluster import ClusterConfig
 from flows.core.atomic import replace_dir_atomically
-from flows.core.config import ClusterConfig
 from flows.core.errors import MissingInputError, TooManyBadRowsError, disk_full
 from flows.core.months import Month, observed_end
 from flows.ingest.coverage import record_span

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pyarrow as pa
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.errors import InputError
 from flows.core.months import Month, observed_start
 from flows.ingest.probe import input_problem

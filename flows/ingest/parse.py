@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pyarrow as pa
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.errors import MissingInputError, UsageError
 from flows.core.escape import printable
 from flows.ingest.probe import input_problem

@@ -13,7 +13,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.errors import ConfigError, MissingInputError
 from flows.core.months import Month
 from flows.ingest.sources.errors import InputFormatError

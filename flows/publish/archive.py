@@ -188,7 +188,7 @@ def scan(reports_dir: Path) -> Archive:
 def _thin(metrics: dict, rate: dict) -> bool:
     """r_f measured on fewer GPU node-days than [analysis] min_gpu_node_days (a report of before
     `not_measured`; a report since then has no value there, flows/figures/measured.py)."""
-    from flows.core.config import AnalysisConfig
+    from flows.config.cluster import AnalysisConfig
 
     needed = metrics.get("parameters", {}).get("min_gpu_node_days")
     needed = AnalysisConfig().min_gpu_node_days if needed is None else needed

@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from flows.config.cluster import ClusterConfig
+from flows.config.file import load_config
 from flows.core.atomic import replace_file_atomically
-from flows.core.config import ClusterConfig
-from flows.core.config_file import load_config
 from flows.core.errors import EXIT_DONE, UsageError
 from flows.core.months import MONTH_RE, Month
 from flows.report.openmetrics import history_exposition

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flows import TEMPLATES_DIR
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.months import Month
 from flows.figures.document import document_text
 from flows.publish.archive import without_nav

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from flows import DBT_PROJECT_DIR
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.escape import escaped_logger
 from flows.core.months import MONTH_RE, Month
 from flows.ingest.manifest import LandedMonthError, read_manifest

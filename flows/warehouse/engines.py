@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from flows import RUNTIME_ROOT
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.months import Month
 from flows.ingest.sources.sql import sql_quote
 from flows.ingest.sources.tables import SQL_TYPES, TABLES

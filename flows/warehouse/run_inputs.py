@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from flows.core.config import ClusterConfig
+from flows.config.cluster import ClusterConfig
 from flows.core.months import Month
 from flows.ingest.manifest import read_manifest
 from flows.warehouse.engines import duckdb_landed_view

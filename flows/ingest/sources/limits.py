@@ -38,7 +38,7 @@ DEFAULT_LIMITS = InputLimits()
 
 
 def configured_limits(ingest: Any) -> InputLimits:
-    """The bounds a config's `[ingest]` section sets (flows.core.config.IngestConfig)."""
+    """The bounds a config's `[ingest]` section sets (flows.config.cluster.IngestConfig)."""
     return InputLimits(max_host_list_nodes=ingest.max_host_list_nodes)
 
 

@@ -1,5 +1,5 @@
 """The settings of the sources that are servers (`url` kinds): the keys a `[[sources]]` table of
-such a kind takes, checked as the config is loaded (flows/core/config.py builds the config's source
+such a kind takes, checked as the config is loaded (flows/config/cluster.py builds the config's source
 union from each url kind's declared `settings`, flows/ingest/sources/registry.py). Credentials are
 never keys: only the names of the environment variables that hold them."""
 

@@ -1,4 +1,4 @@
-"""A config file read into a ClusterConfig (flows/core/config.py), and what the commands say about it.
+"""A config file read into a ClusterConfig (flows/config/cluster.py), and what the commands say about it.
 
 Every key is checked when the file is loaded, before any work. Problems become one ConfigError
 naming the file and the key path, one line each, an unknown key with the nearest known one (or
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from flows.core.config import (
+from flows.config.cluster import (
     AnalysisConfig,
     ClusterConfig,
     ConfigFile,
@@ -28,10 +28,10 @@ from flows.core.config import (
     WarehouseConfig,
     WebhookConfig,
 )
-from flows.core.config_sources import CommandSource, FileSource, source_config
 from flows.core.config_types import fill_placeholders
 from flows.core.errors import ConfigError
 from flows.ingest.sources.registry import COMMAND_KINDS, SOURCE_KINDS, URL_SETTINGS, given_input
+from flows.ingest.sources.source_config import CommandSource, FileSource, source_config
 
 SOURCE_KIND_NAMES = tuple(SOURCE_KINDS)
 CREDENTIAL_KEYS = {"password", "smtp_password", "username", "smtp_username", "user", "login"}

@@ -8,8 +8,8 @@ Every key is checked for type and range: pydantic models with `extra="forbid"`, 
 (`gpus_per_node = "eight"` is an error, not coerced; the types are flows/core/config_types.py).
 AnalysisConfig, IngestConfig and EmailConfig are (pydantic) dataclasses, so `AnalysisConfig()`
 gives the defaults and `dataclasses.replace` works as before. The [[sources]] tables are
-flows/core/config_sources.py's. Reading a file into a ClusterConfig, and a failed check's wording
-(file, key, what to do), are flows/core/config_file.py's.
+flows/ingest/sources/source_config.py's. Reading a file into a ClusterConfig, and a failed check's wording
+(file, key, what to do), are flows/config/file.py's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, Strict, model_validator
 from pydantic.dataclasses import dataclass as checked_dataclass
 
-from flows.core.config_sources import CommandSource, FileSource, SourceConfig
 from flows.core.config_types import (
     BlockName,
     ClusterName,
@@ -49,6 +48,7 @@ from flows.core.config_types import (
 from flows.core.months import Month
 from flows.ingest.sources import clock, limits
 from flows.ingest.sources.registry import FILE_KINDS, JOB_RECORD_SOURCES, PULLED_KINDS, URL_SETTINGS, given_input
+from flows.ingest.sources.source_config import CommandSource, FileSource, SourceConfig
 
 SMTP_SECURITY = {"starttls": 587, "ssl": 465, "plain": 25}  # with the default port of each
 
@@ -287,7 +287,7 @@ class PrometheusConfig:
 
 
 class ConfigFile(BaseModel):
-    """The file as written; flows/core/config_file.py `load_config` turns it into a ClusterConfig."""
+    """The file as written; flows/config/file.py `load_config` turns it into a ClusterConfig."""
 
     model_config = SECTION
     cluster: ClusterName = Field(description="the cluster's name: letters, digits, '-', '_' and '.'")

@@ -1,4 +1,4 @@
-"""The config's `[[sources]]` tables (flows/core/config.py holds the rest of the schema): a file,
+"""The config's `[[sources]]` tables (flows/config/cluster.py holds the rest of the schema): a file,
 a command or a server each (the servers' keys are flows/ingest/sources/servers.py's), and the
 SourceConfig a loaded config keeps of each.
 
