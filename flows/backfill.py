@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from prefect import flow, get_client, get_run_logger, task
+from prefect import get_client, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 from prefect.runtime import flow_run as flow_run_info
@@ -40,7 +40,15 @@ from flows.pipeline import (
     refresh_months,
     report_month,
 )
-from flows.plan import BackfillPlan, EmailChoice, MonthStep, landed_before, landed_later_months, refreshes_after
+from flows.plan import (
+    BackfillPlan,
+    ClustersPlan,
+    EmailChoice,
+    MonthStep,
+    landed_before,
+    landed_later_months,
+    refreshes_after,
+)
 from flows.report.artifact import publish_backfill_artifact
 from flows.report.drawing import drawing_process
 from flows.stages import (
@@ -205,38 +213,25 @@ def backfill_cluster(cluster: str, command: list[str], api_url: str) -> None:
         raise BackfillError(f"exit {child.returncode}", inputs_only=child.returncode == EXIT_INPUT)
 
 
-@flow(name="backfill-clusters")
-def backfill_clusters(
-    configs: dict[str, str],
-    from_month: Month,
-    to_month: Month,
-    parallel: int,
-    force: bool = False,
-    resend: bool = False,
-    partial: bool = False,
-    email: EmailChoice = "latest",
-    debug: bool = False,
-    no_jobs_ran: bool = False,
-) -> None:
-    """Backfill several clusters at once: `configs` maps each cluster to its config file, and each
-    cluster's `backfill` (the same months and options) runs as a task in its own process, `parallel`
-    of them at a time. A failed cluster does not stop the others; each child alerts on its own
-    failures and publishes its own artifact. Raises BackfillError naming the failed clusters, exit
-    code 2 when all of them failed on their inputs, else 1."""
+def run_clusters(plan: ClustersPlan) -> None:
+    """Backfill several clusters at once: each cluster's `backfill` (the same months and options)
+    runs as a task in its own process, `plan.parallel` of them at a time. A failed cluster does not
+    stop the others; each child alerts on its own failures and publishes its own artifact. Raises
+    BackfillError naming the failed clusters, exit code 2 when all of them failed on their inputs,
+    else 1."""
     api_url = str(get_client(sync_client=True).api_url)  # the children report to this run's API
-    with ThreadPoolTaskRunner(max_workers=parallel) as runner:
+    options = (plan.force, plan.resend, plan.partial, plan.email, plan.debug, plan.no_jobs_ran)
+    with ThreadPoolTaskRunner(max_workers=plan.parallel) as runner:
         futures = {
-            cluster: runner.submit(
+            config.cluster: runner.submit(
                 backfill_cluster,
                 {
-                    "cluster": cluster,
-                    "command": backfill_command(
-                        config, from_month, to_month, force, resend, partial, email, debug, no_jobs_ran
-                    ),
+                    "cluster": config.cluster,
+                    "command": backfill_command(str(config.config_path), plan.first, plan.last, *options),
                     "api_url": api_url,
                 },
             )
-            for cluster, config in configs.items()
+            for config in plan.configs
         }
         wait(list(futures.values()))
     failed = {
@@ -246,7 +241,7 @@ def backfill_clusters(
     }
     if failed:
         raise BackfillError(
-            f"{len(failed)} of {len(configs)} clusters failed: "
+            f"{len(failed)} of {len(plan.configs)} clusters failed: "
             + ", ".join(f"{cluster} ({error})" for cluster, error in failed.items()),
             inputs_only=all(exit_code(error) == EXIT_INPUT for error in failed.values()),
         )

@@ -21,7 +21,7 @@ from flows.edge import checked_month, checked_range, checked_study
 from flows.ingest.month_records import config_month_records, refuse_empty_months
 from flows.ingest.probe import check_can_run, server_probes, source_problems
 from flows.ingest.sources.registry import COMMAND_KINDS, JOB_RECORD_SOURCES
-from flows.plan import StudyPlan, plan_backfill, plan_month
+from flows.plan import ClustersPlan, StudyPlan, plan_backfill, plan_month
 
 
 class _StdoutHandler(logging.StreamHandler):
@@ -216,14 +216,14 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
     names = ", ".join(c.cluster for c in configs)
     say(f"{names} {args.from_month}..{args.to_month}: starting {len(configs)} backfills, {parallel} at a time ...")
     start_api()  # the API server the children report to too
-    from flows.backfill import backfill_clusters  # Prefect's import alone takes seconds: after the line above
+    from flows.run_plan import flow_of  # Prefect's import alone takes seconds: after the line above
 
     prefect_start_up(args.debug)
-    backfill_clusters(
-        configs={c.cluster: str(c.config_path) for c in configs},
-        from_month=str(args.from_month),
-        to_month=str(args.to_month),
-        parallel=parallel,
+    plan = ClustersPlan(
+        tuple(configs),
+        args.from_month,
+        args.to_month,
+        parallel,
         force=args.force,
         resend=args.resend,
         partial=args.partial,
@@ -231,6 +231,7 @@ def backfill_in_parallel(args: argparse.Namespace, configs: list[ClusterConfig])
         debug=args.debug,
         no_jobs_ran=args.no_jobs_ran,
     )
+    flow_of(plan)(plan)
     say(f"{names} {args.from_month}..{args.to_month}: every cluster's months built or skipped")
     return EXIT_DONE
 

@@ -87,7 +87,25 @@ class StudyPlan:
     resend: bool = False
 
 
-Plan = MonthPlan | BackfillPlan | StudyPlan
+@dataclass(frozen=True)
+class ClustersPlan:
+    """`backfill` of several clusters: each cluster's backfill of first..last with the same options
+    (the command line `backfill_command` makes) in a process of its own, `parallel` at a time,
+    reporting to this run's Prefect API; a failed cluster stops no other."""
+
+    configs: tuple[ClusterConfig, ...]
+    first: Month
+    last: Month
+    parallel: int
+    force: bool = False
+    resend: bool = False
+    partial: bool = False
+    email: EmailChoice = "latest"
+    debug: bool = False
+    no_jobs_ran: bool = False
+
+
+Plan = MonthPlan | BackfillPlan | StudyPlan | ClustersPlan
 
 
 def landed_before(config: ClusterConfig, month: Month) -> Manifest | None:

@@ -16,13 +16,21 @@ from prefect import Flow, flow
 from prefect.logging.loggers import flow_run_logger
 from prefect.runtime import flow_run as flow_run_info
 
-from flows.backfill import BackfillError, run_backfill
+from flows.backfill import BackfillError, run_backfill, run_clusters
 from flows.config.file import load_config
 from flows.core.months import Month
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import send_alert
 from flows.pipeline import refresh_months, report_month
-from flows.plan import BackfillPlan, MonthPlan, Plan, StudyPlan, landed_later_months, refreshes_after
+from flows.plan import (
+    BackfillPlan,
+    ClustersPlan,
+    MonthPlan,
+    Plan,
+    StudyPlan,
+    landed_later_months,
+    refreshes_after,
+)
 from flows.stages import RunAlert, alert_of, alerted, failure
 
 
@@ -47,6 +55,8 @@ def execute(plan: Plan) -> Any:
     if isinstance(plan, BackfillPlan):
         with alerted(backfill_alert(plan)):
             return run_backfill(plan)
+    if isinstance(plan, ClustersPlan):  # each cluster's backfill alerts on its own failures
+        return run_clusters(plan)
     from flows.study import run_study  # scipy, pandas and matplotlib come with a study's figures: for a study only
 
     return run_study(plan)
@@ -105,7 +115,12 @@ def alert_on_failure(flow, flow_run, state) -> None:
 
 # The flow's name for each plan: the Prefect UI lists a command's runs under the name a
 # deployment's runs of the same command have (flows/deployments.py).
-FLOW_NAMES = {MonthPlan: "monthly-report", BackfillPlan: "backfill", StudyPlan: "study"}
+FLOW_NAMES = {
+    MonthPlan: "monthly-report",
+    BackfillPlan: "backfill",
+    StudyPlan: "study",
+    ClustersPlan: "backfill-clusters",
+}
 
 
 @flow(name="run-plan", on_failure=[alert_on_failure], on_crashed=[alert_on_failure], validate_parameters=False)
