@@ -50,6 +50,11 @@ def metrics_json(path: Path) -> dict:
     return metrics
 
 
+def version_of(metrics: dict) -> object:
+    """The schema version a metrics.json's JSON says it was written by (None: it says none)."""
+    return metrics.get("schema_version")
+
+
 def read_document(path: Path) -> Document:
     """The document a metrics.json holds, a month's or a study's, in the current schema: one of an
     earlier version upgraded (`upgraded`). DocumentError names the file and what is wrong."""
@@ -69,7 +74,7 @@ def upgraded(metrics: dict, path: Path) -> dict:
     """`metrics` in the current schema: as it is when of the current version; of version 3 with the
     keys moved since and the figures version 4 added written as not measured; of version 2 or none
     refused (EarlierSchemaError, DocumentError)."""
-    version = metrics.get("schema_version")
+    version = version_of(metrics)
     if version == SCHEMA_VERSION:
         return metrics
     if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION:
