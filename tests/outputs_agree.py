@@ -197,7 +197,7 @@ def assert_study_agrees(report: Report) -> None:
         "study.html": text_of(report.html),
         "email.html": text_of(report.email_html),
         "study.txt": re.sub(r"\s+", " ", report.text),
-        "webhook": " ".join(headline_lines(figures)),
+        "webhook": " ".join(headline_lines(document.summary.headline)),
     }
     for name, cluster in document.clusters.items():
         gaps = cluster.not_measured

@@ -96,6 +96,15 @@ class Figures:
             basis=correction.basis(document),
         )
 
+    @classmethod
+    def as_written(cls, report_dir: Path) -> Figures:
+        """The figures of a report as a send of it is recognised, whatever its schema version: its
+        fingerprints (of its JSON as written) and the figures its email shows; no headline, lines or
+        basis, which are read from a document (for a report too early to read as one:
+        flows/figures/read.py EarlierSchemaError)."""
+        metrics = metrics_json(report_dir / "metrics.json")
+        return cls(**digests(metrics), headline={}, lines=[], shown=correction.read_shown(report_dir))
+
     def carries(self, figures_hash: str) -> bool:
         """Whether a sent-log record's fingerprint stands for these figures: it is theirs, or that of
         a report of the same figures under an earlier scheme (`earlier`)."""

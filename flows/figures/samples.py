@@ -4,12 +4,13 @@ them): base units (hours as seconds), one sample per label set."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from flows.figures.figure import Sample
 
-if TYPE_CHECKING:  # the document's module imports the registry, which imports this one
-    from flows.figures.document import MonthDocument
+# a month's document, flows/figures/document.py MonthDocument: not imported, as the document's module
+# imports the registry, which imports this one
+MonthDocument = Any
 
 HOUR = 3600.0
 DEFINITIONS = ("paper", "all")  # r_f: the paper's (large jobs) and every GPU job's
