@@ -38,7 +38,7 @@ from flows.delivery.deliver import (
 )
 from flows.delivery.subject import MonthSubject
 from flows.figures.coverage import observed_period
-from flows.figures.summary import counts_line
+from flows.figures.read import EarlierSchemaError
 from flows.ingest.land import land_month
 from flows.ingest.manifest import Manifest, read_manifest
 from flows.plan import MonthStep, landed_before
@@ -183,6 +183,8 @@ def previous_figures(report_dir: Path) -> Figures | None:
     """The figures of the month's report as it was before this run (none if there was none)."""
     try:
         return Figures.of(report_dir)
+    except EarlierSchemaError:  # a report of schema version 2: its figures' digests only (changed_parts)
+        return Figures.as_written(report_dir)
     except (OSError, ValueError, KeyError, TypeError):  # no report, or one a killed run damaged
         return None
 
@@ -216,7 +218,7 @@ def report_month(
         landed_dir = config.landed_dir(month)
         dbt_statuses = {} if step.built else build_warehouse(config, {month: landed_dir, **(later or {})})
         figures = analyse(config, month, manifest)  # in a backfill, its charts drawn while it is checked:
-        charts = charts_ahead(month_document(report_metrics(config, month, figures, manifest, quality=[])))
+        charts = charts_ahead(lambda: month_document(report_metrics(config, month, figures, manifest, quality=[])))
         quality = check_quality(config, month, landed_dir, manifest)
         # swapped in unless delivery reached nobody; a partial delivery fails the run after the swap
         with staged_replacement(config.report_dir(month), keep_on=(PartialDeliveryError,)) as staged:
@@ -233,7 +235,7 @@ def report_month(
         "metrics": str(paths["metrics"]),
         "dbt": dbt_statuses,
         "delivery": str(delivery),
-        "counts": counts_line(figures.metrics),  # the attempts and failures as every output says them
+        "counts": figures.counts,  # the attempts and failures as every output says them
         "period_notice": observed_period(month, manifest)["notice"],  # what the report says of a partial month
         "stage_seconds": run.seconds,
     }

@@ -20,7 +20,6 @@ from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import Month
 from flows.core.words import counted
-from flows.figures.summary import counts_line
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
 progress = escaped_logger("flows.progress")
@@ -105,7 +104,7 @@ def stage_counts(stage: str, result) -> str:
         passed = sum(q.successful for q in result)
         return f"{passed}/{sum(q.evaluated for q in result)} expectations met in {counted(len(result), 'suite')}"
     if stage == "metrics":
-        return counts_line(result.metrics)
+        return result.counts  # the month's MonthFigures
     if stage == "render":
         return f"{result['report']} (in place once delivery is decided)"
     return str(result)

@@ -132,8 +132,8 @@ def assert_outputs_agree(report_dir: Path, config: Path, console: str | None = N
         assert all(f.split(".")[0] in period_fields for f in series.figures), series.name
         expected = {
             tuple(labels): float(value)
-            for labels, value in series.samples(figures)
-            if value is not None and series.measured(figures, labels)
+            for labels, value in series.samples(document)
+            if value is not None and series.measured(document, labels)
         }
         written = {tuple(labels[name] for name in series.labels): value for labels, value in prom.get(series.name, [])}
         assert written == expected, series.name
@@ -197,7 +197,7 @@ def assert_study_agrees(report: Report) -> None:
         "study.html": text_of(report.html),
         "email.html": text_of(report.email_html),
         "study.txt": re.sub(r"\s+", " ", report.text),
-        "webhook": " ".join(headline_lines(figures)),
+        "webhook": " ".join(headline_lines(document.summary.headline)),
     }
     for name, cluster in document.clusters.items():
         gaps = cluster.not_measured

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.figures.document import MonthDocument
 from flows.figures.summary import summarise
 from flows.publish.archive import INDEX, refresh_archive, scan
 
@@ -159,7 +160,12 @@ def test_complete_months_share_a_band_and_many_months_are_labelled_as_many_as_fi
 
     names = [f"{2025 + (i + 9) // 12}-{(i + 9) % 12 + 1:02d}" for i in range(14)]  # 2025-10 to 2026-11
     entries = [
-        MonthEntry("rsc3", name, month(name, {"value": 2.0 + i % 3, "lower": 1.0, "upper": 6.0 + i % 3}), ())
+        MonthEntry(
+            "rsc3",
+            name,
+            MonthDocument.model_validate(month(name, {"value": 2.0 + i % 3, "lower": 1.0, "upper": 6.0 + i % 3})),
+            (),
+        )
         for i, name in enumerate(names)
     ]
     t = trend(list(reversed(entries)))  # newest first, as scan() lists them

@@ -4,7 +4,9 @@ report path; a backfill's outcome per month. (Published to a real server: test_p
 from pathlib import Path
 
 import pytest
+from saved_month import saved_metrics
 
+from flows.figures.document import MonthDocument
 from flows.report.artifact import artifact_key, backfill_markdown, month_markdown
 
 METRICS = {
@@ -14,7 +16,12 @@ METRICS = {
     "summary": {
         "text": "The node failure rate over all GPU jobs is 5.25 per 1000 node-days (12 infrastructure failures).",
         "trend": "unchanged",
-        "data_quality": {"status": "warning", "reasons": ["3 input rows could not be read and were left out"]},
+        "data_quality": {
+            "status": "warning",
+            "reasons": ["3 input rows could not be read and were left out"],
+            "evaluated": 62,
+            "successful": 62,
+        },
         "headline": [
             {
                 "key": "r_f_paper",
@@ -34,8 +41,15 @@ METRICS = {
             },
             {"key": "projected_mttf", "label": "Model MTTF", "value": None, "unit": "at r_f", "format": "duration"},
         ],
+        "earlier_months": None,
+        "coverage": [],
     },
 }
+
+
+def month(metrics: dict) -> MonthDocument:
+    """The saved month's document with `metrics`' cluster, month, period and summary."""
+    return MonthDocument.model_validate({**saved_metrics(), **metrics})
 
 
 @pytest.mark.parametrize(
@@ -51,7 +65,9 @@ def test_keys_keep_to_prefects_rule(parts, key):
 
 
 def test_a_months_artifact_has_the_summary_headline_delivery_and_report():
-    text = month_markdown(METRICS, Path("/srv/reports/rsc1/2026-10/report.html"), "report emailed to ops@example.org")
+    text = month_markdown(
+        month(METRICS), Path("/srv/reports/rsc1/2026-10/report.html"), "report emailed to ops@example.org"
+    )
     assert text.startswith("### Reliability report: rsc1, 2026-10 (October 2026)\n")
     assert METRICS["summary"]["text"] in text
     # the figures as the report formats them, with the change against the month before
@@ -68,7 +84,7 @@ def test_a_partial_month_and_untrusted_text_in_the_artifact():
     metrics = {**METRICS, "period": {**METRICS["period"], "end": "2026-10-20T06:00:00", "complete": False}}
     hostile = "Lemon-node candidate: <img src=x onerror=alert(1)>|[x](javascript:1)\n# heading"
     metrics["summary"] = {**METRICS["summary"], "text": hostile}
-    text = month_markdown(metrics, Path("/r/we`ird/report.html"), "archived only (no recipients configured)")
+    text = month_markdown(month(metrics), Path("/r/we`ird/report.html"), "archived only (no recipients configured)")
     assert "**Partial month: up to 2026-10-20 06:00 UTC, when its records were taken.**" in text
     assert "[x](" not in text and "\n# heading" not in text
     assert "\\<img src=x onerror=alert(1)\\>\\|\\[x\\](javascript:1) \\# heading" in text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from test_measured import JOBS_ONLY, PARAMS, golden_month, rendered, thin, words
 
+from flows.figures.figure_types import LemonCandidate, LemonNodes
 from flows.figures.formats import fmt_duration, fmt_num
 from flows.figures.measured import exposure, not_measured, trend_rates, window_rates
 from flows.figures.rates import failure_rate
@@ -14,7 +15,7 @@ from flows.figures.summary import earlier_months_note
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart
-from flows.report.lemon_export import drain_reason, drain_script
+from flows.report.lemon_export import Listed, drain_reason, drain_script
 from flows.report.render import build_report, month_document
 
 
@@ -109,7 +110,7 @@ def test_a_trend_never_measured_says_why_it_has_no_chart():
 
 
 def test_the_archive_names_a_single_month_once():
-    entry = MonthEntry("ubhpc", "2015-07", rendered(cpu_only_month())["metrics"], ("report.html",))
+    entry = MonthEntry("ubhpc", "2015-07", rendered(cpu_only_month())["document"], ("report.html",))
     page = words(render_index(Archive([ClusterEntry("ubhpc", (entry,), trend([entry]))])))
     assert "1 cluster, 1 monthly report." in page
     assert "ubhpc : 1 month, 2015-07" in page and "2015-07 to 2015-07" not in page
@@ -159,12 +160,13 @@ def test_a_first_month_says_all_earlier_months_are_missing_not_11_of_the_11():
 
 
 def test_the_drain_script_of_lemons_not_measured_says_so_not_no_candidate():
-    lemons = tiny_month()["lemon_nodes"]
+    lemons = LemonNodes.model_validate(tiny_month()["lemon_nodes"])
     script = drain_script(lemons, "2026-10")
     assert "# lemon nodes not measured: no node-event or health source was configured" in script
     assert "no candidate this month" not in script and "scontrol" not in script.split("set -eu")[1]
     one = {"node": "n1", "rules": ["repeat_offender"], "p_value": 1e-4, "failures": ["x"], "incident_hours": 0}
-    assert "1 infra failure, 0 incident hours" in drain_reason(one, "2026-10")
+    evidence = {key: 0 for key in LemonCandidate.model_fields if key not in one}
+    assert "1 infra failure, 0 incident hours" in drain_reason(Listed(LemonCandidate(**one, **evidence)), "2026-10")
 
 
 def test_a_repair_under_a_minute_is_not_printed_as_0_min():

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from hostile import Outcome, hostile
+from saved_month import saved_metrics
 
 import flows.ingest.land
 import flows.warehouse.build
@@ -88,8 +89,7 @@ def report_dir(tmp_path: Path) -> Path:
     """A report directory with the figures delivery reads first (no email can be built from it)."""
     directory = tmp_path / "report"
     directory.mkdir()
-    summary = {"text": "A month.", "headline": [{"label": "Attempts", "value": 7, "format": "num", "unit": ""}]}
-    (directory / "metrics.json").write_text(json.dumps({"summary": summary, "totals": {"attempts": 7}}))
+    (directory / "metrics.json").write_text(json.dumps(saved_metrics()))
     return directory
 
 

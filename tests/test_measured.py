@@ -93,7 +93,8 @@ def rendered(metrics: dict) -> dict:
     document = month_document(metrics)
     metrics = figures_of(document)
     html, email, text = render_pages({}, document)
-    return {"metrics": metrics, "html": html, "email": email, "text": text, "prom": month_exposition(metrics).decode()}
+    prom = month_exposition(document).decode()
+    return {"metrics": metrics, "document": document, "html": html, "email": email, "text": text, "prom": prom}
 
 
 def words(html: str) -> str:
@@ -338,8 +339,7 @@ def test_the_data_coverage_line_counts_the_cpu_only_attempts():
 
 
 def test_the_archive_says_what_was_not_measured():
-    metrics = two_gpu_jobs()["metrics"]
-    entry = MonthEntry("rsc2", "2026-10", metrics, ("report.html",))
+    entry = MonthEntry("rsc2", "2026-10", two_gpu_jobs()["document"], ("report.html",))
     page = words(render_index(Archive([ClusterEntry("rsc2", (entry,), trend([entry]))])))
     assert f"Node failure rate, all GPU jobs: not measured : {THIN}" in page
     assert trend([entry]) is None  # a month without a measured r_f is no point of the chart

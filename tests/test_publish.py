@@ -14,23 +14,55 @@ from pathlib import Path
 
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
+from saved_month import saved_metrics
 
 from flows.config.file import load_config, starter_config
 from flows.core.errors import ConfigError, UsageError
 from flows.delivery import pushgateway
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SENT, SentLog, SentRecord
+from flows.figures.document import MonthDocument
 from flows.publish import archive
 from flows.publish.history import export_history
 from flows.report import openmetrics
 
-DATA = Path(__file__).resolve().parent / "data" / "publish"
 HOSTILE = 'rack"7\\b\n<script>alert(1)</script>'
+# a lemon-node candidate, for the series that label a node
+CANDIDATE = {
+    "node": "pub-n07",
+    "rules": ["repeat_offender"],
+    "p_value": 2.5e-05,
+    "incident_p_value": None,
+    "repeat_p_value": 2.5e-05,
+    "incident_hours": 7.5,
+    "failure_incidents": 4,
+    "most_incidents_within_repeat_days": 3,
+    "xid_cnt": 2,
+    "out_count": 3,
+    "tickets": 0,
+    "multi_node_node_fails": 1,
+    "single_node_node_fails": 3,
+    "single_node_node_failure_rate": None,
+    "failures": ["2026-09-03T01:00:00"] * 4,
+}
 
 
 @pytest.fixture
 def september() -> dict:
-    return json.loads((DATA / "metrics-2026-09.json").read_text())
+    """The saved month's metrics.json (tests/saved_month.py) as September 2026 of cluster `pub`, with
+    a lemon-node candidate."""
+    metrics = saved_metrics()
+    metrics.update(
+        cluster="pub",
+        month="2026-09",
+        period={"start": "2026-09-01T00:00:00", "end": "2026-10-01T00:00:00", "complete": True},
+    )
+    metrics["lemon_nodes"]["candidates"] = [CANDIDATE]
+    return metrics
+
+
+def document(metrics: dict) -> MonthDocument:
+    return MonthDocument.model_validate(metrics)
 
 
 def utc(*day: int) -> int:
@@ -50,7 +82,7 @@ def samples(text: bytes) -> dict[tuple, tuple[float, object]]:
 
 
 def test_metrics_prom_holds_each_figure_in_base_units_without_timestamps(september):
-    text = openmetrics.month_exposition(september)
+    text = openmetrics.month_exposition(document(september))
     assert text.endswith(b"# EOF\n")
     got = samples(text)
     assert all(ts is None for _, _, ts in got)
@@ -87,7 +119,7 @@ def test_the_history_has_every_month_at_its_end_each_series_in_time_order(septem
         month="2026-08", period={**september["period"], "start": "2026-08-01T00:00:00", "end": "2026-09-01T00:00:00"}
     )
     august["node_failure_rate"]["all"]["value"] = 1.5
-    text = openmetrics.history_exposition([september, august])  # any order in, time order out
+    text = openmetrics.history_exposition([document(september), document(august)])  # any order in, time order out
     got = samples(text)
     rf = {
         ts: v
@@ -103,7 +135,7 @@ def test_the_history_has_every_month_at_its_end_each_series_in_time_order(septem
 def test_hostile_names_stay_label_values(september):
     september["cluster"] = HOSTILE
     september["lemon_nodes"]["candidates"][0]["node"] = HOSTILE
-    got = samples(openmetrics.month_exposition(september))
+    got = samples(openmetrics.month_exposition(document(september)))
     assert any(dict(labels).get("node") == HOSTILE and dict(labels)["cluster"] == HOSTILE for _, labels, _ in got)
 
 

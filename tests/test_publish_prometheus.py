@@ -25,6 +25,7 @@ from flows.delivery.deliver import deliver_report
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SentLog
 from flows.delivery.subject import MonthSubject
+from flows.figures.document import MonthDocument
 from flows.report.openmetrics import PREFIX, SERIES, epoch_seconds
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`
@@ -83,7 +84,7 @@ def test_every_sample_of_every_month_is_in_prometheus_as_written(history, promet
         for at, metrics in ends.items():
             want = {
                 frozenset({"cluster": CLUSTER, **dict(zip(series.labels, labels, strict=True))}.items()): float(value)
-                for labels, value in series.samples(metrics)
+                for labels, value in series.samples(MonthDocument.model_validate(metrics))
                 if value is not None
             }
             assert got.get(at, {}) == want, (series.name, metrics["month"])

@@ -20,6 +20,7 @@ from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.deployments import monthly_report
+from flows.figures.document import figures_of
 from flows.figures.models import expected_ettr_curves
 from flows.publish.archive import without_nav
 from flows.report.render import NOTICE_PLACEHOLDER, build_report, month_document, render_charts, write_report
@@ -264,13 +265,15 @@ def test_failed_data_quality_puts_a_banner_on_top(october):
     report = build_report(metrics)
     suite = metrics["data_quality"][0]["suite"].replace("_", " ")
     reason = f"{suite}: runtime hours outside its expected range (3 rows)"
-    assert report.metrics["summary"]["data_quality"]["status"] == "failed"
+    assert figures_of(report.document)["summary"]["data_quality"]["status"] == "failed"
     html = plain(report.html)
     banner = html.index("do not trust the figures of this month")
     assert banner < html.index("<h2>") and reason in html[banner:]
     assert report.email_html.count("do not trust the figures of this month") == 1
     assert "DATA-QUALITY CHECKS FAILED" in report.text and reason in report.text
-    assert report.metrics["summary"]["text"].startswith("Data-quality checks failed: do not trust these figures.")
+    assert figures_of(report.document)["summary"]["text"].startswith(
+        "Data-quality checks failed: do not trust these figures."
+    )
 
 
 def test_a_warning_puts_a_milder_banner_on_top(october):

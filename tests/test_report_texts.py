@@ -12,6 +12,8 @@ from saved_month import saved_metrics
 
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
+from flows.figures.document import figures_of
+from flows.figures.month_metrics import MonthFigures
 from flows.report.charts import month_period
 from flows.report.goodput_charts import job_mix_chart
 from flows.report.render import build_report, month_document
@@ -83,7 +85,7 @@ def test_a_stage_with_one_source_says_source():
     landed = SimpleNamespace(sources={"sacct_psv": SimpleNamespace(records=1)})  # the landing's Manifest
     assert stage_counts("land", landed) == "1 record from 1 source"
     metrics = {"totals": {"attempts": 1, "infra_failures": 1}}
-    assert stage_counts("metrics", type("F", (), {"metrics": metrics})()) == "1 attempt, 1 infrastructure failure"
+    assert stage_counts("metrics", MonthFigures(metrics, {})) == "1 attempt, 1 infrastructure failure"
 
 
 def test_counts_of_one_are_singular_in_the_report():
@@ -114,7 +116,7 @@ def test_a_number_and_its_unit_never_part(report):
     for html in (report.html, report.email_html):
         text = unescape(re.sub(r"<[^>]+>", "", re.sub(r"<style.*?</style>", "", html, flags=re.S)))
         assert re.findall(r"\d [a-z]\w*", text) == []  # a no-break space between them, never a space
-    command = report.metrics["reproduce"]["command"]
+    command = figures_of(report.document)["reproduce"]["command"]
     assert '<span class="unbroken">--config</span>' in report.html
     assert page_text(report.html).count(command) == 1
 

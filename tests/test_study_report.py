@@ -17,6 +17,7 @@ from test_report_browser import email_as_shown, leave_nothing
 
 from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month, month_range
+from flows.figures.document import figures_of
 from flows.figures.models import expected_ettr_grid, model_mttf_hours, projections
 from flows.figures.period import fleet_rate
 from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
@@ -309,18 +310,18 @@ def test_every_section_is_there_with_the_headline_figures(study):
         headings = [t.strip() for t in Page(html).texts]
         for section in SECTIONS:
             assert section in headings, section
-    for figure in headline_strings(study.metrics):
+    for figure in headline_strings(figures_of(study.document)):
         for name, rendered in (("html", study.html), ("email", study.email_html), ("text", study.text)):
             assert figure in rendered, (figure, name)
-    summary = study.metrics["summary"]["text"]
-    rsc1 = study.metrics["clusters"]["rsc1"]["node_failure_rate"]["all"]["value"]
+    summary = figures_of(study.document)["summary"]["text"]
+    rsc1 = figures_of(study.document)["clusters"]["rsc1"]["node_failure_rate"]["all"]["value"]
     assert summary.startswith(f"rsc1: r_f {rsc1:.2f} per 1000 node-days") and "rsc1 and rsc2 differ in" in summary
     assert summary in study.text and summary in Page(study.html).texts
     for heading in ("HEADLINE", "RSC1", "RSC2", "rsc1 AGAINST rsc2: THEY DIFFER"):
         assert heading in study.text
     assert "None" not in study.text and "nan" not in study.text
     # the fleet's node fault rate beside r_f, with its interval, in each cluster's column and line
-    for figures in study.metrics["clusters"].values():
+    for figures in figures_of(study.document)["clusters"].values():
         fleet = figures["fleet_fault_rate"]
         shown = f"{fleet['value']:.2f}"
         assert f"Node faults over the fleet: {shown} per 1000 node-days (95%: {fleet['lower']:.2f}" in study.text
@@ -338,7 +339,7 @@ def test_charts_are_readable_on_a_phone(study):
 
 
 def test_charts_are_byte_identical_for_identical_figures(study):
-    again = render_study_charts(study_document(json.loads(json.dumps(study.metrics))))
+    again = render_study_charts(study_document(json.loads(json.dumps(figures_of(study.document)))))
     assert {n: c.png for n, c in again.items()} == {n: c.png for n, c in study.charts.items()}
     assert all(b"tEXt" not in c.png and b"tIME" not in c.png for c in again.values())  # no version or date
 
@@ -457,7 +458,10 @@ def assert_reads_well(browser, path: Path, study: Report, width: int, screenshot
     # .small r_f (a subscript is 0.83 em)
     assert page.evaluate(SMALLEST_TEXT, False) >= 11 and page.evaluate(SMALLEST_TEXT, True) >= 9
     summary = page.locator("p.summary")
-    assert summary.is_visible() and summary.inner_text().replace("\xa0", " ") == study.metrics["summary"]["text"]
+    assert (
+        summary.is_visible()
+        and summary.inner_text().replace("\xa0", " ") == figures_of(study.document)["summary"]["text"]
+    )
     assert requests == [] and dialogs == []
     context.close()
 

@@ -14,6 +14,7 @@ from conftest import DATA_DIR
 
 from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
+from flows.figures.document import figures_of
 from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.figures.models import expected_ettr_grid
 from flows.figures.study_metrics import assemble_study, paper_job_mix_shape, side_by_side
@@ -93,7 +94,10 @@ def test_a_thin_study_renders_and_says_not_measured_per_cluster():
     study["clusters"]["rsc2"]["job_mix_by_size"] = []  # no attempt of any size: the template's old crash
     report = render_study(study)
     html, text = text_of(report.html), report.text
-    assert "rsc2: r_f not measured: 14 GPU jobs on 31.0 GPU node-days in the range" in report.metrics["summary"]["text"]
+    assert (
+        "rsc2: r_f not measured: 14 GPU jobs on 31.0 GPU node-days in the range"
+        in figures_of(report.document)["summary"]["text"]
+    )
     for section in ("MTTF by job size", "Failures by cause", "Lemon-node candidates", "Lost goodput"):
         assert re.search(f"{section}.{{0,400}}rsc2: not measured:", html), section
     assert re.search(r"2025-11 [\d.]+ [\d.]+ – [\d.]+ not measured no GPU node-days in 2025-11", html)
@@ -140,7 +144,7 @@ def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
     report = render_study(study)
     html = text_of(report.html)
     # no GPU attempt in the range: its count of infrastructure failures is not measured, in every output
-    for figures in report.metrics["clusters"].values():
+    for figures in figures_of(report.document)["clusters"].values():
         assert figures["totals"]["infra_failures"] is None
         assert figures["not_measured"]["totals.infra_failures"] == "no GPU job ran in the range"
     assert "Infrastructure failures not measured no GPU job ran in the range" in html

@@ -27,7 +27,7 @@ import flows.warehouse.build
 from flows.config.file import load_config
 from flows.core.months import Month
 from flows.delivery.deliver import EMAIL, _kind, _unchanged
-from flows.delivery.fingerprint import Figures, fingerprint_v2, same_figures
+from flows.delivery.fingerprint import Figures, digests, fingerprint_v2, same_figures
 from flows.delivery.sent_log import SENT, SentLog, SentRecord
 from flows.demo import write_demo_config
 from flows.figures import moved_keys
@@ -56,10 +56,10 @@ def saved_v2() -> dict:
     return {**saved_metrics(), "schema_version": 2}
 
 
-def report(directory: Path, metrics: dict) -> Path:
-    directory.mkdir(parents=True)
-    (directory / "metrics.json").write_text(json.dumps(metrics))
-    return directory
+def compared(metrics: dict, before: dict | None = None) -> Figures:
+    """The figures of a metrics.json's JSON as delivery compares them (`before`: the JSON of the report
+    in place): their digests, with no message (flows/delivery/fingerprint.py digests)."""
+    return Figures(**digests(metrics, before), headline={}, lines=[])
 
 
 def sent_record(metrics: dict) -> SentRecord:
@@ -105,28 +105,27 @@ def test_the_same_figures_under_moved_keys_are_the_same_and_a_changed_number_is_
 
 def test_a_month_the_version_before_sent_is_not_sent_again_when_its_figures_did_not_change(moves, tmp_path):
     v2 = saved_v2()
-    record = sent_record(v2)
-    in_place = report(tmp_path / "reports" / "rsc2" / "2026-10", v2)  # the report that was sent
-    new = Figures.of(report(tmp_path / "staged", as_v3(v2)), in_place=in_place)
+    record = sent_record(v2)  # v2: the report that was sent, in place
+    new = compared(as_v3(v2), before=v2)
     assert new.fingerprint != record.figures_hash and new.carries(record.figures_hash)
     assert _unchanged(record, new, EMAIL, resend=False).startswith("not emailed again: these figures went to")
-    assert Figures.of(in_place).carries(record.figures_hash)  # the report in place is what was sent
+    assert compared(v2).carries(record.figures_hash)  # the report in place is what was sent
 
     changed = as_v3(v2)
     changed["figures"]["totals"]["infra_failures"] += 1
-    figures = Figures.of(report(tmp_path / "changed", changed), in_place=in_place)
+    figures = compared(changed, before=v2)
     assert not figures.carries(record.figures_hash)
     assert _unchanged(record, figures, EMAIL, resend=False) is None and _kind(record, figures) == "correction"
 
-    other = report(tmp_path / "rebuilt" / "2026-10", {**v2, "totals": {**v2["totals"], "attempts": 1}})
-    assert not Figures.of(report(tmp_path / "again", as_v3(v2)), in_place=other).carries(record.figures_hash)
+    other = {**v2, "totals": {**v2["totals"], "attempts": 1}}
+    assert not compared(as_v3(v2), before=other).carries(record.figures_hash)
 
 
 def test_the_fingerprint_ignores_the_schema_version_and_how_a_whole_number_is_written(tmp_path):
     v2 = saved_v2()
     v3 = {**v2, "schema_version": 3, "totals": {k: float(v) if type(v) is int else v for k, v in v2["totals"].items()}}
     assert fingerprint_v2(v2) != fingerprint_v2(v3)
-    assert Figures.of(report(tmp_path / "v2", v2)).fingerprint == Figures.of(report(tmp_path / "v3", v3)).fingerprint
+    assert compared(v2).fingerprint == compared(v3).fingerprint
 
 
 MONTH = Month.parse("2026-10")

@@ -18,7 +18,10 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from flows import DBT_PROJECT_DIR
+from flows.figures.document import MonthDocument, StudyDocument, figures_of
 
 # sections whose text says how the figures were made, not what they are
 NOT_SHOWN_SECTIONS = ("Methodology", "How to reproduce")
@@ -235,50 +238,64 @@ def taxonomy_digest() -> str:
     return digest.hexdigest()
 
 
-def basis(metrics: dict) -> dict:
-    """What a report's figures were made from, for a later correction to name what changed."""
-    history = metrics.get("history") or {}
-    months = {
-        str(entry["month"]): _digest(entry)
-        for entry in history.get("monthly") or []
-        if isinstance(entry, dict) and str(entry.get("month")) < str(metrics.get("month", ""))
-    }
-    inputs = {
-        source: {"records": stats.get("records"), "sha256": stats.get("sha256")}
-        for source, stats in (metrics.get("inputs") or {}).items()
-        if isinstance(stats, dict)
-    }
-    return {
-        "months_built": months,
-        "inputs": inputs,
-        "taxonomy": taxonomy_digest(),
-        "parameters": metrics.get("parameters") or {},
-        "tool_version": (metrics.get("reproduce") or {}).get("tool_version"),
-    }
+class InputBasis(BaseModel):
+    """An input as the figures were made from it: its record count and SHA-256 as landed."""
+
+    records: int | None = None
+    sha256: str | None = None
+
+
+class Basis(BaseModel):
+    """What a report's figures were made from (a sent-log record's `basis`; a record written before a
+    part of it was kept lacks that part): the months built before it (month -> digest of its trend
+    row), each input, the failure taxonomy's digest, the parameters in force, the tool's version."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    months_built: dict[str, str] = {}
+    inputs: dict[str, InputBasis] = {}
+    taxonomy: str | None = None
+    parameters: dict = {}
+    tool_version: str | None = None
+
+
+def basis(document: MonthDocument | StudyDocument) -> dict:
+    """What a report's figures were made from, for a later correction to name what changed (a study's:
+    the taxonomy and its tool's version only)."""
+    made = Basis(taxonomy=taxonomy_digest(), tool_version=document.reproduce.tool_version)
+    if isinstance(document, MonthDocument):
+        made.months_built = {
+            row.month: _digest(figures_of(row)) for row in document.history.monthly if row.month < document.month
+        }
+        made.inputs = {source: InputBasis(records=i.records, sha256=i.sha256) for source, i in document.inputs.items()}
+        made.parameters = figures_of(document.parameters)
+    return made.model_dump()
 
 
 def _digest(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def causes(old: dict, new: dict) -> list[str]:
-    """What differs between the basis of the figures sent (`old`) and of the new ones, in words."""
-    if not old:
+def causes(sent: dict, now: dict) -> list[str]:
+    """What differs between the basis of the figures sent (`sent`) and of the new ones (`now`), in
+    words (sent-log records' `basis`, read as Basis)."""
+    if not sent:
         return []
+    old, new = Basis.model_validate(sent), Basis.model_validate(now)
     found = []
-    built, rebuilt = _earlier_months(old.get("months_built") or {}, new.get("months_built") or {})
+    built, rebuilt = _earlier_months(old.months_built, new.months_built)
     if built:
         found.append(f"{_and(built)} {'was' if len(built) == 1 else 'were'} built for the first time")
     if rebuilt:
         found.append(f"{_and(rebuilt)} {'was' if len(rebuilt) == 1 else 'were'} rebuilt with changed figures")
-    found += _input_changes(old.get("inputs") or {}, new.get("inputs") or {})
-    if old.get("taxonomy") and old.get("taxonomy") != new.get("taxonomy"):
+    found += _input_changes(old.inputs, new.inputs)
+    if old.taxonomy and old.taxonomy != new.taxonomy:
         found.append("the failure taxonomy was edited")
-    changed = _changed_keys(old.get("parameters") or {}, new.get("parameters") or {})
+    changed = _changed_keys(old.parameters, new.parameters)
     if changed:
         found.append(f"the config's [analysis] changed ({'; '.join(changed)})")
-    if old.get("tool_version") and old.get("tool_version") != new.get("tool_version"):
-        found.append(f"the tool was updated ({old['tool_version']} → {new.get('tool_version')})")
+    if old.tool_version and old.tool_version != new.tool_version:
+        found.append(f"the tool was updated ({old.tool_version} → {new.tool_version})")
     return found
 
 
@@ -288,7 +305,7 @@ def _earlier_months(old: dict, new: dict) -> tuple[list[str], list[str]]:
     return built, rebuilt
 
 
-def _input_changes(old: dict, new: dict) -> list[str]:
+def _input_changes(old: dict[str, InputBasis], new: dict[str, InputBasis]) -> list[str]:
     found = []
     for source in sorted(set(old) | set(new)):
         before, after = old.get(source), new.get(source)
@@ -296,15 +313,15 @@ def _input_changes(old: dict, new: dict) -> list[str]:
             found.append(f"a new input, {source}, was read ({_records(after)})")
         elif after is None:
             found.append(f"input {source} was no longer read")
-        elif before.get("records") != after.get("records"):
+        elif before.records != after.records:
             found.append(f"the landed {source} records changed ({_records(before)} → {_records(after)}: late records?)")
-        elif before.get("sha256") != after.get("sha256"):
+        elif before.sha256 != after.sha256:
             found.append(f"the landed {source} file changed (same {_records(after)}, a new SHA-256)")
     return found
 
 
-def _records(stats: dict) -> str:
-    count = stats.get("records")
+def _records(stats: InputBasis | None) -> str:
+    count = stats.records if stats is not None else None
     return "records not counted" if count is None else f"{count:,} record{'' if count == 1 else 's'}"
 
 

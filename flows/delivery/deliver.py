@@ -29,6 +29,7 @@ from flows.delivery.fingerprint import Figures
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import DAMAGED, SENDING, SENT, SentLog, SentRecord
 from flows.delivery.subject import MonthSubject, StudySubject, Subject
+from flows.figures.read import EarlierSchemaError
 
 log = escaped_logger(__name__)
 SUBJECT = "Cluster reliability report: {cluster}, {month}"
@@ -106,7 +107,10 @@ def delivery_status(config: ClusterConfig, subject: Subject, report_dir: Path) -
     last = {channel: sent_log.last_sent(subject.key, channel) for channel in due}
     if damaged := next((r for r in last.values() if r is not None and r.status == DAMAGED), None):
         return True, f"report built; {damaged.error}, so it may have gone out (--resend to send)"
-    figures = Figures.of(report_dir)
+    try:
+        figures = Figures.of(report_dir)
+    except EarlierSchemaError:  # a report of schema version 2 that was sent is known by its fingerprints
+        figures = Figures.as_written(report_dir)
     if all(
         record is not None and (figures.carries(record.figures_hash) or _same_shown(record, figures, channel))
         for channel, record in last.items()

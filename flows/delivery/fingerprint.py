@@ -8,6 +8,11 @@ version is read through the keys that moved since (flows/figures/moved_keys.py),
 version is no figure, and a whole number is the same figure written 3 or 3.0. A sent-log record
 written before this rule holds the fingerprint schema version 2 computed (fingerprint_v2): the
 report it sent, still in place, stands for it when it shows the same figures (Figures.carries).
+
+The fingerprints are digests of metrics.json's JSON as written (`digests`: whatever its version, a
+report that was sent hashes as it did then); what a message says of the figures (the headline, the
+lines of a chat message, what they were made from) is read from its typed document
+(flows/figures/read.py).
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flows.delivery import correction
+from flows.figures.document import MonthDocument, StudyDocument
 from flows.figures.formats import partial_notice
 from flows.figures.moved_keys import moved
+from flows.figures.read import document_of, metrics_json, version_of
 from flows.figures.registry import section_words
 from flows.figures.summary import headline_lines
 
@@ -72,24 +79,31 @@ class Figures:
     @classmethod
     def of(cls, report_dir: Path, in_place: Path | None = None) -> Figures:
         """The figures of the report in `report_dir`; `in_place`: the directory of the report it
-        replaces, whose fingerprints stand for these figures too when it shows the same ones."""
-        metrics = json.loads((report_dir / "metrics.json").read_text())
-        figures = figures_of(metrics)
-        sections = _sections(figures)
-        earlier = {fingerprint_v2(metrics)}
+        replaces, whose fingerprints stand for these figures too when it shows the same ones.
+        flows/figures/read.py DocumentError: a metrics.json that cannot be read as a document."""
+        path = report_dir / "metrics.json"
+        metrics = metrics_json(path)
+        document = document_of(metrics, path)
+        before = None
         if in_place is not None and in_place != report_dir and (in_place / "metrics.json").is_file():
-            before = json.loads((in_place / "metrics.json").read_text())
-            if same_figures(before, metrics):
-                earlier |= {fingerprint_v2(before), _digest(_sections(figures_of(before)))}
+            before = metrics_json(in_place / "metrics.json")  # as written, of any version: hashed only
+        summary = document.summary
         return cls(
-            fingerprint=_digest(sections),
-            sections=sections,
-            headline={h["label"]: h["value"] for h in metrics["summary"]["headline"]},
-            lines=[metrics["summary"]["text"], *_period_notice(metrics), *headline_lines(metrics)],
+            **digests(metrics, before),
+            headline={h.label: h.value for h in summary.headline},
+            lines=[summary.text, *_period_notice(document), *headline_lines(summary.headline)],
             shown=correction.read_shown(report_dir),
-            basis=correction.basis(metrics),
-            earlier=frozenset(earlier),
+            basis=correction.basis(document),
         )
+
+    @classmethod
+    def as_written(cls, report_dir: Path) -> Figures:
+        """The figures of a report as a send of it is recognised, whatever its schema version: its
+        fingerprints (of its JSON as written) and the figures its email shows; no headline, lines or
+        basis, which are read from a document (for a report too early to read as one:
+        flows/figures/read.py EarlierSchemaError)."""
+        metrics = metrics_json(report_dir / "metrics.json")
+        return cls(**digests(metrics), headline={}, lines=[], shown=correction.read_shown(report_dir))
 
     def carries(self, figures_hash: str) -> bool:
         """Whether a sent-log record's fingerprint stands for these figures: it is theirs, or that of
@@ -112,10 +126,21 @@ class Figures:
         return [SECTION_NAMES.get(key, key.replace("_", " ")) for key in changed]
 
 
-def _period_notice(metrics: dict) -> list[str]:
+def digests(metrics: dict, before: dict | None = None) -> dict:
+    """The `fingerprint`, the `sections`' digests and the `earlier` fingerprints of a metrics.json's
+    JSON (`before`: that of the report it replaces, whose fingerprints stand for the same figures)."""
+    sections = _sections(figures_of(metrics))
+    earlier = {fingerprint_v2(metrics)}
+    if before is not None and same_figures(before, metrics):
+        earlier |= {fingerprint_v2(before), _digest(_sections(figures_of(before)))}
+    return {"fingerprint": _digest(sections), "sections": sections, "earlier": frozenset(earlier)}
+
+
+def _period_notice(document: MonthDocument | StudyDocument) -> list[str]:
     """A month's partial-month notice, as a chat message's line (none for a month covered whole, or a study)."""
-    period = metrics.get("period")
-    return [notice] if isinstance(period, dict) and (notice := partial_notice(period)) else []
+    if isinstance(document, StudyDocument):
+        return []
+    return [notice] if (notice := partial_notice(document.period)) else []
 
 
 def figures_of(metrics: dict) -> dict:
@@ -139,7 +164,7 @@ def same_figures(before: dict, after: dict) -> bool:
     added (issue 51's calendar month and notice: the window itself, `start`..`end`, was there);
     neither is a changed figure."""
     old, new = _leaves(figures_of(before)), _leaves(figures_of(after))
-    if before.get("schema_version") == after.get("schema_version"):
+    if version_of(before) == version_of(after):
         added_details = (".inputs.", ".period.")
         return old == {path: value for path, value in new.items() if path in old or not path.startswith(added_details)}
     return all(path in new and new[path] == value for path, value in old.items())

@@ -10,7 +10,6 @@ through prometheus_client's push_to_gateway, retried like the webhook.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import urllib.error
@@ -23,6 +22,8 @@ from flows.core.retry import with_backoff
 from flows.delivery.mailer import DeliveryError
 from flows.delivery.sent_log import SENT, SentLog
 from flows.delivery.webhook import describe  # the same urllib errors, told the same way
+from flows.figures.document import MonthDocument
+from flows.figures.read import DocumentError, read_document
 from flows.report.openmetrics import month_collector
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,9 @@ def is_temporary(exc: BaseException) -> bool:
 def push(report_dir: Path, settings: PrometheusConfig) -> None:
     """PUT the month's figures (those of metrics.prom) as the cluster's group; DeliveryError, naming
     the config key and what to do, once the Pushgateway refused them or every attempt failed."""
-    metrics = json.loads((report_dir / "metrics.json").read_text())
+    document = read_document(report_dir / "metrics.json")
+    if not isinstance(document, MonthDocument):  # delivery pushes a month's only (MonthSubject)
+        raise DocumentError(f"{report_dir / 'metrics.json'}: a study's figures, not a month's, for the Pushgateway")
     url = settings.pushgateway_url
     retrying = with_backoff(
         f"Pushgateway {url}", settings.send_attempts, settings.retry_wait_seconds, is_temporary, describe, log
@@ -48,8 +51,8 @@ def push(report_dir: Path, settings: PrometheusConfig) -> None:
             push_to_gateway,
             url,
             job=settings.job,
-            registry=month_collector(metrics),
-            grouping_key={"cluster": metrics["cluster"]},
+            registry=month_collector(document),
+            grouping_key={"cluster": document.cluster},
             timeout=settings.timeout_seconds,
         )
     except OSError as exc:  # URLError and HTTPError are OSErrors

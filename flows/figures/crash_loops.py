@@ -16,6 +16,9 @@ LOOPS = Mart(
         *("preemptions", "gpu_hours", "min_interruptions", "loop_jobs", "loop_interruptions", "loop_gpu_hours"),
     ),
 )
+# the interruptions that make a loop: the mart's threshold (fct_period_crash_loops.sql sets it, and
+# writes it as the figure's `min_interruptions`); a document written before the figure keeps it so
+MIN_INTERRUPTIONS = 3
 PERIOD_COLUMNS = ("min_interruptions", "loop_jobs", "loop_interruptions", "loop_gpu_hours")
 
 

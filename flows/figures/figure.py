@@ -23,19 +23,20 @@ Sample = tuple[tuple[str, ...], float | None]  # label values after `cluster`, v
 @dataclass(frozen=True)
 class Series:
     """One Prometheus metric of a figure (flows/report/openmetrics.py writes it): `name` without the
-    prefix, its help, its labels besides `cluster`, the samples of a month read from its metrics.json,
-    and the figures they export (paths of metrics.json, as its `not_measured` names them; "{label}" is
-    a label's value): no sample where one is not measured."""
+    prefix, its help, its labels besides `cluster`, the samples of a month read from its document
+    (flows/figures/document.py MonthDocument), and the figures they export (paths of metrics.json,
+    as its `not_measured` names them; "{label}" is a label's value): no sample where one is not
+    measured."""
 
     name: str
     help: str
     labels: tuple[str, ...]
-    samples: Callable[[dict], Iterable[Sample]]
+    samples: Callable[[Any], Iterable[Sample]]  # of a MonthDocument (whose module imports the registry's)
     figures: tuple[str, ...]
 
-    def measured(self, metrics: dict, labels: tuple[str, ...]) -> bool:
-        """Whether a sample with these label values exports only figures the month measured."""
-        gaps = metrics.get("not_measured", {})
+    def measured(self, document: Any, labels: tuple[str, ...]) -> bool:
+        """Whether a sample with these label values exports only figures the month (its MonthDocument) measured."""
+        gaps = document.not_measured
         named = dict(zip(self.labels, labels, strict=True))
         return not any(figure.format(**named) in gaps for figure in self.figures)
 

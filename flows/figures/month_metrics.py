@@ -17,6 +17,7 @@ from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
 from flows.figures.period import Mart, Period
 from flows.figures.period_figures import period_figures
+from flows.figures.summary import counts_line
 from flows.warehouse.engines import MartReader, mart_rows
 
 
@@ -26,6 +27,12 @@ class MonthFigures:
 
     metrics: dict
     tables: dict[str, pa.Table]
+
+    @property
+    def counts(self) -> str:
+        """The month's attempts and infrastructure failures in a line, as every output says them
+        (flows/figures/summary.py counts_line)."""
+        return counts_line(self.metrics)
 
 
 def month_figures(marts: MartReader, month: Month, params: AnalysisConfig, inputs: Collection[str]) -> MonthFigures:

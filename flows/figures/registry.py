@@ -66,21 +66,21 @@ FIGURES: tuple[Figure, ...] = (
                 "job_attempts",
                 "Job attempts of the month",
                 (),
-                lambda m: [((), m["totals"]["attempts"])],
+                lambda m: [((), m.totals.attempts)],
                 ("totals.attempts",),
             ),
             Series(
                 "gpu_seconds",
                 "GPU time of the month's attempts",
                 (),
-                lambda m: [((), hours(m["totals"]["gpu_hours"]))],
+                lambda m: [((), hours(m.totals.gpu_hours))],
                 ("totals.gpu_hours",),
             ),
             Series(
                 "infrastructure_failures",
                 "Job attempts ended by an infrastructure failure in the month",
                 (),
-                lambda m: [((), m["totals"]["infra_failures"])],
+                lambda m: [((), m.totals.infra_failures)],
                 ("totals.infra_failures",),
             ),
         ),
@@ -172,8 +172,8 @@ FIGURES: tuple[Figure, ...] = (
                 "The paper's model MTTF of jobs of this size: 1 / ((GPUs / GPUs per node) x r_f of the definition)",
                 ("size_gpus", "definition"),
                 lambda m: [
-                    ((b["size_bucket"], d), hours(b["model_mttf_hours"][d]))
-                    for b in m["mttf_by_size"]
+                    ((b.size_bucket, d), hours(getattr(b.model_mttf_hours, d)))
+                    for b in m.mttf_by_size
                     for d in DEFINITIONS
                 ],
                 ("mttf_by_size", "node_failure_rate.{definition}"),
@@ -205,7 +205,7 @@ FIGURES: tuple[Figure, ...] = (
                 "cause_failures",
                 "Infrastructure failures of the month attributed to this cause",
                 ("cause",),
-                lambda m: [((c["category"],), c["failures"]) for c in m["failures_by_cause"]],
+                lambda m: [((c.category,), c.failures) for c in m.failures_by_cause],
                 ("failures_by_cause",),
             ),
         ),
@@ -268,8 +268,8 @@ FIGURES: tuple[Figure, ...] = (
                 "Lost goodput, GPU time: order first (failed attempts) or second (attempts preempted for a restart)",
                 ("order",),
                 lambda m: [
-                    (("first",), hours(m["lost_goodput"]["first_order_gpu_hours"])),
-                    (("second",), hours(m["lost_goodput"]["second_order_gpu_hours"])),
+                    (("first",), hours(m.lost_goodput.first_order_gpu_hours)),
+                    (("second",), hours(m.lost_goodput.second_order_gpu_hours)),
                 ],
                 ("lost_goodput",),
             ),
@@ -277,7 +277,7 @@ FIGURES: tuple[Figure, ...] = (
                 "lost_goodput_ratio",
                 "Lost GPU time as a share of the month's GPU time",
                 (),
-                lambda m: [((), m["lost_goodput"]["share_of_gpu_hours"])],
+                lambda m: [((), m.lost_goodput.share_of_gpu_hours)],
                 ("lost_goodput",),
             ),
         ),
@@ -322,7 +322,7 @@ FIGURES: tuple[Figure, ...] = (
                 "lemon_candidate_p_value",
                 "A lemon-node candidate and the p-value of its signals (the smaller, the less the fleet explains it)",
                 ("node",),
-                lambda m: [((c["node"],), c["p_value"]) for c in m["lemon_nodes"]["candidates"]],
+                lambda m: [((c.node,), c.p_value) for c in m.lemon_nodes.candidates],
                 ("lemon_nodes",),
             ),
         ),

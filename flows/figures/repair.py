@@ -113,7 +113,7 @@ FIGURE = Figure(
             "node_availability_ratio",
             "Share of the GPU nodes' time in the month that they were not DOWN or drained",
             (),
-            lambda m: [((), m["node_repairs"]["availability"]["value"])] if "node_repairs" in m else [],
+            lambda m: [((), m.node_repairs.availability.value)],
             ("node_repairs",),
         ),
     ),

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from flows.core.months import Month
 from flows.core.words import counted
+from flows.figures.figure_types import Headline
 from flows.figures.formats import FORMATS, fmt_change, fmt_dec, fmt_num, fmt_pct, label, month_name, month_spans
 from flows.figures.measured import coverage, from_job_states_only
 from flows.figures.registry import sentence_names
@@ -144,14 +145,14 @@ HEADLINE_FIGURES = {
 }
 
 
-def headline_figure(item: dict) -> str:
+def headline_figure(item: Headline) -> str:
     """A headline figure in plain text as the report shows it: value and unit, and the change against last month."""
-    if item.get("not_measured"):
-        return f"not measured: {item['not_measured']}"
-    show = FORMATS[item["format"]]
-    text = f"{show(item['value'])} {item['unit']}"
-    if item.get("change") is not None:
-        text += f" ({fmt_change(item['change'])} vs {show(item['previous'])})"
+    if item.not_measured:
+        return f"not measured: {item.not_measured}"
+    show = FORMATS[item.format]
+    text = f"{show(item.value)} {item.unit}"
+    if item.change is not None:
+        text += f" ({fmt_change(item.change)} vs {show(item.previous)})"
     return text
 
 
@@ -167,9 +168,9 @@ def counts_line(metrics: dict) -> str:
     return f"{counted(metrics['totals']['attempts'], 'attempt')}, {said}"
 
 
-def headline_lines(metrics: dict) -> list[str]:
-    """The headline figures as plain lines ("label: figure"), for a chat message."""
-    return [f"{h['label']}: {headline_figure(h)}" for h in metrics["summary"]["headline"]]
+def headline_lines(headline: list[Headline]) -> list[str]:
+    """The headline figures (a document's summary's) as plain lines ("label: figure"), for a chat message."""
+    return [f"{h.label}: {headline_figure(h)}" for h in headline]
 
 
 def headline(metrics: dict) -> list[dict]:

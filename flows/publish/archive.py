@@ -4,8 +4,10 @@ text part and its files, and to every study; and in each month's report.html, li
 index and to the months before and after it (in a study's, to the index).
 
 Static HTML only (no script, nothing fetched), with relative links, so it reads the same from
-file:// or any web server. It is made from what the report directories hold (metrics.json), never
-from the warehouse: refresh_archive() after every run, backfill and study rewrites it, each file
+file:// or any web server. It is made from what the report directories hold (metrics.json, read
+as its typed document by flows/figures/read.py; a month of a schema version too early to read
+that way is left out with a warning naming the command that builds it again), never from the
+warehouse: refresh_archive() after every run, backfill and study rewrites it, each file
 atomically, and gives the same bytes for the same reports. Every name found on disk or in the
 figures (a directory, a cluster, a node in the summary) is escaped by the template's autoescape
 and put in links percent-encoded.
@@ -13,7 +15,6 @@ and put in links percent-encoded.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -23,7 +24,10 @@ from urllib.parse import quote
 
 from flows.core.atomic import replace_file_atomically
 from flows.core.months import MONTH_RE
+from flows.figures.document import MonthDocument, StudyDocument
+from flows.figures.figure_types import Rate
 from flows.figures.formats import keep_units
+from flows.figures.read import DocumentError, read_document
 
 log = logging.getLogger("flows.progress")
 INDEX = "index.html"
@@ -50,7 +54,7 @@ def href(*parts: str) -> str:
 class MonthEntry:
     cluster: str  # the directory's name (as on disk)
     month: str
-    metrics: dict  # its metrics.json
+    document: MonthDocument  # its metrics.json
     files: tuple[str, ...]  # every file of the directory, relative (dotfiles left out)
 
     @property
@@ -148,17 +152,15 @@ def _files(directory: Path) -> tuple[str, ...]:
     )
 
 
-def _read_metrics(path: Path) -> dict | None:
-    """A report's metrics.json, or None (with a warning) when it cannot be read or has no summary."""
+def _read_document(path: Path) -> MonthDocument | StudyDocument | None:
+    """A report's document, or None (with a warning) when it cannot be read as one: a report being
+    replaced or damaged, or one of a schema version too early (the warning names the command that
+    builds it again)."""
     try:
-        metrics = json.loads(path.read_text())
-    except (OSError, ValueError) as error:  # a report being replaced, or damaged: left out this time
+        return read_document(path)
+    except DocumentError as error:  # left out this time
         log.warning("archive: %s left out: %s", path, error)
         return None
-    if not (isinstance(metrics, dict) and isinstance(metrics.get("summary"), dict)):
-        log.warning("archive: %s left out: no summary (a report of an older version: build the month again)", path)
-        return None
-    return metrics
 
 
 def scan(reports_dir: Path) -> Archive:
@@ -173,26 +175,24 @@ def scan(reports_dir: Path) -> Archive:
         months = []
         for month_dir in sorted(directory.iterdir(), reverse=True):
             if MONTH_RE.fullmatch(month_dir.name) and (month_dir / "metrics.json").is_file():
-                if (metrics := _read_metrics(month_dir / "metrics.json")) is not None:
-                    months.append(MonthEntry(directory.name, month_dir.name, metrics, _files(month_dir)))
+                document = _read_document(month_dir / "metrics.json")
+                if isinstance(document, MonthDocument):
+                    months.append(MonthEntry(directory.name, month_dir.name, document, _files(month_dir)))
         if months:
             archive.clusters.append(ClusterEntry(directory.name, tuple(months), trend(months)))
     studies = reports_dir / STUDIES
     if studies.is_dir():
         for directory in sorted(p for p in studies.iterdir() if (p / "report.html").is_file()):
-            metrics = _read_metrics(directory / "metrics.json") or {"summary": {}}
-            archive.studies.append(StudyEntry(directory.name, metrics["summary"].get("text", ""), _files(directory)))
+            document = _read_document(directory / "metrics.json")
+            summary = document.summary.text if document is not None else ""
+            archive.studies.append(StudyEntry(directory.name, summary, _files(directory)))
     return archive
 
 
-def _thin(metrics: dict, rate: dict) -> bool:
+def _thin(document: MonthDocument, rate: Rate) -> bool:
     """r_f measured on fewer GPU node-days than [analysis] min_gpu_node_days (a report of before
     `not_measured`; a report since then has no value there, flows/figures/measured.py)."""
-    from flows.config.cluster import AnalysisConfig
-
-    needed = metrics.get("parameters", {}).get("min_gpu_node_days")
-    needed = AnalysisConfig().min_gpu_node_days if needed is None else needed
-    return rate.get("node_days") is not None and rate["node_days"] < needed
+    return rate.node_days is not None and rate.node_days < document.parameters.min_gpu_node_days
 
 
 def _ticks(top: float) -> list[float]:
@@ -213,20 +213,20 @@ def trend(months: list[MonthEntry]) -> Trend | None:
     month that has exposure. A month whose r_f was not measured (too little GPU exposure: its value
     is null, flows/figures/measured.py) is no point of it, its month is on the month axis."""
     built = list(reversed(months))
-    rates: dict[str, tuple[dict, str | None]] = {}
+    rates: dict[str, tuple[Rate, str | None]] = {}
     gaps = []
     for m in built:
-        rate = m.metrics.get("node_failure_rate", {}).get("all")
-        if isinstance(rate, dict) and rate.get("value") is not None:
-            partial = not m.metrics.get("period", {}).get("complete", True)
-            thin = _thin(m.metrics, rate)
+        rate = m.document.node_failure_rate.all
+        if rate.value is not None:
+            partial = not m.document.period.complete
+            thin = _thin(m.document, rate)
             rates[m.month] = (rate, "a partial month" if partial else "too little GPU exposure" if thin else None)
         else:
-            why = (rate or {}).get("not_measured") or m.metrics.get("not_measured", {}).get("node_failure_rate.all")
+            why = rate.not_measured or m.document.not_measured.get("node_failure_rate.all")
             gaps.append((m.month, why or "no GPU exposure"))
     if not rates:
         return None
-    scale = [r["value"] for r, _ in rates.values()] + [r["upper"] for r, why in rates.values() if why is None]
+    scale = [r.value for r, _ in rates.values()] + [r.upper for r, why in rates.values() if why is None]
     ticks = _ticks(max(scale))
     top = ticks[-1]
     left, right, plot_top, bottom = TREND_LEFT, TREND_WIDTH - TREND_PAD, TREND_TOP, TREND_HEIGHT - TREND_BOTTOM
@@ -240,13 +240,13 @@ def trend(months: list[MonthEntry]) -> Trend | None:
     points = tuple(
         TrendPoint(
             month=month,
-            value=rate["value"],
-            lower=rate["lower"],
-            upper=rate["upper"],
+            value=rate.value,
+            lower=rate.lower,
+            upper=rate.upper,
             x=xs[month],
-            y=y(rate["value"]),
-            y_lower=y(rate["lower"]),
-            y_upper=y(rate["upper"]),
+            y=y(rate.value),
+            y_lower=y(rate.lower),
+            y_upper=y(rate.upper),
             clipped=why,
         )
         for month, (rate, why) in rates.items()

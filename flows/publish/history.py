@@ -2,14 +2,16 @@
 with a timestamp per sample (the month's end), for `promtool tsdb create-blocks-from openmetrics`,
 so a Prometheus holds the monthly figures as far back as they were built.
 
-The months are read from the report directories (metrics.json), not rebuilt; the file is written
-atomically and is the same bytes for the same reports.
+The months are read from the report directories (metrics.json, flows/figures/read.py), not
+rebuilt; a month of a schema version too early to read as the current one is left out with a
+warning (build it again to export it). The file is written atomically and is the same bytes for
+the same reports.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +20,11 @@ from flows.config.file import load_config
 from flows.core.atomic import replace_file_atomically
 from flows.core.errors import EXIT_DONE, UsageError
 from flows.core.months import MONTH_RE, Month
+from flows.figures.document import MonthDocument
+from flows.figures.read import EarlierSchemaError, read_document
 from flows.report.openmetrics import history_exposition
+
+log = logging.getLogger("flows.progress")
 
 HISTORY_FILE = "metrics-history.om"  # beside the cluster's month directories, by default
 
@@ -30,8 +36,9 @@ class Export:
     samples: int
 
 
-def built_months(config: ClusterConfig, first: Month | None = None, last: Month | None = None) -> list[dict]:
-    """The metrics.json of every month of the cluster with a report, oldest first, within first..last."""
+def built_months(config: ClusterConfig, first: Month | None = None, last: Month | None = None) -> list[MonthDocument]:
+    """The document of every month of the cluster with a report, oldest first, within first..last
+    (one of a schema version too early to read is left out, with a warning)."""
     cluster_dir = config.reports_dir / config.cluster
     months = []
     for month_dir in sorted(cluster_dir.iterdir()) if cluster_dir.is_dir() else []:
@@ -39,7 +46,13 @@ def built_months(config: ClusterConfig, first: Month | None = None, last: Month 
             continue
         month = Month.parse(month_dir.name)
         if (first is None or month >= first) and (last is None or month <= last):
-            months.append(json.loads((month_dir / "metrics.json").read_text()))
+            try:
+                document = read_document(month_dir / "metrics.json")
+            except EarlierSchemaError as error:  # its figures cannot be read as this version's: rebuild it
+                log.warning("export-prometheus: %s left out: %s", month_dir, error)
+                continue
+            if isinstance(document, MonthDocument):
+                months.append(document)
     return months
 
 
@@ -57,7 +70,7 @@ def export_history(config: ClusterConfig, out: Path | None, first: Month | None,
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file_atomically(path, text)
     samples = sum(1 for line in text.decode().splitlines() if line and not line.startswith("#"))
-    return Export(path, [m["month"] for m in months], samples)
+    return Export(path, [m.month for m in months], samples)
 
 
 def cmd_export_prometheus(args: argparse.Namespace) -> int:

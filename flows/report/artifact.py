@@ -1,19 +1,21 @@
 """The markdown artifact a flow run publishes in Prefect: what a month's run produced (summary line,
 headline figures, delivery, report path), or each month's outcome of a backfill.
 
-The text is built by plain functions from metrics.json (the figures formatted as the report formats
-them); publishing is the only call to Prefect.
+The text is built by plain functions from the month's document (its metrics.json read by
+flows/figures/read.py; the figures formatted as the report formats them); publishing is the only
+call to Prefect.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
 
 from flows.core.escape import escaped_logger
+from flows.figures.document import MonthDocument
 from flows.figures.formats import month_name, partial_notice
+from flows.figures.read import read_document
 from flows.figures.summary import headline_figure
 
 log = escaped_logger(__name__)
@@ -37,22 +39,19 @@ def _code(text: str) -> str:
     return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
 
 
-def month_markdown(metrics: dict, report: Path, delivery: str) -> str:
-    """A month's artifact from its metrics.json (with the `summary` block), its report and what delivery did."""
-    summary = metrics["summary"]
-    lines = [
-        f"### Reliability report: {_text(metrics['cluster'])}, {metrics['month']} ({month_name(metrics['month'])})"
-    ]
-    period = metrics.get("period") or {}
-    if period and (notice := partial_notice(period)):
+def month_markdown(document: MonthDocument, report: Path, delivery: str) -> str:
+    """A month's artifact from its document (with the `summary` block), its report and what delivery did."""
+    summary = document.summary
+    lines = [f"### Reliability report: {_text(document.cluster)}, {document.month} ({month_name(document.month)})"]
+    if notice := partial_notice(document.period):
         lines += ["", f"**{_text(notice)}**"]
-    lines += ["", _text(summary["text"]), "", "| headline figure | value |", "| --- | --- |"]
-    lines += [f"| {_text(item['label'])} | {_text(headline_figure(item))} |" for item in summary["headline"]]
-    quality = summary["data_quality"]
-    reasons = "; ".join(_text(reason) for reason in quality["reasons"])
+    lines += ["", _text(summary.text), "", "| headline figure | value |", "| --- | --- |"]
+    lines += [f"| {_text(item.label)} | {_text(headline_figure(item))} |" for item in summary.headline]
+    quality = summary.data_quality
+    reasons = "; ".join(_text(reason) for reason in quality.reasons)
     lines += [
         "",
-        f"**Data quality:** {quality['status']}" + (f": {reasons}" if reasons else ""),
+        f"**Data quality:** {quality.status}" + (f": {reasons}" if reasons else ""),
         "",
         f"**Delivery:** {_text(delivery)}",
         "",
@@ -87,10 +86,12 @@ def _publish(markdown: str, key: str, description: str) -> None:
 
 def publish_month_artifact(metrics_path: Path, report: Path, delivery: str) -> None:
     """Publish a month run's artifact, key `reliability-<cluster>-<YYYY-MM>`, from its metrics.json."""
-    metrics = json.loads(metrics_path.read_text())
-    key = artifact_key("reliability", metrics["cluster"], metrics["month"])
-    description = f"Reliability report of {metrics['cluster']}, {metrics['month']}"
-    _publish(month_markdown(metrics, report, delivery), key, description)
+    document = read_document(metrics_path)
+    if not isinstance(document, MonthDocument):  # a month's run writes a month's document
+        raise TypeError(f"{metrics_path}: a study's figures, not a month's")
+    key = artifact_key("reliability", document.cluster, document.month)
+    description = f"Reliability report of {document.cluster}, {document.month}"
+    _publish(month_markdown(document, report, delivery), key, description)
 
 
 def publish_backfill_artifact(cluster: str, first: str, last: str, outcomes: list[dict]) -> None:

@@ -15,7 +15,7 @@ so they are the same whether they are drawn before or after the checks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_context
@@ -59,6 +59,7 @@ def drawing_process(months: int) -> Iterator[None]:
         pool.shutdown(cancel_futures=True)
 
 
-def charts_ahead(document: MonthDocument) -> Future[dict[str, Chart]] | None:
-    """The month's charts being drawn in the drawing process, or None outside one (drawn when rendered)."""
-    return _pool.submit(month_charts, document) if _pool is not None else None
+def charts_ahead(document: Callable[[], MonthDocument]) -> Future[dict[str, Chart]] | None:
+    """The month's charts being drawn in the drawing process from its `document()` (made only
+    then), or None outside one (drawn when rendered)."""
+    return _pool.submit(month_charts, document()) if _pool is not None else None

@@ -41,7 +41,7 @@ from flows import TEMPLATES_DIR
 from flows.core.escape import printable
 from flows.core.words import counted, plural
 from flows.figures.compare import distinct_windows
-from flows.figures.document import MonthDocument, PeriodFigures, StudyDocument, Window, figures_of, write_document
+from flows.figures.document import MonthDocument, PeriodFigures, StudyDocument, Window, write_document
 from flows.figures.formats import (
     FORMATS,
     fmt_change,
@@ -157,11 +157,6 @@ class Report:
     text: str
     charts: dict[str, Chart]
     document: Document  # the figures, validated: what the pages show and metrics.json is written from
-
-    @property
-    def metrics(self) -> dict:
-        """The document's figures as metrics.json holds them (with `summary`)."""
-        return figures_of(self.document)
 
 
 def _chart_refs(charts: dict[str, Chart], src) -> dict[str, dict]:
@@ -320,7 +315,7 @@ def write_report(
     the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their
     paths. `charts`: drawn already (flows/report/drawing.py), else drawn here."""
     report = build_report(metrics, charts)
-    document, figures = report.document, report.metrics
+    document = report.document
     (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     (report_dir / "report.html").write_text(report.html)
     (report_dir / "email.html").write_text(report.email_html)
@@ -328,7 +323,7 @@ def write_report(
     for chart in report.charts.values():
         (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
     write_document(report_dir / "metrics.json", document)  # docs/metrics.md
-    (report_dir / "metrics.prom").write_bytes(month_exposition(figures))  # flows/report/openmetrics.py
+    (report_dir / "metrics.prom").write_bytes(month_exposition(document))  # flows/report/openmetrics.py
     if tables:
         from flows.report.exports import write_exports  # mlcroissant takes seconds to import: only when writing
 
@@ -340,7 +335,7 @@ def write_report(
             "each infrastructure failure with its cause, each node-day, each long job run with its ETTR.",
             published=date.fromisoformat(document.period.end[:10]),
         )
-    write_lemon_exports(report_dir, figures)
+    write_lemon_exports(report_dir, document)
     return report_paths(report_dir)
 
 

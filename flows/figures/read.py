@@ -1,0 +1,134 @@
+"""The one reader of a metrics.json (a month's or a study's, flows/figures/document.py): its JSON
+parsed, a document of an earlier schema version upgraded once into the current model, validated.
+
+An earlier version is read through the keys that moved since (flows/figures/moved_keys.py `moved`).
+After the moves a version-3 document lacks only the figures version 4 added (moved_keys.ADDED_IN_4:
+the registry's `since == 4` figures); each is filled in as not measured (flows/figures/measured.py
+`write_unmeasured`), its reason that the file was written before the figure. A version-2 document
+also lacks numbers version 3 added (a month's `totals.months_built`, a cause's `node_days`, ...),
+which nothing can recompute from the file: it is refused (`EarlierSchemaError`), naming the command
+that builds it again; its caller decides what to do without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from flows.figures.crash_loops import MIN_INTERRUPTIONS
+from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument
+from flows.figures.measured import write_unmeasured
+from flows.figures.moved_keys import ADDED_IN_4, MOVED_IN, moved
+from flows.figures.registry import FIGURES
+
+Document = MonthDocument | StudyDocument
+# the figures version 4 added (the registry's `since == 4`), by key: ADDED_IN_4 holds their paths
+ADDED_FIGURES = {figure.key: figure for figure in FIGURES if figure.key in ADDED_IN_4}
+# the parameters an added figure keeps when not measured (its declaration's `keep`), as it would have had them
+KEPT_PARAMETERS = {"crash_loops": {"min_interruptions": MIN_INTERRUPTIONS}}
+
+
+class DocumentError(ValueError):
+    """A metrics.json that cannot be read as a document: not there, not JSON, or not of any schema."""
+
+
+class EarlierSchemaError(DocumentError):
+    """A metrics.json of a schema version whose figures cannot be read as the current ones: the
+    month (or study) has to be built again."""
+
+
+def metrics_json(path: Path) -> dict:
+    """A metrics.json's JSON object, as written (DocumentError: unreadable, not JSON or no object)."""
+    try:
+        metrics = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise DocumentError(f"{path}: not a readable metrics.json ({type(error).__name__}: {error})") from None
+    if not isinstance(metrics, dict):
+        raise DocumentError(f"{path}: not a metrics.json (it holds no JSON object)")
+    return metrics
+
+
+def version_of(metrics: dict) -> object:
+    """The schema version a metrics.json's JSON says it was written by (None: it says none)."""
+    return metrics.get("schema_version")
+
+
+def read_document(path: Path) -> Document:
+    """The document a metrics.json holds, a month's or a study's, in the current schema: one of an
+    earlier version upgraded (`upgraded`). DocumentError names the file and what is wrong."""
+    return document_of(metrics_json(path), path)
+
+
+def document_of(metrics: dict, path: Path) -> Document:
+    """`metrics` (the JSON of the metrics.json at `path`) as its document, upgraded to the current schema."""
+    model: type[BaseModel] = StudyDocument if "clusters" in metrics else MonthDocument
+    try:
+        return model.model_validate(upgraded(metrics, path))  # type: ignore[return-value]
+    except ValidationError as error:
+        raise DocumentError(f"{path}: not a valid {model.__name__} ({_first_error(error)})") from None
+
+
+def upgraded(metrics: dict, path: Path) -> dict:
+    """`metrics` in the current schema: as it is when of the current version; of version 3 with the
+    keys moved since and the figures version 4 added written as not measured; of version 2 or none
+    refused (EarlierSchemaError, DocumentError)."""
+    version = version_of(metrics)
+    if version == SCHEMA_VERSION:
+        return metrics
+    if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION:
+        raise DocumentError(f"{path}: schema_version {version!r} is none this tool reads (it writes {SCHEMA_VERSION})")
+    if version < MOVED_IN:
+        raise EarlierSchemaError(
+            f"{path}: metrics.json of schema version {version}, which lacks numbers schema version {MOVED_IN} "
+            f"added (they cannot be computed from the file); build it again: {_rebuild_command(metrics)}"
+        )
+    current = {**moved(metrics), "schema_version": SCHEMA_VERSION}
+    why = f"written by schema version {version}, before this figure"
+    if "clusters" in current:
+        return {**current, "clusters": {name: _with_added(c, why) for name, c in current["clusters"].items()}}
+    return _with_added(current, why)
+
+
+def _with_added(figures: dict, why: str) -> dict:
+    """A period's figures with each figure version 4 added that they lack, not measured (`why`)."""
+    missing = {key: _unmeasured_shape(figure.type, key) for key, figure in ADDED_FIGURES.items() if key not in figures}
+    if not missing:
+        return figures
+    written = write_unmeasured(missing, {key: why for key in missing})
+    gaps = {**figures.get("not_measured", {}), **written.pop("not_measured")}
+    return {**figures, **written, "not_measured": gaps}
+
+
+def _unmeasured_shape(model: type[BaseModel], key: str) -> dict:
+    """A figure's keys as its class declares them (write_unmeasured nulls them): a block nested,
+    a list empty, a number null, its kept parameters (KEPT_PARAMETERS) as they would have been."""
+    shape: dict = {}
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if name == "not_measured":
+            continue
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            shape[name] = _unmeasured_shape(kind, key)
+        elif getattr(kind, "__origin__", None) is list:
+            shape[name] = []
+        else:
+            shape[name] = KEPT_PARAMETERS.get(key, {}).get(name)
+    return shape
+
+
+def _rebuild_command(metrics: dict) -> str:
+    """The command that builds the document's month (or study) again: its own `reproduce` command."""
+    command = (metrics.get("reproduce") or {}).get("command")
+    if command:
+        return command
+    month = metrics.get("month", "YYYY-MM")
+    return f"reliability-report run --month {month} --config <the cluster's config>"
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = error.error_count() - 1
+    return f"{where}: {first['msg']}" + (f"; and {more} more" if more else "")
