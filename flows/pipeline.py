@@ -201,7 +201,7 @@ def report_month(
     compute, check, render and deliver it; returns its summary. The new report replaces the month's
     previous one once delivery is decided: a delivery that reaches nobody leaves the previous report
     (and the sent-log) as they were."""
-    from flows.report.render import month_document  # matplotlib's module: the render stage imports it anyway
+    from flows.figures.read import month_document
 
     month = step.month
     held = None if step.notify else "notify is off"

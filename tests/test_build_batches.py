@@ -17,7 +17,8 @@ from flows.config.file import load_config
 from flows.core.months import Month
 from flows.delivery.fingerprint import same_figures
 from flows.demo import write_demo_config
-from flows.report.render import CHARTS_DIR, month_document, render_charts
+from flows.figures.read import month_document
+from flows.report.render import CHARTS_DIR, render_charts
 from flows.warehouse.batches import ATTEMPTS_PER_GIB, build_batches, describe_batches
 from flows.warehouse.build import WarehouseBuildError, _statuses
 from simulator import SimParams, simulate

@@ -33,12 +33,13 @@ from matplotlib.ticker import FixedFormatter
 from matplotlib.transforms import Bbox
 
 import flows.report
+from flows.figures.read import month_document, study_document
 from flows.report import charts
 from flows.report.charts import NARROWEST_PX, WIDTH_PX, Period, draw_charts, month_period, study_period
 from flows.report.failure_charts import causes_by_month_chart, trend_chart
 from flows.report.goodput_charts import lemon_signals_chart
-from flows.report.render import MONTH_CHARTS, build_report, month_document
-from flows.report.study_report import STUDY_CHARTS, study_document
+from flows.report.render import MONTH_CHARTS, build_report
+from flows.report.study_report import STUDY_CHARTS
 
 GOLDEN = REPO_ROOT / "tests" / "data" / "golden" / "reports"
 # the canvas and every flows/report/*_charts.py: a new chart module is covered without editing this test

@@ -14,7 +14,7 @@ from saved_month import SAVED_MONTH, saved_metrics
 
 from flows.delivery import correction
 from flows.delivery.deliver import EMAIL, WEBHOOK, _kind, _unchanged, correction_notice
-from flows.delivery.fingerprint import SECTION_NAMES, Figures, figures_of
+from flows.delivery.fingerprint import SECTION_NAMES, Figures, written_figures
 from flows.delivery.sent_log import SENT, SentRecord
 from flows.report.render import write_report
 
@@ -175,4 +175,4 @@ def test_a_correction_has_a_name_for_every_part_of_a_report(kind):
     (fingerprint.SECTION_NAMES), but what says which report it is."""
     metrics = json.loads((GOLDEN / kind / "metrics.json").read_text())
     identity = {"cluster", "month", "from_month", "to_month", "months"}
-    assert sorted(set(figures_of(metrics)) - identity - set(SECTION_NAMES)) == []
+    assert sorted(set(written_figures(metrics)) - identity - set(SECTION_NAMES)) == []

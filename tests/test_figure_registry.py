@@ -18,11 +18,12 @@ from flows.delivery.fingerprint import SECTION_NAMES
 from flows.figures import measured
 from flows.figures.document import MonthDocument, StudyCluster
 from flows.figures.period_figures import PeriodFigures
+from flows.figures.read import month_document, study_document
 from flows.figures.registry import FIGURES, figure_series, needs, page_sections, section_words
 from flows.report import openmetrics
 from flows.report.chart_lists import DRAWS, PERIOD_CHARTS, chart_names
-from flows.report.render import MONTH_CHARTS, month_document, render_charts
-from flows.report.study_report import STUDY_CHARTS, render_study_charts, study_document
+from flows.report.render import MONTH_CHARTS, render_charts
+from flows.report.study_report import STUDY_CHARTS, render_study_charts
 
 KEYS = {figure.key for figure in FIGURES}
 DASHBOARD = REPO_ROOT / "flows" / "publish" / "grafana-dashboard.json"

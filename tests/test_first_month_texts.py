@@ -11,12 +11,13 @@ from flows.figures.figure_types import LemonCandidate, LemonNodes
 from flows.figures.formats import fmt_duration, fmt_num
 from flows.figures.measured import exposure, not_measured, trend_rates, window_rates
 from flows.figures.rates import failure_rate
+from flows.figures.read import month_document
 from flows.figures.summary import earlier_months_note
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.charts import month_period
 from flows.report.failure_charts import trend_chart
 from flows.report.lemon_export import Listed, drain_reason, drain_script
-from flows.report.render import build_report, month_document
+from flows.report.render import build_report
 
 
 def cpu_only_month() -> dict:

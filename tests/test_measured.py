@@ -35,13 +35,13 @@ from flows.figures.measured import (
 )
 from flows.figures.models import expected_ettr_curves, expected_ettr_grid, projections
 from flows.figures.rates import failure_rate, rate_ratio
+from flows.figures.read import month_document, study_document
 from flows.figures.study_metrics import assemble_study
 from flows.figures.summary import data_quality
 from flows.ingest.sources.registry import NODE_SOURCES
 from flows.publish.archive import Archive, ClusterEntry, MonthEntry, render_index, trend
 from flows.report.openmetrics import month_exposition
-from flows.report.render import month_document, render_pages
-from flows.report.study_report import study_document
+from flows.report.render import render_pages
 
 GOLDEN = DATA_DIR / "golden" / "reports"
 JOBS_ONLY = {"sacct_psv"}

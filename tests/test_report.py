@@ -22,8 +22,9 @@ from flows.demo import write_demo_config
 from flows.deployments import monthly_report
 from flows.figures.document import figures_of
 from flows.figures.models import expected_ettr_curves
+from flows.figures.read import month_document
 from flows.publish.archive import without_nav
-from flows.report.render import NOTICE_PLACEHOLDER, build_report, month_document, render_charts, write_report
+from flows.report.render import NOTICE_PLACEHOLDER, build_report, render_charts, write_report
 from simulator import SimParams, simulate
 
 pytestmark = pytest.mark.slow  # builds months or starts servers: `make test`, not `make test-fast`

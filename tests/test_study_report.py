@@ -21,11 +21,12 @@ from flows.figures.document import figures_of
 from flows.figures.models import expected_ettr_grid, model_mttf_hours, projections
 from flows.figures.period import fleet_rate
 from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
+from flows.figures.read import study_document
 from flows.figures.repair import repair_summary
 from flows.figures.study_metrics import assemble_study
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
 from flows.report.render import NOTICE_PLACEHOLDER, Report
-from flows.report.study_report import render_study, render_study_charts, study_document
+from flows.report.study_report import render_study, render_study_charts
 
 # --- the synthetic study --------------------------------------------------------------------
 

@@ -129,10 +129,10 @@ class Figures:
 def digests(metrics: dict, before: dict | None = None) -> dict:
     """The `fingerprint`, the `sections`' digests and the `earlier` fingerprints of a metrics.json's
     JSON (`before`: that of the report it replaces, whose fingerprints stand for the same figures)."""
-    sections = _sections(figures_of(metrics))
+    sections = _sections(written_figures(metrics))
     earlier = {fingerprint_v2(metrics)}
     if before is not None and same_figures(before, metrics):
-        earlier |= {fingerprint_v2(before), _digest(_sections(figures_of(before)))}
+        earlier |= {fingerprint_v2(before), _digest(_sections(written_figures(before)))}
     return {"fingerprint": _digest(sections), "sections": sections, "earlier": frozenset(earlier)}
 
 
@@ -143,7 +143,7 @@ def _period_notice(document: MonthDocument | StudyDocument) -> list[str]:
     return [notice] if (notice := partial_notice(document.period)) else []
 
 
-def figures_of(metrics: dict) -> dict:
+def written_figures(metrics: dict) -> dict:
     """What metrics.json holds as figures, by their names in the current schema: the keys moved
     since its version at their new paths, without NOT_FIGURES, the summary (it is made from the
     others) and the inputs' provenance, each whole number written as an integer."""
@@ -163,7 +163,7 @@ def same_figures(before: dict, after: dict) -> bool:
     `files_quarantined`, say), and a detail of the period covered that it lacks one this version
     added (issue 51's calendar month and notice: the window itself, `start`..`end`, was there);
     neither is a changed figure."""
-    old, new = _leaves(figures_of(before)), _leaves(figures_of(after))
+    old, new = _leaves(written_figures(before)), _leaves(written_figures(after))
     if version_of(before) == version_of(after):
         added_details = (".inputs.", ".period.")
         return old == {path: value for path, value in new.items() if path in old or not path.startswith(added_details)}

@@ -153,28 +153,31 @@ def _last_month_vs_earlier(row: dict) -> dict:
     )
 
 
-def distinct_windows(trailing: list[dict]) -> list[dict]:
-    """The trailing windows that differ, shortest first: a longer window only when it holds more
-    built months than the one before it (with three months built, the 3-, 6- and 12-month windows
-    are the same three months: one window, shown and tested once)."""
-    distinct: list[dict] = []
-    for window in sorted(trailing, key=lambda w: w["months"]):
-        if not distinct or window["months_available"] > distinct[-1]["months_available"]:
-            distinct.append(window)
-    return distinct
+def distinct_windows(windows: list[tuple[int, int]]) -> list[int]:
+    """Of the trailing windows (each its months and the built months it holds), the months of those
+    that differ, shortest first: a longer window only when it holds more built months than the one
+    before it (with three months built, the 3-, 6- and 12-month windows are the same three months:
+    one window, shown and tested once)."""
+    distinct: list[tuple[int, int]] = []
+    for months, available in sorted(windows):
+        if not distinct or available > distinct[-1][1]:
+            distinct.append((months, available))
+    return [months for months, _ in distinct]
 
 
 def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
     """The report's flags of change, each family corrected for its number of tests (Holm): the
     month-over-month test of r_f, of each cause, and this month against each trailing window (r_f
     over the distinct windows; each window's causes)."""
+    by_months = {w["months"]: w for w in trend["trailing"]}
+    shown = distinct_windows([(w["months"], w["months_available"]) for w in trend["trailing"]])
     families = {
         "month_over_month": flag_family({"r_f": change}, "r_f (all GPU jobs) against the previous month"),
         "month_over_month_by_cause": flag_family(
             {c["category"]: c["month_over_month"] for c in causes}, "each cause's rate against the previous month"
         ),
         "trend": flag_family(
-            {f"{w['months']} months": w["this_month_vs_window"] for w in distinct_windows(trend["trailing"])},
+            {f"{months} months": by_months[months]["this_month_vs_window"] for months in shown},
             "r_f (all GPU jobs) this month against each trailing window's earlier months",
         ),
     }

@@ -16,9 +16,6 @@ LOOPS = Mart(
         *("preemptions", "gpu_hours", "min_interruptions", "loop_jobs", "loop_interruptions", "loop_gpu_hours"),
     ),
 )
-# the interruptions that make a loop: the mart's threshold (fct_period_crash_loops.sql sets it, and
-# writes it as the figure's `min_interruptions`); a document written before the figure keeps it so
-MIN_INTERRUPTIONS = 3
 PERIOD_COLUMNS = ("min_interruptions", "loop_jobs", "loop_interruptions", "loop_gpu_hours")
 
 
@@ -38,7 +35,7 @@ class LoopingJob(Strict):
 class CrashLoops(Strict):
     """The jobs interrupted at least `min_interruptions` times in the period and the worst of them."""
 
-    min_interruptions: Count
+    min_interruptions: Count | None  # the mart's threshold; null in a document written before the figure
     jobs: Count | None  # null where not measured
     interruptions: Count | None
     gpu_hours: Real | None

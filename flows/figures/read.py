@@ -1,5 +1,7 @@
-"""The one reader of a metrics.json (a month's or a study's, flows/figures/document.py): its JSON
-parsed, a document of an earlier schema version upgraded once into the current model, validated.
+"""The documents (flows/figures/document.py): a month's or a study's figures as computed, validated
+once (`month_document`, `study_document`), and the one reader of a metrics.json (`read_document`):
+its JSON parsed, a document of an earlier schema version upgraded once into the current model,
+validated.
 
 An earlier version is read through the keys that moved since (flows/figures/moved_keys.py `moved`).
 After the moves a version-3 document lacks only the figures version 4 added (moved_keys.ADDED_IN_4:
@@ -17,17 +19,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from flows.figures.crash_loops import MIN_INTERRUPTIONS
 from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument
 from flows.figures.measured import write_unmeasured
 from flows.figures.moved_keys import ADDED_IN_4, MOVED_IN, moved
 from flows.figures.registry import FIGURES
+from flows.figures.summary import summarise
 
 Document = MonthDocument | StudyDocument
 # the figures version 4 added (the registry's `since == 4`), by key: ADDED_IN_4 holds their paths
 ADDED_FIGURES = {figure.key: figure for figure in FIGURES if figure.key in ADDED_IN_4}
-# the parameters an added figure keeps when not measured (its declaration's `keep`), as it would have had them
-KEPT_PARAMETERS = {"crash_loops": {"min_interruptions": MIN_INTERRUPTIONS}}
 
 
 class DocumentError(ValueError):
@@ -53,6 +53,23 @@ def metrics_json(path: Path) -> dict:
 def version_of(metrics: dict) -> object:
     """The schema version a metrics.json's JSON says it was written by (None: it says none)."""
     return metrics.get("schema_version")
+
+
+def month_document(metrics: dict) -> MonthDocument:
+    """The month's document: its full figures with their `summary`, validated (a figure no class
+    declares, a missing one or one of the wrong type fails here, before anything is drawn or written)."""
+    # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
+    # file is byte-identical to the first.
+    metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
+    metrics["summary"] = summarise(metrics)
+    return MonthDocument.model_validate(metrics)
+
+
+def study_document(study: dict) -> StudyDocument:
+    """The study's document: its figures validated (a figure no class declares, a missing one or one
+    of the wrong type fails here, before anything is drawn or written)."""
+    # as metrics.json stores it: a study rendered again from the saved file is byte-identical
+    return StudyDocument.model_validate(json.loads(json.dumps(study, sort_keys=True, default=str)))
 
 
 def read_document(path: Path) -> Document:
@@ -93,7 +110,7 @@ def upgraded(metrics: dict, path: Path) -> dict:
 
 def _with_added(figures: dict, why: str) -> dict:
     """A period's figures with each figure version 4 added that they lack, not measured (`why`)."""
-    missing = {key: _unmeasured_shape(figure.type, key) for key, figure in ADDED_FIGURES.items() if key not in figures}
+    missing = {key: _unmeasured_shape(figure.type) for key, figure in ADDED_FIGURES.items() if key not in figures}
     if not missing:
         return figures
     written = write_unmeasured(missing, {key: why for key in missing})
@@ -101,20 +118,20 @@ def _with_added(figures: dict, why: str) -> dict:
     return {**figures, **written, "not_measured": gaps}
 
 
-def _unmeasured_shape(model: type[BaseModel], key: str) -> dict:
+def _unmeasured_shape(model: type[BaseModel]) -> dict:
     """A figure's keys as its class declares them (write_unmeasured nulls them): a block nested,
-    a list empty, a number null, its kept parameters (KEPT_PARAMETERS) as they would have been."""
+    a list empty, a value null (a parameter too: the file does not say what it would have been)."""
     shape: dict = {}
     for name, field in model.model_fields.items():
         kind = field.annotation
         if name == "not_measured":
             continue
         if isinstance(kind, type) and issubclass(kind, BaseModel):
-            shape[name] = _unmeasured_shape(kind, key)
+            shape[name] = _unmeasured_shape(kind)
         elif getattr(kind, "__origin__", None) is list:
             shape[name] = []
         else:
-            shape[name] = KEPT_PARAMETERS.get(key, {}).get(name)
+            shape[name] = None
     return shape
 
 

@@ -29,8 +29,8 @@ from flows import TEMPLATES_DIR
 from flows.config.cluster import ClusterConfig
 from flows.core.months import Month
 from flows.figures.document import document_text
+from flows.figures.read import month_document
 from flows.publish.archive import without_nav
-from flows.report.render import month_document
 
 # the libraries whose version changes a report's bytes (charts, pages, metrics.json, exports)
 RENDERING_LIBRARIES = ("matplotlib", "pillow", "numpy", "jinja2", "css-inline", "pydantic", "pyarrow", "mlcroissant")

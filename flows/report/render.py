@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,10 +56,10 @@ from flows.figures.formats import (
     partial_months_notice,
     partial_notice,
 )
+from flows.figures.read import month_document
 from flows.figures.registry import page_sections
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.figures.study_metrics import paper_job_mix_shape
-from flows.figures.summary import summarise
 from flows.report.chart_lists import charts_of
 from flows.report.charts import Chart, draw_charts, month_period
 from flows.report.goodput_charts import MIN_MIX_ATTEMPTS
@@ -99,7 +98,7 @@ def _distinct_windows(trailing: list[Window]) -> list[Window]:
     """The month's trailing windows the report shows and tests: flows/figures/compare.py
     distinct_windows (the one rule, on the figures) applied to the document's windows."""
     by_months = {window.months: window for window in trailing}
-    return [by_months[w["months"]] for w in distinct_windows([w.model_dump() for w in trailing])]
+    return [by_months[months] for months in distinct_windows([(w.months, w.months_available) for w in trailing])]
 
 
 @functools.cache  # one per process: its templates compile once (it reloads one whose file changed)
@@ -282,16 +281,6 @@ def render_pages(charts: dict[str, Chart], document: Document) -> tuple[str, str
         keep_units(page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1])))
     )
     return html, email_html, env.get_template("page.txt.j2").render(**context, charts=charts)
-
-
-def month_document(metrics: dict) -> MonthDocument:
-    """The month's document: its full figures with their `summary`, validated (a figure no class
-    declares, a missing one or one of the wrong type fails here, before anything is drawn or written)."""
-    # As metrics.json stores them (sorted keys, JSON types): a report rendered again from the saved
-    # file is byte-identical to the first.
-    metrics = json.loads(json.dumps(metrics, sort_keys=True, default=str))
-    metrics["summary"] = summarise(metrics)
-    return MonthDocument.model_validate(metrics)
 
 
 def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Report:

@@ -5,13 +5,13 @@ charts as cid:), `report.txt`, `charts/<name>.png`, `metrics.json` (the study's 
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
 
 from flows.figures.document import StudyDocument, write_document
+from flows.figures.read import study_document
 from flows.report.chart_lists import charts_of
 from flows.report.charts import Chart, draw_charts, study_period
 from flows.report.exports import write_exports
@@ -24,13 +24,6 @@ STUDY_CHARTS = charts_of("study")
 def render_study_charts(document: StudyDocument) -> dict[str, Chart]:
     """The study's charts: its clusters over its range of months, from its validated document."""
     return draw_charts(STUDY_CHARTS, study_period(document))
-
-
-def study_document(study: dict) -> StudyDocument:
-    """The study's document: its figures validated (a figure no class declares, a missing one or one
-    of the wrong type fails here, before anything is drawn or written)."""
-    # as metrics.json stores it: a study rendered again from the saved file is byte-identical
-    return StudyDocument.model_validate(json.loads(json.dumps(study, sort_keys=True, default=str)))
 
 
 def render_study(study: dict) -> Report:
