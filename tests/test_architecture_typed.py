@@ -5,6 +5,7 @@ kind, computed from the templates and the document classes)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import typing
 from types import SimpleNamespace
@@ -76,3 +77,57 @@ def test_the_pages_receive_the_documents_metrics_json_is_written_from(monkeypatc
     assert [type(page.get("metrics", page.get("study"))) for page in pages] == [MonthDocument] * 3 + [StudyDocument] * 3
     assert all(page.get("metrics", page.get("study")) in (month.document, study.document) for page in pages)
     assert all(isinstance(f, PeriodFigures) for page in pages for _, f in page["period_clusters"])
+
+
+# the outputs (issue 53): charts, OpenMetrics, exports, the artifact, delivery and publishing
+OUTPUT_PACKAGES = ("flows/report", "flows/publish", "flows/delivery")
+# string keys there that are no figure's: a backfill's outcomes (the artifact) and a sent-log line's fields
+NOT_FIGURE_READS = {
+    ("flows/report/artifact.py", "month"),
+    ("flows/report/artifact.py", "outcome"),
+    ("flows/delivery/sent_log.py", "cluster"),
+    ("flows/delivery/sent_log.py", "month"),
+}
+
+
+def _schema_keys() -> set[str]:
+    """Every key metrics.json's JSON Schema names (a figure's, a row's, a block's)."""
+    keys: set[str] = set()
+    pending: list = [json.loads((REPO_ROOT / "docs" / "metrics.schema.json").read_text())]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            keys |= set(node.get("properties", {})) if isinstance(node.get("properties"), dict) else set()
+            pending += node.values()
+        elif isinstance(node, list):
+            pending += node
+    return keys
+
+
+def _string_key_reads(path, keys: set[str]) -> list[tuple[int, str]]:
+    """Each `x["k"]` read and `x.get("k")` call in `path` whose key is one of `keys`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+        if isinstance(key, str) and key in keys:
+            found.append((node.lineno, key))
+    return found
+
+
+def test_no_output_reads_a_figure_by_string_key() -> None:
+    """The outputs take the typed document (flows/figures/document.py, made or read by
+    flows/figures/read.py) and read each figure as an attribute: no `["key"]` or `.get("key")` of
+    a key metrics.json names, outside the model (NOT_FIGURE_READS: the run's own records)."""
+    keys = _schema_keys()
+    reads = [
+        f"{relative}:{line}: {key}"
+        for package in OUTPUT_PACKAGES
+        for path in sorted((REPO_ROOT / package).rglob("*.py"))
+        for line, key in _string_key_reads(path, keys)
+        if ((relative := str(path.relative_to(REPO_ROOT))), key) not in NOT_FIGURE_READS
+    ]
+    assert reads == []
