@@ -2,12 +2,12 @@
 (`MonthDocument`) and a study's (`StudyDocument`), built from one set of figure classes
 (flows/figures/figure_types.py: what both show of a cluster's period) and what only one of them shows.
 
-The reports (flows/report/render.py build_report, flows/report/study_report.py render_study) validate
-the figures against these classes once, before anything is drawn or rendered: a key no class
-declares, a missing one or a value of the wrong type fails there. The validated document is what
-the templates and the charts (flows/report/charts.py) receive, and what metrics.json is written
-from (`write_document`); the OpenMetrics exposition and the exports read its figures as the file
-holds them (`figures_of`).
+The figures are validated against these classes once (flows/figures/read.py month_document,
+study_document), before anything is drawn or rendered: a key no class declares, a missing one or a
+value of the wrong type fails there; a metrics.json is read back into them by read_document. The
+validated document is what every output receives (the pages, the charts, OpenMetrics, the exports,
+delivery, publishing, the artifact) and what metrics.json is written from (`write_document`, its
+JSON `figures_of`).
 Numbers keep their JSON type (figure_types.Real), so the file's bytes are those of the figures.
 """
 

@@ -1,6 +1,6 @@
 """A month's report copied rather than drawn again, when it would be the same bytes.
 
-A report directory is a function of the month's document (render.py `month_document`), its
+A report directory is a function of the month's document (flows/figures/read.py `month_document`), its
 tables and the code that renders them. A month refreshed because an earlier month was built (a
 re-run of an old month refreshes every later one) mostly has the figures and rows it had: its
 charts, pages and exports are then copied from the report in place instead of drawn again.

@@ -36,7 +36,7 @@ def _import_report() -> None:
 
 
 def month_charts(document: MonthDocument) -> dict[str, Chart]:
-    """The month's charts from its validated document (flows/report/render.py month_document)."""
+    """The month's charts from its validated document (flows/figures/read.py month_document)."""
     from flows.report.render import render_charts
 
     return render_charts(document)
