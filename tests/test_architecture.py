@@ -19,8 +19,7 @@ import jinja2
 from flows import DBT_PROJECT_DIR, EXPECTATIONS_DIR
 from flows.figures.document import MonthDocument, StudyDocument
 from flows.ingest.sources.registry import LANDED_SOURCES, SOURCE_KINDS
-from flows.report.render import MONTH_CHARTS, sections_of
-from flows.report.study_report import STUDY_CHARTS
+from flows.report.render import MONTH_CHARTS, STUDY_CHARTS, sections_of
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 80

@@ -70,7 +70,6 @@ def test_the_pages_receive_the_documents_metrics_json_is_written_from(monkeypatc
     template = SimpleNamespace(render=lambda **context: pages.append(context) or "")
     monkeypatch.setattr(render, "environment", lambda: SimpleNamespace(get_template=lambda name: template))
     monkeypatch.setattr(render, "render_charts", lambda figures: {})
-    monkeypatch.setattr(study_report, "render_study_charts", lambda figures: {})
     golden = REPO_ROOT / "tests" / "data" / "golden" / "reports"
     month = render.build_report(json.loads((golden / "month" / "metrics.json").read_text()))
     study = study_report.render_study(json.loads((golden / "study" / "metrics.json").read_text()))

@@ -5,7 +5,7 @@ smaller than 10 px on a 375 px phone (flows/report/charts.py: a chart is drawn f
 
 The charts are found in the chart modules (every `*_chart` function), so a new chart is covered
 without a line here, and drawn for the periods the reports draw them for (render.MONTH_CHARTS,
-study_report.STUDY_CHARTS): the demo month and the study (the golden metrics.json, a real build),
+render.STUDY_CHARTS): the demo month and the study (the golden metrics.json, a real build),
 and thin variants of them made by editing those dicts (a month with a handful of GPU jobs, no
 failure and no lemon signal; a month with lemon candidates; a study whose second cluster ran GPU
 jobs in one month only and whose ETTR rows include CPU-only runs; a month whose 1,024-GPU jobs'
@@ -38,8 +38,7 @@ from flows.report import charts
 from flows.report.charts import NARROWEST_PX, WIDTH_PX, Period, draw_charts, month_period, study_period
 from flows.report.failure_charts import causes_by_month_chart, trend_chart
 from flows.report.goodput_charts import lemon_signals_chart
-from flows.report.render import MONTH_CHARTS, build_report
-from flows.report.study_report import STUDY_CHARTS
+from flows.report.render import MONTH_CHARTS, STUDY_CHARTS, build_report
 
 GOLDEN = REPO_ROOT / "tests" / "data" / "golden" / "reports"
 # the canvas and every flows/report/*_charts.py: a new chart module is covered without editing this test

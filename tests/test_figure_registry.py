@@ -22,8 +22,7 @@ from flows.figures.read import month_document, study_document
 from flows.figures.registry import FIGURES, figure_series, needs, page_sections, section_words
 from flows.report import openmetrics
 from flows.report.chart_lists import DRAWS, PERIOD_CHARTS, chart_names
-from flows.report.render import MONTH_CHARTS, render_charts
-from flows.report.study_report import STUDY_CHARTS, render_study_charts
+from flows.report.render import MONTH_CHARTS, STUDY_CHARTS, render_charts
 
 KEYS = {figure.key for figure in FIGURES}
 DASHBOARD = REPO_ROOT / "flows" / "publish" / "grafana-dashboard.json"
@@ -108,7 +107,7 @@ def test_each_period_draws_the_charts_its_figures_declare() -> None:
     study = json.loads((SAVED_MONTH.parent / "study" / "metrics.json").read_text())
     drawn = {
         "month": list(render_charts(month_document(saved_metrics()))),
-        "study": list(render_study_charts(study_document(study))),
+        "study": list(render_charts(study_document(study))),
     }
     for kind, names in drawn.items():
         assert names == [name for name in chart_names() if getattr(DRAWS[name], kind)], kind

@@ -132,7 +132,7 @@ def test_every_output_of_a_study_says_the_same_of_every_figure(study: str, monke
     studies: one cluster thin, and both CPU-only (charts left out: seconds each)."""
     from test_study_thin import cpu_only_study, thin_study
 
-    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})
+    monkeypatch.setattr("flows.report.render.render_charts", lambda study: {})
 
     assert_study_agrees(render_study(thin_study() if study == "thin" else cpu_only_study()))
 

@@ -45,7 +45,7 @@ def site(history, tmp_path_factory) -> Path:
     metrics = json.loads(newest.read_text())
     metrics["cluster"] = HOSTILE_CLUSTER
     metrics["summary"]["text"] = f"Job {HOSTILE_JOB} failed twice."
-    metrics["summary"]["data_quality"] = {"status": "warning", "reasons": [f"1 quarantined row: {HOSTILE_JOB}"]}
+    metrics["summary"]["data_quality"] |= {"status": "warning", "reasons": [f"1 quarantined row: {HOSTILE_JOB}"]}
     newest.write_text(json.dumps(metrics))
     refresh_archive(reports)
     return reports

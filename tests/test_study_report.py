@@ -25,8 +25,8 @@ from flows.figures.read import study_document
 from flows.figures.repair import repair_summary
 from flows.figures.study_metrics import assemble_study
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
-from flows.report.render import NOTICE_PLACEHOLDER, Report
-from flows.report.study_report import render_study, render_study_charts
+from flows.report.render import NOTICE_PLACEHOLDER, Report, render_charts
+from flows.report.study_report import render_study
 
 # --- the synthetic study --------------------------------------------------------------------
 
@@ -340,7 +340,7 @@ def test_charts_are_readable_on_a_phone(study):
 
 
 def test_charts_are_byte_identical_for_identical_figures(study):
-    again = render_study_charts(study_document(json.loads(json.dumps(figures_of(study.document)))))
+    again = render_charts(study_document(json.loads(json.dumps(figures_of(study.document)))))
     assert {n: c.png for n, c in again.items()} == {n: c.png for n, c in study.charts.items()}
     assert all(b"tEXt" not in c.png and b"tIME" not in c.png for c in again.values())  # no version or date
 
@@ -528,7 +528,7 @@ def test_one_cluster_has_nothing_to_compare():
 
 def test_two_clusters_no_test_could_compare_are_not_said_not_to_differ(monkeypatch):
     """Two clusters without a failure "did not differ beyond chance" while the table said "no test"."""
-    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})  # texts only
+    monkeypatch.setattr("flows.report.render.render_charts", lambda study: {})  # texts only
     study = make_study()
     clusters = {name: quiet(figures) for name, figures in study["clusters"].items()}
     study = assemble_study(clusters, month_range(FIRST, LAST), study["reproduce"]["command"])
@@ -543,7 +543,7 @@ def test_two_clusters_no_test_could_compare_are_not_said_not_to_differ(monkeypat
 
 
 def test_a_rate_without_an_interval_says_so_and_the_fleet_note_is_english(monkeypatch):
-    monkeypatch.setattr("flows.report.study_report.render_study_charts", lambda study: {})  # texts only
+    monkeypatch.setattr("flows.report.render.render_charts", lambda study: {})  # texts only
     study = make_study()
     study["clusters"]["rsc2"]["fleet_fault_rate"].update(value=None, lower=None, upper=None)
     report = render_study(study)

@@ -52,7 +52,7 @@ def test_the_time_to_failure_recovers_the_injected_faults(tmp_path, fresh_wareho
                 _matches(row, expected["by_cause"][row["category"]])
             causes = {c["category"]: c["failures"] for c in failures_by_cause(con, period)}
             assert {c["category"]: c["failures"] for c in figure["by_cause"]} == causes
-        window = time_to_failure(Reading(con, Period("trailing", FIRST, LAST, 3), AnalysisConfig(), {}, {}, []))
+        window = time_to_failure(Reading(con, Period.trailing(LAST, 3), AnalysisConfig(), {}, {}, []))
     both = [truth[str(m)]["time_to_failure"]["all"] for m in (FIRST, LAST)]
     assert window["all"]["failures"] == sum(t["failures"] for t in both)
     assert window["all"]["within_1_hour"] == sum(t["within_1_hour"] for t in both)

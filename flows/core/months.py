@@ -71,6 +71,11 @@ class Month:
     def previous(self) -> Month:
         return Month(self.year - (self.month == 1), (self.month - 2) % 12 + 1)
 
+    def minus(self, months: int) -> Month:
+        """The month `months` before this one."""
+        index = self.year * 12 + self.month - 1 - months
+        return Month(index // 12, index % 12 + 1)
+
     @property
     def days(self) -> float:
         return (self.end - self.start).total_seconds() / 86400

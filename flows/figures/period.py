@@ -52,6 +52,17 @@ class Period:
     last: Month
     window_months: int | None = None
 
+    def __post_init__(self) -> None:
+        # a period is dim_periods' row of its kind and months (OF_PERIOD): one no row can be is refused
+        expected = {
+            "month": self.last,
+            "trailing": self.last.minus(self.window_months - 1) if self.window_months else None,
+        }
+        if self.kind in expected and self.first != expected[self.kind]:
+            raise ValueError(
+                f"a {self.kind} period ending {self.last} starts at {expected[self.kind]}, not {self.first}"
+            )
+
     @classmethod
     def of_month(cls, month: Month) -> Period:
         return cls("month", month, month)
@@ -63,10 +74,7 @@ class Period:
     @classmethod
     def trailing(cls, last: Month, months: int) -> Period:
         """The window of `months` months ending at `last`."""
-        first = last
-        for _ in range(months - 1):
-            first = first.previous()
-        return cls("trailing", first, last, months)
+        return cls("trailing", last.minus(months - 1), last, months)
 
     @property
     def key(self) -> list:

@@ -61,7 +61,7 @@ from flows.figures.registry import page_sections
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
 from flows.figures.study_metrics import paper_job_mix_shape
 from flows.report.chart_lists import charts_of
-from flows.report.charts import Chart, draw_charts, month_period
+from flows.report.charts import Chart, draw_charts, month_period, study_period
 from flows.report.goodput_charts import MIN_MIX_ATTEMPTS
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
@@ -137,16 +137,19 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
     return env
 
 
-# the month's charts, in the order the report shows them
+# each kind of period's charts, in the order its page shows them
 MONTH_CHARTS = charts_of("month")
-
-
-def render_charts(document: MonthDocument) -> dict[str, Chart]:
-    """The month's charts: one cluster over one month, from its validated document."""
-    return draw_charts(MONTH_CHARTS, month_period(document))
-
+STUDY_CHARTS = charts_of("study")
 
 Document = MonthDocument | StudyDocument
+
+
+def render_charts(document: Document) -> dict[str, Chart]:
+    """The document's charts, from its validated figures: a month's one cluster over one month, a
+    study's clusters over its range."""
+    if isinstance(document, StudyDocument):
+        return draw_charts(STUDY_CHARTS, study_period(document))
+    return draw_charts(MONTH_CHARTS, month_period(document))
 
 
 @dataclass(frozen=True)
@@ -283,13 +286,29 @@ def render_pages(charts: dict[str, Chart], document: Document) -> tuple[str, str
     return html, email_html, env.get_template("page.txt.j2").render(**context, charts=charts)
 
 
-def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Report:
-    """Everything the report directory holds besides the tables, from the month's full metrics
-    (`charts`: its charts drawn already, flows/report/drawing.py)."""
-    document = month_document(metrics)
+def render_document(document: Document, charts: dict[str, Chart] | None = None) -> Report:
+    """A report of a month or a study: its pages, plain text and charts (`charts`: drawn already,
+    flows/report/drawing.py), and its validated document."""
     charts = render_charts(document) if charts is None else charts
     html, email_html, text = render_pages(charts, document)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
+
+
+def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Report:
+    """Everything the report directory holds besides the tables, from the month's full metrics."""
+    return render_document(month_document(metrics), charts)
+
+
+def write_pages(out: Path, report: Report) -> None:
+    """What every report directory holds, a month's or a study's: its pages (report.html, email.html,
+    report.txt), its charts (charts/<name>.png) and metrics.json (docs/metrics.md)."""
+    (out / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
+    (out / "report.html").write_text(report.html)
+    (out / "email.html").write_text(report.email_html)
+    (out / "report.txt").write_text(report.text)
+    for chart in report.charts.values():
+        (out / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
+    write_document(out / "metrics.json", report.document)
 
 
 def notice_html(notice: str) -> str:
@@ -305,13 +324,7 @@ def write_report(
     paths. `charts`: drawn already (flows/report/drawing.py), else drawn here."""
     report = build_report(metrics, charts)
     document = report.document
-    (report_dir / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
-    (report_dir / "report.html").write_text(report.html)
-    (report_dir / "email.html").write_text(report.email_html)
-    (report_dir / "report.txt").write_text(report.text)
-    for chart in report.charts.values():
-        (report_dir / CHARTS_DIR / f"{chart.name}.png").write_bytes(chart.png)
-    write_document(report_dir / "metrics.json", document)  # docs/metrics.md
+    write_pages(report_dir, report)
     (report_dir / "metrics.prom").write_bytes(month_exposition(document))  # flows/report/openmetrics.py
     if tables:
         from flows.report.exports import write_exports  # mlcroissant takes seconds to import: only when writing
