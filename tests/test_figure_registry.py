@@ -44,7 +44,6 @@ def test_what_is_measured_is_the_registrys_needs() -> None:
     assert {rule for rules in needs().values() for rule in rules} <= set(measured.RULES)
     assert {path.split(".")[0] for path in measured.FIGURES} <= KEYS
     assert measured.KEEP == {f.key: f.keep for f in FIGURES if f.keep}
-    assert set(measured.LIST_FIGURES) == {f.key for f in FIGURES if f.is_list}
 
 
 def test_a_correction_names_each_figure_as_its_declaration_does() -> None:

@@ -29,11 +29,11 @@ from flows.figures.measured import (
     not_measured,
     trend_rates,
     unmeasured_codes,
-    unmeasured_rates,
     window_rates,
     write_unmeasured,
 )
 from flows.figures.models import expected_ettr_curves, expected_ettr_grid, projections
+from flows.figures.period import unmeasured_rates
 from flows.figures.rates import failure_rate, rate_ratio
 from flows.figures.read import month_document, study_document
 from flows.figures.study_metrics import assemble_study

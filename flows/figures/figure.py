@@ -10,7 +10,7 @@ fails where a list of figures is not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,30 @@ class Series:
         gaps = document.not_measured
         named = dict(zip(self.labels, labels, strict=True))
         return not any(figure.format(**named) in gaps for figure in self.figures)
+
+
+def nulls(value: Any) -> Any:
+    """`value` with every number (not a bool) null, its lists empty and its dicts' values so."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return None
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {k: nulls(v) for k, v in value.items()}
+    return value
+
+
+def unmeasured_dict(figure: dict, why: str, keep: Collection[str] = ()) -> dict:
+    """A dict figure not measured: its keys with null numbers (lists empty; the keys of `keep` as
+    they were: parameters, not figures), and `not_measured`."""
+    return {**{k: v if k in keep else nulls(v) for k, v in figure.items()}, "not_measured": why}
+
+
+# how a figure is written not measured where that is not the rule's (Figure.written_unmeasured):
+# (its value, why, every path the period does not measure) -> the value written
+Unmeasured = Callable[[Any, str, dict[str, str]], Any]
 
 
 @dataclass(frozen=True)
@@ -81,8 +105,17 @@ class Figure:
     panel: str | None = None
     since: int = 3  # the metrics.json schema version that first wrote it
     named: dict[str, str] = field(default_factory=dict)  # path -> how a sentence names it (or a part)
+    unmeasured: Unmeasured | None = None  # how it is written not measured, where not `written_unmeasured`'s rule
 
     @property
     def is_list(self) -> bool:
         """Whether the figure is a list (written [] when not measured)."""
         return getattr(self.type, "__origin__", None) is list
+
+    def written_unmeasured(self, value: Any, why: str, gaps: dict[str, str]) -> Any:
+        """The figure written as not measured (`why`; `gaps`: every path the period does not
+        measure): its `unmeasured` where it declares one, else [] for a list, else its numbers null
+        and its `keep` kept (`unmeasured_dict`)."""
+        if self.unmeasured is not None:
+            return self.unmeasured(value, why, gaps)
+        return [] if self.is_list else unmeasured_dict(value, why, self.keep)

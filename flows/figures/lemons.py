@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flows.config.cluster import AnalysisConfig
+from flows.figures.figure import unmeasured_dict
 from flows.figures.period import OF_PERIOD, Period
 from flows.warehouse.engines import MartReader
 
@@ -197,6 +198,20 @@ def fit_rules(
 
 # each lemon window of fct_period_lemon_fleet and the p its rules are judged at
 WINDOW_P_VALUE = {"own": "lemon_p_value", "trailing": "lemon_trailing_p_value"}
+
+
+# a window's keys kept as they are when the candidates are not measured: the window, not a figure
+LEMON_KEEP = ("window_start", "window_end", "window_days")
+
+
+def unmeasured_lemons(lemon_nodes: dict, why: str, _gaps: dict[str, str]) -> dict:
+    """The lemon-node candidates not measured, its trailing window's too."""
+    result = unmeasured_dict({k: v for k, v in lemon_nodes.items() if k != "trailing"}, why, LEMON_KEEP)
+    result["signal_distribution"] = {}
+    if "trailing" in lemon_nodes:
+        trailing = unmeasured_dict(lemon_nodes["trailing"], why, LEMON_KEEP)
+        result["trailing"] = trailing | {"signal_distribution": {}}
+    return result
 
 
 def lemon_candidates(con: MartReader, period: Period, params: AnalysisConfig) -> dict:

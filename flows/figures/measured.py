@@ -21,6 +21,8 @@ rules (RULES) are:
 
 metrics.json (docs/metrics.md "not_measured"): an unmeasured dict figure keeps its keys with null
 numbers (its declaration's `keep` as they are) and says why in `not_measured`; a list figure is [];
+a figure written otherwise declares how (its `unmeasured`: the totals, r_f by definition, the
+breakdowns, the lemon windows; flows/figures/figure.py `Figure.written_unmeasured`);
 the top-level `not_measured` maps each unmeasured figure's path to the reason, in words a reader
 understands. The simulator's truth (simulator/rules.py `failed_rules`) applies the same rules and
 codes.
@@ -32,6 +34,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from flows.config.cluster import AnalysisConfig
+from flows.figures.figure import unmeasured_dict
 from flows.figures.registry import FIGURES as REGISTERED
 from flows.figures.registry import needs
 from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input
@@ -39,7 +42,7 @@ from flows.ingest.sources.registry import NODE_SOURCES, given_input, node_input
 # every figure a rule covers, by its path in metrics.json -> the rules it needs (flows/figures/registry.py)
 NEEDS = needs()
 FIGURES = tuple(NEEDS)
-LIST_FIGURES = tuple(f.key for f in REGISTERED if f.is_list)
+BY_KEY = {f.key: f for f in REGISTERED}
 # the inputs that tell of the nodes' faults, as a landed month's manifest names them (its inputs)
 NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
 # ... and those that tell when a node went out and when it was back (node DOWN/DRAIN events)
@@ -218,50 +221,10 @@ def not_measured(e: Exposure, params: AnalysisConfig) -> dict[str, str]:
 # --- the figures as metrics.json writes them unmeasured ------------------------------------------
 
 
-def _nulls(value):
-    """`value` with every number (not a bool) null, its lists empty and its dicts' values so."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return None
-    if isinstance(value, list):
-        return []
-    if isinstance(value, dict):
-        return {k: _nulls(v) for k, v in value.items()}
-    return value
-
-
-def unmeasured_dict(figure: dict, why: str, keep: Collection[str] = ()) -> dict:
-    """A dict figure not measured: its keys with null numbers (lists empty; the keys of `keep` as
-    they were: parameters, not figures), and `not_measured`."""
-    return {**{k: v if k in keep else _nulls(v) for k, v in figure.items()}, "not_measured": why}
-
-
 # the keys of a dict figure that are its parameters or words, kept as they are when it is not measured
 # (each figure's `keep`: r_f's failures and node-days are what was observed, too little to bound a
 # rate; the fleet's faults are unknown without a node source, its nodes and node-days are not)
 KEEP = {f.key: f.keep for f in REGISTERED if f.keep}
-
-
-def unmeasured_lemons(lemon_nodes: dict, why: str) -> dict:
-    """The lemon-node candidates not measured, its trailing window's too."""
-    keep = KEEP["lemon_nodes"]
-    result = unmeasured_dict({k: v for k, v in lemon_nodes.items() if k != "trailing"}, why, keep)
-    result["signal_distribution"] = {}
-    if "trailing" in lemon_nodes:
-        trailing = unmeasured_dict(lemon_nodes["trailing"], why, keep)
-        result["trailing"] = trailing | {"signal_distribution": {}}
-    return result
-
-
-def unmeasured_rates(r_f: dict, gaps: dict[str, str]) -> dict:
-    """r_f under both definitions, each not measured that `gaps` names (before any model uses it)."""
-    return {
-        d: unmeasured_dict(rate, why, KEEP["node_failure_rate"])
-        if (why := gaps.get(f"node_failure_rate.{d}"))
-        else rate
-        for d, rate in r_f.items()
-    }
 
 
 # a change test of a period whose r_f is not measured: the earlier figure (`previous`) stays
@@ -276,23 +239,8 @@ def write_unmeasured(metrics: dict, gaps: dict[str, str]) -> dict:
     result = dict(metrics)
     for path, why in gaps.items():
         name = path.split(".")[0]
-        if name not in result:
-            continue
-        if name == "totals":  # a count of the totals: null, the others stay
-            result[name] = {**result[name], path.split(".", 1)[1]: None}
-        elif name == "node_failure_rate":
-            result[name] = unmeasured_rates(result[name], gaps)
-        elif name in LIST_FIGURES:
-            result[name] = []
-        elif name == "breakdowns":  # its dimensions' rows are [], `not_shown` null
-            result[name] = {
-                k: {key: [] if isinstance(v, list) else None for key, v in d.items()} if isinstance(d, dict) else d
-                for k, d in result[name].items()
-            }
-        elif name == "lemon_nodes":
-            result[name] = unmeasured_lemons(result[name], why)
-        else:
-            result[name] = unmeasured_dict(result[name], why, KEEP.get(name, ()))
+        if name in result:
+            result[name] = BY_KEY[name].written_unmeasured(result[name], why, gaps)
     if "ettr_vs_expected" in gaps and "run_ettr" in result:
         result["run_ettr"] = []
     if "node_failure_rate.all" in gaps and "month_over_month" in result:

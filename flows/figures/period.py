@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
 from flows.figures.ettr import formula_is_valid
+from flows.figures.figure import unmeasured_dict
 from flows.figures.models import model_ettr, model_mttf_hours, model_rate
 from flows.figures.rates import failure_rate, mean_interval, mttf_interval
 from flows.warehouse.engines import MartReader, mart_rows
@@ -159,6 +160,19 @@ def totals(con: MartReader, period: Period) -> dict:
     return row
 
 
+# r_f's keys kept as they are when it is not measured: its words, and the failures and node-days
+# observed (too few to bound a rate), which are what was seen
+RATE_KEEP = ("unit", "definition", "failures", "node_days")
+
+
+def unmeasured_rates(r_f: dict, gaps: dict[str, str]) -> dict:
+    """r_f under both definitions, each not measured that `gaps` names (before any model uses it)."""
+    return {
+        d: unmeasured_dict(rate, why, RATE_KEEP) if (why := gaps.get(f"node_failure_rate.{d}")) else rate
+        for d, rate in r_f.items()
+    }
+
+
 def node_failure_rate(con: MartReader, period: Period, params: AnalysisConfig) -> dict:
     """r_f of the period under both definitions, with its interval and what each counts."""
     (row,) = period.rows(con, EXPOSURE)
@@ -266,6 +280,16 @@ def lost_goodput(con: MartReader, period: Period, params: AnalysisConfig) -> dic
             " failure, plus the same for each attempt preempted within 5 min before a restart after a failure"
             " on a shared node (Slurm does not record who preempted whom)"
         ),
+    }
+
+
+def unmeasured_breakdowns(breakdowns: dict, _why: str, _gaps: dict[str, str]) -> dict:
+    """The breakdowns not measured: each dimension's rows [] and its `not_shown` null; `top` kept."""
+    return {
+        key: {k: [] if isinstance(v, list) else None for k, v in dimension.items()}
+        if isinstance(dimension, dict)
+        else dimension
+        for key, dimension in breakdowns.items()
     }
 
 

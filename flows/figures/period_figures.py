@@ -12,8 +12,8 @@ from pydantic import Field, create_model
 from flows.config.cluster import AnalysisConfig
 from flows.figures.figure import Reading
 from flows.figures.figure_types import Parameters, Strict
-from flows.figures.measured import exposure, not_measured, unmeasured_rates, write_unmeasured
-from flows.figures.period import GPU_JOBS, MTTF_BY_SIZE, WITHIN, Period, node_failure_rate, totals
+from flows.figures.measured import exposure, not_measured, write_unmeasured
+from flows.figures.period import GPU_JOBS, MTTF_BY_SIZE, WITHIN, Period, node_failure_rate, totals, unmeasured_rates
 from flows.figures.rates import CONFIDENCE
 from flows.figures.registry import FIGURES, read_figures
 from flows.warehouse.engines import MartReader

@@ -25,7 +25,7 @@ from flows.figures.figure_types import (
     Projection,
     Totals,
 )
-from flows.figures.lemons import lemon_candidates
+from flows.figures.lemons import LEMON_KEEP, lemon_candidates, unmeasured_lemons
 from flows.figures.models import projections
 from flows.figures.period import (
     BREAKDOWNS,
@@ -34,6 +34,7 @@ from flows.figures.period import (
     FAILURES_BY_CAUSE,
     LOST_GOODPUT,
     MTTF_BY_SIZE,
+    RATE_KEEP,
     TOTALS,
     breakdowns,
     ettr_vs_expected,
@@ -41,6 +42,8 @@ from flows.figures.period import (
     fleet_fault_rate,
     lost_goodput,
     mttf_by_size,
+    unmeasured_breakdowns,
+    unmeasured_rates,
 )
 from flows.figures.samples import (
     DEFINITIONS,
@@ -61,6 +64,10 @@ FIGURES: tuple[Figure, ...] = (
         named={"totals.infra_failures": "infrastructure failures"},
         marts=(TOTALS.table,),
         parts={"infra_failures": ("gpu_attempt_ended",)},
+        # a count of the totals not measured is null, the others stay
+        unmeasured=lambda totals, _why, gaps: (
+            totals | {p.split(".", 1)[1]: None for p in gaps if p.startswith("totals.")}
+        ),
         series=(
             Series(
                 "job_attempts",
@@ -97,7 +104,8 @@ FIGURES: tuple[Figure, ...] = (
         },
         marts=(EXPOSURE.table,),
         parts={"paper": ("paper_exposure",), "all": ("gpu_exposure",)},
-        keep=("unit", "definition", "failures", "node_days"),
+        keep=RATE_KEEP,
+        unmeasured=lambda r_f, _why, gaps: unmeasured_rates(r_f, gaps),
         series=(
             Series(
                 "node_failure_rate",
@@ -293,6 +301,7 @@ FIGURES: tuple[Figure, ...] = (
         marts=(BREAKDOWNS.table,),
         needs=("gpu_exposure",),
         keep=("top",),
+        unmeasured=unmeasured_breakdowns,
         section="breakdowns",
     ),
     Figure(
@@ -307,7 +316,8 @@ FIGURES: tuple[Figure, ...] = (
             "fct_period_lemon_signal_distribution",
         ),
         needs=("node_source_or_failures",),
-        keep=("window_start", "window_end", "window_days"),
+        keep=LEMON_KEEP,
+        unmeasured=unmeasured_lemons,
         section="lemons",
         charts=("lemon_signals",),
         series=(
