@@ -28,6 +28,28 @@ with interrupted as (
 
 ),
 
+-- a job that loops in a period has at least min_interruptions over every month built: only those
+-- are spread over the periods (most interrupted jobs are interrupted once or twice)
+candidates as (
+
+    select
+        cluster,
+        job_id_raw
+    from interrupted
+    group by cluster, job_id_raw
+    having count(*) >= {{ min_interruptions }}
+
+),
+
+looping as (
+
+    select facts.*
+    from interrupted as facts
+    inner join candidates
+        on facts.cluster = candidates.cluster and facts.job_id_raw = candidates.job_id_raw
+
+),
+
 by_job as (
 
     select
@@ -43,7 +65,7 @@ by_job as (
         cast(sum(facts.is_requeue) as bigint) as requeues,
         cast(sum(facts.is_preemption) as bigint) as preemptions,
         sum(facts.gpu_seconds) / 3600e0 as gpu_hours
-    from {{ period_rows('interrupted') }}
+    from {{ period_rows('looping') }}
     group by periods.period_id, facts.cluster, facts.job_id_raw
     having count(*) >= {{ min_interruptions }}
 
