@@ -1,8 +1,8 @@
 """A month's figures (metrics.json) as Prometheus series, in the OpenMetrics text format.
 
 One table, SERIES, says which figure becomes which series: its name, help, labels and the value
-read from the month's document (flows/figures/document.py MonthDocument); each figure declares its own (flows/figures/registry.py), the period's and
-the data quality's are here. Every writer uses it: `metrics.prom` in each report directory (no
+read from the month's document (flows/figures/document.py MonthDocument); each figure declares its
+own (flows/figures/registry.py), the period's and the data quality's are here. Every writer uses it: `metrics.prom` in each report directory (no
 timestamps: what node_exporter's textfile collector and the Pushgateway accept, both refusing
 client-side timestamps), the Pushgateway push, and the history file of every built month with one
 timestamp per sample, the month's end, which `promtool tsdb create-blocks-from openmetrics` turns
