@@ -279,6 +279,24 @@ def test_export_needs_a_built_month_and_writes_each_month_once(tmp_path, septemb
     assert done.path.read_bytes().endswith(b"# EOF\n") and done.samples > 0
 
 
+def test_the_export_leaves_out_a_month_it_cannot_read_and_says_so(tmp_path, september, caplog):
+    """A damaged metrics.json (a run killed mid-write, a hand edit) is left out with a warning naming
+    it, and counted; the other months are exported. None readable: one error with the rebuild command."""
+    from flows.core.months import Month
+
+    config = load_config(write_config(tmp_path))
+    reports = built_reports(tmp_path, september)
+    (reports / "pub" / "2026-08" / "metrics.json").write_text('{"schema_version": 4, "mon')
+    done = export_history(config, None, None, None)
+    assert done.months == ["2026-09"] and done.left_out == ["2026-08"] and done.samples > 0
+    assert "2026-08 left out" in caplog.text and "not a readable metrics.json" in caplog.text
+    broken = json.loads((reports / "pub" / "2026-09" / "metrics.json").read_text())
+    broken["totals"]["attempts"] = "many"
+    (reports / "pub" / "2026-09" / "metrics.json").write_text(json.dumps(broken))
+    with pytest.raises(UsageError, match=r"no month's metrics.json could be read \(2026-08, 2026-09: .*--force"):
+        export_history(config, None, Month.parse("2026-08"), None)
+
+
 def test_the_export_command_says_where_it_wrote_and_how_to_load_it(tmp_path, september, capsys):
     from flows.cli import main
 

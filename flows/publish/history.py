@@ -21,7 +21,7 @@ from flows.core.atomic import replace_file_atomically
 from flows.core.errors import EXIT_DONE, UsageError
 from flows.core.months import MONTH_RE, Month
 from flows.figures.document import MonthDocument
-from flows.figures.read import EarlierSchemaError, read_document
+from flows.figures.read import DocumentError, read_document
 from flows.report.openmetrics import history_exposition
 
 log = logging.getLogger("flows.progress")
@@ -34,13 +34,17 @@ class Export:
     path: Path
     months: list[str]
     samples: int
+    left_out: list[str]  # the months whose metrics.json could not be read (each with its warning)
 
 
-def built_months(config: ClusterConfig, first: Month | None = None, last: Month | None = None) -> list[MonthDocument]:
-    """The document of every month of the cluster with a report, oldest first, within first..last
-    (one of a schema version too early to read is left out, with a warning)."""
+def built_months(
+    config: ClusterConfig, first: Month | None = None, last: Month | None = None
+) -> tuple[list[MonthDocument], list[str]]:
+    """The document of every month of the cluster with a report, oldest first, within first..last,
+    and the months left out: a metrics.json that cannot be read (damaged, or of a schema version too
+    early to read) is left out with a warning naming it and what to do."""
     cluster_dir = config.reports_dir / config.cluster
-    months = []
+    months, left_out = [], []
     for month_dir in sorted(cluster_dir.iterdir()) if cluster_dir.is_dir() else []:
         if not (MONTH_RE.fullmatch(month_dir.name) and (month_dir / "metrics.json").is_file()):
             continue
@@ -48,16 +52,23 @@ def built_months(config: ClusterConfig, first: Month | None = None, last: Month 
         if (first is None or month >= first) and (last is None or month <= last):
             try:
                 document = read_document(month_dir / "metrics.json")
-            except EarlierSchemaError as error:  # its figures cannot be read as this version's: rebuild it
-                log.warning("export-prometheus: %s left out: %s", month_dir, error)
+            except DocumentError as error:  # the other months are still exported; this one says why not
+                log.warning("export-prometheus: %s left out: %s", month_dir.name, error)
+                left_out.append(month_dir.name)
                 continue
             if isinstance(document, MonthDocument):
                 months.append(document)
-    return months
+    return months, left_out
 
 
 def export_history(config: ClusterConfig, out: Path | None, first: Month | None, last: Month | None) -> Export:
-    months = built_months(config, first, last)
+    months, left_out = built_months(config, first, last)
+    if left_out and not months:
+        raise UsageError(
+            f"{config.cluster}: no month's metrics.json could be read ({', '.join(left_out)}: why above); build "
+            f"them again: reliability-report backfill --config {config.config_path} --force --from {left_out[0]} "
+            f"--to {left_out[-1]}"
+        )
     if not months:
         spans = {(True, True): f" in {first}..{last}", (True, False): f" from {first}", (False, True): f" up to {last}"}
         span = spans.get((first is not None, last is not None), "")
@@ -70,7 +81,7 @@ def export_history(config: ClusterConfig, out: Path | None, first: Month | None,
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file_atomically(path, text)
     samples = sum(1 for line in text.decode().splitlines() if line and not line.startswith("#"))
-    return Export(path, [m.month for m in months], samples)
+    return Export(path, [m.month for m in months], samples, left_out)
 
 
 def cmd_export_prometheus(args: argparse.Namespace) -> int:
@@ -81,6 +92,7 @@ def cmd_export_prometheus(args: argparse.Namespace) -> int:
     print(
         f"{config.cluster} {done.months[0]}..{done.months[-1]}: {len(done.months)} month{'s' * (len(done.months) > 1)}, "
         f"{done.samples} samples -> {done.path}"
+        + (f" ({len(done.left_out)} left out, unreadable: {', '.join(done.left_out)})" if done.left_out else "")
     )
     print(
         f"load it: promtool tsdb create-blocks-from openmetrics {done.path} BLOCKS; move BLOCKS/* into Prometheus's "
