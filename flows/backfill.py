@@ -30,6 +30,7 @@ from flows.config.cluster import ClusterConfig
 from flows.core.errors import EXIT_FAILED, EXIT_INPUT, exit_code, is_input_error
 from flows.core.escape import printable_lines
 from flows.core.months import Month
+from flows.core.outcome import MonthOutcome
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import send_alert
 from flows.pipeline import (
@@ -72,12 +73,12 @@ class BackfillError(RuntimeError):
         self.stages = stages
 
 
-def run_backfill(plan: BackfillPlan) -> list[dict]:
+def run_backfill(plan: BackfillPlan) -> list[MonthOutcome]:
     """Run a backfill's plan (flows/plan.py plan_backfill) under the cluster's lock; returns one
     entry per month: month, outcome (built, refreshed, skipped, failed) and detail. Raises
     BackfillError when a month failed."""
     cfg, months = plan.config, plan.months
-    outcomes = {month: {"month": str(month), "outcome": "skipped", "detail": status} for month, status in plan.skipped}
+    outcomes = {month: MonthOutcome(str(month), "skipped", status) for month, status in plan.skipped}
     steps = {step.month: step for step in plan.reports}
     with run_lock(cfg):
         landed = land_months(cfg, {m: step.refresh for m, step in steps.items()}, plan.no_jobs_ran, outcomes)
@@ -90,25 +91,25 @@ def run_backfill(plan: BackfillPlan) -> list[dict]:
                     outcomes[month] = reported(cfg, steps[month])
                 outcome = outcomes[month]
                 progress.info(
-                    "[%d/%d] %s %s: %s: %s", i, len(months), cfg.cluster, month, outcome["outcome"], outcome["detail"]
+                    "[%d/%d] %s %s: %s: %s", i, len(months), cfg.cluster, month, outcome.outcome, outcome.detail
                 )
-                get_run_logger().info("%s: %s: %s", outcome["month"], outcome["outcome"], outcome["detail"])
+                get_run_logger().info("%s: %s: %s", outcome.month, outcome.outcome, outcome.detail)
             refreshes = refreshes_after(cfg, months[-1], plan.email != "none", tuple(later)) if built else ()
             refreshed = refresh_months(cfg, months[-1], refreshes)
     outcomes_list = [outcomes[month] for month in months] + refreshed
     publish_backfill_artifact(cfg.cluster, str(months[0]), str(months[-1]), outcomes_list)
-    failed = [o for o in outcomes_list if o["outcome"] == "failed"]
+    failed = [o for o in outcomes_list if o.outcome == "failed"]
     if failed:
         raise BackfillError(
             f"{len(failed)} of {len(outcomes_list)} months failed: "
-            + "; ".join(f"{o['month']}: {o['detail']}" for o in failed),
-            inputs_only=all(o["input_error"] for o in failed),
-            stages=", ".join(f"{o['month']} {o['stage']}" for o in failed),
+            + "; ".join(f"{o.month}: {o.detail}" for o in failed),
+            inputs_only=all(o.input_error for o in failed),
+            stages=", ".join(f"{o.month} {o.stage}" for o in failed),
         )
     return outcomes_list
 
 
-def reported(config: ClusterConfig, step: MonthStep) -> dict:
+def reported(config: ClusterConfig, step: MonthStep) -> MonthOutcome:
     """A month of the range, built by the backfill's build, reported: its outcome."""
     try:
         return month_outcome(report_month(config, step), step.outcome, step.note)
@@ -117,7 +118,7 @@ def reported(config: ClusterConfig, step: MonthStep) -> dict:
 
 
 def land_months(
-    config: ClusterConfig, months: dict[Month, bool], no_jobs_ran: bool, outcomes: dict[Month, dict]
+    config: ClusterConfig, months: dict[Month, bool], no_jobs_ran: bool, outcomes: dict[Month, MonthOutcome]
 ) -> dict[Month, Path]:
     """Land each of `months` (-> whether it was reported before: then the records it landed are
     used, when whole); returns the landed directories. A month whose landing failed gets its
@@ -142,7 +143,7 @@ def land_months(
     return landed
 
 
-def build_months_once(config: ClusterConfig, months: dict[Month, Path], outcomes: dict[Month, dict]) -> bool:
+def build_months_once(config: ClusterConfig, months: dict[Month, Path], outcomes: dict[Month, MonthOutcome]) -> bool:
     """Build `months` (-> landed directory) in one dbt build, or in batches that fit the memory limit
     (flows/warehouse/batches.py); whether it succeeded. When it failed, the error is printed once and
     each month of the range among them gets its failed outcome in `outcomes`, which refers to it."""

@@ -152,17 +152,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if summary["refreshed"]:
         print("later months refreshed (their comparisons and job runs include this month):")
         for outcome in summary["refreshed"]:
-            print(f"  {outcome['month']}  {outcome['outcome']:<9} {outcome['detail']}")
-        changed = [o["month"] for o in summary["refreshed"] if o.get("changed")]
+            print(f"  {outcome.month}  {outcome.outcome:<9} {outcome.detail}")
+        changed = [o.month for o in summary["refreshed"] if o.changed]
         print(f"reports whose figures changed: {' '.join(changed) if changed else 'none'}")
-    if failed := [o for o in summary["refreshed"] if o["outcome"] == "failed"]:
-        months = " ".join(o["month"] for o in failed)
+    if failed := [o for o in summary["refreshed"] if o.outcome == "failed"]:
+        months = " ".join(o.month for o in failed)
         print(
             f"error: {args.month} was built, but {len(failed)} later months were not refreshed ({months}): "
             "their reports are the ones from before; run each again with --month",
             file=sys.stderr,
         )
-        return EXIT_INPUT if all(o["input_error"] for o in failed) else EXIT_FAILED
+        return EXIT_INPUT if all(o.input_error for o in failed) else EXIT_FAILED
     return EXIT_DONE
 
 
@@ -205,7 +205,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     outcomes = flow_of(plan)(plan)
     print(f"{config.cluster} {args.from_month}..{args.to_month}:")
     for outcome in outcomes:
-        print(f"  {outcome['month']}  {outcome['outcome']:<8} {outcome['detail']}")
+        print(f"  {outcome.month}  {outcome.outcome:<8} {outcome.detail}")
     return EXIT_DONE
 
 

@@ -28,6 +28,7 @@ from prefect.runtime import flow_run as flow_run_info
 from flows.config.cluster import ClusterConfig
 from flows.core.atomic import clear_leftovers, staged_replacement
 from flows.core.months import Month
+from flows.core.outcome import MonthOutcome
 from flows.delivery.deliver import (
     DeliveryOutcome,
     Figures,
@@ -241,7 +242,7 @@ def report_month(
     }
 
 
-def refresh_months(config: ClusterConfig, after: Month, steps: tuple[MonthStep, ...]) -> list[dict]:
+def refresh_months(config: ClusterConfig, after: Month, steps: tuple[MonthStep, ...]) -> list[MonthOutcome]:
     """Report again, oldest first, the months built after `after` (flows/plan.py refreshes_after);
     returns one outcome per month (month_outcome): a month that fails does not stop the others."""
     outcomes = []
@@ -252,17 +253,17 @@ def refresh_months(config: ClusterConfig, after: Month, steps: tuple[MonthStep, 
                 outcome = month_outcome(report_month(config, step), step.outcome)
             except Exception as error:  # the month's outcome says it; the next month is refreshed still
                 outcome = alerted_failure(config, step.month, error)
-            progress.info("%s %s: %s: %s", config.cluster, step.month, outcome["outcome"], outcome["detail"])
+            progress.info("%s %s: %s: %s", config.cluster, step.month, outcome.outcome, outcome.detail)
             outcomes.append(outcome)
     return outcomes
 
 
-def alerted_failure(config: ClusterConfig, month: Month, error: Exception) -> dict:
+def alerted_failure(config: ClusterConfig, month: Month, error: Exception) -> MonthOutcome:
     """A month of a backfill or a refresh failed: its outcome, and its failure alert to `alert_to`
     (the other months go on; the run's own alert, if it fails, is the flow's)."""
     run = current_month.get() or MonthRun(config, month, flow_run_info.id)
     outcome = month_failed(run, error)
-    logger, stage = get_run_logger(), outcome["stage"]
+    logger, stage = get_run_logger(), outcome.stage
     logger.error("%s of cluster %s failed at stage %s: %s", month, config.cluster, stage, described(error))
     rerun = f"reliability-report run --config {config.config_path} --month {month}"
     try:

@@ -19,6 +19,7 @@ from flows.config.cluster import ClusterConfig
 from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import Month
+from flows.core.outcome import MonthOutcome
 from flows.core.words import counted
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
@@ -132,14 +133,14 @@ def failure(state) -> tuple[str, str]:
     return failed_stage(run, error), described(error)
 
 
-def month_failed(run: MonthRun, error: Exception) -> dict:
+def month_failed(run: MonthRun, error: Exception) -> MonthOutcome:
     """The failed month's line in a backfill's or a refresh's outcomes (see month_outcome); the
     month is done: the hooks report on the month before again."""
     current_month.set(None)
     return failed_outcome(run.month, failed_stage(run, error), described(error), is_input_error(error))
 
 
-def month_outcome(summary: dict, built: str, delivery_note: str | None = None) -> dict:
+def month_outcome(summary: dict, built: str, delivery_note: str | None = None) -> MonthOutcome:
     """A reported month's line in a backfill's or a refresh's outcomes, from its summary: month,
     outcome (`built`, e.g. "built" or "refreshed") and detail; a month built before says which
     parts of its figures `changed` (none: unchanged)."""
@@ -147,23 +148,13 @@ def month_outcome(summary: dict, built: str, delivery_note: str | None = None) -
     changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
     counts = summary["counts"]
     seconds = sum(summary["stage_seconds"].values())
-    return {
-        "month": summary["month"],
-        "outcome": built,
-        "detail": f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}",
-        "changed": changed or [],
-    }
+    detail = f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}"
+    return MonthOutcome(summary["month"], built, detail, changed=tuple(changed or ()))
 
 
-def failed_outcome(month: Month, stage: str, error: str, input_error: bool) -> dict:
+def failed_outcome(month: Month, stage: str, error: str, input_error: bool) -> MonthOutcome:
     """A failed month's line in a backfill's or a refresh's outcomes (see month_outcome)."""
-    return {
-        "month": str(month),
-        "outcome": "failed",
-        "stage": stage,
-        "detail": f"at stage {stage}: {error}",
-        "input_error": input_error,
-    }
+    return MonthOutcome(str(month), "failed", f"at stage {stage}: {error}", stage=stage, input_error=input_error)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from saved_month import saved_metrics
 
+from flows.core.outcome import MonthOutcome
 from flows.figures.document import MonthDocument
 from flows.report.artifact import artifact_key, backfill_markdown, month_markdown
 
@@ -93,9 +94,9 @@ def test_a_partial_month_and_untrusted_text_in_the_artifact():
 
 def test_a_backfills_artifact_lists_each_months_outcome():
     outcomes = [
-        {"month": "2026-08", "outcome": "built", "detail": "1,000 attempts, 3 infrastructure failures in 20 s; sent"},
-        {"month": "2026-09", "outcome": "skipped", "detail": "report built and delivered already"},
-        {"month": "2026-10", "outcome": "failed", "stage": "dbt", "detail": "at stage dbt: RuntimeError: x | y"},
+        MonthOutcome("2026-08", "built", "1,000 attempts, 3 infrastructure failures in 20 s; sent"),
+        MonthOutcome("2026-09", "skipped", "report built and delivered already"),
+        MonthOutcome("2026-10", "failed", "at stage dbt: RuntimeError: x | y", stage="dbt"),
     ]
     text = backfill_markdown("rsc1", "2026-08", "2026-10", outcomes)
     assert text.splitlines() == [

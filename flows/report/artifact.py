@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from flows.core.escape import escaped_logger
+from flows.core.outcome import MonthOutcome
 from flows.figures.document import MonthDocument
 from flows.figures.formats import month_name, partial_notice
 from flows.figures.read import read_document
@@ -60,9 +61,9 @@ def month_markdown(document: MonthDocument, report: Path, delivery: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def backfill_markdown(cluster: str, first: str, last: str, outcomes: list[dict]) -> str:
+def backfill_markdown(cluster: str, first: str, last: str, outcomes: list[MonthOutcome]) -> str:
     """A backfill's artifact: how many months were built, skipped and failed, and each month's detail."""
-    counts = Counter(o["outcome"] for o in outcomes)
+    counts = Counter(o.outcome for o in outcomes)
     lines = [
         f"### Backfill of {_text(cluster)}: {first} to {last}",
         "",
@@ -71,7 +72,7 @@ def backfill_markdown(cluster: str, first: str, last: str, outcomes: list[dict])
         "| month | outcome | detail |",
         "| --- | --- | --- |",
     ]
-    lines += [f"| {o['month']} | {o['outcome']} | {_text(o['detail'])} |" for o in outcomes]
+    lines += [f"| {o.month} | {o.outcome} | {_text(o.detail)} |" for o in outcomes]
     return "\n".join(lines) + "\n"
 
 
@@ -94,7 +95,7 @@ def publish_month_artifact(metrics_path: Path, report: Path, delivery: str) -> N
     _publish(month_markdown(document, report, delivery), key, description)
 
 
-def publish_backfill_artifact(cluster: str, first: str, last: str, outcomes: list[dict]) -> None:
+def publish_backfill_artifact(cluster: str, first: str, last: str, outcomes: list[MonthOutcome]) -> None:
     """Publish a backfill run's artifact, key `backfill-<cluster>-<first>-to-<last>`."""
     key = artifact_key("backfill", cluster, first, "to", last)
     _publish(backfill_markdown(cluster, first, last, outcomes), key, f"Backfill of {cluster}, {first} to {last}")
