@@ -143,19 +143,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     prefect_start_up(args.debug, config.warehouse.engine)
     plan = plan_month(config, args.month, resend=args.resend, as_of=dumped_at, no_jobs_ran=args.no_jobs_ran)
     summary = flow_of(plan)(plan)
-    print(f"{summary['cluster']} {summary['month']}: {summary['counts']}; {summary['delivery']}")
-    if summary["period_notice"]:
-        print(summary["period_notice"])
-    print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary["stage_seconds"].items()))
-    print(f"report:  {summary['report']}")
-    print(f"metrics: {summary['metrics']}")
-    if summary["refreshed"]:
+    print(f"{summary.cluster} {summary.month}: {summary.counts}; {summary.delivery}")
+    if summary.period_notice:
+        print(summary.period_notice)
+    print("stages:  " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in summary.stage_seconds.items()))
+    print(f"report:  {summary.report}")
+    print(f"metrics: {summary.metrics}")
+    if summary.refreshed:
         print("later months refreshed (their comparisons and job runs include this month):")
-        for outcome in summary["refreshed"]:
+        for outcome in summary.refreshed:
             print(f"  {outcome.month}  {outcome.outcome:<9} {outcome.detail}")
-        changed = [o.month for o in summary["refreshed"] if o.changed]
+        changed = [o.month for o in summary.refreshed if o.changed]
         print(f"reports whose figures changed: {' '.join(changed) if changed else 'none'}")
-    if failed := [o for o in summary["refreshed"] if o.outcome == "failed"]:
+    if failed := [o for o in summary.refreshed if o.outcome == "failed"]:
         months = " ".join(o.month for o in failed)
         print(
             f"error: {args.month} was built, but {len(failed)} later months were not refreshed ({months}): "

@@ -11,6 +11,7 @@ from prefect.runtime import flow_run as flow_run_info
 
 from flows.config.file import load_config
 from flows.core.months import Month
+from flows.core.outcome import MonthSummary
 from flows.edge import checked_month, checked_range, checked_study, deployment_config
 from flows.plan import EmailChoice, StudyPlan, plan_backfill, plan_month
 from flows.run_plan import alert_on_failure, execute
@@ -30,7 +31,7 @@ def monthly_report(
     refresh: bool = False,
     update_later: bool = True,
     no_jobs_ran: bool = False,
-) -> dict:
+) -> MonthSummary:
     """Build, check and report one cluster's month (default: the month before the run's scheduled
     time; a late start reports its own month) from the config file `config`; returns a summary.
 

@@ -28,7 +28,7 @@ from prefect.runtime import flow_run as flow_run_info
 from flows.config.cluster import ClusterConfig
 from flows.core.atomic import clear_leftovers, staged_replacement
 from flows.core.months import Month
-from flows.core.outcome import MonthOutcome
+from flows.core.outcome import MonthOutcome, MonthSummary
 from flows.delivery.deliver import (
     DeliveryOutcome,
     Figures,
@@ -196,7 +196,7 @@ def report_month(
     later: dict[Month, Path] | None = None,
     as_of: datetime | None = None,
     no_jobs_ran: bool = False,
-) -> dict:
+) -> MonthSummary:
     """A month's stages, under the cluster's lock (the caller's), as their tasks: land it (unless
     `step.built`, or a refresh, found its whole landing), build it (unless built) with `later`,
     compute, check, render and deliver it; returns its summary. The new report replaces the month's
@@ -228,18 +228,18 @@ def report_month(
         in_place(config, month)
     get_run_logger().info("report for %s %s written to %s", config.cluster, month, paths["report"])
     publish_month_artifact(paths["metrics"], paths["report"], str(delivery))
-    return {
-        "changed": None if before is None else Figures.of(config.report_dir(month)).changed_parts(before.sections),
-        "cluster": config.cluster,
-        "month": str(month),
-        "report": str(paths["report"]),
-        "metrics": str(paths["metrics"]),
-        "dbt": dbt_statuses,
-        "delivery": str(delivery),
-        "counts": figures.counts,  # the attempts and failures as every output says them
-        "period_notice": observed_period(month, manifest)["notice"],  # what the report says of a partial month
-        "stage_seconds": run.seconds,
-    }
+    return MonthSummary(
+        cluster=config.cluster,
+        month=str(month),
+        report=str(paths["report"]),
+        metrics=str(paths["metrics"]),
+        dbt=dbt_statuses,
+        delivery=str(delivery),
+        counts=figures.counts,
+        period_notice=observed_period(month, manifest)["notice"],
+        stage_seconds=run.seconds,
+        changed=None if before is None else Figures.of(config.report_dir(month)).changed_parts(before.sections),
+    )
 
 
 def refresh_months(config: ClusterConfig, after: Month, steps: tuple[MonthStep, ...]) -> list[MonthOutcome]:

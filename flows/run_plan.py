@@ -10,6 +10,7 @@ stage that failed, which the run's context holds (flows/stages.py), not a regist
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from prefect import Flow, flow
@@ -19,6 +20,7 @@ from prefect.runtime import flow_run as flow_run_info
 from flows.backfill import BackfillError, run_backfill, run_clusters
 from flows.config.file import load_config
 from flows.core.months import Month
+from flows.core.outcome import MonthSummary
 from flows.core.runlock import run_lock
 from flows.delivery.deliver import send_alert
 from flows.pipeline import refresh_months, report_month
@@ -62,7 +64,7 @@ def execute(plan: Plan) -> Any:
     return run_study(plan)
 
 
-def run_month(plan: MonthPlan) -> dict:
+def run_month(plan: MonthPlan) -> MonthSummary:
     """A month, built with the months built after it, then those months reported again; its summary
     with their outcomes (`refreshed`). A failure of the month itself fails the run."""
     config, month = plan.config, plan.report.month
@@ -70,8 +72,8 @@ def run_month(plan: MonthPlan) -> dict:
         later = landed_later_months(config, month) if plan.update_later else {}
         summary = report_month(config, plan.report, later, plan.as_of, plan.no_jobs_ran)
         refreshes = refreshes_after(config, month, plan.report.notify, tuple(later)) if plan.update_later else ()
-        summary["refreshed"] = refresh_months(config, month, refreshes)
-    return summary
+        refreshed = refresh_months(config, month, refreshes)
+    return replace(summary, refreshed=tuple(refreshed))
 
 
 def send_failure_alert(flow, flow_run, alert: RunAlert, stage: str, error: str) -> None:

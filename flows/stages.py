@@ -19,7 +19,7 @@ from flows.config.cluster import ClusterConfig
 from flows.core.errors import is_input_error
 from flows.core.escape import escaped_logger, printable_lines
 from flows.core.months import Month
-from flows.core.outcome import MonthOutcome
+from flows.core.outcome import MonthOutcome, MonthSummary
 from flows.core.words import counted
 
 # Stage-by-stage progress with counts: the CLI prints this logger; flow runs log it to Prefect too.
@@ -140,16 +140,15 @@ def month_failed(run: MonthRun, error: Exception) -> MonthOutcome:
     return failed_outcome(run.month, failed_stage(run, error), described(error), is_input_error(error))
 
 
-def month_outcome(summary: dict, built: str, delivery_note: str | None = None) -> MonthOutcome:
+def month_outcome(summary: MonthSummary, built: str, delivery_note: str | None = None) -> MonthOutcome:
     """A reported month's line in a backfill's or a refresh's outcomes, from its summary: month,
     outcome (`built`, e.g. "built" or "refreshed") and detail; a month built before says which
     parts of its figures `changed` (none: unchanged)."""
-    changed = summary["changed"]  # None: not built before
+    changed = summary.changed  # None: not built before
     changes = "" if changed is None else f"changed: {', '.join(changed)}; " if changed else "figures unchanged; "
-    counts = summary["counts"]
-    seconds = sum(summary["stage_seconds"].values())
-    detail = f"{changes}{counts} in {seconds:.0f} s; {delivery_note or summary['delivery']}"
-    return MonthOutcome(summary["month"], built, detail, changed=tuple(changed or ()))
+    seconds = sum(summary.stage_seconds.values())
+    detail = f"{changes}{summary.counts} in {seconds:.0f} s; {delivery_note or summary.delivery}"
+    return MonthOutcome(summary.month, built, detail, changed=tuple(changed or ()))
 
 
 def failed_outcome(month: Month, stage: str, error: str, input_error: bool) -> MonthOutcome:

@@ -312,7 +312,7 @@ def built(smtp_server, tmp_path_factory, fresh_warehouse):
     return {
         "config": load_config(config),
         "summary": summary,
-        "report_dir": Path(summary["report"]).parent,
+        "report_dir": Path(summary.report).parent,
         "messages": smtp_server.parsed(),
     }
 
@@ -328,11 +328,11 @@ def test_the_report_is_sent_once_and_a_rerun_sends_nothing(built, smtp_server):
     log = SentLog.for_cluster(built["config"].data_dir, "mail")
     assert [(r.status, r.kind) for r in log.records()] == [(SENDING, "report"), (SENT, "report")]
     assert log.last_sent(MONTH).message_id == message["Message-ID"]
-    assert built["summary"]["delivery"].startswith("report emailed to ops@example.org, lead@example.org")
+    assert built["summary"].delivery.startswith("report emailed to ops@example.org, lead@example.org")
     assert message["Auto-Submitted"] == "auto-generated"
 
     summary = monthly_report(cluster="mail", config=str(built["config"].config_path), month=MONTH)
-    assert summary["delivery"].startswith("not emailed again: these figures went to 2 recipients")
+    assert summary.delivery.startswith("not emailed again: these figures went to 2 recipients")
     assert smtp_server.messages == [] and len(log.records()) == 2
     assert delivery_status(built["config"], SUBJECT, built["report_dir"])[0]
 
@@ -434,12 +434,12 @@ def test_a_new_config_path_or_a_parameter_that_changes_no_figure_sends_nothing(b
     smtp_server.reset()
     copy = config_copy(built, "mail-copy.toml")
     summary = monthly_report(cluster="mail", config=str(copy), month=MONTH)
-    assert summary["delivery"].startswith("not emailed again: these figures went to 2 recipients")
+    assert summary.delivery.startswith("not emailed again: these figures went to 2 recipients")
 
     copy = config_copy(built, "mail-copy.toml", "\n[analysis]\nlemon_p_value = 0.00099\n")
     summary = monthly_report(cluster="mail", config=str(copy), month=MONTH)
-    assert summary["delivery"].startswith("not emailed again") and smtp_server.messages == []
-    metrics = json.loads(Path(summary["metrics"]).read_text())  # the report in place shows what was used
+    assert summary.delivery.startswith("not emailed again") and smtp_server.messages == []
+    metrics = json.loads(Path(summary.metrics).read_text())  # the report in place shows what was used
     assert metrics["parameters"]["lemon_p_value"] == 0.00099 and str(copy) in metrics["reproduce"]["command"]
 
 

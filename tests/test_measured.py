@@ -438,7 +438,7 @@ def thin_month_built(tmp_path_factory) -> tuple[Path, Path, str]:
             simulate(SimParams("thin", month, nodes=8, seed=3, r_f=0.0, lemon_fraction=0.0), sim)
             keep_gpus_of_first(sim / "sacct.psv", 2)
             summary = monthly_report(cluster="thin", config=str(config), month=str(month))
-            done.write_text(json.dumps({"counts": summary["counts"]}))
+            done.write_text(json.dumps({"counts": summary.counts}))
         counts = json.loads(done.read_text())["counts"]
     return load_config(config).report_dir(month), config, counts
 

@@ -77,7 +77,7 @@ def month_run(tmp_path_factory, fresh_warehouse):
     params = SimParams(CLUSTER, MONTH, nodes=48, seed=11, r_f=20.0, marked_requeue_share=0.5, requeue_drain_share=0.02)
     truth = simulate(params, sim_dir)
     summary = monthly_report(cluster=CLUSTER, config=str(config_path), month=str(MONTH))
-    metrics = json.loads(Path(summary["metrics"]).read_text())
+    metrics = json.loads(Path(summary.metrics).read_text())
     return {
         "workdir": workdir,
         "config": config_path,
@@ -97,7 +97,7 @@ def test_counts_match_the_logs(month_run):
 
 
 def test_each_stage_is_timed_by_its_task_run(month_run):
-    seconds = month_run["summary"]["stage_seconds"]
+    seconds = month_run["summary"].stage_seconds
     assert list(seconds) == ["land", "dbt", "metrics", "quality", "render", "deliver"]
     assert all(isinstance(s, float) and s >= 0 for s in seconds.values()) and seconds["dbt"] > 0
 
@@ -237,7 +237,7 @@ def test_a_bad_row_is_quarantined_and_reported(tmp_path, fresh_warehouse):
     with open(sim / "xid.log", "a") as log:
         log.write("[ 1843.308145] NVRM: Xid (PCI:0000:b3:00): 79, GPU has fallen off the bus.\n")
     summary = monthly_report(cluster="q", config=str(config), month=str(MONTH))
-    metrics = json.loads(Path(summary["metrics"]).read_text())
+    metrics = json.loads(Path(summary.metrics).read_text())
     assert metrics["inputs"]["sacct_psv"]["quarantined"] == 1
     assert metrics["inputs"]["xid_syslog"]["quarantined"] == 1
     assert metrics["inputs"]["sacct_psv"]["records"] == rows_before - 1
@@ -247,7 +247,7 @@ def test_a_bad_row_is_quarantined_and_reported(tmp_path, fresh_warehouse):
         ("sacct.psv", 4, "Elapsed"),
         ("xid.log", len((sim / "xid.log").read_text().splitlines()), "timestamp"),
     }
-    html = Path(summary["report"]).read_text()
+    html = Path(summary.report).read_text()
     assert "quarantined" in html and "field Elapsed=&#39;12:xx:00&#39;" in html
 
 
@@ -468,7 +468,7 @@ def two_months(tmp_path_factory, fresh_warehouse) -> dict:
     monthly_report(cluster="hist", config=str(config), month=str(september))
     built["september_rebuilt"], built["october_after"] = mart_rows(warehouse, september), mart_rows(warehouse, october)
     summary = monthly_report(cluster="hist", config=str(config), month=str(october))
-    built["october_metrics"] = json.loads(Path(summary["metrics"]).read_text())
+    built["october_metrics"] = json.loads(Path(summary.metrics).read_text())
     built["september_metrics"] = json.loads((work / "reports" / "hist" / "2026-09" / "metrics.json").read_text())
     return built
 

@@ -298,7 +298,7 @@ def simulated_month(tmp_path: Path, fresh_warehouse, name: str, strip_gpus: bool
         sacct = sim / "sacct.psv"
         sacct.write_text(re.sub(r",gres/gpu(:\w+)?=\d+", "", sacct.read_text()))
     summary = monthly_report(cluster=name, config=str(config), month=str(OCTOBER))
-    return read(Path(summary["report"]).parent) | {"dir": Path(summary["report"]).parent}
+    return read(Path(summary.report).parent) | {"dir": Path(summary.report).parent}
 
 
 def test_a_month_without_failures_shows_lower_bounds(tmp_path, fresh_warehouse):

@@ -145,7 +145,7 @@ def test_node_events_with_reasons(pulled):
 def test_the_warehouse_attributes_the_node_failures(pulled):
     import duckdb
 
-    warehouse = Path(pulled["summary"]["report"]).parents[3] / "warehouse" / "ci.duckdb"
+    warehouse = Path(pulled["summary"].report).parents[3] / "warehouse" / "ci.duckdb"
     with duckdb.connect(str(warehouse), read_only=True) as con:
         rows = con.execute(
             "select job_id_raw, slurm_state, outcome, cause_category, matched_categories from fct_attempts"
@@ -172,7 +172,7 @@ def test_a_live_pull_is_dumped_at_the_pull_time(pulled):
     assert pulled["manifest"]["as_of"]["basis"] == "pull"
     latest = max(t for a in pulled["attempts"] for t in (a["submit_at"], a["start_at"], a["end_at"]) if t is not None)
     assert latest <= as_of <= datetime.now(UTC).replace(tzinfo=None)
-    metrics = json.loads(Path(pulled["summary"]["metrics"]).read_text())
+    metrics = json.loads(Path(pulled["summary"].metrics).read_text())
     assert metrics["period"] == {**metrics["period"], "end": as_of.isoformat(), "complete": False}
 
 
@@ -228,7 +228,7 @@ def test_a_month_pulled_from_slurmrestd_lands_what_sacct_json_of_it_lands(slurm,
         "json": one_source_config(tmp_path / "json", 'kind = "sacct_json"\npath = "slurmrestd.json"'),
     }
     summary = monthly_report(cluster="ci", config=str(configs["rest"]), month=str(month), partial=True)
-    assert Path(summary["report"]).is_file()
+    assert Path(summary.report).is_file()
     order = [(column, "ascending") for column in ("job_id_raw", "submit_at", "state")]
     rest, json_file = (
         pq.read_table(landed / "attempts.parquet").sort_by(order)
