@@ -11,7 +11,7 @@ from prefect.runtime import flow_run as flow_run_info
 
 from flows.config.file import load_config
 from flows.core.months import Month
-from flows.core.outcome import MonthSummary
+from flows.core.outcome import MonthOutcome, MonthSummary
 from flows.edge import checked_month, checked_range, checked_study, deployment_config
 from flows.plan import EmailChoice, StudyPlan, plan_backfill, plan_month
 from flows.run_plan import alert_on_failure, execute
@@ -70,7 +70,7 @@ def backfill(
     partial: bool = False,
     email: EmailChoice = "latest",
     no_jobs_ran: bool = False,
-) -> list[dict]:
+) -> list[MonthOutcome]:
     """Build every month from `from_month` to `to_month` (inclusive, YYYY-MM, not in the future;
     the current, unfinished month only with `partial`). `email` says which months' reports are
     sent (by email and to the webhook): none, the latest of the range (default) or all; the others

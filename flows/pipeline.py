@@ -6,9 +6,10 @@ job runs read it), which are then reported again (`refresh_months`); a backfill 
 builds them in one build and reports each with `built` (flows/backfill.py). Each stage is a Prefect
 task named after it, a thin wrapper around a plain function that is tested on its own. The stages'
 state hooks print the progress lines, time each stage (its task run's time in the Running state)
-and note the stage that failed; the flow's one failure hook names that stage in the alert. No stage has Prefect retries: a live pull retries inside the landing, delivery retries
-inside the SMTP and webhook clients (a retried task would send again), and the other stages are
-deterministic, so running them again fails again.
+and note the stage that failed; the flow's one failure hook names that stage in the alert. No
+stage has Prefect retries: a live pull retries inside the landing, delivery retries inside the SMTP
+and webhook clients (a retried task would send again), and the other stages are deterministic, so
+running them again fails again.
 """
 
 from __future__ import annotations

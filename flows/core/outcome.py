@@ -5,7 +5,7 @@ failed_outcome make it, the commands print it, the backfill's artifact lists it)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -37,4 +37,4 @@ class MonthSummary:
     period_notice: str | None  # what the report says of a partial month
     stage_seconds: dict[str, float]
     changed: list[str] | None
-    refreshed: tuple[MonthOutcome, ...] = field(default=())
+    refreshed: tuple[MonthOutcome, ...] = ()
