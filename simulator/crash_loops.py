@@ -40,7 +40,9 @@ def crash_loop(ctx: SimContext, job: Job) -> int | None:
 def crash_loop_truth(history: History, w: MonthWindow, columns: AttemptColumns) -> dict:
     """The month's crash loops: each job whose attempts ended failed, requeued or preempted (as the
     month's dump shows them ended) at least CRASH_LOOP_MIN_INTERRUPTIONS times in the month, with
-    those counts and the GPU-hours of those attempts inside the month."""
+    those counts and the GPU-hours of those attempts inside the month: `min_interruptions`, `jobs`,
+    `interruptions`, `gpu_hours` and `by_job` (job id -> `interruptions`, `failures`, `requeues`,
+    `preemptions`, `gpus`, `gpu_hours`)."""
     ended = columns.in_dump(w) & (columns.end >= w.start) & (columns.end < w.end) & (columns.end <= w.as_of)
     runtime = columns.runtime_in(w)
     jobs: dict[int, dict] = {}

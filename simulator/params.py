@@ -73,8 +73,9 @@ class SimParams:
     marked_requeue_share: float = 0.0
     requeue_drain_share: float = 0.0
     # The share of jobs that end on their own and fall into a crash loop instead: requeued 3-40
-    # times, a few minutes each round (the paper's worst was requeued 35 times). Off by default, so
-    # a seed's history stays what it was.
+    # times (REQUEUED, RequeueExit), 1-20 minutes a round, the last round ending as the job would
+    # have (simulator/crash_loops.py; the paper's worst was requeued 35 times). Off by default, so
+    # a seed's history stays what it was; the crash-loop tests use 0.01.
     crash_loop_share: float = 0.0
     slurm_version: str = "22.05"  # or "24.11": adds Restarts and FailedNode
     node_prefix: str = "gpu"

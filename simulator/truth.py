@@ -278,8 +278,9 @@ def _manual_requeues_near_critical(history: History, w: MonthWindow) -> list[dic
 
 def _time_to_failure(failures: list[dict], false_positives: list[dict]) -> dict:
     """The month's infrastructure failures the rule counts (those injected that it attributes, and
-    its false positives) by how long their attempt had run: within 10 minutes, an hour, later; over
-    every cause (`all`) and by cause."""
+    its false positives) by how long their attempt had run: `all` (every cause) and `by_cause`
+    (cause ->), each `failures`, `within_10_minutes`, `within_1_hour` (the first 10 minutes
+    included), `later` and `median_hours` (null: no failure)."""
     counted = [
         (f["expected_cause"], f["attempt"].end - f["attempt"].start) for f in failures if f["expected_attributed"]
     ]

@@ -1,11 +1,17 @@
 """Crash loops (issue 53): the figure recovers, exactly, the jobs the simulator sent into a crash
 loop (requeued again and again) and those its preemptions and faults interrupted as often, over
 several seeds: how many, their interruptions and GPU-hours, and the worst with their counts; a
-period without one says 0 (measured), one without GPU exposure says why it is not measured."""
+period without one says 0 (measured), one without GPU exposure says why it is not measured; the
+pages show the worst jobs' names (the users' words) as inert text."""
+
+import json
+import re
 
 import duckdb
 import pytest
+from conftest import DATA_DIR
 from simulated_build import simulated_build
+from test_report import Page
 
 from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
@@ -13,6 +19,8 @@ from flows.figures.crash_loops import crash_loops
 from flows.figures.figure import Reading
 from flows.figures.measured import Exposure, unmeasured_codes
 from flows.figures.period import Period
+from flows.figures.read import month_document
+from flows.report.render import render_pages
 from simulator import SimParams
 
 FIRST, LAST = Month.parse("2026-09"), Month.parse("2026-10")
@@ -72,3 +80,26 @@ def test_crash_loops_need_a_gpu_attempt_that_ended_not_a_rates_exposure():
     assert unmeasured_codes(none_ran, params)["crash_loops"] == "no_gpu_jobs"
     assert unmeasured_codes(none_ended, params)["crash_loops"] == "no_gpu_attempt_ended"
     assert "crash_loops" not in unmeasured_codes(two_ended, params)
+
+
+HOSTILE_NAME = "<script>alert(2)</script>\x1b[1m"  # a job's name is what its user typed
+
+
+def test_the_pages_show_the_worst_jobs_as_inert_text_and_none_as_none():
+    """The golden month (no loop: "no GPU job interrupted 3 times") and the same month with a loop
+    whose job is named with markup and a terminal escape: shown as text, nowhere run."""
+    metrics = json.loads((DATA_DIR / "golden" / "reports" / "month" / "metrics.json").read_text())
+    del metrics["summary"]
+    _, _, text = render_pages({}, month_document(metrics))
+    assert "CRASH LOOPS: no GPU job interrupted 3 times or more" in text
+    job = {
+        **{"loop_rank": 1, "job_id": "4242", "job_name": HOSTILE_NAME, "account": "ml", "gpus": 16},
+        **{"interruptions": 13, "failures": 2, "requeues": 10, "preemptions": 1, "gpu_hours": 40.0},
+    }
+    metrics["crash_loops"] |= {"jobs": 1, "interruptions": 13, "gpu_hours": 40.0, "worst": [job]}
+    html, email, text = render_pages({}, month_document(metrics))
+    shown = "<script>alert(2)</script>\\x1b[1m"  # the escape printed, not sent to the terminal
+    assert f"4242 ({shown}, 16 GPUs): 2 failed, 10 requeued, 1 preempted" in text
+    for page in (Page(html), Page(email)):
+        assert page.is_inert() and any(shown in t for t in page.texts)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", text + html + email)

@@ -1,6 +1,6 @@
-"""metrics.json is typed (flows/figures/document.py): the committed JSON Schema is the one the classes
-give, the saved month's and study's metrics.json are valid documents written byte for byte from the
-model, and a figure the classes do not declare fails the write. Every metrics.json the suite writes
+"""metrics.json is typed (flows/figures/document.py): the committed JSON Schema (and the other files
+flows/figures/derived.py derives) is the one the classes and declarations give, the saved month's
+and study's metrics.json are valid documents written byte for byte from the model, and a figure the classes do not declare fails the write. Every metrics.json the suite writes
 is validated by its writer (flows/report/render.py write_report, study_report.py write_study)."""
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ import pytest
 from pydantic import ValidationError
 from saved_month import SAVED_MONTH, saved_metrics
 
-from flows.figures.document import SCHEMA_PATH, MonthDocument, StudyDocument, metrics_schema, schema_text
+from flows.figures.derived import ROOT, derived_files
+from flows.figures.document import MonthDocument, StudyDocument, metrics_schema
 from flows.report.render import write_report
 
 GOLDEN = SAVED_MONTH.parent  # the month's and the study's report directories (tests/test_study.py writes them)
 SAVED = {"month": MonthDocument, "study": StudyDocument}
 
 
-def test_the_committed_schema_is_the_one_the_classes_give() -> None:
-    assert SCHEMA_PATH.read_text() == schema_text(), (
-        "docs/metrics.schema.json is stale: run `.venv/bin/python -m flows.figures.document` and commit it"
+@pytest.mark.parametrize(("path", "text"), derived_files().items(), ids=lambda p: getattr(p, "name", ""))
+def test_the_committed_derived_files_are_those_the_declarations_give(path: Path, text: str) -> None:
+    """The schema, metrics.md's table of the figures and dbt's exposure (flows/figures/derived.py)."""
+    assert path.read_text() == text, (
+        f"{path.relative_to(ROOT)} is stale: run `.venv/bin/python -m flows.figures.derived` and commit it"
     )
 
 

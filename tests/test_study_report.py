@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from conftest import DATA_DIR
 from test_report import CID, Page
 from test_report_browser import email_as_shown, leave_nothing
 
@@ -22,6 +23,7 @@ from flows.figures.models import expected_ettr_grid, model_mttf_hours, projectio
 from flows.figures.period import fleet_rate
 from flows.figures.rates import CONFIDENCE, failure_rate, mttf_interval
 from flows.figures.read import study_document
+from flows.figures.registry import FIGURES as DECLARED
 from flows.figures.repair import repair_summary
 from flows.figures.study_metrics import assemble_study
 from flows.report.charts import NARROWEST_PX, WIDTH_PX
@@ -42,6 +44,8 @@ OUTCOMES = ("completed", "failed", "infra_failed", "cancelled", "preempted")
 CAUSES = (("gpu_memory", "hardware"), ("infiniband_link", "hardware"), ("filesystem_mount", "system_software"),
           ("node_unresponsive", "unknown"), ("gpu_driver_firmware", "system_software"), ("pcie", "hardware"),
           ("main_memory", "hardware"), ("unattributed_node_failure", "unknown"))  # fmt: skip
+# a declared figure not made below is the golden month's: a new figure is in the study unasked
+GOLDEN_MONTH = json.loads((DATA_DIR / "golden" / "reports" / "month" / "metrics.json").read_text())
 
 
 def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -> dict:
@@ -170,7 +174,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
     gpu_hours = sum(b["gpu_hours"] for b in mttf)
     lost_total = sum(b["lost_gpu_hours"] for b in lost)
     second = sum(b["second_order_gpu_hours"] for b in lost)
-    return {
+    return {figure.key: GOLDEN_MONTH[figure.key] for figure in DECLARED} | {
         "parameters": {**asdict(params), "breakdown_top": 5, "confidence": CONFIDENCE},
         "totals": {
             "months_built": len(months),
@@ -215,8 +219,6 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         "lemon_nodes": lemon_nodes,
         "lost_goodput_by_size": lost,
         "node_repairs": node_repairs(nodes * 24 * 30.4 * len(months)),
-        "time_to_failure": time_to_failure(causes),
-        "crash_loops": crash_loops(name, account, scale),
         "not_measured": {},
         "breakdowns": {
             "top": 5,
@@ -238,31 +240,6 @@ def node_repairs(fleet_node_hours: float) -> dict:
         "unit": "hours", "failures": repairs, "all": repairs, "by_cause": [], "nodes_out_longest": [],
         "availability": {"value": 1 - 15.0 / fleet_node_hours, "out_node_hours": 15.0, "fleet_node_hours": fleet_node_hours},
     }  # fmt: skip
-
-
-def time_to_failure(causes: dict[str, int]) -> dict:
-    """Each cause's failures, a fifth of them within 10 minutes of their attempt's start, half within the hour."""
-
-    def strike_times(failures: int) -> dict:
-        early, hour = failures // 5, failures // 2
-        return {
-            "failures": failures, "within_10_minutes": early, "within_1_hour": hour, "later": failures - hour,
-            "share_within_10_minutes": early / failures, "share_within_1_hour": hour / failures, "median_hours": 1.5,
-        }  # fmt: skip
-
-    rows = [{"category": cause, **strike_times(n)} for cause, n in sorted(causes.items(), key=lambda c: -c[1])]
-    return {"all": strike_times(sum(causes.values())), "by_cause": rows}
-
-
-def crash_loops(name: str, account: str, scale: float) -> dict:
-    """One job of the cluster's account requeued again and again (more where it fails more)."""
-    requeues = int(10 * scale)
-    job = {
-        "loop_rank": 1, "job_id": "4242", "job_name": f"{name}-sweep", "account": account, "gpus": 16,
-        "interruptions": requeues + 3, "failures": 2, "requeues": requeues, "preemptions": 1, "gpu_hours": 40.0 * scale,
-    }  # fmt: skip
-    return {"min_interruptions": 3, "jobs": 1, "interruptions": job["interruptions"], "gpu_hours": job["gpu_hours"],
-            "worst": [job]}  # fmt: skip
 
 
 def make_study(names: tuple[str, str] = ("rsc1", "rsc2"), account: str = "ml-research") -> dict:
@@ -376,7 +353,6 @@ def hostile_study() -> dict:
         figures["lemon_nodes"]["candidates"][0]["node"] = HOSTILE + "\x1b[31m"
         figures["failures_by_cause"][0]["category"] = SCRIPT + r" $\frac$"
         figures["job_mix"][0]["outcome"] = HOSTILE
-        figures["crash_loops"]["worst"][0]["job_name"] = SCRIPT + "\x1b[1m"  # a job's name is the user's
     return assemble_study(study["clusters"], month_range(FIRST, LAST), study["reproduce"]["command"])
 
 
@@ -391,10 +367,9 @@ def test_untrusted_strings_are_escaped_and_neutralised_everywhere():
         assert any(HOSTILE + "\\u202e" in text for text in page.texts)  # the account
         assert any(FORMULA + "\\x07" in text for text in page.texts)  # the partition
         assert any(HOSTILE + "\\x1b[31m" in text for text in page.texts)  # the node
-        assert any(SCRIPT + "\\x1b[1m" in text for text in page.texts)  # the crash loop's job
     assert "<script" not in report.html and "<img src=x" not in report.html
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f\u202e]", report.text)
-    for shown in (cluster, HOSTILE + "\\u202e", FORMULA + "\\x07", HOSTILE + "\\x1b[31m", SCRIPT + "\\x1b[1m"):
+    for shown in (cluster, HOSTILE + "\\u202e", FORMULA + "\\x07", HOSTILE + "\\x1b[31m"):
         assert shown in report.text  # printed as text, inert
     assert set(report.charts) == CHARTS  # '$' in a cause or cluster did not start math mode
 

@@ -66,7 +66,15 @@ FIGURE = Figure(
     "crash loops",
     CrashLoops,
     crash_loops,
-    "GPU jobs interrupted (failed, requeued or preempted) again and again: how many, their GPU-hours, the worst",
+    (
+        'the GPU jobs interrupted again and again (methodology "Crash loops"; `fct_period_crash_loops`): '
+        "`min_interruptions` (3; null in a document upgraded from version 3, which did not record it), "
+        "`jobs`, `interruptions` and `gpu_hours` (of their interrupted attempts), and `worst[]` (at most "
+        "`breakdown_top`: `loop_rank`, `job_id`, `job_name`, `account`, `gpus`, `interruptions`, `failures`, "
+        "`requeues`, `preemptions`, `gpu_hours`). 0 jobs: none looped. Not measured where no GPU attempt "
+        "ended (`no_gpu_jobs`, `no_gpu_attempt_ended`): a count of jobs, not a rate, it needs no more "
+        "exposure"
+    ),
     marts=(LOOPS.table,),
     needs=("gpu_attempt_ended",),  # a count of jobs, not a rate: any GPU attempt that ended could show one
     keep=("min_interruptions",),

@@ -370,26 +370,13 @@ def document_text(document: BaseModel) -> str:
     return json.dumps(figures_of(document), indent=1, sort_keys=True) + "\n"
 
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "metrics.schema.json"
-
-
 def metrics_schema() -> dict:
     """The JSON Schema of metrics.json: a month's or a study's document (docs/metrics.schema.json)."""
     _, schema = models_json_schema([(MonthDocument, "validation"), (StudyDocument, "validation")])
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"metrics.json, schema_version {SCHEMA_VERSION}",
-        "description": "A month's or a study's metrics.json (docs/metrics.md); flows/figures/document.py writes it.",
+        "description": "A month's or a study's metrics.json (docs/metrics.md); flows/figures/document.py declares it.",
         "anyOf": [{"$ref": "#/$defs/MonthDocument"}, {"$ref": "#/$defs/StudyDocument"}],
         **schema,
     }
-
-
-def schema_text() -> str:
-    """docs/metrics.schema.json as `python -m flows.figures.document` writes it."""
-    return json.dumps(metrics_schema(), indent=1, sort_keys=True) + "\n"
-
-
-if __name__ == "__main__":  # python -m flows.figures.document: write docs/metrics.schema.json
-    SCHEMA_PATH.write_text(schema_text())
-    print(f"wrote {SCHEMA_PATH}")

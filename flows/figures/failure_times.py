@@ -65,7 +65,13 @@ FIGURE = Figure(
     "when failures strike",
     TimeToFailure,
     time_to_failure,
-    "infrastructure failures by how long their attempt had run: within 10 minutes, within an hour, later, by cause",
+    (
+        'when failures strike (methodology "When failures strike"; `fct_period_time_to_failure`): `all` and '
+        "`by_cause[]` (with `category`), each `failures`, `within_10_minutes`, `within_1_hour` (the first 10 "
+        "minutes included), `later`, `share_within_10_minutes`, `share_within_1_hour` (null: no failure) and "
+        "`median_hours` (the median hours an attempt had run when it failed). Not measured (`no_node_source`, "
+        "or GPU exposure) where `failures_by_cause` is not; its numbers null, `by_cause` []"
+    ),
     marts=(TIME_TO_FAILURE.table,),
     needs=("node_source", "gpu_exposure"),
     section="time_to_failure",

@@ -1,6 +1,7 @@
 """What declares a figure (flows/figures/registry.py holds the declarations): its key in a period's
 figures, its type, how it is read from its marts, what it needs to be measured, its report
-section, its Prometheus series and Grafana panel, and the words a correction uses for it.
+section, its Prometheus series and Grafana panel, the words a correction uses for it and its
+documentation (flows/figures/derived.py writes the files derived from it).
 
 A figure is one declaration, the way a source kind is (flows/ingest/sources/registry.py): the
 document's period classes, the rules of what is measured, the OpenMetrics table, a correction's
@@ -94,7 +95,7 @@ class Figure:
     words: str  # what a correction calls it (and a sentence of the report, unless `named` says otherwise)
     type: Any  # its pydantic type (flows/figures/figure_types.py or its own module)
     read: Callable[[Reading], Any]
-    doc: str  # what it is, for docs and the schema's description
+    doc: str  # what it holds: its row of docs/metrics.md's figures' table and its JSON Schema description
     marts: tuple[str, ...] = ()  # the dbt models it reads (dbt_project/models/marts)
     needs: tuple[str, ...] = ()
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)

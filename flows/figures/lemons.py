@@ -40,8 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from flows.config.cluster import AnalysisConfig
-from flows.figures.figure import unmeasured_dict
+from flows.figures.figure import Figure, Series, unmeasured_dict
+from flows.figures.figure_types import LemonNodes
 from flows.figures.period import OF_PERIOD, Period
+from flows.figures.samples import lemon_count_samples
 from flows.warehouse.engines import MartReader
 
 # the columns of fct_node_lemon_signals read here (its yml defines each)
@@ -301,3 +303,58 @@ def _failure_times(con: MartReader, nodes: list[str], start, end) -> dict[str, l
         ).fetchall():
             times[node].append(failed_at.isoformat())
     return times
+
+
+FIGURE = Figure(
+    "lemon_nodes",
+    "lemon-node candidates",
+    LemonNodes,
+    lambda r: lemon_candidates(r.con, r.period, r.params),
+    (
+        "`window_start`, `window_end`, `window_days` (a month's `lemon_window_days` before its end, a "
+        "study's cluster's range), `fleet_nodes`, the bulk fits of the fleet "
+        "(`fleet_mean_incident_hours`, `fleet_incident_dispersion`, `fleet_mean_failure_incidents`, "
+        "`fleet_failure_dispersion`: mean and variance / mean of the negative binomial fitted to the "
+        "nodes below the lemons), `repeat_threshold` (the incidents within `lemon_repeat_days` that make "
+        "a repeat offender; the rules are judged at `parameters.lemon_p_value`), `signal_distribution` "
+        "(signal -> [value, share of the fleet at or below it], from "
+        "`fct_period_lemon_signal_distribution`), and `candidates[]` with `node`, `rules` (`outlier`, "
+        "`repeat_offender`), `p_value` (the smaller of `incident_p_value`, the fleet tail of its incident "
+        "hours, and `repeat_p_value`, the bound on a fleet node's chance of its repeats) and the "
+        "evidence: `incident_hours`, `failure_incidents`, `most_incidents_within_repeat_days`, `xid_cnt`, "
+        "`out_count`, `tickets`, `multi_node_node_fails`, `single_node_node_fails`, "
+        "`single_node_node_failure_rate`, `failures` (times). `trailing`: the same keys over the trailing "
+        "window (`lemon_trailing_days`, or the months built if fewer; judged at "
+        "`parameters.lemon_trailing_p_value`), absent when `lemon_trailing_days` is 0 and in a study (its "
+        "range is the window). The candidates of both windows (each node once) are also written as "
+        "`lemon_nodes.hostlist` and `drain_lemon_nodes.sh` (never run), and counted in the summary's "
+        "headline"
+    ),
+    marts=(
+        "fct_node_lemon_signals",
+        "fct_period_lemon_fleet",
+        "fct_period_lemon_signal_distribution",
+    ),
+    needs=("node_source_or_failures",),
+    keep=LEMON_KEEP,
+    unmeasured=unmeasured_lemons,
+    section="lemons",
+    charts=("lemon_signals",),
+    series=(
+        Series(
+            "lemon_candidates",
+            "Lemon-node candidates at the month's end",
+            (),
+            lemon_count_samples,
+            ("lemon_nodes",),
+        ),
+        Series(
+            "lemon_candidate_p_value",
+            "A lemon-node candidate and the p-value of its signals (the smaller, the less the fleet explains it)",
+            ("node",),
+            lambda m: [((c.node,), c.p_value) for c in m.lemon_nodes.candidates],
+            ("lemon_nodes",),
+        ),
+    ),
+    panel="Lemon-node candidates",
+)

@@ -135,10 +135,6 @@ LOST_GOODPUT = Mart(
         *("second_order_preemptions", "share_of_gpu_hours"),
     ),
 )
-BREAKDOWNS = Mart(
-    "fct_period_breakdowns",
-    ("key", "rank", "infra_failures", "lost_gpu_hours", "gpu_hours", "ettr_runs", "mean_ettr"),
-)
 
 # what each r_f counts (docs/methodology.md "The node failure rate"), as metrics.json says it
 R_F_DEFINITIONS = {
@@ -281,24 +277,3 @@ def lost_goodput(con: MartReader, period: Period, params: AnalysisConfig) -> dic
             " on a shared node (Slurm does not record who preempted whom)"
         ),
     }
-
-
-def unmeasured_breakdowns(breakdowns: dict, _why: str, _gaps: dict[str, str]) -> dict:
-    """The breakdowns not measured: each dimension's rows [] and its `not_shown` null; `top` kept."""
-    return {
-        key: {k: [] if isinstance(v, list) else None for k, v in dimension.items()}
-        if isinstance(dimension, dict)
-        else dimension
-        for key, dimension in breakdowns.items()
-    }
-
-
-def breakdowns(con: MartReader, period: Period, top: int) -> dict:
-    """Infrastructure failures, lost GPU-hours and ETTR by account and by partition: the `top` rows
-    of each with the most lost GPU-hours (the mart's rank, `rows`), and how many more the mart holds."""
-    result: dict = {"top": top}
-    for dimension in ("account", "partition"):
-        rows = period.rows(con, BREAKDOWNS, order="rank", where="dimension = ?", args=(dimension,))
-        shown = [row for row in rows if row["rank"] <= top]
-        result[dimension] = {"rows": shown, "not_shown": len(rows) - len(shown)}
-    return result

@@ -5,30 +5,28 @@ Derived from FIGURES, and nowhere else listed: the period's document class (`Per
 figures' measurability rules (flows/figures/measured.py), a correction's names of them
 (flows/delivery/fingerprint.py), their Prometheus series (flows/report/openmetrics.py), their
 sections of the HTML and text pages (`page_sections`), and their Grafana panels (checked by
-tests/test_figure_registry.py). A new figure is a module with its type, its reader and its
-declaration, one line here, its mart, its partial, its documentation and its simulator truth.
+tests/test_figure_registry.py); its documentation in docs/metrics.md, its description in the JSON
+Schema and its marts in dbt's exposure (written by flows/figures/derived.py). A new figure is a
+module with its type, its reader and its declaration (as breakdowns.py, repair.py), one line here,
+its mart and yml, its partials, its section of docs/methodology.md, its simulator truth and its test.
 """
 
 from __future__ import annotations
 
-from flows.figures import crash_loops, failure_times, repair
+from flows.figures import breakdowns, crash_loops, failure_times, lemons, repair
 from flows.figures.figure import Figure, Reading, Series
 from flows.figures.figure_types import (
-    Breakdowns,
     CauseFigure,
     EttrVsExpected,
     FleetFaultRate,
-    LemonNodes,
     LostGoodput,
     MttfBucket,
     NodeFailureRate,
     Projection,
     Totals,
 )
-from flows.figures.lemons import LEMON_KEEP, lemon_candidates, unmeasured_lemons
 from flows.figures.models import projections
 from flows.figures.period import (
-    BREAKDOWNS,
     ETTR_BY_SIZE,
     EXPOSURE,
     FAILURES_BY_CAUSE,
@@ -36,20 +34,17 @@ from flows.figures.period import (
     MTTF_BY_SIZE,
     RATE_KEEP,
     TOTALS,
-    breakdowns,
     ettr_vs_expected,
     failures_by_cause,
     fleet_fault_rate,
     lost_goodput,
     mttf_by_size,
-    unmeasured_breakdowns,
     unmeasured_rates,
 )
 from flows.figures.samples import (
     DEFINITIONS,
     ettr_samples,
     hours,
-    lemon_count_samples,
     mttf_samples,
     rate_samples,
 )
@@ -60,7 +55,16 @@ FIGURES: tuple[Figure, ...] = (
         "totals",
         Totals,
         lambda r: r.totals,
-        "the period's attempts, GPU-hours, node-days and infrastructure failures",
+        (
+            "`attempts`, `gpu_attempts` and `cpu_only_attempts` (they add up to `attempts`; only GPU attempts "
+            'are in the GPU figures: docs/methodology.md "GPU attempts"), `gpu_hours`, `gpu_node_days` (the '
+            "GPU attempts' node-days, r_f's exposure), `infra_failures` (of GPU attempts; null where no GPU "
+            "attempt ended in the month, `not_measured` `totals.infra_failures` says why: none ran, or every "
+            "one was still running at its end, so nothing could have ended in a failure), `cpu_only_nodes` "
+            "(nodes seen that are not GPU nodes: in neither the fleet's fault rate nor the lemon fleet, "
+            'docs/methodology.md "GPU nodes"), `open_attempts` (still running at the month\'s end or at the '
+            "dump: exposure only, never a failure), `unknown_states`"
+        ),
         named={"totals.infra_failures": "infrastructure failures"},
         marts=(TOTALS.table,),
         parts={"infra_failures": ("gpu_attempt_ended",)},
@@ -97,7 +101,7 @@ FIGURES: tuple[Figure, ...] = (
         "node failure rate",
         NodeFailureRate,
         lambda r: r.r_f,
-        "r_f, infrastructure failures per 1000 node-days, under the paper's definition and every GPU job's",
+        ("`paper` and `all`: r_f under both definitions (rate object plus `definition`)"),
         named={
             "node_failure_rate.paper": "the paper's node failure rate",
             "node_failure_rate.all": "the node failure rate",
@@ -137,7 +141,13 @@ FIGURES: tuple[Figure, ...] = (
         "fleet fault rate",
         FleetFaultRate,
         lambda r: fleet_fault_rate(r.con, r.period),
-        "node faults per 1000 node-days over every GPU node, busy or idle",
+        (
+            "node faults per 1000 node-days over every GPU node, busy or idle (methodology \"The fleet's node "
+            'fault rate", "GPU nodes"): the rate object, its `failures` the month\'s node faults on GPU nodes '
+            "(`fct_node_faults`, `dim_nodes.is_gpu_node`) and its `node_days` the fleet's (GPU nodes seen x "
+            "the month's observed days), plus `nodes` (the fleet: GPU nodes) and `definition`; what published "
+            "fleets report, beside r_f"
+        ),
         named={"fleet_fault_rate": "the fleet's node fault rate"},
         marts=(EXPOSURE.table,),
         needs=("node_source",),
@@ -148,7 +158,11 @@ FIGURES: tuple[Figure, ...] = (
         "MTTF by job size",
         list[MttfBucket],
         lambda r: mttf_by_size(r.buckets, r.r_f, r.params.gpus_per_node),
-        "observed mean time to failure per job-size bucket, beside the paper's model",
+        (
+            "per size bucket: `attempts`, `ended_attempts`, `runtime_hours`, `gpu_hours`, `gpu_node_days`, "
+            "`infra_failures`; `mttf_hours` with `mttf_lower_hours` / `mttf_upper_hours` (only a lower bound "
+            "when there were no failures); `model_mttf_hours.{paper,all}` = 1 / ((N / gpus_per_node) x r_f)"
+        ),
         marts=(MTTF_BY_SIZE.table,),
         needs=("gpu_exposure",),
         section="mttf",
@@ -194,7 +208,7 @@ FIGURES: tuple[Figure, ...] = (
         "projections to large jobs",
         list[Projection],
         lambda r: projections(r.r_f, r.params),
-        "the model's MTTF at the configured job sizes under each r_f",
+        ("`gpus`, `mttf_hours_paper`, `mttf_hours_all` at the configured sizes"),
         named={"projections": "the projected MTTF"},
         needs=("gpu_exposure",),
     ),
@@ -203,7 +217,16 @@ FIGURES: tuple[Figure, ...] = (
         "failures by cause",
         list[CauseFigure],
         lambda r: failures_by_cause(r.con, r.period),
-        "infrastructure failures by cause, each with its rate per 1000 node-days",
+        (
+            "`category`, `failure_domain`, `failures` (`node_fail` / `failed` / `requeued`), `node_days` (all "
+            "GPU node-days), `per_1000_node_days` with `per_1000_node_days_lower` / "
+            "`per_1000_node_days_upper` (its exact 95% interval), `per_million_gpu_hours`, `month_over_month` "
+            "(as the top-level one, for this cause), `month_over_month_test` (its Holm-corrected test: "
+            "`change_flags.families.month_over_month_by_cause.tests.<category>`), `trailing` (the cause's row "
+            "of the longest `history.trailing` window holding two built months or more, a rate object, with "
+            "`test`, this month's Holm-corrected test against the window's earlier months; null: no such "
+            "window or no row of the cause in it)"
+        ),
         marts=(FAILURES_BY_CAUSE.table,),
         needs=("node_source", "gpu_exposure"),
         section="causes",
@@ -224,7 +247,16 @@ FIGURES: tuple[Figure, ...] = (
         "ETTR against expected",
         EttrVsExpected,
         lambda r: ettr_vs_expected(r.con, r.period, r.r_f, r.params),
-        "the ETTR of the long job runs that ended in the period, by size, beside E[ETTR]",
+        (
+            'ETTR as the paper measured it (methodology "ETTR as the paper measured it"): `priority_qos`, '
+            "`priority_partition` (what the highest-priority runs were selected on), `r_f_definition`, `r_f`, "
+            "`ckpt_minutes`, `min_run_hours`, and `priority[]` and `all[]` per size bucket of the long job "
+            "runs that ended this month, each with its whole history: `size_bucket`, `min_gpus`, `max_gpus`, "
+            "`runs`, `runs_from_earlier_months`, `mean_gpus`, `mean_ettr` with `mean_lower` / `mean_upper` "
+            "(Student t, 95%; null for one run), `stddev_ettr`, `median_ettr`, `min_ettr`, `expected_ettr` "
+            "(E[ETTR] at `mean_gpus`), `formula_valid`, `model_applies` (`mean_gpus` >= "
+            "`ettr_model_min_gpus`)"
+        ),
         named={"ettr_vs_expected": "ETTR"},
         marts=(ETTR_BY_SIZE.table,),
         needs=("gpu_exposure",),
@@ -264,7 +296,11 @@ FIGURES: tuple[Figure, ...] = (
         "lost goodput",
         LostGoodput,
         lambda r: lost_goodput(r.con, r.period, r.params),
-        "the GPU-hours the period's infrastructure failures cost",
+        (
+            "`lost_gpu_hours` = `first_order_gpu_hours` (failed attempts) + `second_order_gpu_hours` "
+            "(`second_order_preemptions`); `share_of_gpu_hours`; `estimator` (the wording the report shows: "
+            "it is an estimate)"
+        ),
         marts=(LOST_GOODPUT.table,),
         needs=("gpu_exposure",),
         keep=("estimator",),
@@ -291,53 +327,8 @@ FIGURES: tuple[Figure, ...] = (
         ),
         panel="Lost goodput",
     ),
-    Figure(
-        "breakdowns",
-        "breakdowns",
-        Breakdowns,
-        lambda r: breakdowns(r.con, r.period, r.params.breakdown_top),
-        "infrastructure failures, lost GPU-hours and ETTR by account and by partition",
-        named={"breakdowns": "the accounts' and partitions' losses"},
-        marts=(BREAKDOWNS.table,),
-        needs=("gpu_exposure",),
-        keep=("top",),
-        unmeasured=unmeasured_breakdowns,
-        section="breakdowns",
-    ),
-    Figure(
-        "lemon_nodes",
-        "lemon-node candidates",
-        LemonNodes,
-        lambda r: lemon_candidates(r.con, r.period, r.params),
-        "nodes that fail far more often than the fleet explains",
-        marts=(
-            "fct_node_lemon_signals",
-            "fct_period_lemon_fleet",
-            "fct_period_lemon_signal_distribution",
-        ),
-        needs=("node_source_or_failures",),
-        keep=LEMON_KEEP,
-        unmeasured=unmeasured_lemons,
-        section="lemons",
-        charts=("lemon_signals",),
-        series=(
-            Series(
-                "lemon_candidates",
-                "Lemon-node candidates at the month's end",
-                (),
-                lemon_count_samples,
-                ("lemon_nodes",),
-            ),
-            Series(
-                "lemon_candidate_p_value",
-                "A lemon-node candidate and the p-value of its signals (the smaller, the less the fleet explains it)",
-                ("node",),
-                lambda m: [((c.node,), c.p_value) for c in m.lemon_nodes.candidates],
-                ("lemon_nodes",),
-            ),
-        ),
-        panel="Lemon-node candidates",
-    ),
+    breakdowns.FIGURE,
+    lemons.FIGURE,
     repair.FIGURE,
     failure_times.FIGURE,
     crash_loops.FIGURE,

@@ -92,7 +92,18 @@ FIGURE = Figure(
     "node repairs",
     NodeRepairs,
     lambda reading: node_repairs(reading.con, reading.period),
-    "node repair time and availability over the GPU nodes",
+    (
+        'node repair time and availability over the GPU nodes (methodology "Node repair time and '
+        'availability"; `fct_period_node_repairs`, `fct_period_node_out_time`): `failures` (the critical '
+        "causes), `all` (every outage) and `by_cause[]` (with `category`, `failure_domain`, `severity`) each "
+        "with `outages` (begun in the period), `repairs` (ended by the dump), `still_out`, `mean_hours`, "
+        "`mean_lower_hours`, `mean_upper_hours` (log-normal 95%, positive), `median_hours`, "
+        "`median_lower_hours`, `median_upper_hours` (exact; both intervals null below 6 repairs) and "
+        "`out_node_hours`; `availability` (`value` = 1 - `out_node_hours` / `fleet_node_hours`); "
+        "`nodes_out_longest[]` (at most 5: `node`, `outages`, `out_node_hours`, `longest_outage_hours`, "
+        "`longest_outage_category`); `unit` hours. Not measured (`no_node_event_source`) without sacctmgr "
+        "events or scontrol snapshots"
+    ),
     marts=(
         "fct_period_node_repairs",
         "fct_period_node_out_time",
