@@ -48,7 +48,7 @@ JOBS_ONLY = {"sacct_psv"}
 ALL_INPUTS = {"sacct_psv", "sacctmgr_events_psv", "xid_syslog", "nhc_syslog", "dcgm_health_dir"}
 # the figures that need GPU exposure (flows/figures/registry.py declares what each needs)
 GPU_EXPOSURE_FIGURES = tuple(path for path, rules in NEEDS.items() if "gpu_exposure" in rules)
-# ... and those that need a GPU attempt that ended (the count of failures, the crash loops)
+# ... and those that need a GPU attempt that ended (counts of what ended, not rates)
 ENDED_FIGURES = tuple(path for path, rules in NEEDS.items() if "gpu_attempt_ended" in rules)
 # ... and those that need a node source (the first rule a month of job records alone fails)
 NODE_SOURCE_FIGURES = tuple(path for path, rules in NEEDS.items() if "node_source" in rules)
@@ -443,7 +443,7 @@ def test_a_jobs_only_month_with_two_gpu_jobs_end_to_end(tmp_path_factory):
     prom = (report_dir / "metrics.prom").read_text()
 
     node_days = metrics["not_measured"]["node_failure_rate.all"]
-    # what needs only an attempt that ended is measured: the count of failures, the crash loops (none)
+    # what needs only an attempt that ended is measured: counts of what ended, not rates
     assert set(metrics["not_measured"]) == set(FIGURES) - set(ENDED_FIGURES), metrics["not_measured"]
     assert metrics["fleet_fault_rate"]["value"] is None and metrics["fleet_fault_rate"]["not_measured"]
     assert metrics["node_failure_rate"]["all"]["value"] is None and metrics["mttf_by_size"] == []
