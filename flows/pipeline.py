@@ -18,7 +18,6 @@ import shlex
 import shutil
 from concurrent.futures import Future
 from datetime import datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,6 +58,7 @@ from flows.stages import (
 )
 from flows.warehouse.build import build_months
 from flows.warehouse.engines import open_marts
+from flows.warehouse.schema_version import tool_version
 
 # The stages that import scipy (metrics), pandas and Great Expectations (quality), and matplotlib
 # (render) are imported by their tasks: a run pays for each library when its stage starts
@@ -132,7 +132,7 @@ def report_metrics(
 def reproduce(config_path: Path, month: Month) -> dict:
     """How to rebuild the month: the command and the tool's version (the `reproduce` block)."""
     command = shlex.join(["reliability-report", "run", "--month", str(month), "--config", str(config_path)])
-    return {"command": command, "tool_version": version("cluster-reliability-report")}
+    return {"command": command, "tool_version": tool_version()}
 
 
 @task(name="render", cache_policy=NO_CACHE, **STAGE_HOOKS)

@@ -20,7 +20,7 @@ from flows.core.months import Month
 from flows.demo import write_demo_config
 from flows.figures.compare import history_months
 from flows.figures.month_metrics import job_runs
-from flows.figures.moved_keys import ADDED_IN_4, MONTH_ADDED_KEYS, moved
+from flows.figures.moved_keys import ADDED_IN_4, DROPPED_IN_5, MONTH_ADDED_KEYS, moved
 from simulator import SimParams, simulate
 from simulator.records import HIGH_QOS_MIN_GPUS
 
@@ -225,7 +225,9 @@ MEASURED_ADDED = {
     *(("totals", key) for key in ("gpu_attempts", "cpu_only_attempts", "gpu_node_days", "cpu_only_nodes")),
 }
 # issue 43: what a month's figures gained from a study's, one period's figures (flows/figures/moved_keys.py)
-PERIOD_ADDED = {tuple(path.split(".")) for path in MONTH_ADDED_KEYS if "*" not in path}  # inputs: INPUTS_ADDED
+PERIOD_ADDED = {  # inputs: INPUTS_ADDED; what version 5 no longer writes left out
+    tuple(path.split(".")) for path in MONTH_ADDED_KEYS - DROPPED_IN_5 if "*" not in path
+}
 # issue 51: each node source's first and last record, and the period's calendar month and notice
 COVERAGE_ADDED = {
     ("inputs", kind, key)
@@ -400,14 +402,9 @@ def own_figures(month_metrics: dict) -> dict:
             "change_flags",
             "ettr_vs_expected",
             "breakdowns",
-            "causes_compared",
+            "month_over_month_by_cause",
         )
     }
-    # each cause's comparison with last month and the trailing window
-    compared = ("month_over_month", "month_over_month_test", "trailing")
-    kept["failures_by_cause"] = [
-        {k: v for k, v in c.items() if k not in compared} for c in month_metrics["failures_by_cause"]
-    ]
     # the lemon rules over the trailing window read the months before it
     kept["lemon_nodes"] = {k: v for k, v in month_metrics["lemon_nodes"].items() if k != "trailing"}
     return kept

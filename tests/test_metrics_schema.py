@@ -13,8 +13,8 @@ import pytest
 from pydantic import ValidationError
 from saved_month import SAVED_MONTH, saved_metrics
 
-from flows.figures.derived import ROOT, derived_files
-from flows.figures.document import MonthDocument, StudyDocument, metrics_schema
+from flows.figures.derived import ROOT, derived_files, metrics_schema
+from flows.figures.document import MonthDocument, StudyDocument
 from flows.report.render import write_report
 
 GOLDEN = SAVED_MONTH.parent  # the month's and the study's report directories (tests/test_study.py writes them)

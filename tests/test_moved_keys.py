@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from flows.figures.moved_keys import ADDED_IN_4, ADDED_KEYS, CAUSE_RATE_DROPPED_IN_4, cause_rows, matches, moved
+from flows.figures.moved_keys import (
+    ADDED_IN_4,
+    ADDED_KEYS,
+    CAUSE_CHANGE_MOVED_IN_5,
+    CAUSE_RATE_DROPPED_IN_4,
+    cause_rows,
+    matches,
+    moved,
+)
+from flows.figures.read import month_document
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 DOCUMENTS = ("month", "study")
@@ -39,6 +48,8 @@ COUNTED_ONCE = (
 # changed on purpose since: issue 53 lists a study's lemon-node candidates over its range (its own
 # window, no trailing one), no longer its last month's (docs/metrics.md)
 OVER_THE_RANGE = ("clusters.*.lemon_nodes",)
+# changed on purpose in version 5: a study says the tool's version (before: none, moved in as null)
+CHANGED_IN_5 = ("reproduce.tool_version",)
 
 
 def differences(
@@ -46,7 +57,7 @@ def differences(
     theirs,
     path: tuple[str, ...] = (),
     added=ADDED_KEYS,
-    changed: tuple[str, ...] = (*COUNTED_ONCE, *OVER_THE_RANGE),
+    changed: tuple[str, ...] = (*COUNTED_ONCE, *OVER_THE_RANGE, *CHANGED_IN_5),
 ) -> list[str]:
     """Where `ours` differs from `theirs` (an earlier version's, moved): a value not equal, a key
     missing, or a key new in ours that `added` does not name (`changed`: paths changed on purpose).
@@ -112,7 +123,7 @@ def test_every_figure_of_version_2_is_in_version_3(document: str) -> None:
 
 # changed on purpose in version 4 (a figure added is ADDED_IN_4, not a change): a study's lemon-node
 # candidates over its range (OVER_THE_RANGE)
-CHANGED_IN_4: tuple[str, ...] = OVER_THE_RANGE
+CHANGED_IN_4: tuple[str, ...] = (*OVER_THE_RANGE, *CHANGED_IN_5)
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
@@ -157,3 +168,30 @@ def test_the_moves_keep_their_values() -> None:
     assert cluster["mttf_by_size"] == [{"size_bucket": "1", "attempts": 3}]
     assert study["clusters"]["a"]["totals"]["paper_failures"] == 2  # a copy: the document read is as it was
     assert moved({**v3, "schema_version": 4}) == {**v3, "schema_version": 4}
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_figure_of_version_4_is_in_version_5(document: str) -> None:
+    """Version 5 says each number of a month's causes once: every value of the version-4 goldens
+    (tests/data/golden/v4, main 0f44e83) is in this version's at its path after the moves, and
+    nothing is new (a study's partial months, [] where none, and its headline's keys are moved in)."""
+    theirs = suites_by_name(moved(json.loads((GOLDEN / "v4" / f"{document}.metrics.json").read_text())))
+    ours = suites_by_name(json.loads((GOLDEN / "reports" / document / "metrics.json").read_text()))
+    assert differences(ours, theirs, added=frozenset(), changed=CHANGED_IN_5) == []
+
+
+def test_what_version_5_no_longer_writes_is_what_the_month_joins_when_read() -> None:
+    """A cause's test against last month and its row of the trailing window, which version 4 wrote
+    in each row of failures_by_cause, are what MonthDocument.causes_compared joins from the numbers
+    version 5 writes once (and `causes_compared`'s counts too)."""
+    v4 = json.loads((GOLDEN / "v4" / "month.metrics.json").read_text())
+    ours = json.loads((GOLDEN / "reports" / "month" / "metrics.json").read_text())
+    del ours["summary"]
+    compared = month_document(ours).causes_compared.model_dump(mode="json", exclude_unset=True)
+    assert v4["failures_by_cause"] and any(row["trailing"] for row in v4["failures_by_cause"])  # the premise
+    moved_change = CAUSE_CHANGE_MOVED_IN_5[0].rsplit(".", 1)[1]
+    for row in v4["failures_by_cause"]:
+        joined = compared["by_cause"][row["category"]]
+        for key in (moved_change, "month_over_month_test", "trailing"):
+            assert joined[key] == row[key], (row["category"], key)
+    assert {k: v for k, v in compared.items() if k != "by_cause"} == v4["causes_compared"]

@@ -534,7 +534,7 @@ def test_trailing_windows_sum_the_months_built(two_months):
     window_causes = {c["category"]: c for c in three["by_cause"]}
     assert metrics["failures_by_cause"]
     for cause in metrics["failures_by_cause"]:
-        change = cause["month_over_month"]
+        change = metrics["month_over_month_by_cause"][cause["category"]]
         assert change["value"] == pytest.approx(cause["per_1000_node_days"])
         assert change["previous"] == pytest.approx(
             september_causes.get(cause["category"], 0) * 1000 / september_node_days

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.figures.document import MonthDocument, StudyDocument, figures_of
+from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument, figures_of
 from flows.figures.moved_keys import ADDED_IN_4, moved
 from flows.figures.read import DocumentError, EarlierSchemaError, read_document
 
@@ -32,7 +32,7 @@ def test_a_version_3_document_gets_the_figures_version_4_added_as_not_measured(k
     path = GOLDEN / "v3" / f"{kind}.metrics.json"
     written = json.loads(path.read_text())
     document = read_document(path)
-    assert isinstance(document, MODELS[kind]) and document.schema_version == 4
+    assert isinstance(document, MODELS[kind]) and document.schema_version == SCHEMA_VERSION
     figures = figures_of(document)
     periods = list(figures["clusters"].values()) if kind == "study" else [figures]
     before = list(moved(written)["clusters"].values()) if kind == "study" else [moved(written)]
@@ -45,7 +45,7 @@ def test_a_version_3_document_gets_the_figures_version_4_added_as_not_measured(k
         assert {k: v for k, v in period.items() if k not in (*ADDED, "not_measured", "schema_version")} == {
             k: v for k, v in earlier.items() if k not in ("not_measured", "schema_version")
         }
-    assert figures_of(MODELS[kind].model_validate(figures)) == figures  # a valid version-4 document
+    assert figures_of(MODELS[kind].model_validate(figures)) == figures  # a valid document of the current version
 
 
 @pytest.mark.parametrize("kind", MODELS)
@@ -63,7 +63,7 @@ def test_a_version_2_document_is_refused_with_the_command_that_builds_it_again(k
     [
         lambda text: text[: len(text) // 2],  # cut short
         lambda text: "[1, 2]",  # no object
-        lambda text: text.replace('"schema_version": 4', '"schema_version": 9'),  # no version this tool reads
+        lambda text: text.replace(f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 9'),  # none this tool reads
         lambda text: text.replace('"cluster": "rsc2"', '"cluster": 7'),  # a figure of the wrong type
     ],
 )

@@ -220,6 +220,7 @@ def cluster(name: str, scale: float, nodes: int, account: str = "ml-research") -
         "lost_goodput_by_size": lost,
         "node_repairs": node_repairs(nodes * 24 * 30.4 * len(months)),
         "not_measured": {},
+        "partial_months": [],
         "breakdowns": {
             "top": 5,
             **{

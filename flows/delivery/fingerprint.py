@@ -49,7 +49,8 @@ SECTION_NAMES = {  # what a correction calls a changed part of the report: each 
     "health_events": "health events",
     "run_ettr": "ETTR of job runs",
     "expected_ettr": "expected ETTR",
-    "causes_compared": "causes against the trailing windows",
+    "month_over_month_by_cause": "causes against last month",
+    "causes_compared": "causes against the trailing windows",  # schema version 3 and 4 wrote their join
     "not_measured": "figures not measured",
     # a study's parts
     "clusters": "clusters' figures",

@@ -60,20 +60,18 @@ def month_over_month(con: MartReader, month: Month) -> dict:
     return rate_change(now["all_failures"], now["all_node_days"], before["all_failures"], before["all_node_days"])
 
 
-def causes_month_over_month(con: MartReader, month: Month, causes: list[dict]) -> list[dict]:
-    """The month's causes (period.failures_by_cause), each tested against the previous month's."""
+def causes_month_over_month(con: MartReader, month: Month, causes: list[dict]) -> dict[str, dict]:
+    """Each of the month's causes (period.failures_by_cause) against the previous month: category ->
+    the change of its rate and its Poisson test (`month_over_month_by_cause`)."""
     previous = month.previous()
     before = {c["category"]: c["failures"] for c in failures_by_cause(con, Period.of_month(previous))}
     previous_node_days = rates_by_month(con, previous, previous).get(str(previous), {}).get("all_node_days")
-    return [
-        {
-            **cause,
-            "month_over_month": rate_change(
-                cause["failures"], cause["node_days"], before.get(cause["category"], 0), previous_node_days or 0.0
-            ),
-        }
+    return {
+        cause["category"]: rate_change(
+            cause["failures"], cause["node_days"], before.get(cause["category"], 0), previous_node_days or 0.0
+        )
         for cause in causes
-    ]
+    }
 
 
 def history_months(month: Month, params: AnalysisConfig) -> list[Month]:
@@ -165,17 +163,15 @@ def distinct_windows(windows: list[tuple[int, int]]) -> list[int]:
     return [months for months, _ in distinct]
 
 
-def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
+def change_flags(change: dict, causes: dict[str, dict], trend: dict) -> dict:
     """The report's flags of change, each family corrected for its number of tests (Holm): the
-    month-over-month test of r_f, of each cause, and this month against each trailing window (r_f
-    over the distinct windows; each window's causes)."""
+    month-over-month test of r_f (`change`), of each cause (`causes`: category -> its change), and
+    this month against each trailing window (r_f over the distinct windows; each window's causes)."""
     by_months = {w["months"]: w for w in trend["trailing"]}
     shown = distinct_windows([(w["months"], w["months_available"]) for w in trend["trailing"]])
     families = {
         "month_over_month": flag_family({"r_f": change}, "r_f (all GPU jobs) against the previous month"),
-        "month_over_month_by_cause": flag_family(
-            {c["category"]: c["month_over_month"] for c in causes}, "each cause's rate against the previous month"
-        ),
+        "month_over_month_by_cause": flag_family(causes, "each cause's rate against the previous month"),
         "trend": flag_family(
             {f"{months} months": by_months[months]["this_month_vs_window"] for months in shown},
             "r_f (all GPU jobs) this month against each trailing window's earlier months",
@@ -189,19 +185,21 @@ def change_flags(change: dict, causes: list[dict], trend: dict) -> dict:
     return {"method": "Holm", "family_wise_error_rate": 1 - CONFIDENCE, "families": families}
 
 
-def causes_compared(causes: list[dict], trend: dict, flags: dict) -> tuple[list[dict], dict]:
-    """The month's causes each joined by its category with what it is compared with: its flagged
-    test against last month (`month_over_month_test`) and, where the longest trailing window holds
-    two built months or more and a row of the cause, its rate over the window with this month's
-    flagged test against it (`trailing`, else null); and the window's built months and the tests
-    each family counted (`causes_compared`, for the report's heading and note)."""
+def causes_compared(causes: list[dict], changes: dict[str, dict], trend: dict, flags: dict) -> dict:
+    """A month's causes joined by category with what they are compared with (not written: each
+    number is in the document once; flows/figures/document.py MonthDocument.causes_compared): its
+    change against last month (`changes`, month_over_month_by_cause) with that change's flagged
+    test, and, where the longest trailing window holds two built months or more and a row of the
+    cause, its rate over the window with this month's flagged test against it (`trailing`, else
+    null); and the window's built months and the tests each family counted (the report's heading
+    and note)."""
     families = flags["families"]
     window = max(trend["trailing"], key=lambda w: w["months"], default=None)
     earlier = {c["category"]: c for c in window["by_cause"]} if window and window["months_available"] > 1 else {}
     tests = families[f"trend_by_cause_{window['months']}_months"] if earlier else None
-    joined = [
-        {
-            **cause,
+    by_cause = {
+        cause["category"]: {
+            "month_over_month": changes.get(cause["category"]),
             "month_over_month_test": families["month_over_month_by_cause"]["tests"].get(cause["category"]),
             "trailing": {
                 **{
@@ -213,11 +211,12 @@ def causes_compared(causes: list[dict], trend: dict, flags: dict) -> tuple[list[
             else None,
         }
         for cause in causes
-    ]
-    return joined, {
+    }
+    return {
         "window_months": window["months_available"] if earlier else None,
         "month_over_month_tests": families["month_over_month_by_cause"]["tests_counted"],
         "window_tests": tests["tests_counted"] if tests else None,
+        "by_cause": by_cause,
     }
 
 

@@ -17,8 +17,9 @@ import re
 from pathlib import Path
 
 import yaml
+from pydantic.json_schema import models_json_schema
 
-from flows.figures.document import metrics_schema
+from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument
 from flows.figures.registry import FIGURES, needs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,6 +63,18 @@ class _IndentedLists(yaml.SafeDumper):
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
+
+
+def metrics_schema() -> dict:
+    """The JSON Schema of metrics.json: a month's or a study's document (docs/metrics.schema.json)."""
+    _, schema = models_json_schema([(MonthDocument, "validation"), (StudyDocument, "validation")])
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"metrics.json, schema_version {SCHEMA_VERSION}",
+        "description": "A month's or a study's metrics.json (docs/metrics.md); flows/figures/document.py declares it.",
+        "anyOf": [{"$ref": "#/$defs/MonthDocument"}, {"$ref": "#/$defs/StudyDocument"}],
+        **schema,
+    }
 
 
 def schema_text() -> str:

@@ -14,20 +14,23 @@ Numbers keep their JSON type (figure_types.Real), so the file's bytes are those 
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
-from pydantic.json_schema import models_json_schema
 
+from flows.figures.compare import causes_compared
 from flows.figures.coverage import PartialMonth, Period
 from flows.figures.figure_types import (
     Change,
     Count,
     FlagTest,
     Headline,
+    JobMixBySizeRow,
     JobMixRow,
     MonthRates,
+    MonthRatesByCause,
     NodeRepairs,
     Rate,
     RateGap,
@@ -39,7 +42,7 @@ from flows.figures.period_figures import PeriodFigures
 from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrAtInterval, EttrSideBySide, GridSideBySide
 from flows.ingest.manifest import LandedInput
 
-SCHEMA_VERSION = 4  # docs/metrics.md "What version 4 added" (and "What moved in schema version 3")
+SCHEMA_VERSION = 5  # docs/metrics.md "What version 5 said once" (and "What version 4 added", "What moved in ...3")
 
 
 # --- a month's own blocks
@@ -95,10 +98,19 @@ class CurvePoint(Strict):
 
 
 class EttrCurve(Strict):
+    """E[ETTR] against the checkpoint interval at a job size (a month's curves)."""
+
     gpus: Count
     points: list[CurvePoint]
-    optimal_ckpt_minutes: Real | None = Field(None, description="Young-Daly; a month's curves only")
-    restart_overhead_minutes: Real | None = Field(None, description="a study's grid only")
+    optimal_ckpt_minutes: Real | None = Field(description="Young-Daly (null: no checkpoint write time given)")
+
+
+class GridCurve(Strict):
+    """E[ETTR] against the checkpoint interval at a job size and a restart overhead (a study's grid)."""
+
+    gpus: Count
+    points: list[CurvePoint]
+    restart_overhead_minutes: Real
 
 
 class ExpectedEttr(Strict):
@@ -186,18 +198,31 @@ class MonthDocument(PeriodFigures):
     period: Period
     job_mix: list[JobMixRow]
     month_over_month: Change
+    month_over_month_by_cause: dict[str, Change] = Field(description="cause -> its rate against last month's")
     history: History
     run_ettr: list[RunEttr]
     expected_ettr: ExpectedEttr
     health_events: HealthEvents
     change_flags: ChangeFlags
-    causes_compared: CausesCompared | None = Field(None, description="absent from a month written before it")
     inputs: dict[str, LandedInput] = Field(description="the landing manifest's sources (flows/ingest/manifest.py)")
     quarantine_sample: list[str]
     data_quality: list[SuiteOutcome]
     reproduce: Reproduce
     summary: Summary
     no_jobs_declared: bool | None = Field(None, description="present (true) on a month built with --no-jobs-ran")
+
+    @cached_property
+    def causes_compared(self) -> CausesCompared:
+        """The month's causes with what they are compared with, joined by category from where the
+        document says each number once (flows/figures/compare.py causes_compared)."""
+        written = figures_of(self)  # as metrics.json holds them
+        joined = causes_compared(
+            written["failures_by_cause"],
+            written["month_over_month_by_cause"],
+            written["history"],
+            written["change_flags"],
+        )
+        return CausesCompared.model_validate(joined)
 
 
 # --- a study's own blocks
@@ -233,19 +258,19 @@ class EttrGrid(Strict):
     r_f_definition: str
     r_f: Real | None
     restart_overheads_minutes: list[Real]
-    curves: list[EttrCurve]
+    curves: list[GridCurve]
     optimal_ckpt_minutes: list[OptimalCkpt]
 
 
 class StudyCluster(PeriodFigures):
     """One cluster's figures over the study's range and what only a study shows of it."""
 
-    job_mix: list[JobMixRow]
+    job_mix: list[JobMixBySizeRow]
     job_mix_by_size: list[SizeRow]
-    monthly: list[MonthRates]
+    monthly: list[MonthRatesByCause]
     expected_ettr_grid: EttrGrid
     lost_goodput_by_size: list[LostBySize]
-    partial_months: list[PartialMonth] | None = None  # the months its records observe in part
+    partial_months: list[PartialMonth] = Field(description="the months its records observe in part ([]: none)")
 
 
 class Ratio(Strict):
@@ -368,15 +393,3 @@ def write_document(path: Path, document: BaseModel) -> None:
 def document_text(document: BaseModel) -> str:
     """metrics.json's text of a validated document (write_document)."""
     return json.dumps(figures_of(document), indent=1, sort_keys=True) + "\n"
-
-
-def metrics_schema() -> dict:
-    """The JSON Schema of metrics.json: a month's or a study's document (docs/metrics.schema.json)."""
-    _, schema = models_json_schema([(MonthDocument, "validation"), (StudyDocument, "validation")])
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": f"metrics.json, schema_version {SCHEMA_VERSION}",
-        "description": "A month's or a study's metrics.json (docs/metrics.md); flows/figures/document.py declares it.",
-        "anyOf": [{"$ref": "#/$defs/MonthDocument"}, {"$ref": "#/$defs/StudyDocument"}],
-        **schema,
-    }

@@ -111,16 +111,9 @@ class FlagTest(Strict):
     flagged: bool
 
 
-class CauseInWindow(Rate):
-    """A cause's rate over a month's trailing window, and this month's flagged test against it."""
-
-    test: FlagTest | None
-
-
 class CauseFigure(Strict):
     """A cause's failures with their rate over all GPU node-days (`per_1000_node_days`, its exact
-    interval); a month's also against last month and against its longest trailing window
-    (flows/figures/compare.py causes_compared)."""
+    interval). What a month compares it with is its document's (MonthDocument.causes_compared)."""
 
     category: str
     failure_domain: str
@@ -133,9 +126,6 @@ class CauseFigure(Strict):
     per_1000_node_days_lower: Real | None
     per_1000_node_days_upper: Real | None
     per_million_gpu_hours: Real | None
-    month_over_month: Change | None = Field(None, description="a month's only")
-    month_over_month_test: FlagTest | None = Field(None, description="a month's only: month_over_month, flagged")
-    trailing: CauseInWindow | None = Field(None, description="a month's only: over its longest trailing window")
 
 
 class EttrBucket(Strict):
@@ -331,13 +321,20 @@ class LostGoodput(Strict):
 
 
 class JobMixRow(Strict):
+    """The attempts of an outcome (a month's job mix: fct_period_outcomes)."""
+
     outcome: str
-    size_bucket: str | None = Field(None, description="a study's only: its job mix is by size too")
-    bucket_order: Count | None = Field(None, description="a study's only")
     attempts: Count
     gpu_hours: Real
     attempt_share: Real | None
     gpu_hours_share: Real | None
+
+
+class JobMixBySizeRow(JobMixRow):
+    """The attempts of an outcome in a size bucket (a study's job mix: fct_period_job_mix)."""
+
+    size_bucket: str
+    bucket_order: Count
 
 
 class CauseOfMonth(Strict):
@@ -351,18 +348,23 @@ class MonthRates(Strict):
     month: str
     paper: Rate
     all: Rate
-    by_cause: dict[str, CauseOfMonth] | None = Field(None, description="a study's only: cause -> its failures")
+
+
+class MonthRatesByCause(MonthRates):
+    """One month's r_f and its causes (a study's cluster's months: cause -> its failures and rate)."""
+
+    by_cause: dict[str, CauseOfMonth]
 
 
 class Reproduce(Strict):
     command: str
-    tool_version: str | None = Field(None, description="a month's only")
+    tool_version: str | None = Field(description="null: a study written before schema version 5 did not say it")
 
 
 class Headline(Strict):
     """A headline figure as the summary gives it (flows/figures/summary.py)."""
 
-    key: str | None = Field(None, description="a month's only")
+    key: str = Field(description="the figure it shows (flows/figures/summary.py HEADLINE_FIGURES)")
     label: str
     value: Real | None
     unit: str

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from flows.config.cluster import AnalysisConfig
 from flows.core.months import Month
-from flows.figures.compare import causes_compared, causes_month_over_month, change_flags, history, month_over_month
+from flows.figures.compare import causes_month_over_month, change_flags, history, month_over_month
 from flows.figures.document import SCHEMA_VERSION
 from flows.figures.measured import trend_rates, window_rates, write_unmeasured
 from flows.figures.models import expected_ettr_curves
@@ -46,7 +46,7 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
     """metrics.json of the month, section by section."""
     period = Period.of_month(month)
     figures = period_figures(con, period, params, inputs)
-    causes = causes_month_over_month(con, month, figures["failures_by_cause"])
+    causes_change = causes_month_over_month(con, month, figures["failures_by_cause"])
     change, trend = month_over_month(con, month), history(con, month, params)
     # the trend shows only the months and windows measured
     trend |= {
@@ -63,8 +63,8 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
         "schema_version": SCHEMA_VERSION,
         "month": str(month),
         "job_mix": job_mix(con, period),
-        "failures_by_cause": causes,
         "month_over_month": change,
+        "month_over_month_by_cause": causes_change,
         "history": trend,
         "run_ettr": run_ettr(con, period),
         "expected_ettr": expected_ettr_curves(figures["node_failure_rate"], params),
@@ -72,10 +72,8 @@ def compute_metrics(con: MartReader, month: Month, params: AnalysisConfig, input
     }
     # what the month's inputs did not measure, also of its own figures (flows/figures/measured.py)
     metrics = write_unmeasured(metrics, figures["not_measured"])
-    flags = change_flags(metrics["month_over_month"], causes, metrics["history"])
-    # each cause joined with its tests and its window's row, once, for the report and its chart
-    joined, compared = causes_compared(metrics["failures_by_cause"], metrics["history"], flags)
-    return {**metrics, "failures_by_cause": joined, "causes_compared": compared, "change_flags": flags}
+    flags = change_flags(metrics["month_over_month"], metrics["month_over_month_by_cause"], metrics["history"])
+    return {**metrics, "change_flags": flags}
 
 
 def job_mix(con: MartReader, period: Period) -> list[dict]:

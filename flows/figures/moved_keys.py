@@ -4,10 +4,11 @@ two documents named or placed a figure differently, one name and one place now h
 
 A path is dotted keys; a list's items share the list's path (a move under a list is made in every
 item of it), and `*` stands for any key at its level (a study's cluster names). `moved` reads a
-document of an earlier schema version in the current shape (version 4 said a cause's rate once:
-docs/metrics.md "What version 4 added"): tests/test_moved_keys.py compares the version-2 and
-version-3 goldens through it number by number, and flows/delivery/fingerprint.py compares a month
-sent before the keys moved by its figures, not by their names.
+document of an earlier schema version in the current shape (version 4 said a cause's rate once,
+version 5 each number of a month's causes: docs/metrics.md "What version 4 added", "What version 5
+said once"): tests/test_moved_keys.py compares the version-2 and version-3 goldens through it number
+by number, and flows/delivery/fingerprint.py compares a month sent before the keys moved by its
+figures, not by their names.
 """
 
 from __future__ import annotations
@@ -140,6 +141,19 @@ CAUSE_RATE_DROPPED_IN_4: dict[str, str | None] = {
 }
 
 
+# a month's cause rows in version 4 -> 5: each cause's change against last month moved to
+# `month_over_month_by_cause.<category>`; what the rows repeated is dropped: the change's flagged test
+# (change_flags.families.month_over_month_by_cause) and the cause's row of the longest trailing window
+# (history.trailing[].by_cause, its test in change_flags), both joined when read
+# (MonthDocument.causes_compared), as is `causes_compared`, which counted the tests each family has
+CAUSE_CHANGE_MOVED_IN_5 = ("failures_by_cause.month_over_month", "month_over_month_by_cause")
+DROPPED_IN_5: frozenset[str] = frozenset(
+    {"failures_by_cause.month_over_month_test", "failures_by_cause.trailing", "causes_compared"}
+)
+# a study's headline in version 4 -> 5: each figure names its key, as a month's does (label's end -> key)
+STUDY_HEADLINE_KEYS_IN_5 = {" r_f (all)": "r_f_all", " lost goodput": "lost_goodput"}
+
+
 def matches(path: tuple[str, ...], pattern: str) -> bool:
     """Whether a path of keys is the dotted `pattern` (`*`: any one key)."""
     parts = pattern.split(".")
@@ -153,9 +167,11 @@ def moved(document: dict) -> dict:
     """`document` (a month's or a study's metrics.json) in the current shape when it is of an
     earlier schema version (a copy): before version 3 the DROPPED_KEYS left out, each MOVED_KEYS
     value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up); before version 4
-    each cause's rate said once (CAUSE_RATE_MOVED_IN_4, CAUSE_RATE_DROPPED_IN_4); else `document` itself."""
+    each cause's rate said once (CAUSE_RATE_MOVED_IN_4, CAUSE_RATE_DROPPED_IN_4); before version 5
+    each number of a month's causes said once (`_said_once_in_5`) and a study's clusters' partial
+    months and headline keys written (`_study_in_5`); else `document` itself."""
     version = document.get("schema_version")
-    if not isinstance(version, int) or version >= 4:
+    if not isinstance(version, int) or version >= 5:
         return document
     result = copy.deepcopy(document)
     if version < MOVED_IN:
@@ -171,7 +187,34 @@ def moved(document: dict) -> dict:
                 row.setdefault(new, row.pop(old))  # a row with both held the same number twice
         for dropped in CAUSE_RATE_DROPPED_IN_4:
             row.pop(dropped, None)
+    if "clusters" in result:
+        _study_in_5(result)
+    else:
+        _said_once_in_5(result)
     return result
+
+
+def _said_once_in_5(month: dict) -> None:
+    """A month's causes as version 5 writes them (CAUSE_CHANGE_MOVED_IN_5, DROPPED_IN_5)."""
+    old, new = CAUSE_CHANGE_MOVED_IN_5
+    rows, key = month.get("failures_by_cause") or [], old.rsplit(".", 1)[1]
+    month.setdefault(new, {row["category"]: row[key] for row in rows if key in row})
+    for dropped in (old, *DROPPED_IN_5):
+        _drop(month, dropped)
+
+
+def _study_in_5(study: dict) -> None:
+    """A study as version 5 writes it: each cluster's partial months listed ([]: none), each headline
+    figure with its key (STUDY_HEADLINE_KEYS_IN_5) and the tool's version in `reproduce` (null: the
+    file does not say it)."""
+    for figures in study["clusters"].values():
+        figures.setdefault("partial_months", [])
+    for item in (study.get("summary") or {}).get("headline") or []:
+        key = next((key for end, key in STUDY_HEADLINE_KEYS_IN_5.items() if item.get("label", "").endswith(end)), None)
+        if key is not None:
+            item.setdefault("key", key)
+    if isinstance(study.get("reproduce"), dict):
+        study["reproduce"].setdefault("tool_version", None)
 
 
 def cause_rows(document: dict) -> list[dict]:

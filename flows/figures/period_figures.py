@@ -16,6 +16,7 @@ from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.figures.period import GPU_JOBS, MTTF_BY_SIZE, WITHIN, Period, node_failure_rate, totals, unmeasured_rates
 from flows.figures.rates import CONFIDENCE
 from flows.figures.registry import FIGURES, read_figures
+from flows.figures.table_types import CausesCompared
 from flows.warehouse.engines import MartReader
 
 
@@ -24,6 +25,12 @@ class PeriodFiguresBase(Strict):
 
     parameters: Parameters  # type: ignore[valid-type]
     not_measured: dict[str, str] = Field(description="figure path -> why it is not measured ({}: all measured)")
+
+    @property
+    def causes_compared(self) -> CausesCompared | None:
+        """What the period's causes are compared with (a month's last month and trailing windows:
+        MonthDocument's); none for a period without them (a study's range)."""
+        return None
 
 
 # The figures a month's report and a study both show of a cluster's period: one field per figure.

@@ -3,8 +3,9 @@ once (`month_document`, `study_document`), and the one reader of a metrics.json 
 its JSON parsed, a document of an earlier schema version upgraded once into the current model,
 validated.
 
-An earlier version is read through the keys that moved since (flows/figures/moved_keys.py `moved`).
-After the moves a version-3 document lacks only the figures version 4 added (moved_keys.ADDED_IN_4:
+An earlier version is read through the keys that moved since (flows/figures/moved_keys.py `moved`:
+version 5 says each number of a month's causes once). After the moves a version-4 document is one
+of the current version, and a version-3 document lacks only the figures version 4 added (moved_keys.ADDED_IN_4:
 the registry's `since == 4` figures); each is filled in as not measured (flows/figures/measured.py
 `write_unmeasured`), its reason that the file was written before the figure. A version-2 document
 also lacks numbers version 3 added (a month's `totals.months_built`, a cause's `node_days`, ...),

@@ -220,12 +220,12 @@ FIGURES: tuple[Figure, ...] = (
         (
             "`category`, `failure_domain`, `failures` (`node_fail` / `failed` / `requeued`), `node_days` (all "
             "GPU node-days), `per_1000_node_days` with `per_1000_node_days_lower` / "
-            "`per_1000_node_days_upper` (its exact 95% interval), `per_million_gpu_hours`, `month_over_month` "
-            "(as the top-level one, for this cause), `month_over_month_test` (its Holm-corrected test: "
-            "`change_flags.families.month_over_month_by_cause.tests.<category>`), `trailing` (the cause's row "
-            "of the longest `history.trailing` window holding two built months or more, a rate object, with "
-            "`test`, this month's Holm-corrected test against the window's earlier months; null: no such "
-            "window or no row of the cause in it)"
+            "`per_1000_node_days_upper` (its exact 95% interval), `per_million_gpu_hours`. A month compares "
+            "each cause with last month (`month_over_month_by_cause.<category>`, its Holm-corrected test "
+            "`change_flags.families.month_over_month_by_cause.tests.<category>`) and with the longest "
+            "`history.trailing` window holding two built months or more (its row of the cause in "
+            "`by_cause`, its test in `change_flags.families.trend_by_cause_<n>_months`); the report joins "
+            "them by category (MonthDocument.causes_compared), metrics.json says each once"
         ),
         marts=(FAILURES_BY_CAUSE.table,),
         needs=("node_source", "gpu_exposure"),

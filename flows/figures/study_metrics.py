@@ -18,6 +18,7 @@ from flows.figures.models import expected_ettr_grid
 from flows.figures.period import Mart, Period
 from flows.figures.period_figures import period_figures
 from flows.warehouse.engines import MartReader
+from flows.warehouse.schema_version import tool_version
 
 JOB_MIX = Mart(
     "fct_period_job_mix",
@@ -56,7 +57,7 @@ def cluster_figures(con: MartReader, period: Period, params: AnalysisConfig, inp
         if "lost_goodput" in figures["not_measured"]
         else period.rows(con, LOST_GOODPUT_BY_SIZE, order="bucket_order"),
         # the months its records observe in part, which the study's header names (none: the key is left out)
-        **({"partial_months": partial} if (partial := partial_months(con, period.first, period.last)) else {}),
+        "partial_months": partial_months(con, period.first, period.last),
     }
 
 
@@ -69,7 +70,7 @@ def assemble_study(clusters: dict[str, dict], months: list[Month], command: str)
         "to_month": str(months[-1]),
         "months": len(months),
         "clusters": clusters,
-        "reproduce": {"command": command},
+        "reproduce": {"command": command, "tool_version": tool_version()},
         **shared_rows(clusters),
         "comparison": compare_clusters(clusters),
     }
@@ -298,6 +299,7 @@ def study_summary(study: dict) -> dict:
         )
         headline += [
             {
+                "key": "r_f_all",
                 "label": f"{name} r_f (all)",
                 "value": r_f["value"],
                 "lower": r_f["lower"],
@@ -307,6 +309,7 @@ def study_summary(study: dict) -> dict:
                 "not_measured": gaps.get("node_failure_rate.all"),
             },
             {
+                "key": "lost_goodput",
                 "label": f"{name} lost goodput",
                 "value": None if "lost_goodput" in gaps else figures["lost_goodput"]["lost_gpu_hours"],
                 "unit": "GPU-hours",

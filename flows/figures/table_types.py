@@ -1,25 +1,43 @@
 """The typed rows the figures join for the report's tables (templates only format: a join of two
-lists by key or position is made here, once, and written into metrics.json): a month's causes
-against last month and its trailing window (flows/figures/compare.py causes_compared), and a
-study's clusters side by side by cause, by size bucket and by projection size
-(flows/figures/study_metrics.py side_by_side).
+lists by key or position is made here, once): a study's clusters side by side by cause, by size
+bucket and by projection size (flows/figures/study_metrics.py side_by_side, written into its
+metrics.json), and a month's causes with what they are compared with (joined when read, from the
+figures that say each number once: `CausesCompared`, MonthDocument.causes_compared).
 flows/figures/document.py places them in the documents."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from flows.figures.figure_types import Count, Real, Strict
+from flows.figures.figure_types import Change, Count, FlagTest, Rate, Real, Strict
+
+
+class CauseInWindow(Rate):
+    """A cause's rate over a month's trailing window, and this month's flagged test against it."""
+
+    test: FlagTest | None
+
+
+class ComparedCause(Strict):
+    """A month's cause against last month (its change and that change's flagged test) and against its
+    longest trailing window (null: no window of two built months or more holds the cause)."""
+
+    month_over_month: Change | None
+    month_over_month_test: FlagTest | None
+    trailing: CauseInWindow | None
 
 
 class CausesCompared(Strict):
-    """What a month's causes are compared with (each cause's `month_over_month_test` and `trailing`)."""
+    """What a month's causes are compared with, joined by category (not written: each number is in
+    `month_over_month_by_cause`, `change_flags` and `history.trailing`), and the counts the report's
+    heading and note give."""
 
     window_months: Count | None = Field(
         description="the built months of the longest trailing window, where it holds 2+ and a cause (else null)"
     )
     month_over_month_tests: Count = Field(description="the causes tested against last month (Holm's family)")
     window_tests: Count | None = Field(description="the causes tested against the window (null: no window)")
+    by_cause: dict[str, ComparedCause]
 
 
 class CurveAt(Strict):

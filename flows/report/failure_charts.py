@@ -8,7 +8,7 @@ from __future__ import annotations
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from flows.figures.figure_types import MonthRates
+from flows.figures.figure_types import MonthRates, MonthRatesByCause
 from flows.figures.formats import fmt_dec, fmt_num, label
 from flows.figures.period_figures import PeriodFigures
 from flows.report.charts import (
@@ -149,17 +149,21 @@ def causes_chart(period: Period) -> Chart | None:
 def _cause_marks(ax: Axes, figures: PeriodFigures, causes: list[str]) -> None:
     """A cluster alone: each cause's rate over its longest trailing window where its figures join one
     to the cause (a month's: flows/figures/compare.py causes_compared)."""
+    against = figures.causes_compared
+    if against is None:  # a period compared with no earlier months (a study's range)
+        return
     rows = figures.failures_by_cause
     ys = [len(causes) - 1 - causes.index(c.category) for c in rows]
-    marked = [(y, c.trailing.value) for y, c in zip(ys, rows, strict=True) if c.trailing]
-    if marked:  # a month's: only a month's causes have a trailing window
+    windows = [against.by_cause[c.category].trailing for c in rows]
+    marked = [(y, window.value) for y, window in zip(ys, windows, strict=True) if window]
+    if marked:
         ax.plot(
             [v for _, v in marked],
             [y for y, _ in marked],
             "D",
             color=ORANGE,
             markersize=6,
-            label=f"last {figures.causes_compared.window_months} months",
+            label=f"last {against.window_months} months",
         )
 
 
@@ -203,7 +207,7 @@ def causes_by_month_chart(period: Period) -> Chart | None:
     for ax, series in zip(axes, clusters, strict=True):
         for row in (r for r in period.rates_by_month[series.name] if r.month in months):
             bottom = 0.0
-            by_cause = row.by_cause or {}  # a study's rows have it
+            by_cause = row.by_cause if isinstance(row, MonthRatesByCause) else {}  # a study's months have them
             for cause in causes:  # the same order in every month: a cause keeps its place in the stack
                 if (of_month := by_cause.get(cause)) and (value := of_month.per_1000_node_days):
                     ax.bar(months.index(row.month), value, 0.7, bottom=bottom, color=colour[cause], linewidth=0)
