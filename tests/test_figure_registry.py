@@ -144,7 +144,7 @@ def test_the_grafana_panels_show_the_registrys_series() -> None:
 # their own MTTF and repair rows (document.Window), a study joins its clusters' tables side by side.
 NOT_PERIOD_FIGURES = {
     "flows/figures/compare.py": "mttf_by_size, node_repairs",
-    "flows/figures/study_metrics.py": "mttf_by_size, projections",
+    "flows/figures/side_by_side.py": "mttf_by_size, projections",
 }
 
 

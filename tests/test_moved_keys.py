@@ -22,7 +22,7 @@ from flows.figures.moved_keys import (
     matches,
     moved,
 )
-from flows.figures.read import month_document
+from flows.figures.read import month_document, study_document
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 DOCUMENTS = ("month", "study")
@@ -195,3 +195,12 @@ def test_what_version_5_no_longer_writes_is_what_the_month_joins_when_read() -> 
         for key in (moved_change, "month_over_month_test", "trailing"):
             assert joined[key] == row[key], (row["category"], key)
     assert {k: v for k, v in compared.items() if k != "by_cause"} == v4["causes_compared"]
+
+
+def test_what_version_5_no_longer_writes_is_what_the_study_joins_when_read() -> None:
+    """A study's clusters side by side, the causes any had and the sizes with an ETTR, which version 4
+    wrote beside the clusters' figures, are what StudyDocument joins from those figures."""
+    v4 = json.loads((GOLDEN / "v4" / "study.metrics.json").read_text())
+    document = study_document(json.loads((GOLDEN / "reports" / "study" / "metrics.json").read_text()))
+    assert document.side_by_side.model_dump(mode="json", exclude_unset=True) == v4["side_by_side"]
+    assert (document.causes, document.ettr_buckets) == (v4["causes"], v4["ettr_buckets"])

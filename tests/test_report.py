@@ -224,7 +224,9 @@ def hostile_metrics(metrics: dict) -> dict:
     metrics["cluster"] = SCRIPT
     candidate = metrics["lemon_nodes"]["candidates"][0]
     candidate["node"] = HOSTILE + "\x1b[2J\u202e"
-    metrics["failures_by_cause"][0]["category"] = SCRIPT + r" $\frac$"
+    cause, changes = metrics["failures_by_cause"][0], metrics["month_over_month_by_cause"]
+    changes[SCRIPT + r" $\frac$"] = changes.pop(cause["category"])  # the cause's change, under its name
+    cause["category"] = SCRIPT + r" $\frac$"
     metrics["job_mix"][0]["outcome"] = HOSTILE
     metrics["data_quality"][0]["warnings"] = [
         {"expectation": SCRIPT, "column": HOSTILE, "observed": None, "unexpected_count": 1, "sample": [HOSTILE]}

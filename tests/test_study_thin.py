@@ -2,7 +2,7 @@
 with only job records, GPU jobs in fewer months and in fewer size buckets. Rendered through the
 study renderer (flows/report/study_report.py, charts included) from the golden study with its second
 cluster made thin as flows/figures/measured.py writes one; the side-by-side tables are joined by month
-and size bucket (flows/figures/study_metrics.py `side_by_side`), never by a row's position. Nothing
+and size bucket (flows/figures/side_by_side.py `side_by_side`), never by a row's position. Nothing
 here builds a month."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from flows.core.months import Month
 from flows.figures.document import figures_of
 from flows.figures.measured import exposure, not_measured, write_unmeasured
 from flows.figures.models import expected_ettr_grid
-from flows.figures.study_metrics import assemble_study, paper_job_mix_shape, side_by_side
+from flows.figures.side_by_side import paper_job_mix_shape, side_by_side
+from flows.figures.study_metrics import assemble_study
 from flows.report.study_report import render_study
 
 GOLDEN = DATA_DIR / "golden" / "reports" / "study" / "metrics.json"
@@ -112,8 +113,7 @@ def test_a_study_with_no_rate_measured_says_why_it_has_no_trend_chart():
     study = thin_study()
     rsc1 = study["clusters"]["rsc1"]
     rsc1["monthly"] = [m | {"all": m["all"] | {"value": None, "not_measured": "too little"}} for m in rsc1["monthly"]]
-    study["side_by_side"] = side_by_side(study["clusters"])
-    assert study["side_by_side"]["trend_measured"] is False
+    assert side_by_side(study["clusters"])["trend_measured"] is False  # joined when read
     html = text_of(render_study(study).html)
     assert "No trend chart: no cluster's r f is measured in any month of the range" in html
 
@@ -140,7 +140,11 @@ def cpu_only_study() -> dict:
 
 def test_a_study_of_cpu_only_clusters_has_no_tables_of_not_measured():
     study = cpu_only_study()
-    assert set(study["side_by_side"]["unmeasured_everywhere"]) >= {"mttf_by_size", "breakdowns", "lemon_nodes"}
+    assert set(side_by_side(study["clusters"])["unmeasured_everywhere"]) >= {
+        "mttf_by_size",
+        "breakdowns",
+        "lemon_nodes",
+    }
     report = render_study(study)
     html = text_of(report.html)
     # no GPU attempt in the range: its count of infrastructure failures is not measured, in every output
@@ -173,9 +177,9 @@ def test_the_papers_job_mix_shape_is_claimed_only_where_the_attempts_show_it():
     claim to make of them (the golden study's clusters, tens of thousands each, have that shape)."""
     claim = "As in the paper's Fig. 3, most attempts are small and most GPU-hours are in large jobs."
     golden = json.loads(GOLDEN.read_text())
-    assert paper_job_mix_shape(golden["side_by_side"]["job_mix_by_size"])
+    assert paper_job_mix_shape(side_by_side(golden["clusters"])["job_mix_by_size"])
     study = thin_study()
-    assert not paper_job_mix_shape(study["side_by_side"]["job_mix_by_size"])
+    assert not paper_job_mix_shape(side_by_side(study["clusters"])["job_mix_by_size"])
     html = text_of(render_study(study).html)
     assert "The chart stacks each outcome's share" in html and "Fig. 3: most attempts" not in html
     assert claim not in html and "most GPU-hours are in large jobs" not in html
@@ -186,8 +190,7 @@ def test_no_table_is_a_header_without_rows():
     measured) has no lost-goodput table, nor any other table of a header alone; nor a CPU-only study."""
     study = thin_study()
     study["clusters"]["rsc1"]["lost_goodput_by_size"] = []
-    study["side_by_side"] = side_by_side(study["clusters"])
-    assert study["side_by_side"]["lost_goodput_by_size"] == []
+    assert side_by_side(study["clusters"])["lost_goodput_by_size"] == []  # joined when read
     assert tables_without_rows(render_study(study).html) == []
     golden = json.loads(GOLDEN.read_text())
     clusters = {name: cpu_only(figures) for name, figures in golden["clusters"].items()}

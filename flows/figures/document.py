@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from flows.figures import side_by_side as joins
 from flows.figures.compare import causes_compared
 from flows.figures.coverage import PartialMonth, Period
 from flows.figures.figure_types import (
@@ -33,13 +34,12 @@ from flows.figures.figure_types import (
     MonthRatesByCause,
     NodeRepairs,
     Rate,
-    RateGap,
     Real,
     Reproduce,
     Strict,
 )
 from flows.figures.period_figures import PeriodFigures
-from flows.figures.table_types import CausesCompared, CauseSideBySide, EttrAtInterval, EttrSideBySide, GridSideBySide
+from flows.figures.table_types import CausesCompared, EttrAtInterval, SideBySide
 from flows.ingest.manifest import LandedInput
 
 SCHEMA_VERSION = 5  # docs/metrics.md "What version 5 said once" (and "What version 4 added", "What moved in ...3")
@@ -294,70 +294,6 @@ class Pair(Strict):
     ratios: list[Ratio]
 
 
-class SizeSideBySide(Strict):
-    class Cell(Strict):
-        attempts: Count
-        gpu_hours: Real
-
-    size_bucket: str
-    clusters: dict[str, Cell]
-
-
-class MttfCell(Strict):
-    """A cluster's observed MTTF at a size bucket, side by side with the others'."""
-
-    mttf_hours: Real | None
-    mttf_lower_hours: Real | None
-    mttf_upper_hours: Real | None
-
-
-class MttfSideBySide(Strict):
-    size_bucket: str
-    clusters: dict[str, MttfCell | None] = Field(description="null: the cluster did not measure MTTF by size")
-
-
-class ProjectedCell(Strict):
-    mttf_hours: Real | None = Field(description="the model MTTF under the r_f the cluster's models use")
-
-
-class ProjectionSideBySide(Strict):
-    gpus: Count
-    clusters: dict[str, ProjectedCell | None] = Field(description="null: the cluster did not measure its projections")
-
-
-class LostCell(Strict):
-    """A cluster's lost goodput at a size bucket, side by side with the others'."""
-
-    lost_gpu_hours: Real
-    second_order_gpu_hours: Real
-    second_order_preemptions: Count
-
-
-class LostSideBySide(Strict):
-    size_bucket: str
-    clusters: dict[str, LostCell | None] = Field(description="null: the cluster did not measure lost goodput by size")
-
-
-class MonthSideBySide(Strict):
-    month: str
-    clusters: dict[str, Rate | RateGap]
-
-
-class SideBySide(Strict):
-    """The clusters' tables joined by their rows' key (flows/figures/study_metrics.py side_by_side)."""
-
-    unmeasured_everywhere: list[str]
-    trend_measured: bool
-    job_mix_by_size: list[SizeSideBySide]
-    mttf_by_size: list[MttfSideBySide]
-    projections: list[ProjectionSideBySide]
-    lost_goodput_by_size: list[LostSideBySide]
-    monthly: list[MonthSideBySide]
-    failures_by_cause: list[CauseSideBySide]
-    ettr_by_size: list[EttrSideBySide]
-    expected_ettr: list[GridSideBySide]
-
-
 class StudySummary(Strict):
     text: str
     headline: list[Headline]
@@ -372,11 +308,28 @@ class StudyDocument(Strict):
     months: Count
     clusters: dict[str, StudyCluster]
     reproduce: Reproduce
-    causes: list[str]
-    ettr_buckets: list[str]
-    side_by_side: SideBySide
     comparison: list[Pair]
     summary: StudySummary
+
+    @cached_property
+    def clusters_written(self) -> dict[str, dict]:
+        """Each cluster's figures as metrics.json holds them (what the joins below read)."""
+        return figures_of(self)["clusters"]
+
+    @cached_property
+    def side_by_side(self) -> SideBySide:
+        """The clusters' tables joined by each row's key (flows/figures/side_by_side.py), when read."""
+        return SideBySide.model_validate(joins.side_by_side(self.clusters_written))
+
+    @cached_property
+    def causes(self) -> list[str]:
+        """Every cause any cluster had: the first cluster's in its order, then the others'."""
+        return joins.cause_order(self.clusters_written)
+
+    @cached_property
+    def ettr_buckets(self) -> list[str]:
+        """Every size bucket with a measured ETTR at some cluster, by size."""
+        return joins.ettr_buckets(self.clusters_written)
 
 
 def figures_of(document: BaseModel) -> dict:

@@ -150,6 +150,9 @@ CAUSE_CHANGE_MOVED_IN_5 = ("failures_by_cause.month_over_month", "month_over_mon
 DROPPED_IN_5: frozenset[str] = frozenset(
     {"failures_by_cause.month_over_month_test", "failures_by_cause.trailing", "causes_compared"}
 )
+# a study's joins of its clusters' rows, which repeat their numbers: joined when read in version 5
+# (flows/figures/side_by_side.py, StudyDocument.side_by_side, causes, ettr_buckets)
+STUDY_DROPPED_IN_5 = ("side_by_side", "causes", "ettr_buckets")
 # a study's headline in version 4 -> 5: each figure names its key, as a month's does (label's end -> key)
 STUDY_HEADLINE_KEYS_IN_5 = {" r_f (all)": "r_f_all", " lost goodput": "lost_goodput"}
 
@@ -204,9 +207,11 @@ def _said_once_in_5(month: dict) -> None:
 
 
 def _study_in_5(study: dict) -> None:
-    """A study as version 5 writes it: each cluster's partial months listed ([]: none), each headline
-    figure with its key (STUDY_HEADLINE_KEYS_IN_5) and the tool's version in `reproduce` (null: the
-    file does not say it)."""
+    """A study as version 5 writes it: its clusters' joins left out (STUDY_DROPPED_IN_5), each
+    cluster's partial months listed ([]: none), each headline figure with its key
+    (STUDY_HEADLINE_KEYS_IN_5) and the tool's version in `reproduce` (null: the file does not say it)."""
+    for dropped in STUDY_DROPPED_IN_5:
+        study.pop(dropped, None)
     for figures in study["clusters"].values():
         figures.setdefault("partial_months", [])
     for item in (study.get("summary") or {}).get("headline") or []:

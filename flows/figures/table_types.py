@@ -1,15 +1,15 @@
-"""The typed rows the figures join for the report's tables (templates only format: a join of two
-lists by key or position is made here, once): a study's clusters side by side by cause, by size
-bucket and by projection size (flows/figures/study_metrics.py side_by_side, written into its
-metrics.json), and a month's causes with what they are compared with (joined when read, from the
-figures that say each number once: `CausesCompared`, MonthDocument.causes_compared).
-flows/figures/document.py places them in the documents."""
+"""The typed rows the documents join for the report's tables when read (templates only format: a
+join of two lists by key or position is made once, in Python; metrics.json says each number once):
+a study's clusters side by side by cause, by size bucket, by month and by projection size
+(`SideBySide`: flows/figures/side_by_side.py, StudyDocument.side_by_side), and a month's causes with
+what they are compared with (`CausesCompared`: flows/figures/compare.py causes_compared,
+MonthDocument.causes_compared)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from flows.figures.figure_types import Change, Count, FlagTest, Rate, Real, Strict
+from flows.figures.figure_types import Change, Count, FlagTest, Rate, RateGap, Real, Strict
 
 
 class CauseInWindow(Rate):
@@ -97,3 +97,67 @@ class GridCell(Strict):
 class GridSideBySide(Strict):
     gpus: Count
     clusters: dict[str, GridCell | None] = Field(description="null: the cluster's r_f (all) not measured")
+
+
+class SizeSideBySide(Strict):
+    class Cell(Strict):
+        attempts: Count
+        gpu_hours: Real
+
+    size_bucket: str
+    clusters: dict[str, Cell]
+
+
+class MttfCell(Strict):
+    """A cluster's observed MTTF at a size bucket, side by side with the others'."""
+
+    mttf_hours: Real | None
+    mttf_lower_hours: Real | None
+    mttf_upper_hours: Real | None
+
+
+class MttfSideBySide(Strict):
+    size_bucket: str
+    clusters: dict[str, MttfCell | None] = Field(description="null: the cluster did not measure MTTF by size")
+
+
+class ProjectedCell(Strict):
+    mttf_hours: Real | None = Field(description="the model MTTF under the r_f the cluster's models use")
+
+
+class ProjectionSideBySide(Strict):
+    gpus: Count
+    clusters: dict[str, ProjectedCell | None] = Field(description="null: the cluster did not measure its projections")
+
+
+class LostCell(Strict):
+    """A cluster's lost goodput at a size bucket, side by side with the others'."""
+
+    lost_gpu_hours: Real
+    second_order_gpu_hours: Real
+    second_order_preemptions: Count
+
+
+class LostSideBySide(Strict):
+    size_bucket: str
+    clusters: dict[str, LostCell | None] = Field(description="null: the cluster did not measure lost goodput by size")
+
+
+class MonthSideBySide(Strict):
+    month: str
+    clusters: dict[str, Rate | RateGap]
+
+
+class SideBySide(Strict):
+    """The clusters' tables joined by their rows' key (flows/figures/side_by_side.py side_by_side)."""
+
+    unmeasured_everywhere: list[str]
+    trend_measured: bool
+    job_mix_by_size: list[SizeSideBySide]
+    mttf_by_size: list[MttfSideBySide]
+    projections: list[ProjectionSideBySide]
+    lost_goodput_by_size: list[LostSideBySide]
+    monthly: list[MonthSideBySide]
+    failures_by_cause: list[CauseSideBySide]
+    ettr_by_size: list[EttrSideBySide]
+    expected_ettr: list[GridSideBySide]

@@ -59,7 +59,7 @@ from flows.figures.formats import (
 from flows.figures.read import month_document
 from flows.figures.registry import page_sections
 from flows.figures.repair import MIN_REPAIRS_TO_BOUND
-from flows.figures.study_metrics import paper_job_mix_shape
+from flows.figures.side_by_side import paper_job_mix_shape
 from flows.report.chart_lists import charts_of
 from flows.report.charts import Chart, draw_charts, month_period, study_period
 from flows.report.goodput_charts import MIN_MIX_ATTEMPTS
