@@ -70,8 +70,9 @@ def test_holm_keeps_sixteen_unchanged_causes_from_flagging_noise():
     raw = corrected = 0
     draws = 2000
     for _ in range(draws):
-        family = flag_family({f"cause{i}": {"p_value": p} for i, p in enumerate(rng.uniform(size=16))}, "noise")
-        raw += any(t["p_value"] < 0.05 for t in family["tests"].values())
+        p_values = rng.uniform(size=16)
+        family = flag_family({f"cause{i}": {"p_value": p} for i, p in enumerate(p_values)}, "noise")
+        raw += bool((p_values < 0.05).any())
         corrected += any(t["flagged"] for t in family["tests"].values())
     assert 0.5 < raw / draws < 0.62 and corrected / draws <= 0.055
 

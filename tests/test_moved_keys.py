@@ -190,10 +190,16 @@ def test_what_version_5_no_longer_writes_is_what_the_month_joins_when_read() -> 
     compared = month_document(ours).causes_compared.model_dump(mode="json", exclude_unset=True)
     assert v4["failures_by_cause"] and any(row["trailing"] for row in v4["failures_by_cause"])  # the premise
     moved_change = CAUSE_CHANGE_MOVED_IN_5[0].rsplit(".", 1)[1]
+    window = max(ours["history"]["trailing"], key=lambda w: w["months"])
+    against_window = {c["category"]: c["this_month_vs_window"] for c in window["by_cause"]}
     for row in v4["failures_by_cause"]:
-        joined = compared["by_cause"][row["category"]]
+        joined, category = compared["by_cause"][row["category"]], row["category"]
+        # a flagged test's p-value, dropped, was its change's
+        assert row["month_over_month_test"].pop("p_value") == row[moved_change]["p_value"]
+        if row["trailing"]:
+            assert row["trailing"]["test"].pop("p_value") == against_window[category]["p_value"]
         for key in (moved_change, "month_over_month_test", "trailing"):
-            assert joined[key] == row[key], (row["category"], key)
+            assert joined[key] == row[key], (category, key)
     assert {k: v for k, v in compared.items() if k != "by_cause"} == v4["causes_compared"]
 
 

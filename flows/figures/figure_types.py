@@ -104,9 +104,9 @@ class Projection(Strict):
 
 
 class FlagTest(Strict):
-    """A test of change as the report flags it: its p-value, Holm-adjusted within its family."""
+    """A test of change as the report flags it: its p-value (its change's `p_value`) Holm-adjusted
+    within its family (null: nothing to test)."""
 
-    p_value: Real | None
     p_adjusted: Real | None
     flagged: bool
 

@@ -148,7 +148,14 @@ CAUSE_RATE_DROPPED_IN_4: dict[str, str | None] = {
 # (MonthDocument.causes_compared), as is `causes_compared`, which counted the tests each family has
 CAUSE_CHANGE_MOVED_IN_5 = ("failures_by_cause.month_over_month", "month_over_month_by_cause")
 DROPPED_IN_5: frozenset[str] = frozenset(
-    {"failures_by_cause.month_over_month_test", "failures_by_cause.trailing", "causes_compared"}
+    {
+        "failures_by_cause.month_over_month_test",
+        "failures_by_cause.trailing",
+        "causes_compared",
+        # a flagged test's p-value, which is its change's (`month_over_month`, `month_over_month_by_cause`,
+        # `history.trailing[].this_month_vs_window` and its causes'): the flag keeps its adjusted p
+        "change_flags.families.*.tests.*.p_value",
+    }
 )
 # a study's joins of its clusters' rows, which repeat their numbers: joined when read in version 5
 # (flows/figures/side_by_side.py, StudyDocument.side_by_side, causes, ettr_buckets)

@@ -171,8 +171,7 @@ def flag_family(tests: dict[str, dict], description: str) -> dict:
         "description": description,
         "tests_counted": len(tested),
         "tests": {
-            name: {
-                "p_value": test["p_value"],
+            name: {  # its p_value is its test's (the change's or the ratio's): said there once
                 "p_adjusted": float(adjusted[name]) if name in adjusted else None,
                 "flagged": bool(name in adjusted and adjusted[name] < 1 - CONFIDENCE),
             }
