@@ -75,6 +75,27 @@ def test_a_damaged_file_is_refused_naming_it(tmp_path, damage):
     assert str(path) in str(refused.value) and not isinstance(refused.value, EarlierSchemaError)
 
 
+@pytest.mark.parametrize(
+    ("kind", "damage"),
+    [
+        ("month", lambda m: m["failures_by_cause"][0].pop("category")),  # a row moved by its category, without one
+        ("month", lambda m: m["failures_by_cause"].__setitem__(0, 7)),  # a row that is no object
+        ("study", lambda s: s.__setitem__("clusters", [1])),  # clusters that are no map
+        ("study", lambda s: s["summary"]["headline"].__setitem__(0, "x")),  # a headline figure that is no object
+    ],
+)
+def test_a_damaged_document_of_an_earlier_version_is_refused_naming_it(tmp_path, kind, damage):
+    """The moves of an earlier version's keys (moved_keys.moved) meet values of another shape: one
+    DocumentError naming the file, never a traceback of the move."""
+    document = json.loads((GOLDEN / "v4" / f"{kind}.metrics.json").read_text())
+    damage(document)
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(DocumentError, match="schema version 4") as refused:
+        read_document(path)
+    assert str(path) in str(refused.value)
+
+
 def test_a_missing_file_is_refused_naming_it(tmp_path):
     shutil.rmtree(tmp_path)
     with pytest.raises(DocumentError, match="metrics.json"):

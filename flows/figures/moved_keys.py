@@ -173,17 +173,32 @@ def matches(path: tuple[str, ...], pattern: str) -> bool:
 MOVED_IN = 3  # the schema version the keys moved in: a document of an earlier version has the old paths
 
 
+class MoveError(ValueError):
+    """A document of an earlier schema version whose keys cannot be moved: not of that version's shape."""
+
+
 def moved(document: dict) -> dict:
     """`document` (a month's or a study's metrics.json) in the current shape when it is of an
     earlier schema version (a copy): before version 3 the DROPPED_KEYS left out, each MOVED_KEYS
     value at its new path, the DROPPED_ROWS left out (ADDED_KEYS are not made up); before version 4
     each cause's rate said once (CAUSE_RATE_MOVED_IN_4, CAUSE_RATE_DROPPED_IN_4); before version 5
-    each number of a month's causes said once (`_said_once_in_5`) and a study's clusters' partial
-    months and headline keys written (`_study_in_5`); else `document` itself."""
+    each number of a month's causes said once (`_said_once_in_5`) and a study's joins left out, its
+    clusters' partial months and headline keys written (`_study_in_5`); else `document` itself.
+    MoveError: a document whose values are not where and what its version writes."""
     version = document.get("schema_version")
     if not isinstance(version, int) or version >= 5:
         return document
-    result = copy.deepcopy(document)
+    try:
+        return _moved(copy.deepcopy(document), version)
+    except (KeyError, IndexError, TypeError, AttributeError) as error:
+        raise MoveError(
+            f"not a metrics.json of schema version {version}: its figures cannot be read in this version's "
+            f"shape ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _moved(result: dict, version: int) -> dict:
+    """`moved`'s steps over a copy of a document of schema `version`, one per version since."""
     if version < MOVED_IN:
         for dropped in DROPPED_KEYS:
             _drop(result, dropped)
@@ -191,7 +206,7 @@ def moved(document: dict) -> dict:
         for pattern, (column, value) in DROPPED_ROWS.items():
             for path, rows in list(_found(result, (), pattern.split("."))):
                 _put(result, list(path), [row for row in rows if row.get(column) != value])
-    for row in cause_rows(result):
+    for row in cause_rows(result) if version < 4 else []:
         for old, new in CAUSE_RATE_MOVED_IN_4.items():
             if old in row:
                 row.setdefault(new, row.pop(old))  # a row with both held the same number twice

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument
 from flows.figures.measured import write_unmeasured
-from flows.figures.moved_keys import ADDED_IN_4, MOVED_IN, moved
+from flows.figures.moved_keys import ADDED_IN_4, MOVED_IN, MoveError, moved
 from flows.figures.registry import FIGURES
 from flows.figures.summary import summarise
 
@@ -102,7 +102,10 @@ def upgraded(metrics: dict, path: Path) -> dict:
             f"{path}: metrics.json of schema version {version}, which lacks numbers schema version {MOVED_IN} "
             f"added (they cannot be computed from the file); build it again: {_rebuild_command(metrics)}"
         )
-    current = {**moved(metrics), "schema_version": SCHEMA_VERSION}
+    try:
+        current = {**moved(metrics), "schema_version": SCHEMA_VERSION}
+    except MoveError as error:
+        raise DocumentError(f"{path}: {error}") from None
     why = f"written by schema version {version}, before this figure"
     if "clusters" in current:
         return {**current, "clusters": {name: _with_added(c, why) for name, c in current["clusters"].items()}}
