@@ -9,6 +9,9 @@ validated document is what every output receives (the pages, the charts, OpenMet
 delivery, publishing, the artifact) and what metrics.json is written from (`write_document`, its
 JSON `figures_of`).
 Numbers keep their JSON type (figure_types.Real), so the file's bytes are those of the figures.
+metrics.json says each number once: what the report shows joined (a month's causes with what they
+are compared with, a study's clusters side by side) is a property of the document, joined when read
+(`MonthDocument.causes_compared`, `StudyDocument.side_by_side`), never written.
 """
 
 from __future__ import annotations
