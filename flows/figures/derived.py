@@ -3,7 +3,8 @@ classes, written by `python -m flows.figures.derived` and never by hand (tests/t
 fails when one is stale):
 
 - docs/metrics.schema.json, the JSON Schema of metrics.json (flows/figures/document.py);
-- docs/metrics.md's table of the figures of a period: each figure's key and its declared `doc`;
+- docs/metrics.md's table of the figures of a period (each figure's key, its declared `doc`, its
+  marts and what it needs to be measured) and its title's schema version;
 - dbt_project/models/exposures.yml, dbt's exposure of the report: the marts the figures read and
   those the rest of the document reads (`DOCUMENT_MARTS`).
 
@@ -111,11 +112,14 @@ def _since(version: int) -> str:
 
 
 def metrics_doc_text(current: str) -> str:
-    """docs/metrics.md (`current`) with its figures' table written again."""
+    """docs/metrics.md (`current`) with its title's schema version and its figures' table written again."""
     table = re.compile(re.escape(TABLE_START) + ".*?" + re.escape(TABLE_END), re.S)
     if not table.search(current):
         raise ValueError(f"{METRICS_DOC_PATH}: the figures' table's markers are missing")
-    return table.sub(lambda _: figures_table(), current)
+    titled = re.sub(
+        r"\A# metrics\.json \(schema_version \d+\)", f"# metrics.json (schema_version {SCHEMA_VERSION})", current
+    )
+    return table.sub(lambda _: figures_table(), titled)
 
 
 def exposures_text() -> str:

@@ -41,11 +41,14 @@ from flows.figures.figure_types import (
     Reproduce,
     Strict,
 )
+from flows.figures.moved_keys import LAYOUT_VERSION
 from flows.figures.period_figures import PeriodFigures
+from flows.figures.registry import FIGURES
 from flows.figures.table_types import CausesCompared, EttrAtInterval, SideBySide
 from flows.ingest.manifest import LandedInput
 
-SCHEMA_VERSION = 5  # docs/metrics.md "What version 5 said once" (and "What version 4 added", "What moved in ...3")
+# metrics.json's version: its layout's, or the newest figure's (its declaration's `since`), whichever is later
+SCHEMA_VERSION = max(LAYOUT_VERSION, *(figure.since for figure in FIGURES))
 
 
 # --- a month's own blocks

@@ -104,7 +104,9 @@ class Figure:
     charts: tuple[str, ...] = ()  # the charts its section shows (flows/report/*_charts.py draws them)
     series: tuple[Series, ...] = ()
     panel: str | None = None
-    since: int = 3  # the metrics.json schema version that first wrote it
+    # the metrics.json schema version that first wrote it: a new figure's is the next version, which
+    # SCHEMA_VERSION then is (flows/figures/document.py), and an earlier document reads it not measured
+    since: int = 3
     named: dict[str, str] = field(default_factory=dict)  # path -> how a sentence names it (or a part)
     unmeasured: Unmeasured | None = None  # how it is written not measured, where not `written_unmeasured`'s rule
 

@@ -164,6 +164,11 @@ STUDY_DROPPED_IN_5 = ("side_by_side", "causes", "ettr_buckets")
 STUDY_HEADLINE_KEYS_IN_5 = {" r_f (all)": "r_f_all", " lost goodput": "lost_goodput"}
 
 
+# the last schema version that moved or dropped keys (a document of it or later is in the current shape;
+# a version a figure adds, its declaration's `since`, moves none: flows/figures/document.py SCHEMA_VERSION)
+LAYOUT_VERSION = 5
+
+
 def matches(path: tuple[str, ...], pattern: str) -> bool:
     """Whether a path of keys is the dotted `pattern` (`*`: any one key)."""
     parts = pattern.split(".")
@@ -186,7 +191,7 @@ def moved(document: dict) -> dict:
     clusters' partial months and headline keys written (`_study_in_5`); else `document` itself.
     MoveError: a document whose values are not where and what its version writes."""
     version = document.get("schema_version")
-    if not isinstance(version, int) or version >= 5:
+    if not isinstance(version, int) or version >= LAYOUT_VERSION:
         return document
     try:
         return _moved(copy.deepcopy(document), version)

@@ -4,9 +4,9 @@ its JSON parsed, a document of an earlier schema version upgraded once into the 
 validated.
 
 An earlier version is read through the keys that moved since (flows/figures/moved_keys.py `moved`:
-version 5 says each number of a month's causes once). After the moves a version-4 document is one
-of the current version, and a version-3 document lacks only the figures version 4 added (moved_keys.ADDED_IN_4:
-the registry's `since == 4` figures); each is filled in as not measured (flows/figures/measured.py
+version 5 says each number of a month's causes once). After the moves a document lacks only the
+figures later versions added (each declaration's `since`: version 4's time_to_failure and
+crash_loops to a version-3 document); each is filled in as not measured (flows/figures/measured.py
 `write_unmeasured`), its reason that the file was written before the figure. A version-2 document
 also lacks numbers version 3 added (a month's `totals.months_built`, a cause's `node_days`, ...),
 which nothing can recompute from the file: it is refused (`EarlierSchemaError`), naming the command
@@ -22,13 +22,11 @@ from pydantic import BaseModel, ValidationError
 
 from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument
 from flows.figures.measured import write_unmeasured
-from flows.figures.moved_keys import ADDED_IN_4, MOVED_IN, MoveError, moved
+from flows.figures.moved_keys import MOVED_IN, MoveError, moved
 from flows.figures.registry import FIGURES
 from flows.figures.summary import summarise
 
 Document = MonthDocument | StudyDocument
-# the figures version 4 added (the registry's `since == 4`), by key: ADDED_IN_4 holds their paths
-ADDED_FIGURES = {figure.key: figure for figure in FIGURES if figure.key in ADDED_IN_4}
 
 
 class DocumentError(ValueError):
@@ -106,15 +104,20 @@ def upgraded(metrics: dict, path: Path) -> dict:
         current = {**moved(metrics), "schema_version": SCHEMA_VERSION}
     except MoveError as error:
         raise DocumentError(f"{path}: {error}") from None
-    why = f"written by schema version {version}, before this figure"
     if "clusters" in current:
-        return {**current, "clusters": {name: _with_added(c, why) for name, c in current["clusters"].items()}}
-    return _with_added(current, why)
+        return {
+            **current,
+            "clusters": {name: _with_added(c, version) for name, c in current["clusters"].items()},
+        }
+    return _with_added(current, version)
 
 
-def _with_added(figures: dict, why: str) -> dict:
-    """A period's figures with each figure version 4 added that they lack, not measured (`why`)."""
-    missing = {key: _unmeasured_shape(figure.type) for key, figure in ADDED_FIGURES.items() if key not in figures}
+def _with_added(figures: dict, version: int) -> dict:
+    """A period's figures (of a document of schema `version`) with each figure a later version added
+    (its declaration's `since`) that they lack, not measured: written before the figure."""
+    added = [figure for figure in FIGURES if figure.since > version and figure.key not in figures]
+    missing = {figure.key: _unmeasured_shape(figure.type) for figure in added}
+    why = f"written by schema version {version}, before this figure"
     if not missing:
         return figures
     written = write_unmeasured(missing, {key: why for key in missing})

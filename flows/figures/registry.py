@@ -7,8 +7,9 @@ figures' measurability rules (flows/figures/measured.py), a correction's names o
 sections of the HTML and text pages (`page_sections`), and their Grafana panels (checked by
 tests/test_figure_registry.py); its documentation in docs/metrics.md, its description in the JSON
 Schema and its marts in dbt's exposure (written by flows/figures/derived.py). A new figure is a
-module with its type, its reader and its declaration (as breakdowns.py, repair.py), one line here,
-its mart and yml, its partials, its section of docs/methodology.md, its simulator truth and its test.
+module with its type, its reader and its declaration (as breakdowns.py, repair.py; `since` the next
+schema version), one line here, its mart and yml, its partials, its section of docs/methodology.md,
+its simulator truth and its test.
 """
 
 from __future__ import annotations
