@@ -6,7 +6,7 @@ A path is dotted keys; a list's items share the list's path (a move under a list
 item of it), and `*` stands for any key at its level (a study's cluster names). `moved` reads a
 document of an earlier schema version in the current shape (version 4 said a cause's rate once,
 version 5 each number of a month's causes: docs/metrics.md "What version 4 added", "What version 5
-said once"): tests/test_moved_keys.py compares the version-2 and version-3 goldens through it number
+said once"): tests/test_moved_keys.py compares the version-2, -3 and -4 goldens through it number
 by number, and flows/delivery/fingerprint.py compares a month sent before the keys moved by its
 figures, not by their names.
 """
