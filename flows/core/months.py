@@ -69,7 +69,7 @@ class Month:
         return Month(self.year + self.month // 12, self.month % 12 + 1)
 
     def previous(self) -> Month:
-        return Month(self.year - (self.month == 1), (self.month - 2) % 12 + 1)
+        return self.minus(1)
 
     def minus(self, months: int) -> Month:
         """The month `months` before this one."""

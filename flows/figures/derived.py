@@ -21,6 +21,7 @@ import yaml
 from pydantic.json_schema import models_json_schema
 
 from flows.figures.document import SCHEMA_VERSION, MonthDocument, StudyDocument
+from flows.figures.figure import FIRST_TYPED_VERSION
 from flows.figures.registry import FIGURES, needs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,6 @@ TABLE_START = (
     "(flows/figures/registry.py `doc`); edit the declaration, not the table -->"
 )
 TABLE_END = "<!-- end of the figures' table -->"
-FIRST_TYPED_VERSION = 3  # a figure's `since` when it was in metrics.json before the registry
 
 # what the document reads beside its figures' marts: the periods, the job mix, run ETTR, lost
 # goodput by size and the health events (flows/figures/month_metrics.py, study_metrics.py), the

@@ -221,7 +221,9 @@ class MonthDocument(PeriodFigures):
     def causes_compared(self) -> CausesCompared:
         """The month's causes with what they are compared with, joined by category from where the
         document says each number once (flows/figures/compare.py causes_compared)."""
-        written = figures_of(self)  # as metrics.json holds them
+        # the parts the join reads, as metrics.json holds them
+        parts = {"failures_by_cause", "month_over_month_by_cause", "history", "change_flags"}
+        written = self.model_dump(mode="json", exclude_unset=True, include=parts)
         joined = causes_compared(
             written["failures_by_cause"],
             written["month_over_month_by_cause"],
@@ -320,7 +322,7 @@ class StudyDocument(Strict):
     @cached_property
     def clusters_written(self) -> dict[str, dict]:
         """Each cluster's figures as metrics.json holds them (what the joins below read)."""
-        return figures_of(self)["clusters"]
+        return self.model_dump(mode="json", exclude_unset=True, include={"clusters"})["clusters"]
 
     @cached_property
     def side_by_side(self) -> SideBySide:

@@ -14,8 +14,8 @@ receive the validated document (flows/figures/document.py `MonthDocument`, a stu
 `StudyDocument`), the very object metrics.json is written from, and read its figures as attributes;
 the summary comes from flows/figures/summary.py, the charts from flows/report/*_charts.py (which
 read the document's figures as attributes too; flows/report/chart_lists.py says which a period
-draws). One page template shows any period (templates/page.html.j2): `page_context` gives it the document, the words of its period (`within`,
-`this_period`, `page_words`) and its sections (`sections_of`: decided by the document's data, each
+draws). One page template shows any period (templates/page.html.j2): `page_context` gives it the
+document, the words of its period (`within`, `this_period`, `page_words`) and its sections (`sections_of`: decided by the document's data, each
 figure's from flows/figures/registry.py); each section (templates/partials/) shows the period's
 clusters (`period_clusters`); the study's own sections, comparing its clusters, are
 partials/study_*. The plain text is one template too (templates/page.txt.j2, `text_sections_of`).
