@@ -15,6 +15,7 @@ from flows.core.errors import ConfigError, exit_code
 from flows.core.escape import printable_lines
 from flows.core.months import Month
 from flows.demo import cmd_demo, cmd_demo_study
+from flows.explain.command import add_explain_parsers
 from flows.publish.history import add_export_parser
 
 
@@ -160,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_backfill_parser(sub, common)
     add_study_parser(sub, common)
     add_export_parser(sub, common, _month)  # export-prometheus (flows/publish/history.py)
+    add_explain_parsers(sub, common, _month)  # explain, node (flows/explain/command.py)
 
     demo = sub.add_parser(
         "demo", parents=[common], help="simulate a year of a demo cluster, build it and report its last month"

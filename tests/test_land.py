@@ -190,7 +190,7 @@ def data_quality_of(inputs: dict, open_attempts: int) -> dict:
 def test_conflicts_are_shown_in_the_data_quality_section_and_its_banner(slurm_fixtures: Path, tmp_path: Path):
     from flows.figures.read import month_document
     from flows.figures.summary import data_quality
-    from flows.report.render import environment
+    from flows.report.environment import environment
 
     conflicting_dump(slurm_fixtures, tmp_path)
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_psv"\npath = "sacct.psv"\n'))
@@ -477,7 +477,7 @@ def test_the_data_quality_table_names_the_configured_job_record_kind(tmp_path: P
     import shutil
 
     from flows.figures.read import month_document
-    from flows.report.render import environment
+    from flows.report.environment import environment
 
     shutil.copy(Path(__file__).parent / "data" / "xdmod" / "accounting-logs.log", tmp_path / "x.log")
     config = load_config(write_config(tmp_path, '[[sources]]\nkind = "sacct_xdmod"\npath = "x.log"\n'))

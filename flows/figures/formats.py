@@ -141,6 +141,28 @@ def _field(row, name: str):
     return row[name] if isinstance(row, dict) else getattr(row, name)
 
 
+def fmt_seconds(value) -> str:
+    """A time to the second, as an explanation shows an event: "2026-10-30 00:00:42"."""
+    return "–" if value is None else str(value)[:19].replace("T", " ")
+
+
+def fmt_before_end(seconds: int) -> str:
+    """An event's distance from an attempt's end, in words: "54 s before the end", "2 min 10 s after"."""
+    if seconds == 0:
+        return "at the end"
+    minutes, rest = divmod(abs(seconds), 60)
+    span = f"{minutes} min {rest} s" if minutes and rest else f"{minutes} min" if minutes else f"{rest} s"
+    return f"{span} before the end" if seconds > 0 else f"{span} after the end"
+
+
+def folded_host_list(nodes: list[str]) -> str:
+    """Nodes as one folded Slurm host list (gpu[001-003,017]); no group resolver: ClusterShell's
+    default one runs a shell for a name that starts with '@'."""
+    from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
+
+    return str(NodeSet.fromlist(nodes, resolver=RESOLVER_NOGROUP)) if nodes else ""
+
+
 def fmt_timestamp(value) -> str:
     """A time as the outputs show it, to the minute: "2026-10-30 00:00" (an ISO text or a datetime)."""
     return str(value)[:16].replace("T", " ")

@@ -287,7 +287,7 @@ def trend(months: list[MonthEntry]) -> Trend | None:
 def nav(older: MonthEntry | None = None, newer: MonthEntry | None = None) -> str:
     """A report's links, between the markers: the index, and the reports of the months before and
     after it that are built (a study: the index only). Both sit two levels below the index."""
-    from flows.report.render import environment
+    from flows.report.environment import environment
 
     html = environment().get_template("partials/archive_nav.html.j2").render(older=older, newer=newer, href=href)
     return NAV_START + html.strip() + NAV_END
@@ -318,7 +318,7 @@ def without_nav(html: str) -> str:
 
 
 def render_index(archive: Archive) -> str:
-    from flows.report.render import environment
+    from flows.report.environment import environment
 
     return keep_units(environment().get_template("archive_index.html.j2").render(archive=archive, href=href))
 

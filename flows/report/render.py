@@ -24,44 +24,26 @@ partials/study_*. The plain text is one template too (templates/page.txt.j2, `te
 from __future__ import annotations
 
 import base64
-import functools
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import css_inline
 import pyarrow as pa
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup, escape
 
-from flows import TEMPLATES_DIR
-from flows.core.escape import printable
-from flows.core.words import counted, plural
-from flows.figures.compare import distinct_windows
-from flows.figures.document import MonthDocument, PeriodFigures, StudyDocument, Window, write_document
+from flows.figures.document import MonthDocument, StudyDocument, write_document
 from flows.figures.formats import (
-    FORMATS,
-    fmt_change,
-    fmt_dec,
-    fmt_duration,
     fmt_num,
-    fmt_pct,
-    fmt_timestamp,
     keep_units,
-    label,
     month_name,
-    month_spans,
     partial_months_notice,
     partial_notice,
 )
 from flows.figures.read import month_document
 from flows.figures.registry import page_sections
-from flows.figures.repair import MIN_REPAIRS_TO_BOUND
-from flows.figures.side_by_side import paper_job_mix_shape
 from flows.report.chart_lists import charts_of
 from flows.report.charts import Chart, draw_charts, month_period, study_period
+from flows.report.environment import environment
 from flows.report.goodput_charts import MIN_MIX_ATTEMPTS
 from flows.report.lemon_export import write_lemon_exports
 from flows.report.openmetrics import month_exposition
@@ -74,67 +56,6 @@ NOTICE_PLACEHOLDER = "<!-- notice -->"
 def content_id(chart: str) -> str:
     """The Content-ID of a chart's MIME part, with angle brackets; email.html refers to it as cid:."""
     return f"<{chart}.png@{CID_DOMAIN}>"
-
-
-def _unbroken(text: str, names: Iterable[str]) -> Markup:
-    """`text` for HTML with each occurrence of `names` in a `<span class="unbroken">`, which a line
-    break never falls inside (the longest name first where one contains another)."""
-    names = sorted({n for n in names if n}, key=len, reverse=True)
-    if not names:
-        return escape(printable(text))
-    pieces = re.split("(" + "|".join(map(re.escape, names)) + ")", text)
-    return Markup("").join(
-        Markup('<span class="unbroken">{}</span>').format(printable(p)) if i % 2 else escape(printable(p))
-        for i, p in enumerate(pieces)
-    )
-
-
-def _candidate_nodes(clusters: Iterable[tuple[str, PeriodFigures]]) -> list[str]:
-    """The lemon-node candidates' names of the period's clusters (a summary names them unbroken)."""
-    return [c.node for _, figures in clusters for c in figures.lemon_nodes.candidates]
-
-
-def _distinct_windows(trailing: list[Window]) -> list[Window]:
-    """The month's trailing windows the report shows and tests: flows/figures/compare.py
-    distinct_windows (the one rule, on the figures) applied to the document's windows."""
-    by_months = {window.months: window for window in trailing}
-    return [by_months[months] for months in distinct_windows([(w.months, w.months_available) for w in trailing])]
-
-
-@functools.cache  # one per process: its templates compile once (it reloads one whose file changed)
-def environment(templates_dir: Path = TEMPLATES_DIR) -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(templates_dir),
-        autoescape=lambda name: not (name or "").endswith(".txt.j2"),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        finalize=printable,
-    )
-    env.filters.update(
-        num=fmt_num,
-        dec=fmt_dec,
-        pct=fmt_pct,
-        duration=fmt_duration,
-        change=fmt_change,
-        unbroken=_unbroken,
-        candidate_nodes=_candidate_nodes,
-        label=label,
-        month_name=month_name,
-        partial_notice=partial_notice,
-        partial_months_notice=partial_months_notice,
-        month_spans=month_spans,
-        distinct_windows=_distinct_windows,
-        paper_job_mix_shape=paper_job_mix_shape,
-        fmt=lambda value, kind: FORMATS[kind](value),
-        timestamp=fmt_timestamp,
-        counted=lambda count, noun, many=None: counted(count, noun, many, number=fmt_num(count)),
-        plural=lambda count, noun, many=None: plural(count, noun, many),
-    )
-    env.globals["min_repairs_to_bound"] = MIN_REPAIRS_TO_BOUND  # below it a cause's repair times are not bounded
-    env.globals["min_mix_attempts"] = MIN_MIX_ATTEMPTS  # below it the job mix has no chart of shares
-    return env
 
 
 # each kind of period's charts, in the order its page shows them
@@ -265,7 +186,14 @@ def page_context(document: Document) -> dict:
         shown = {"metrics": document, "period_clusters": [(document.cluster, document)]}
         words = {"within": "this month", "this_period": "this month", "period_name": "month"}
     sections = {"sections": sections_of(document), "text_sections": text_sections_of(document)}
-    return {**shown, **words, "document": document, "page": page_words(document), **sections}
+    return {
+        **shown,
+        **words,
+        "document": document,
+        "page": page_words(document),
+        "min_mix_attempts": MIN_MIX_ATTEMPTS,  # below it the job mix has no chart of shares
+        **sections,
+    }
 
 
 def render_pages(charts: dict[str, Chart], document: Document) -> tuple[str, str, str]:

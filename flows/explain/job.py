@@ -1,0 +1,257 @@
+"""`explain --job`: every attempt of a job over the months built, with the outcome the taxonomy gave
+it, why, and for an ended failure the events on its nodes in its attribution window."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+
+from flows.core.errors import UsageError
+from flows.explain.explanation_types import AttemptAnswer, Evidence, EvidenceWindow, JobAnswer, LemonMark, Preemption
+from flows.explain.job_ids import JobQuery
+from flows.explain.lemon_marks import lemon_marks
+from flows.explain.rules import outcome_rule
+from flows.explain.warehouse import Warehouse
+
+ATTRIBUTION_STATES = ("FAILED", "NODE_FAIL", "BOOT_FAIL", "REQUEUED")  # int_attempts_attributed's candidates
+ATTEMPT_COLUMNS = (
+    "attempt_id, month, job_id, job_id_raw, job_run_id, job_name, user_name, partition, slurm_state, outcome, "
+    "cause_category, failure_domain, gpus, n_nodes, size_bucket, submit_at, start_at, end_at, runtime_seconds, "
+    "gpu_hours, source_file, source_line"
+)
+
+
+def explain_job(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> JobAnswer:
+    """The job's attempts in `months`, oldest first; UsageError (exit 2) when it has none there."""
+    rows = _attempt_rows(wh, query, months)
+    if not rows:
+        raise UsageError(
+            f"job {query.text} is not in the job records of {_months_words(months)} in "
+            f"{wh.config.warehouse_path} ({wh.built_span()})"
+        )
+    by_attempt: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_attempt[row["attempt_id"]].append(row)
+    finals = {a: next((r for r in reversed(rs) if r["outcome"] != "open"), rs[-1]) for a, rs in by_attempt.items()}
+    landed = _landed(wh, list(finals.values()))
+    nodes = _nodes(wh, landed)
+    cap_minutes = wh.parameter("lost_work_cap_minutes")
+    attempts = []
+    for attempt_id, month_rows in by_attempt.items():
+        final = finals[attempt_id]
+        record = landed.get(attempt_id, {})
+        its_nodes = nodes.get(attempt_id, [])
+        measured_sources, not_measured = wh.node_sources(final["month"])
+        evidence = (
+            _evidence(wh, final, its_nodes, measured_sources, not_measured)
+            if final["slurm_state"] in ATTRIBUTION_STATES and final["outcome"] != "open"
+            else None
+        )
+        attempts.append(
+            AttemptAnswer(
+                attempt_id=attempt_id,
+                job_id=final["job_id"],
+                job_id_raw=final["job_id_raw"],
+                job_name=final["job_name"],
+                user_name=final["user_name"],
+                partition=final["partition"],
+                months=[r["month"] for r in month_rows],
+                nodes=its_nodes,
+                n_nodes=final["n_nodes"],
+                gpus=final["gpus"],
+                size_bucket=final["size_bucket"],
+                submit_at=final["submit_at"],
+                start_at=final["start_at"],
+                end_at=None if final["outcome"] == "open" else final["end_at"],
+                slurm_state=final["slurm_state"],
+                exit_code=record.get("exit_code"),
+                exit_signal=record.get("exit_signal"),
+                outcome=final["outcome"],
+                rule=outcome_rule(
+                    final["slurm_state"],
+                    final["outcome"],
+                    bool(evidence and any(e.chosen for e in evidence.events)),
+                    record.get("admin_comment"),
+                    wh.parameter("attr_before_minutes"),
+                    wh.parameter("attr_after_minutes"),
+                    not_measured is None,
+                ),
+                cause_category=final["cause_category"],
+                failure_domain=final["failure_domain"],
+                evidence=evidence,
+                gpu_hours=sum(r["gpu_hours"] for r in month_rows),
+                # fct_period_lost_goodput's first order (macro lost_work_gpu_seconds): the month's
+                # runtime of the failed attempt, capped at lost_work_cap_minutes, times its GPUs
+                lost_gpu_hours=(
+                    min(final["runtime_seconds"], cap_minutes * 60) * final["gpus"] / 3600
+                    if final["outcome"] == "infra_failed"
+                    else None
+                ),
+                restart_preempted=_restart_preempted(wh, final, cap_minutes),
+                preempted_by_restart=_preempted_by(wh, final),
+                lemon_candidates=[LemonMark(**m) for m in lemon_marks(wh, final["month"], its_nodes)],
+                source=f"{final['source_file']}:{final['source_line']}",
+            )
+        )
+    return JobAnswer(cluster=wh.config.cluster, job=query.text, months_built=list(wh.months), attempts=attempts)
+
+
+def _months_words(months: tuple[str, ...]) -> str:
+    return months[0] if len(months) == 1 else f"the {len(months)} months built"
+
+
+def _dicts(cursor) -> list[dict]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _attempt_rows(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> list[dict]:
+    prefixes = list(query.task_prefixes) or ["\0"]  # a prefix no job id has
+    return _dicts(
+        wh.con.execute(
+            f"""
+            select {ATTEMPT_COLUMNS} from fct_attempts
+            where month in (select unnest(?::varchar[]))
+              and (job_id = ? or job_id_raw = ? or starts_with(job_id, ?) or starts_with(job_id, ?))
+            order by submit_at, start_at, job_id, month
+            """,
+            [list(months), query.text, query.text, prefixes[0], prefixes[-1]],
+        )
+    )
+
+
+def _landed(wh: Warehouse, finals: list[dict]) -> dict[str, dict]:
+    """What fct_attempts leaves out of each attempt's record: exit code and signal, host list, AdminComment."""
+    keys = [f"{r['month']}|{r['source_file']}|{r['source_line']}" for r in finals]
+    ids = {k: r["attempt_id"] for k, r in zip(keys, finals, strict=True)}
+    found = _dicts(
+        wh.con.execute(
+            """
+            select landed_month || '|' || source_file || '|' || source_line as record, landed_month,
+                   exit_code, exit_signal, node_list, admin_comment
+            from landed.attempts
+            where landed_month in (select unnest(?::varchar[]))
+              and landed_month || '|' || source_file || '|' || source_line in (select unnest(?::varchar[]))
+            """,
+            [sorted({r["month"] for r in finals}), keys],
+        )
+    )
+    return {ids[f["record"]]: f for f in found}
+
+
+def _nodes(wh: Warehouse, landed: dict[str, dict]) -> dict[str, list[str]]:
+    """Each attempt's nodes, from its month's landed host lists (stg_slurm__attempt_nodes' expansion)."""
+    lists = {(r["landed_month"], r["node_list"]) for r in landed.values() if r["node_list"]}
+    members: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for month, node_list, node in wh.con.execute(
+        """
+        select lists.landed_month, lists.node_list, members.node
+        from landed.host_lists as lists
+        inner join landed.host_list_members as members
+            on members.landed_month = lists.landed_month and members.list_id = lists.list_id
+        where lists.landed_month || '|' || lists.node_list in (select unnest(?::varchar[]))
+        order by members.node
+        """,
+        [[f"{m}|{n}" for m, n in lists]],
+    ).fetchall():
+        members[(month, node_list)].append(node)
+    return {a: members.get((r["landed_month"], r["node_list"]), []) for a, r in landed.items()}
+
+
+def _evidence(
+    wh: Warehouse, attempt: dict, nodes: list[str], sources: list[str], not_measured: str | None
+) -> EvidenceWindow:
+    """The events on the attempt's nodes in its attribution window (and the chosen cause's, wherever it is)."""
+    before, after = wh.parameter("attr_before_minutes"), wh.parameter("attr_after_minutes")
+    end = attempt["end_at"]
+    start_at, end_at = end - timedelta(minutes=before), end + timedelta(minutes=after)
+    chosen = wh.con.execute(
+        "select cause_node, cause_event_at, cause_category from fct_failures where month = ? and attempt_id = ?",
+        [attempt["month"], attempt["attempt_id"]],
+    ).fetchone()
+    rows = wh.con.execute(
+        """
+        select events.node, events.event_at, events.source, events.check_name, events.code, events.category,
+               events.severity,
+               any_value(node_events.reason) as reason,
+               any_value(checks.message) as message
+        from fct_health_events as events
+        left join landed.node_events as node_events
+            on events.source = 'slurm_event' and node_events.landed_month = events.month
+            and node_events.node = events.node and node_events.started_at = events.event_at
+        left join landed.health_checks as checks
+            on checks.landed_month = events.month and checks.node = events.node and checks.ts = events.event_at
+            and checks.check_name = events.check_name and checks.source = events.source
+        where events.month = ? and events.node in (select unnest(?::varchar[]))
+          and ((events.event_at >= ? and events.event_at <= ?) or (events.node = ? and events.event_at = ?))
+        group by all
+        order by events.event_at, events.node, events.source, events.check_name, events.code
+        """,
+        [attempt["month"], nodes, start_at, end_at, *(chosen[:2] if chosen else (None, None))],
+    ).fetchall()
+    events, picked = [], False
+    for node, at, source, check, code, category, severity, reason, message in rows:
+        is_chosen = bool(chosen) and not picked and (node, at, category) == tuple(chosen)
+        picked = picked or is_chosen
+        events.append(
+            Evidence(
+                node=node,
+                at=at,
+                source=source,
+                what=_what(source, check, code, reason, message),
+                category=category,
+                severity=severity,
+                seconds_before_end=int((end - at).total_seconds()),
+                in_window=start_at <= at <= end_at,
+                chosen=is_chosen,
+            )
+        )
+    return EvidenceWindow(
+        window_start=start_at,
+        window_end=end_at,
+        minutes_before=before,
+        minutes_after=after,
+        node_sources=sources,
+        not_measured=not_measured,
+        events=events,
+    )
+
+
+def _what(source: str, check: str, code: str, reason: str | None, message: str | None) -> str:
+    """The event as its log gave it."""
+    if source == "xid":
+        return f"Xid {code}"
+    if source == "slurm_event":
+        return f"{check}: {reason}" if reason else check
+    said = f"{check}: {code}" if code and code != check else check
+    return f"{said}: {message}" if message else said
+
+
+def _restart_preempted(wh: Warehouse, attempt: dict, cap_minutes: float) -> list[Preemption]:
+    """Attempts preempted to make room for this attempt, a restart after an infrastructure failure."""
+    rows = wh.con.execute(
+        """
+        select job_id_raw, gpus, preempted_at, runtime_seconds from fct_second_order_preemptions
+        where month = ? and restart_attempt_id = ? order by preempted_at, job_id_raw
+        """,
+        [attempt["month"], attempt["attempt_id"]],
+    ).fetchall()
+    return [
+        Preemption(
+            job_id_raw=job, gpus=gpus, preempted_at=at, lost_gpu_hours=min(runtime, cap_minutes * 60) * gpus / 3600
+        )
+        for job, gpus, at, runtime in rows
+    ]
+
+
+def _preempted_by(wh: Warehouse, attempt: dict) -> str | None:
+    found = wh.con.execute(
+        """
+        select restarts.job_id_raw from fct_second_order_preemptions as preemptions
+        inner join fct_attempts as restarts
+            on restarts.month = preemptions.month and restarts.attempt_id = preemptions.restart_attempt_id
+        where preemptions.month = ? and preemptions.attempt_id = ?
+        """,
+        [attempt["month"], attempt["attempt_id"]],
+    ).fetchone()
+    return found[0] if found else None

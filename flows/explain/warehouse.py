@@ -1,0 +1,132 @@
+"""The built warehouse, opened to answer a question about one job or node: read only, checked first.
+
+A warehouse another version of the tool built (flows/warehouse/schema_version.py) is refused with
+the command that rebuilds it: its tables may lack a column or mean another thing, and answering
+from them could be wrong. So is a missing one, one another process is writing, a Spark warehouse
+(explain reads DuckDB's file: a Spark session alone takes longer than the answer may), and a month
+asked for that is not built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import duckdb
+
+from flows.config.cluster import ClusterConfig
+from flows.core.errors import UsageError
+from flows.core.months import Month
+from flows.ingest.manifest import LandedMonthError, read_manifest
+from flows.ingest.sources.registry import NODE_SOURCES, given_input
+from flows.warehouse import schema_version
+
+# the inputs that tell of the nodes' faults, as a landed month's manifest names them
+NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
+NO_NODE_SOURCE = "no health or node source was landed for {month}: nothing could have shown a fault on its nodes"
+NO_MANIFEST = "{month}'s landing manifest is missing or damaged ({error}): its sources are unknown"
+
+
+class WarehouseRefusedError(UsageError):
+    """The warehouse cannot answer: missing, another version's, busy, or not DuckDB (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    """An open, checked warehouse of one cluster, and what its months landed."""
+
+    con: duckdb.DuckDBPyConnection
+    config: ClusterConfig
+    months: tuple[str, ...]  # the months built, oldest first
+
+    def node_sources(self, month: str) -> tuple[list[str], str | None]:
+        """The health and node inputs landed for `month`, and why the nodes' faults are not
+        measured in it (None: they are)."""
+        try:
+            inputs = read_manifest(self.config.landed_dir(Month.parse(month))).sources
+        except LandedMonthError as error:
+            return [], NO_MANIFEST.format(month=month, error=str(error).split(": ")[-1])
+        landed = sorted(set(inputs) & NODE_INPUTS)
+        return landed, None if landed else NO_NODE_SOURCE.format(month=month)
+
+    def parameter(self, name: str):
+        """A run parameter the warehouse was built with (run.parameters: the config's [analysis])."""
+        return self.con.execute(f"select {name} from run.parameters").fetchone()[0]
+
+    def checked_months(self, month: Month | None) -> tuple[str, ...]:
+        """The months a question covers: `month` (refused unless built), else every month built."""
+        if month is None:
+            return self.months
+        if str(month) not in self.months:
+            raise UsageError(
+                f"{month} is not built in {self.config.warehouse_path} ({self.built_span()}); build it: "
+                f"reliability-report run --month {month} --config {self.config.config_path}"
+            )
+        return (str(month),)
+
+    def built_span(self) -> str:
+        if not self.months:
+            return "no month is built"
+        return f"months built: {self.months[0]}" + (f" to {self.months[-1]}" if len(self.months) > 1 else "")
+
+
+def rebuild_command(config: ClusterConfig, months: list[str]) -> str:
+    span = f"--from {months[0]} --to {months[-1]}" if months else "--from YYYY-MM --to YYYY-MM"
+    return f"reliability-report backfill {span} --config {config.config_path} --force --email none"
+
+
+@contextmanager
+def opened(config: ClusterConfig) -> Iterator[Warehouse]:
+    """The cluster's warehouse, read only, once it is known to be this version's; WarehouseRefusedError
+    (one line, with the command to run) when it cannot answer."""
+    path = config.warehouse_path
+    if config.warehouse.engine != "duckdb":
+        raise WarehouseRefusedError(
+            f"{config.config_path}: [warehouse] engine = {config.warehouse.engine!r}: explain and node read a "
+            "DuckDB warehouse only"
+        )
+    if not path.is_file():
+        raise WarehouseRefusedError(
+            f"no warehouse at {path}: build a month first: reliability-report run --month YYYY-MM --config "
+            f"{config.config_path}"
+        )
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as error:
+        first = str(error).splitlines()[0]
+        if "lock" in first.lower():
+            raise WarehouseRefusedError(
+                f"warehouse {path} is being written by another run; ask again when it ends"
+            ) from None
+        raise WarehouseRefusedError(f"warehouse {path} cannot be opened ({first})") from None
+    try:
+        months = _months_built(con)
+        _refuse_another_version(con, config, months)
+        yield Warehouse(con, config, tuple(months))
+    finally:
+        con.close()
+
+
+def _months_built(con: duckdb.DuckDBPyConnection) -> list[str]:
+    try:
+        return [m for (m,) in con.execute("select month from fct_months_built order by month").fetchall()]
+    except duckdb.CatalogException:
+        return []
+
+
+def _refuse_another_version(con: duckdb.DuckDBPyConnection, config: ClusterConfig, months: list[str]) -> None:
+    current = schema_version.schema_version()
+    try:
+        built, tool, _ = con.execute(
+            f"select schema_version, tool_version, built_at from {schema_version.TABLE}"
+        ).fetchone()
+    except duckdb.CatalogException:
+        built, tool = None, None
+    if built == current:
+        return
+    what = f"schema version {built}, tool {tool}" if built else "no schema version recorded"
+    raise WarehouseRefusedError(
+        f"warehouse {config.warehouse_path} was built by another version of the tool ({what}; this one's is "
+        f"{current}): rebuild it first: {rebuild_command(config, months)}"
+    )
