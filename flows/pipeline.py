@@ -39,7 +39,7 @@ from flows.delivery.deliver import (
 )
 from flows.delivery.subject import MonthSubject
 from flows.figures.coverage import observed_period
-from flows.figures.read import EarlierSchemaError
+from flows.figures.read import EarlierSchemaError, read_document
 from flows.ingest.land import land_month
 from flows.ingest.manifest import Manifest, read_manifest
 from flows.plan import MonthStep, landed_before
@@ -148,6 +148,7 @@ def render(
     """Write the report into `out_dir` (a copy of the report in place when it would be the same:
     flows/publish/reuse.py); returns the paths it will have in the month's report directory.
     `charts`: the month's charts being drawn in the drawing process (flows/report/drawing.py)."""
+    from flows.explain.pages import write_month_pages
     from flows.publish.reuse import unchanged_report
     from flows.report.render import report_paths, write_report
 
@@ -157,7 +158,8 @@ def render(
         written = report_paths(out_dir)
     else:
         drawn = charts.result() if charts is not None else None
-        written = write_report(out_dir, full_metrics, figures.tables, drawn)
+        written = write_report(out_dir, full_metrics, figures.tables, drawn, config.archive_url)
+        write_month_pages(config, read_document(out_dir / "metrics.json"), out_dir)
     return {name: config.report_dir(month) / path.relative_to(out_dir) for name, path in written.items()}
 
 

@@ -67,6 +67,12 @@ class PathsSection(BaseModel):
     data: OutputPath = Field("data", description="raw copies and normalised Parquet, per cluster and month")
     reports: OutputPath = Field("reports", description="reports/<cluster>/<month>/report.html + metrics.json")
     warehouse: OutputPath = Field("warehouse/{cluster}.duckdb", description="the DuckDB warehouse dbt builds")
+    archive_url: WebUrl = Field(
+        "", description="where readers open the reports directory (https://.../reports/): the email links its pages"
+    )
+    archive_attempt_min_gpus: PositiveInt = Field(
+        128, description="the archive explains every infrastructure failure of an attempt of this many GPUs or more"
+    )
 
 
 @checked_dataclass(frozen=True, config=DATACLASS_SECTION)
@@ -328,6 +334,8 @@ class ClusterConfig:
     reports_dir: Path
     warehouse_path: Path
     site_timezone: str = "UTC"
+    archive_url: str = ""  # [paths] archive_url: the reports directory's URL ("": links are not given)
+    archive_attempt_min_gpus: int = 128
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     warehouse: WarehouseConfig = field(default_factory=WarehouseConfig)

@@ -71,6 +71,8 @@ def load_config(path: str | Path) -> ClusterConfig:
         data_dir=output_path(parsed.paths.data),
         reports_dir=output_path(parsed.paths.reports),
         warehouse_path=output_path(parsed.paths.warehouse),
+        archive_url=parsed.paths.archive_url,
+        archive_attempt_min_gpus=parsed.paths.archive_attempt_min_gpus,
         site_timezone=parsed.site_timezone,
         analysis=parsed.analysis,
         ingest=parsed.ingest,

@@ -23,12 +23,36 @@ ATTEMPT_COLUMNS = (
 
 def explain_job(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> JobAnswer:
     """The job's attempts in `months`, oldest first; UsageError (exit 2) when it has none there."""
-    rows = _attempt_rows(wh, query, months)
-    if not rows:
+    answer = explain_jobs(wh, [query], months).get(query.text)
+    if answer is None:
         raise UsageError(
             f"job {query.text} is not in the job records of {_months_words(months)} in "
             f"{wh.config.warehouse_path} ({wh.built_span()})"
         )
+    return answer
+
+
+def explain_jobs(wh: Warehouse, queries: list[JobQuery], months: tuple[str, ...]) -> dict[str, JobAnswer]:
+    """Each job's answer (by the id asked) that has an attempt in `months`: one pass over the attempts."""
+    rows = _attempt_rows(wh, queries, months)
+    asked: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        for query in queries:
+            if query.names(row["job_id"], row["job_id_raw"]):
+                asked[query.text].append(row)
+    attempts = _answers(wh, rows)
+    return {
+        job: JobAnswer(
+            cluster=wh.config.cluster,
+            job=job,
+            months_built=list(wh.months),
+            attempts=[attempts[a] for a in dict.fromkeys(r["attempt_id"] for r in job_rows)],
+        )
+        for job, job_rows in asked.items()
+    }
+
+
+def _answers(wh: Warehouse, rows: list[dict]) -> dict[str, AttemptAnswer]:
     by_attempt: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_attempt[row["attempt_id"]].append(row)
@@ -36,7 +60,7 @@ def explain_job(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> JobA
     landed = _landed(wh, list(finals.values()))
     nodes = _nodes(wh, landed)
     cap_minutes = wh.parameter("lost_work_cap_minutes")
-    attempts = []
+    attempts = {}
     for attempt_id, month_rows in by_attempt.items():
         final = finals[attempt_id]
         record = landed.get(attempt_id, {})
@@ -47,53 +71,51 @@ def explain_job(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> JobA
             if final["slurm_state"] in ATTRIBUTION_STATES and final["outcome"] != "open"
             else None
         )
-        attempts.append(
-            AttemptAnswer(
-                attempt_id=attempt_id,
-                job_id=final["job_id"],
-                job_id_raw=final["job_id_raw"],
-                job_name=final["job_name"],
-                user_name=final["user_name"],
-                partition=final["partition"],
-                months=[r["month"] for r in month_rows],
-                nodes=its_nodes,
-                n_nodes=final["n_nodes"],
-                gpus=final["gpus"],
-                size_bucket=final["size_bucket"],
-                submit_at=final["submit_at"],
-                start_at=final["start_at"],
-                end_at=None if final["outcome"] == "open" else final["end_at"],
-                slurm_state=final["slurm_state"],
-                exit_code=record.get("exit_code"),
-                exit_signal=record.get("exit_signal"),
-                outcome=final["outcome"],
-                rule=outcome_rule(
-                    final["slurm_state"],
-                    final["outcome"],
-                    bool(evidence and any(e.chosen for e in evidence.events)),
-                    record.get("admin_comment"),
-                    wh.parameter("attr_before_minutes"),
-                    wh.parameter("attr_after_minutes"),
-                    not_measured is None,
-                ),
-                cause_category=final["cause_category"],
-                failure_domain=final["failure_domain"],
-                evidence=evidence,
-                gpu_hours=sum(r["gpu_hours"] for r in month_rows),
-                # fct_period_lost_goodput's first order (macro lost_work_gpu_seconds): the month's
-                # runtime of the failed attempt, capped at lost_work_cap_minutes, times its GPUs
-                lost_gpu_hours=(
-                    min(final["runtime_seconds"], cap_minutes * 60) * final["gpus"] / 3600
-                    if final["outcome"] == "infra_failed"
-                    else None
-                ),
-                restart_preempted=_restart_preempted(wh, final, cap_minutes),
-                preempted_by_restart=_preempted_by(wh, final),
-                lemon_candidates=[LemonMark(**m) for m in lemon_marks(wh, final["month"], its_nodes)],
-                source=f"{final['source_file']}:{final['source_line']}",
-            )
+        attempts[attempt_id] = AttemptAnswer(
+            attempt_id=attempt_id,
+            job_id=final["job_id"],
+            job_id_raw=final["job_id_raw"],
+            job_name=final["job_name"],
+            user_name=final["user_name"],
+            partition=final["partition"],
+            months=[r["month"] for r in month_rows],
+            nodes=its_nodes,
+            n_nodes=final["n_nodes"],
+            gpus=final["gpus"],
+            size_bucket=final["size_bucket"],
+            submit_at=final["submit_at"],
+            start_at=final["start_at"],
+            end_at=None if final["outcome"] == "open" else final["end_at"],
+            slurm_state=final["slurm_state"],
+            exit_code=record.get("exit_code"),
+            exit_signal=record.get("exit_signal"),
+            outcome=final["outcome"],
+            rule=outcome_rule(
+                final["slurm_state"],
+                final["outcome"],
+                bool(evidence and any(e.chosen for e in evidence.events)),
+                record.get("admin_comment"),
+                wh.parameter("attr_before_minutes"),
+                wh.parameter("attr_after_minutes"),
+                not_measured is None,
+            ),
+            cause_category=final["cause_category"],
+            failure_domain=final["failure_domain"],
+            evidence=evidence,
+            gpu_hours=sum(r["gpu_hours"] for r in month_rows),
+            # fct_period_lost_goodput's first order (macro lost_work_gpu_seconds): the month's
+            # runtime of the failed attempt, capped at lost_work_cap_minutes, times its GPUs
+            lost_gpu_hours=(
+                min(final["runtime_seconds"], cap_minutes * 60) * final["gpus"] / 3600
+                if final["outcome"] == "infra_failed"
+                else None
+            ),
+            restart_preempted=_restart_preempted(wh, final, cap_minutes),
+            preempted_by_restart=_preempted_by(wh, final),
+            lemon_candidates=[LemonMark(**m) for m in lemon_marks(wh, final["month"], its_nodes)],
+            source=f"{final['source_file']}:{final['source_line']}",
         )
-    return JobAnswer(cluster=wh.config.cluster, job=query.text, months_built=list(wh.months), attempts=attempts)
+    return attempts
 
 
 def _months_words(months: tuple[str, ...]) -> str:
@@ -105,17 +127,20 @@ def _dicts(cursor) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def _attempt_rows(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> list[dict]:
-    prefixes = list(query.task_prefixes) or ["\0"]  # a prefix no job id has
+def _attempt_rows(wh: Warehouse, queries: list[JobQuery], months: tuple[str, ...]) -> list[dict]:
+    """The fct_attempts rows any of `queries` names in `months`, oldest first."""
+    ids = [q.text for q in queries]
+    whole = [q.text for q in queries if q.whole_job]  # ... and their array tasks and het components
     return _dicts(
         wh.con.execute(
             f"""
             select {ATTEMPT_COLUMNS} from fct_attempts
             where month in (select unnest(?::varchar[]))
-              and (job_id = ? or job_id_raw = ? or starts_with(job_id, ?) or starts_with(job_id, ?))
+              and (job_id in (select unnest(?::varchar[])) or job_id_raw in (select unnest(?::varchar[]))
+                   or regexp_extract(job_id, '^([0-9]+)[_+]', 1) in (select unnest(?::varchar[])))
             order by submit_at, start_at, job_id, month
             """,
-            [list(months), query.text, query.text, prefixes[0], prefixes[-1]],
+            [list(months), ids, ids, whole],
         )
     )
 

@@ -25,6 +25,8 @@ def _month_document(path: Path) -> MonthDocument | None:
 
 def month_report(wh: Warehouse, month: str) -> MonthDocument | None:
     """The month's document as its report wrote it; None when no readable report is there."""
+    if month in wh.documents:
+        return wh.documents[month]
     return _month_document(wh.config.report_dir(Month.parse(month)) / "metrics.json")
 
 

@@ -8,8 +8,18 @@ answers `node` and `explain --job` give, as of the month's build."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from urllib.parse import quote
+
+from flows.config.cluster import ClusterConfig
 from flows.explain.explanation_types import JobAnswer, NodeAnswer
+from flows.explain.job import explain_jobs
+from flows.explain.job_ids import job_query
+from flows.explain.node import node_history
+from flows.explain.warehouse import opened
+from flows.figures.document import MonthDocument
 from flows.report.environment import environment
+from flows.report.lemon_export import listed as listed_candidates
 
 
 def _template(answer: JobAnswer | NodeAnswer, kind: str) -> str:
@@ -23,3 +33,62 @@ def answer_text(answer: JobAnswer | NodeAnswer) -> str:
 def answer_html(answer: JobAnswer | NodeAnswer, report_link: str | None = None) -> str:
     """The answer's page; `report_link`: the relative link back to its month's report."""
     return environment().get_template(_template(answer, "html")).render(answer=answer, report_link=report_link)
+
+
+PAGES_INDEX = "explained.html"  # in the month's directory: every page of the month, linked from its report
+NODE_PAGES, JOB_PAGES = "nodes", "jobs"
+
+
+def page_name(name: str) -> str:
+    """A file name for a node or a job id: already one (node names and job ids are checked to be)."""
+    return quote(name, safe="") + ".html"
+
+
+def write_month_pages(config: ClusterConfig, document: MonthDocument, out_dir: Path) -> int:
+    """The month's explanation pages in `out_dir` (its report directory being written): a page for
+    each lemon-node candidate (nodes/<node>.html) and for each job with an infrastructure-failed
+    attempt of at least [paths] archive_attempt_min_gpus GPUs in the month (jobs/<job id>.html), as
+    of the month (months after it left out), and explained.html listing them. Returns the pages
+    written; none on a warehouse explain cannot read (Spark)."""
+    month = document.month
+    if config.warehouse.engine != "duckdb":
+        not_here = "the pages are made from a DuckDB warehouse; this cluster's is Spark's"
+        (out_dir / PAGES_INDEX).write_text(_index(document, [], [], config, not_here))
+        return 1
+    with opened(config, {month: document}) as wh:
+        months = tuple(m for m in wh.months if m <= month)
+        nodes = sorted({listed.candidate.node for listed in listed_candidates(document.lemon_nodes)})
+        failed = wh.con.execute(
+            """select job_id, attempt_id, gpus, cause_category, failed_at from fct_failures
+            where month = ? and gpus >= ? order by failed_at, job_id""",
+            [month, config.archive_attempt_min_gpus],
+        ).fetchall()
+        jobs = sorted({job for job, *_ in failed})
+        answers = explain_jobs(wh, [job_query(job) for job in jobs], months) if jobs else {}
+        for kind, names, answer_of in (
+            (NODE_PAGES, nodes, lambda n: node_history(wh, n, months)),
+            (JOB_PAGES, jobs, answers.__getitem__),
+        ):
+            if names:
+                (out_dir / kind).mkdir(exist_ok=True)
+            for name in names:
+                (out_dir / kind / page_name(name)).write_text(answer_html(answer_of(name), "../report.html"))
+    (out_dir / PAGES_INDEX).write_text(_index(document, nodes, failed, config))
+    return len(nodes) + len(jobs) + 1
+
+
+def _index(
+    document: MonthDocument, nodes: list[str], failed: list[tuple], config: ClusterConfig, not_here: str | None = None
+) -> str:
+    return (
+        environment()
+        .get_template("explain/index.html.j2")
+        .render(
+            document=document,
+            nodes=nodes,
+            failed=failed,
+            min_gpus=config.archive_attempt_min_gpus,
+            page_name=page_name,
+            not_here=not_here,
+        )
+    )

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 
 from flows.config.cluster import ClusterConfig
 from flows.core.errors import UsageError
 from flows.core.months import Month
+from flows.figures.document import MonthDocument
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.ingest.sources.registry import NODE_SOURCES, given_input
 from flows.warehouse import schema_version
@@ -39,6 +40,7 @@ class Warehouse:
     con: duckdb.DuckDBPyConnection
     config: ClusterConfig
     months: tuple[str, ...]  # the months built, oldest first
+    documents: dict[str, MonthDocument] = field(default_factory=dict)  # a month's, before it is in place
 
     def node_sources(self, month: str) -> tuple[list[str], str | None]:
         """The health and node inputs landed for `month`, and why the nodes' faults are not
@@ -77,9 +79,10 @@ def rebuild_command(config: ClusterConfig, months: list[str]) -> str:
 
 
 @contextmanager
-def opened(config: ClusterConfig) -> Iterator[Warehouse]:
+def opened(config: ClusterConfig, documents: dict[str, MonthDocument] | None = None) -> Iterator[Warehouse]:
     """The cluster's warehouse, read only, once it is known to be this version's; WarehouseRefusedError
-    (one line, with the command to run) when it cannot answer."""
+    (one line, with the command to run) when it cannot answer. `documents`: months' documents to
+    read in place of their metrics.json (the month being written)."""
     path = config.warehouse_path
     if config.warehouse.engine != "duckdb":
         raise WarehouseRefusedError(
@@ -103,7 +106,7 @@ def opened(config: ClusterConfig) -> Iterator[Warehouse]:
     try:
         months = _months_built(con)
         _refuse_another_version(con, config, months)
-        yield Warehouse(con, config, tuple(months))
+        yield Warehouse(con, config, tuple(months), dict(documents or {}))
     finally:
         con.close()
 

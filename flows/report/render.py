@@ -27,6 +27,7 @@ import base64
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from urllib.parse import quote
 
 import css_inline
 import pyarrow as pa
@@ -196,35 +197,54 @@ def page_context(document: Document) -> dict:
     }
 
 
-def render_pages(charts: dict[str, Chart], document: Document) -> tuple[str, str, str]:
+def explained_bases(document: Document, archive_url: str = "") -> tuple[str | None, str | None]:
+    """Where the month's explanation pages (flows/explain/pages.py) are, as report.html links them
+    (beside it) and as the email does ([paths] archive_url's month directory; None: not linked).
+    A study has none."""
+    if not isinstance(document, MonthDocument):
+        return None, None
+    month_url = f"{archive_url.rstrip('/')}/{quote(document.cluster, safe='')}/{document.month}/"
+    return "", month_url if archive_url else None
+
+
+def render_pages(charts: dict[str, Chart], document: Document, archive_url: str = "") -> tuple[str, str, str]:
     """A report's pages from the one page template, the one text template and its validated document:
     the archived HTML (charts as data: URIs), the email's HTML (CSS inlined, charts as cid:
     references) and the plain text."""
     env = environment()
     context = page_context(document)
     page = env.get_template("page.html.j2")
+    page_base, email_base = explained_bases(document, archive_url)
     html = keep_units(
         page.render(
-            **context, charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode())
+            **context,
+            explained_base=page_base,
+            charts=_chart_refs(charts, lambda c: "data:image/png;base64," + base64.b64encode(c.png).decode()),
         )
     )
     email_html = css_inline.CSSInliner(keep_style_tags=True, load_remote_stylesheets=False).inline(
-        keep_units(page.render(**context, charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1])))
+        keep_units(
+            page.render(
+                **context,
+                explained_base=email_base,
+                charts=_chart_refs(charts, lambda c: "cid:" + content_id(c.name)[1:-1]),
+            )
+        )
     )
     return html, email_html, env.get_template("page.txt.j2").render(**context, charts=charts)
 
 
-def render_document(document: Document, charts: dict[str, Chart] | None = None) -> Report:
+def render_document(document: Document, charts: dict[str, Chart] | None = None, archive_url: str = "") -> Report:
     """A report of a month or a study: its pages, plain text and charts (`charts`: drawn already,
     flows/report/drawing.py), and its validated document."""
     charts = render_charts(document) if charts is None else charts
-    html, email_html, text = render_pages(charts, document)
+    html, email_html, text = render_pages(charts, document, archive_url)
     return Report(html=html, email_html=email_html, text=text, charts=charts, document=document)
 
 
-def build_report(metrics: dict, charts: dict[str, Chart] | None = None) -> Report:
+def build_report(metrics: dict, charts: dict[str, Chart] | None = None, archive_url: str = "") -> Report:
     """Everything the report directory holds besides the tables, from the month's full metrics."""
-    return render_document(month_document(metrics), charts)
+    return render_document(month_document(metrics), charts, archive_url)
 
 
 def write_pages(out: Path, report: Report) -> None:
@@ -245,12 +265,16 @@ def notice_html(notice: str) -> str:
 
 
 def write_report(
-    report_dir: Path, metrics: dict, tables: dict[str, pa.Table] | None = None, charts: dict[str, Chart] | None = None
+    report_dir: Path,
+    metrics: dict,
+    tables: dict[str, pa.Table] | None = None,
+    charts: dict[str, Chart] | None = None,
+    archive_url: str = "",
 ) -> dict[str, Path]:
     """Write the report's files into `report_dir` (the pipeline gives a staged directory that replaces
     the month's only once delivery is decided: flows/core/atomic.py staged_replacement). Returns their
     paths. `charts`: drawn already (flows/report/drawing.py), else drawn here."""
-    report = build_report(metrics, charts)
+    report = build_report(metrics, charts, archive_url)
     document = report.document
     write_pages(report_dir, report)
     (report_dir / "metrics.prom").write_bytes(month_exposition(document))  # flows/report/openmetrics.py
