@@ -181,3 +181,30 @@ def test_names_are_never_broken_mid_word(browser, long_names, long_name_pages, n
     assert not result["broken"], "broken across lines: " + "; ".join(result["broken"])
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     context.close()
+
+
+@pytest.mark.parametrize("width", [600, 375])
+def test_the_explanation_pages_read_well_in_a_browser(browser, october, width):
+    """The month's archive explains its lemon-node candidates and its large jobs' infrastructure
+    failures (flows/explain/pages.py): the report links the index, the index each page; each page
+    fits a phone's width and a mail pane's, with nothing fetched from outside."""
+    index = october / "explained.html"
+    assert 'href="explained.html"' in (october / "report.html").read_text()
+    nodes, jobs = sorted((october / "nodes").glob("*.html")), sorted((october / "jobs").glob("*.html"))
+    metrics = json.loads((october / "metrics.json").read_text())
+    assert {p.stem for p in nodes} == {c["node"] for c in metrics["lemon_nodes"]["candidates"]} | {
+        c["node"] for c in (metrics["lemon_nodes"]["trailing"] or {}).get("candidates", [])
+    }
+    assert nodes and jobs  # the month has candidates and failures of jobs of 128 GPUs or more
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    requests: list[str] = []
+    context.route("**/*", lambda route: leave_nothing(route, requests))
+    page = context.new_page()
+    for name, path in (("index", index), ("node", nodes[0]), ("job", jobs[0])):
+        page.goto(path.as_uri(), wait_until="load")
+        page.screenshot(path=ARTIFACTS / f"explained-{name}-{width}px.png", full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+        text = page.inner_text("body")
+        assert {"index": "Lemon-node candidates", "node": "Lemon signals" if False else "fault", "job": "Evidence"}[name] in text
+    assert page.evaluate("document.querySelectorAll('h2[id]').length") >= 1  # the index links each attempt
+    assert not requests

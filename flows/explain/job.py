@@ -146,41 +146,46 @@ def _attempt_rows(wh: Warehouse, queries: list[JobQuery], months: tuple[str, ...
 
 
 def _landed(wh: Warehouse, finals: list[dict]) -> dict[str, dict]:
-    """What fct_attempts leaves out of each attempt's record: exit code and signal, host list, AdminComment."""
-    keys = [f"{r['month']}|{r['source_file']}|{r['source_line']}" for r in finals]
-    ids = {k: r["attempt_id"] for k, r in zip(keys, finals, strict=True)}
-    found = _dicts(
-        wh.con.execute(
-            """
-            select landed_month || '|' || source_file || '|' || source_line as record, landed_month,
-                   exit_code, exit_signal, node_list, admin_comment
-            from landed.attempts
-            where landed_month in (select unnest(?::varchar[]))
-              and landed_month || '|' || source_file || '|' || source_line in (select unnest(?::varchar[]))
-            """,
-            [sorted({r["month"] for r in finals}), keys],
-        )
-    )
-    return {ids[f["record"]]: f for f in found}
+    """What fct_attempts leaves out of each attempt's record, from its month's landing: exit code and
+    signal, host list, AdminComment."""
+    found: dict[str, dict] = {}
+    by_month: dict[str, list[dict]] = defaultdict(list)
+    for row in finals:
+        by_month[row["month"]].append(row)
+    for month, rows in by_month.items():
+        ids = {f"{r['source_file']}|{r['source_line']}": r["attempt_id"] for r in rows}
+        for record in _dicts(
+            wh.con.execute(
+                f"""
+                select source_file || '|' || source_line as record, exit_code, exit_signal, node_list, admin_comment
+                from {wh.landed(month, "attempts")}
+                where source_line in (select unnest(?::bigint[]))
+                  and source_file || '|' || source_line in (select unnest(?::varchar[]))
+                """,
+                [sorted({r["source_line"] for r in rows}), list(ids)],
+            )
+        ):
+            found[ids[record["record"]]] = {**record, "month": month}
+    return found
 
 
 def _nodes(wh: Warehouse, landed: dict[str, dict]) -> dict[str, list[str]]:
     """Each attempt's nodes, from its month's landed host lists (stg_slurm__attempt_nodes' expansion)."""
-    lists = {(r["landed_month"], r["node_list"]) for r in landed.values() if r["node_list"]}
     members: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for month, node_list, node in wh.con.execute(
-        """
-        select lists.landed_month, lists.node_list, members.node
-        from landed.host_lists as lists
-        inner join landed.host_list_members as members
-            on members.landed_month = lists.landed_month and members.list_id = lists.list_id
-        where lists.landed_month || '|' || lists.node_list in (select unnest(?::varchar[]))
-        order by members.node
-        """,
-        [[f"{m}|{n}" for m, n in lists]],
-    ).fetchall():
-        members[(month, node_list)].append(node)
-    return {a: members.get((r["landed_month"], r["node_list"]), []) for a, r in landed.items()}
+    for month in sorted({r["month"] for r in landed.values()}):
+        lists = sorted({r["node_list"] for r in landed.values() if r["month"] == month and r["node_list"]})
+        for node_list, node in wh.con.execute(
+            f"""
+            select lists.node_list, members.node
+            from {wh.landed(month, "host_lists")} as lists
+            inner join {wh.landed(month, "host_list_members")} as members on members.list_id = lists.list_id
+            where lists.node_list in (select unnest(?::varchar[]))
+            order by members.node
+            """,
+            [lists],
+        ).fetchall():
+            members[(month, node_list)].append(node)
+    return {a: members.get((r["month"], r["node_list"]), []) for a, r in landed.items()}
 
 
 def _evidence(
@@ -195,17 +200,17 @@ def _evidence(
         [attempt["month"], attempt["attempt_id"]],
     ).fetchone()
     rows = wh.con.execute(
-        """
+        f"""
         select events.node, events.event_at, events.source, events.check_name, events.code, events.category,
                events.severity,
                any_value(node_events.reason) as reason,
                any_value(checks.message) as message
         from fct_health_events as events
-        left join landed.node_events as node_events
-            on events.source = 'slurm_event' and node_events.landed_month = events.month
-            and node_events.node = events.node and node_events.started_at = events.event_at
-        left join landed.health_checks as checks
-            on checks.landed_month = events.month and checks.node = events.node and checks.ts = events.event_at
+        left join {wh.landed(attempt["month"], "node_events")} as node_events
+            on events.source = 'slurm_event' and node_events.node = events.node
+            and node_events.started_at = events.event_at
+        left join {wh.landed(attempt["month"], "health_checks")} as checks
+            on checks.node = events.node and checks.ts = events.event_at
             and checks.check_name = events.check_name and checks.source = events.source
         where events.month = ? and events.node in (select unnest(?::varchar[]))
           and ((events.event_at >= ? and events.event_at <= ?) or (events.node = ? and events.event_at = ?))

@@ -21,6 +21,7 @@ from flows.core.months import Month
 from flows.figures.document import MonthDocument
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.ingest.sources.registry import NODE_SOURCES, given_input
+from flows.ingest.sources.sql import sql_quote
 from flows.warehouse import schema_version
 
 # the inputs that tell of the nodes' faults, as a landed month's manifest names them
@@ -51,6 +52,15 @@ class Warehouse:
             return [], NO_MANIFEST.format(month=month, error=str(error).split(": ")[-1])
         landed = sorted(set(inputs) & NODE_INPUTS)
         return landed, None if landed else NO_NODE_SOURCE.format(month=month)
+
+    def landed(self, month: str, table: str) -> str:
+        """SQL reading `month`'s landed <table>.parquet (the landing is kept for rebuilds; the
+        warehouse's landed.<table> views hold only the months of its latest build); an empty
+        relation of no row when the file is not there."""
+        path = self.config.landed_dir(Month.parse(month)).absolute() / f"{table}.parquet"
+        if not path.is_file():
+            return f"(select * from landed.{table} where false)"
+        return f"read_parquet({sql_quote(str(path))})"
 
     def parameter(self, name: str):
         """A run parameter the warehouse was built with (run.parameters: the config's [analysis])."""
