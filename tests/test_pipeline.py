@@ -85,6 +85,7 @@ def month_run(tmp_path_factory, fresh_warehouse):
         "truth": truth,
         "summary": summary,
         "metrics": metrics,
+        "params": params,
     }
 
 
@@ -457,9 +458,11 @@ def two_months(tmp_path_factory, fresh_warehouse) -> dict:
     work = tmp_path_factory.mktemp("two-months")
     config = write_demo_config(work, "hist", work / "reports")
     warehouse = fresh_warehouse(config)
+    built: dict = {"config": config, "truth": {}, "params": {}}
     for month, seed in ((september, 3), (october, 4)):
-        simulate(SimParams("hist", month, nodes=16, seed=seed, r_f=30.0), work / "sim" / "hist" / str(month))
-    built: dict = {}
+        params = SimParams("hist", month, nodes=16, seed=seed, r_f=30.0)
+        built["truth"][str(month)] = simulate(params, work / "sim" / "hist" / str(month))
+        built["params"][str(month)] = params
     loaded = load_config(config)
     build_months(loaded, {october: land_month(loaded, october)})
     built["october_first"] = mart_rows(warehouse, october)
@@ -470,6 +473,11 @@ def two_months(tmp_path_factory, fresh_warehouse) -> dict:
     summary = monthly_report(cluster="hist", config=str(config), month=str(october))
     built["october_metrics"] = json.loads(Path(summary.metrics).read_text())
     built["september_metrics"] = json.loads((work / "reports" / "hist" / "2026-09" / "metrics.json").read_text())
+    # the explanation tests read the warehouse after later tests empty the scratch one: a copy
+    kept = work / "kept.toml"
+    shutil.copy(warehouse, work / "kept.duckdb")
+    kept.write_text(config.read_text().replace(str(warehouse), str(work / "kept.duckdb")))
+    built["config"] = kept
     return built
 
 
@@ -541,3 +549,121 @@ def test_trailing_windows_sum_the_months_built(two_months):
         )
         assert window_causes[cause["category"]]["this_month_vs_window"]["value"] == pytest.approx(change["value"])
         assert isinstance(change["significant"], bool)
+
+
+def explained_months(month_run, two_months) -> list[tuple[Path, str, dict, SimParams]]:
+    """Three seeds' simulated months, built: (config, month, truth, params)."""
+    built = [(month_run["config"], str(MONTH), month_run["truth"], month_run["params"])]
+    return built + [
+        (two_months["config"], m, two_months["truth"][m], two_months["params"][m]) for m in two_months["truth"]
+    ]
+
+
+def test_explain_names_the_true_cause_and_its_evidence_on_three_seeds(month_run, two_months):
+    """For every infrastructure failure the attribution names (the simulator predicts which, and
+    the cause the rule gives), `explain` gives it that cause and shows the chosen event: on the
+    failure's own node, of its true cause, wherever the rule's cause is the true one."""
+    from flows.explain.job import explain_jobs
+    from flows.explain.job_ids import job_query
+    from flows.explain.warehouse import opened
+
+    checked = true_node = 0
+    for config, month, truth, _ in explained_months(month_run, two_months):
+        failures = [f for f in truth["infra_failures"] if f["expected_attributed"]]
+        with opened(load_config(config)) as wh:
+            answers = explain_jobs(wh, [job_query(f["job_id_raw"]) for f in failures], (month,))
+        for f in failures:
+            (attempt,) = [a for a in answers[f["job_id_raw"]].attempts if str(a.end_at) == f["end"].replace("T", " ")]
+            assert (attempt.outcome, attempt.cause_category) == ("infra_failed", f["expected_cause"]), (month, f)
+            chosen = [e for e in attempt.evidence.events if e.chosen]
+            assert attempt.evidence.not_measured is None and chosen, (month, f)
+            assert (
+                chosen[0].category == f["expected_cause"] and chosen[0].in_window and chosen[0].severity == "critical"
+            )
+            if f["expected_cause"] == f["cause"]:
+                assert chosen[0].node == f["node"], (month, f)
+                true_node += 1
+            checked += 1
+    assert checked >= 20 and true_node >= 15
+
+
+def injected_incidents(critical: list[tuple[int, str]], start: int, end: int) -> list[int]:
+    """The starts of the node's incidents beginning in [start, end): its injected critical signals
+    (its faults' and the drains injected next to manual requeues), an hour apart at most within one
+    (the macro starts_incident), from the hour before the month that its logs hold."""
+    starts, previous = [], None
+    for t, _ in sorted(critical):
+        if t >= start - 3600 and (previous is None or t > previous + 3600):
+            starts.append(t)
+        previous = t if t >= start - 3600 else None
+    return [t for t in starts if start <= t < end]
+
+
+def test_node_lists_exactly_the_injected_faults_and_repairs(month_run, two_months):
+    """`node` lists, month by month, exactly the faults the simulator injected on each node (at
+    their first critical signal) and the outages its node events hold."""
+    from flows.explain.node import node_history
+    from flows.explain.warehouse import opened
+    from simulator.history import run_history
+    from simulator.repairs import outages
+
+    compared = 0
+    for config, month, _, params in explained_months(month_run, two_months):
+        history = run_history(params)
+        (window,) = [w for w in history.windows if str(w.month) == month]
+        repairs = outages(history.ctx.signals.events, params.nodes, window)
+
+        def seconds(ts: datetime) -> int:
+            return history.clock.seconds(ts.replace(tzinfo=history.clock.t0.tzinfo))
+
+        with opened(load_config(config)) as wh:
+            for n, name in enumerate(history.node_names[: params.nodes]):
+                faults = injected_incidents(history.ctx.signals.critical.get(n, []), window.start, window.end)
+                began = [o[0] for o in repairs.get(n, []) if window.start <= o[0] < min(window.end, window.as_of)]
+                if not (faults or began):
+                    continue
+                (shown,) = node_history(wh, name, (month,)).months
+                assert [seconds(f.at) for f in shown.faults] == faults, (month, name)
+                assert [seconds(o.out_at) for o in shown.outages] == began, (month, name)
+                compared += len(faults)
+    assert compared >= 20
+
+
+def test_explain_and_node_refuse_in_one_line(month_run, tmp_path, capsys):
+    """A job id that is not there, a malformed one, a month not built, a node not seen, and a
+    warehouse another version built: each one `error:` line and exit 2; a found one prints text
+    and its --json document."""
+    import duckdb
+
+    from flows.cli import main
+
+    config = str(month_run["config"])
+    failed = month_run["truth"]["infra_failures"][0]["job_id_raw"]
+    assert main(["explain", "--job", failed, "--config", config]) == 0
+    assert f"Job {failed} on {CLUSTER}" in capsys.readouterr().out
+    assert main(["explain", "--job", failed, "--config", config, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["attempts"] and answer["explanation_version"] == 1
+    cases = {
+        ("explain", "--job", "987654321"): "job 987654321 is not in the job records of 2026-10",
+        ("explain", "--job", "12;rm -rf /"): "not a Slurm job id",
+        ("explain", "--job", failed, "--month", "2026-04"): "2026-04 is not built",
+        ("node", "nosuchnode"): "node nosuchnode is not in",
+        ("node", "gpu[1-2]"): "not a node's name",
+    }
+    for args, said in cases.items():
+        assert main([*args, "--config", config]) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and said in err and err.count("\n") == 1, (args, err)
+    older = tmp_path / "older.duckdb"
+    shutil.copy(load_config(config).warehouse_path, older)
+    with duckdb.connect(str(older)) as con:
+        con.execute("update meta.built_by set schema_version = '000000000000'")
+    other = tmp_path / "older.toml"
+    other.write_text(
+        re.sub(r'^warehouse = ".*"$', f'warehouse = "{older}"', month_run["config"].read_text(), flags=re.M)
+    )
+    assert main(["node", "gpu0001", "--config", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "built by another version" in err and "reliability-report backfill --from 2026-10 --to 2026-10" in err
+    assert err.count("\n") == 1

@@ -205,6 +205,8 @@ def test_the_explanation_pages_read_well_in_a_browser(browser, october, width):
         page.screenshot(path=ARTIFACTS / f"explained-{name}-{width}px.png", full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth") <= width, name
         text = page.inner_text("body")
-        assert {"index": "Lemon-node candidates", "node": "Lemon signals" if False else "fault", "job": "Evidence"}[name] in text
+        assert {"index": "Lemon-node candidates", "node": "Lemon signals" if False else "fault", "job": "Evidence"}[
+            name
+        ] in text
     assert page.evaluate("document.querySelectorAll('h2[id]').length") >= 1  # the index links each attempt
     assert not requests

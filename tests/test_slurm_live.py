@@ -167,6 +167,23 @@ def test_the_warehouse_attributes_the_node_failures(pulled):
     assert (pulled["raw"] / "sacct.usv").is_file() and (pulled["raw"] / "events.psv").is_file()
 
 
+def test_explain_shows_the_node_taken_down_under_the_job(pulled, capsys):
+    """`scontrol update nodename=node3 state=down reason="xid 79 gpu fell off bus"` under a running
+    job: `explain --job` names that event, on node3, as the cause of the job's NODE_FAIL."""
+    config = Path(pulled["summary"].report).parents[3] / "ci.toml"
+    job = pulled["ids"]["nodefail_admin"]
+    assert main(["explain", "--job", job, "--config", str(config), "--json"]) == 0
+    (attempt,) = json.loads(capsys.readouterr().out)["attempts"]
+    assert (attempt["slurm_state"], attempt["outcome"], attempt["nodes"]) == ("NODE_FAIL", "infra_failed", ["node3"])
+    (chosen,) = [e for e in attempt["evidence"]["events"] if e["chosen"]]
+    assert (chosen["node"], chosen["source"], chosen["category"]) == ("node3", "slurm_event", "gpu_unavailable")
+    assert chosen["what"] == "DOWN: xid 79 gpu fell off bus" and chosen["in_window"]
+    assert main(["explain", "--job", job, "--config", str(config)]) == 0
+    text = capsys.readouterr().out
+    assert "DOWN: xid 79 gpu fell off bus" in text and "<- the cause" in text
+    assert max(map(len, text.splitlines())) <= 80
+
+
 def test_a_live_pull_is_dumped_at_the_pull_time(pulled):
     as_of = datetime.fromisoformat(pulled["manifest"]["as_of"]["time"])
     assert pulled["manifest"]["as_of"]["basis"] == "pull"
