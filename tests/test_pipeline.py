@@ -613,8 +613,8 @@ def test_node_lists_exactly_the_injected_faults_and_repairs(month_run, two_month
         (window,) = [w for w in history.windows if str(w.month) == month]
         repairs = outages(history.ctx.signals.events, params.nodes, window)
 
-        def seconds(ts: datetime) -> int:
-            return history.clock.seconds(ts.replace(tzinfo=history.clock.t0.tzinfo))
+        def seconds(ts: datetime, clock=history.clock) -> int:
+            return clock.seconds(ts.replace(tzinfo=clock.t0.tzinfo))
 
         with opened(load_config(config)) as wh:
             for n, name in enumerate(history.node_names[: params.nodes]):
