@@ -92,7 +92,7 @@ $(SLURMRESTD):
 # $(call SQLFLUFF,<processes>): each process lints its share of the files, after a start-up of its
 # own (the dbt templater's parse of the project): 65 CPU-s in all with two processes, 53 with one.
 SQLFLUFF = DBT_DUCKDB_PATH=$(CURDIR)/.sqlfluff-lint.duckdb $(BIN)/sqlfluff lint --processes $(1) dbt_project/models && \
-	$(BIN)/sqlfluff lint --processes $(1) --templater jinja flows/ingest/sources/sql
+	$(BIN)/sqlfluff lint --processes $(1) --templater jinja flows/ingest/sources/sql flows/explain/sql
 
 # sqlfluff runs beside the tests, niced, in one process (the tests are CPU-bound: its fewest
 # CPU-seconds, not its wall time, are what counts): its CPU goes into the gaps the tests leave

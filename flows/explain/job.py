@@ -13,12 +13,9 @@ from flows.explain.lemon_marks import lemon_marks
 from flows.explain.rules import outcome_rule
 from flows.explain.warehouse import Warehouse
 
-ATTRIBUTION_STATES = ("FAILED", "NODE_FAIL", "BOOT_FAIL", "REQUEUED")  # int_attempts_attributed's candidates
-ATTEMPT_COLUMNS = (
-    "attempt_id, month, job_id, job_id_raw, job_run_id, job_name, user_name, partition, slurm_state, outcome, "
-    "cause_category, failure_domain, gpus, n_nodes, size_bucket, submit_at, start_at, end_at, runtime_seconds, "
-    "gpu_hours, source_file, source_line"
-)
+# the outcomes of the attempts the attribution looks at (it makes failed and requeued ones
+# infra_failed; NODE_FAIL and BOOT_FAIL are infra_failed in any case): theirs is the evidence shown
+ATTRIBUTED_OUTCOMES = ("infra_failed", "failed", "requeued")
 
 
 def explain_job(wh: Warehouse, query: JobQuery, months: tuple[str, ...]) -> JobAnswer:
@@ -68,7 +65,7 @@ def _answers(wh: Warehouse, rows: list[dict]) -> dict[str, AttemptAnswer]:
         measured_sources, not_measured = wh.node_sources(final["month"])
         evidence = (
             _evidence(wh, final, its_nodes, measured_sources, not_measured)
-            if final["slurm_state"] in ATTRIBUTION_STATES and final["outcome"] != "open"
+            if final["outcome"] in ATTRIBUTED_OUTCOMES
             else None
         )
         attempts[attempt_id] = AttemptAnswer(
@@ -122,27 +119,11 @@ def _months_words(months: tuple[str, ...]) -> str:
     return months[0] if len(months) == 1 else f"the {len(months)} months built"
 
 
-def _dicts(cursor) -> list[dict]:
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def _attempt_rows(wh: Warehouse, queries: list[JobQuery], months: tuple[str, ...]) -> list[dict]:
     """The fct_attempts rows any of `queries` names in `months`, oldest first."""
     ids = [q.text for q in queries]
     whole = [q.text for q in queries if q.whole_job]  # ... and their array tasks and het components
-    return _dicts(
-        wh.con.execute(
-            f"""
-            select {ATTEMPT_COLUMNS} from fct_attempts
-            where month in (select unnest(?::varchar[]))
-              and (job_id in (select unnest(?::varchar[])) or job_id_raw in (select unnest(?::varchar[]))
-                   or regexp_extract(job_id, '^([0-9]+)[_+]', 1) in (select unnest(?::varchar[])))
-            order by submit_at, start_at, job_id, month
-            """,
-            [list(months), ids, ids, whole],
-        )
-    )
+    return wh.records("job__attempt_rows", {"months": list(months), "ids": ids, "whole": whole})
 
 
 def _landed(wh: Warehouse, finals: list[dict]) -> dict[str, dict]:
@@ -154,36 +135,26 @@ def _landed(wh: Warehouse, finals: list[dict]) -> dict[str, dict]:
         by_month[row["month"]].append(row)
     for month, rows in by_month.items():
         ids = {f"{r['source_file']}|{r['source_line']}": r["attempt_id"] for r in rows}
-        for record in _dicts(
-            wh.con.execute(
-                f"""
-                select source_file || '|' || source_line as record, exit_code, exit_signal, node_list, admin_comment
-                from {wh.landed(month, "attempts")}
-                where source_line in (select unnest(?::bigint[]))
-                  and source_file || '|' || source_line in (select unnest(?::varchar[]))
-                """,
-                [sorted({r["source_line"] for r in rows}), list(ids)],
-            )
+        for record in wh.records(
+            "job__landed_records",
+            {"lines": sorted({r["source_line"] for r in rows}), "records": list(ids)},
+            attempts=wh.landed(month, "attempts"),
         ):
             found[ids[record["record"]]] = {**record, "month": month}
     return found
 
 
 def _nodes(wh: Warehouse, landed: dict[str, dict]) -> dict[str, list[str]]:
-    """Each attempt's nodes, from its month's landed host lists (stg_slurm__attempt_nodes' expansion)."""
+    """Each attempt's nodes, from its month's landed host lists (as the build expands them)."""
     members: dict[tuple[str, str], list[str]] = defaultdict(list)
     for month in sorted({r["month"] for r in landed.values()}):
         lists = sorted({r["node_list"] for r in landed.values() if r["month"] == month and r["node_list"]})
-        for node_list, node in wh.con.execute(
-            f"""
-            select lists.node_list, members.node
-            from {wh.landed(month, "host_lists")} as lists
-            inner join {wh.landed(month, "host_list_members")} as members on members.list_id = lists.list_id
-            where lists.node_list in (select unnest(?::varchar[]))
-            order by members.node
-            """,
-            [lists],
-        ).fetchall():
+        for node_list, node in wh.rows(
+            "job__host_list_nodes",
+            {"lists": lists},
+            host_lists=wh.landed(month, "host_lists"),
+            host_list_members=wh.landed(month, "host_list_members"),
+        ):
             members[(month, node_list)].append(node)
     return {a: members.get((r["month"], r["node_list"]), []) for a, r in landed.items()}
 
@@ -195,30 +166,21 @@ def _evidence(
     before, after = wh.parameter("attr_before_minutes"), wh.parameter("attr_after_minutes")
     end = attempt["end_at"]
     start_at, end_at = end - timedelta(minutes=before), end + timedelta(minutes=after)
-    chosen = wh.con.execute(
-        "select cause_node, cause_event_at, cause_category from fct_failures where month = ? and attempt_id = ?",
-        [attempt["month"], attempt["attempt_id"]],
-    ).fetchone()
-    rows = wh.con.execute(
-        f"""
-        select events.node, events.event_at, events.source, events.check_name, events.code, events.category,
-               events.severity,
-               any_value(node_events.reason) as reason,
-               any_value(checks.message) as message
-        from fct_health_events as events
-        left join {wh.landed(attempt["month"], "node_events")} as node_events
-            on events.source = 'slurm_event' and node_events.node = events.node
-            and node_events.started_at = events.event_at
-        left join {wh.landed(attempt["month"], "health_checks")} as checks
-            on checks.node = events.node and checks.ts = events.event_at
-            and checks.check_name = events.check_name and checks.source = events.source
-        where events.month = ? and events.node in (select unnest(?::varchar[]))
-          and ((events.event_at >= ? and events.event_at <= ?) or (events.node = ? and events.event_at = ?))
-        group by all
-        order by events.event_at, events.node, events.source, events.check_name, events.code
-        """,
-        [attempt["month"], nodes, start_at, end_at, *(chosen[:2] if chosen else (None, None))],
-    ).fetchall()
+    params = {"month": attempt["month"], "attempt_id": attempt["attempt_id"]}
+    chosen = next(iter(wh.rows("job__chosen_cause", params)), None)
+    rows = wh.rows(
+        "job__evidence",
+        {
+            "month": attempt["month"],
+            "nodes": nodes,
+            "window_start": start_at,
+            "window_end": end_at,
+            "cause_node": chosen[0] if chosen else None,
+            "cause_at": chosen[1] if chosen else None,
+        },
+        node_events=wh.landed(attempt["month"], "node_events"),
+        health_checks=wh.landed(attempt["month"], "health_checks"),
+    )
     events, picked = [], False
     for node, at, source, check, code, category, severity, reason, message in rows:
         is_chosen = bool(chosen) and not picked and (node, at, category) == tuple(chosen)
@@ -259,13 +221,7 @@ def _what(source: str, check: str, code: str, reason: str | None, message: str |
 
 def _restart_preempted(wh: Warehouse, attempt: dict, cap_minutes: float) -> list[Preemption]:
     """Attempts preempted to make room for this attempt, a restart after an infrastructure failure."""
-    rows = wh.con.execute(
-        """
-        select job_id_raw, gpus, preempted_at, runtime_seconds from fct_second_order_preemptions
-        where month = ? and restart_attempt_id = ? order by preempted_at, job_id_raw
-        """,
-        [attempt["month"], attempt["attempt_id"]],
-    ).fetchall()
+    rows = wh.rows("job__restart_preempted", {"month": attempt["month"], "attempt_id": attempt["attempt_id"]})
     return [
         Preemption(
             job_id_raw=job, gpus=gpus, preempted_at=at, lost_gpu_hours=min(runtime, cap_minutes * 60) * gpus / 3600
@@ -275,13 +231,7 @@ def _restart_preempted(wh: Warehouse, attempt: dict, cap_minutes: float) -> list
 
 
 def _preempted_by(wh: Warehouse, attempt: dict) -> str | None:
-    found = wh.con.execute(
-        """
-        select restarts.job_id_raw from fct_second_order_preemptions as preemptions
-        inner join fct_attempts as restarts
-            on restarts.month = preemptions.month and restarts.attempt_id = preemptions.restart_attempt_id
-        where preemptions.month = ? and preemptions.attempt_id = ?
-        """,
-        [attempt["month"], attempt["attempt_id"]],
-    ).fetchone()
+    found = next(
+        iter(wh.rows("job__preempted_by", {"month": attempt["month"], "attempt_id": attempt["attempt_id"]})), None
+    )
     return found[0] if found else None

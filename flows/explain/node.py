@@ -20,42 +20,22 @@ def checked_node(text: str) -> str:
     return text
 
 
-def _grouped(wh: Warehouse, query: str, node: str, months: tuple[str, ...]) -> dict[str, list[tuple]]:
+def _grouped(wh: Warehouse, statement: str, node: str, months: tuple[str, ...]) -> dict[str, list[tuple]]:
+    """The rows of `statement` for the node, by month (its first column)."""
     by_month: dict[str, list[tuple]] = defaultdict(list)
-    for month, *rest in wh.con.execute(query, [node, list(months)]).fetchall():
+    for month, *rest in wh.rows(statement, {"node": node, "months": list(months)}):
         by_month[month].append(tuple(rest))
     return by_month
 
 
 def node_history(wh: Warehouse, node: str, months: tuple[str, ...]) -> NodeAnswer:
     """The node over `months`; UsageError (exit 2) when the warehouse never saw it."""
-    seen = wh.con.execute(
-        "select is_gpu_node, first_seen_day, last_seen_day from dim_nodes where node = ?", [node]
-    ).fetchone()
-    faults = _grouped(
-        wh,
-        """select month, fault_at, last_event_at, category, source, critical_events from fct_node_faults
-        where node = ? and month in (select unnest(?::varchar[])) order by fault_at""",
-        node,
-        months,
-    )
-    outages = _grouped(
-        wh,
-        """select month, out_at, back_at, node_state, reason, category, repair_seconds from fct_node_outages
-        where node = ? and month in (select unnest(?::varchar[])) and began_in_month order by out_at""",
-        node,
-        months,
-    )
-    failures = _grouped(
-        wh,
-        """select month, attempt_id, job_id, failed_at, cause_category, gpus, n_nodes, size_bucket from fct_failures
-        where cause_node = ? and month in (select unnest(?::varchar[])) order by failed_at, job_id""",
-        node,
-        months,
-    )
+    seen = next(iter(wh.rows("node__seen", {"node": node})), None)
+    faults = _grouped(wh, "node__faults", node, months)
+    outages = _grouped(wh, "node__outages", node, months)
+    failures = _grouped(wh, "node__failures", node, months)
     if seen is None and not (faults or outages or failures):
-        known = wh.con.execute("select count(*) from dim_nodes").fetchone()[0]
-        raise UsageError(f"node {node} is not in {wh.config.warehouse_path} ({known} nodes seen; {wh.built_span()})")
+        raise UsageError(f"node {node} is not in {wh.config.warehouse_path} ({wh.built_span()})")
     signals = _signals(wh, node, months)
     answered = []
     for month in months:
@@ -100,14 +80,8 @@ def node_history(wh: Warehouse, node: str, months: tuple[str, ...]) -> NodeAnswe
 
 def _signals(wh: Warehouse, node: str, months: tuple[str, ...]) -> dict[str, dict[str, dict]]:
     """fct_node_lemon_signals' rows of the node: month -> lemon window -> its signals."""
-    cursor = wh.con.execute(
-        """select * from fct_node_lemon_signals where node = ? and period_id in (select unnest(?::varchar[]))""",
-        [node, [f"month:{m}" for m in months]],
-    )
-    names = [d[0] for d in cursor.description]
     found: dict[str, dict[str, dict]] = defaultdict(dict)
-    for row in cursor.fetchall():
-        r = dict(zip(names, row, strict=True))
+    for r in wh.records("node__lemon_signals", {"node": node, "periods": [f"month:{m}" for m in months]}):
         found[r["period_id"].removeprefix("month:")][r["lemon_window"]] = r
     return found
 

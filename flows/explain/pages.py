@@ -58,11 +58,7 @@ def write_month_pages(config: ClusterConfig, document: MonthDocument, out_dir: P
     with opened(config, {month: document}) as wh:
         months = tuple(m for m in wh.months if m <= month)
         nodes = sorted({listed.candidate.node for listed in listed_candidates(document.lemon_nodes)})
-        failed = wh.con.execute(
-            """select job_id, attempt_id, gpus, cause_category, failed_at from fct_failures
-            where month = ? and gpus >= ? order by failed_at, job_id""",
-            [month, config.archive_attempt_min_gpus],
-        ).fetchall()
+        failed = wh.rows("pages__large_failures", {"month": month, "min_gpus": config.archive_attempt_min_gpus})
         jobs = sorted({job for job, *_ in failed})
         answers = explain_jobs(wh, [job_query(job) for job in jobs], months) if jobs else {}
         for kind, names, answer_of in (

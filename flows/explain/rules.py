@@ -1,5 +1,5 @@
 """Why an attempt has its outcome, in words: the rule of fct_attempts' outcome (docs/methodology.md
-"Attempt outcomes") and of int_attempts_attributed (its "Attribution"), said for one attempt.
+"Attempt outcomes") and of the attribution model (its "Attribution"), said for one attempt.
 tests/test_explain.py checks that every outcome fct_attempts can give has its words here."""
 
 from __future__ import annotations

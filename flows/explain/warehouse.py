@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
 from flows.config.cluster import ClusterConfig
 from flows.core.errors import UsageError
 from flows.core.months import Month
+from flows.core.sql_files import SqlFiles
 from flows.figures.document import MonthDocument
 from flows.ingest.manifest import LandedMonthError, read_manifest
 from flows.ingest.sources.registry import NODE_SOURCES, given_input
@@ -27,6 +29,7 @@ from flows.warehouse import schema_version
 # the inputs that tell of the nodes' faults, as a landed month's manifest names them
 NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
 NO_NODE_SOURCE = "no health or node source was landed for {month}: nothing could have shown a fault on its nodes"
+STATEMENTS = SqlFiles(Path(__file__).with_name("sql"))  # explain's queries, one per file
 NO_MANIFEST = "{month}'s landing manifest is missing or damaged ({error}): its sources are unknown"
 
 
@@ -43,6 +46,16 @@ class Warehouse:
     months: tuple[str, ...]  # the months built, oldest first
     documents: dict[str, MonthDocument] = field(default_factory=dict)  # a month's, before it is in place
 
+    def rows(self, statement: str, params: dict | None = None, **template: str) -> list[tuple]:
+        """The rows of query `statement` (sql/<statement>.sql)."""
+        return STATEMENTS.run(self.con, statement, params or {}, **template).fetchall()
+
+    def records(self, statement: str, params: dict | None = None, **template: str) -> list[dict]:
+        """The rows of query `statement` as dicts by column."""
+        cursor = STATEMENTS.run(self.con, statement, params or {}, **template)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
     def node_sources(self, month: str) -> tuple[list[str], str | None]:
         """The health and node inputs landed for `month`, and why the nodes' faults are not
         measured in it (None: they are)."""
@@ -55,16 +68,19 @@ class Warehouse:
 
     def landed(self, month: str, table: str) -> str:
         """SQL reading `month`'s landed <table>.parquet (the landing is kept for rebuilds; the
-        warehouse's landed.<table> views hold only the months of its latest build); an empty
-        relation of no row when the file is not there."""
+        warehouse's landed.<table> views hold only the months of its latest build). UsageError
+        when the landing is gone."""
         path = self.config.landed_dir(Month.parse(month)).absolute() / f"{table}.parquet"
         if not path.is_file():
-            return f"(select * from landed.{table} where false)"
+            raise UsageError(
+                f"{path} is missing: {month}'s landing, kept for rebuilds, is gone; land the month again: "
+                f"reliability-report run --month {month} --config {self.config.config_path}"
+            )
         return f"read_parquet({sql_quote(str(path))})"
 
     def parameter(self, name: str):
         """A run parameter the warehouse was built with (run.parameters: the config's [analysis])."""
-        return self.con.execute(f"select {name} from run.parameters").fetchone()[0]
+        return self.records("warehouse__parameters")[0][name]
 
     def checked_months(self, month: Month | None) -> tuple[str, ...]:
         """The months a question covers: `month` (refused unless built), else every month built."""
@@ -123,7 +139,7 @@ def opened(config: ClusterConfig, documents: dict[str, MonthDocument] | None = N
 
 def _months_built(con: duckdb.DuckDBPyConnection) -> list[str]:
     try:
-        return [m for (m,) in con.execute("select month from fct_months_built order by month").fetchall()]
+        return [m for (m,) in STATEMENTS.run(con, "warehouse__months_built").fetchall()]
     except duckdb.CatalogException:
         return []
 
@@ -131,9 +147,7 @@ def _months_built(con: duckdb.DuckDBPyConnection) -> list[str]:
 def _refuse_another_version(con: duckdb.DuckDBPyConnection, config: ClusterConfig, months: list[str]) -> None:
     current = schema_version.schema_version()
     try:
-        built, tool, _ = con.execute(
-            f"select schema_version, tool_version, built_at from {schema_version.TABLE}"
-        ).fetchone()
+        built, tool = STATEMENTS.run(con, "warehouse__built_by").fetchone()
     except duckdb.CatalogException:
         built, tool = None, None
     if built == current:

@@ -1,10 +1,5 @@
-"""The readers' DuckDB statements, each in a file of sql/ (`<module>__<what>.sql`), run by name.
-
-The files are Jinja templates linted by sqlfluff (`make lint`, sql/.sqlfluff). A value goes in as a
-DuckDB named parameter, written `{{ param("name") }}` (rendered `$name`: sqlfluff cannot parse `$name`,
-so its lint renders a string literal instead). Jinja itself fills in only what a parameter cannot be:
-a table's name, a list of columns, or a SQL expression built in Python (a clock's DST rule).
-"""
+"""The readers' DuckDB statements, each in a file of sql/ (`<module>__<what>.sql`), run by name
+(flows/core/sql_files.py says how the files are written)."""
 
 from __future__ import annotations
 
@@ -12,39 +7,26 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
-import jinja2
 import pyarrow as pa
 
+from flows.core.sql_files import SqlFiles
+
 SQL_DIR = Path(__file__).with_name("sql")
-
-_STATEMENTS = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(SQL_DIR),
-    undefined=jinja2.StrictUndefined,  # a template variable left out is an error, not an empty string
-    autoescape=False,
-    keep_trailing_newline=True,
-)
-_STATEMENTS.globals["param"] = lambda name: f"${name}"
-
-
-def _render(name: str, **template: object) -> str:
-    """The text of statement `name` (sql/<name>.sql) with its template variables filled in."""
-    return _STATEMENTS.get_template(f"{name}.sql").render(template)
+_STATEMENTS = SqlFiles(SQL_DIR)
 
 
 def run_sql(
     con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, object] | None = None, **template: object
 ) -> duckdb.DuckDBPyConnection:
-    """Run statement `name` on `con` with the DuckDB parameters `params` (the values) and the
-    template variables `template` (names and expressions); fetch its rows from the result."""
-    return con.execute(_render(name, **template), params)
+    """Run the readers' statement `name` (sql/<name>.sql): SqlFiles.run."""
+    return _STATEMENTS.run(con, name, params, **template)
 
 
 def sql_relation(
     con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, object] | None = None, **template: object
 ) -> duckdb.DuckDBPyRelation:
-    """Query `name` (a SELECT) as a relation, as `run_sql` takes it: for its rows as an Arrow table
-    (a DB-API result would copy them once more)."""
-    return con.sql(_render(name, **template), params=params)
+    """The readers' query `name` as a relation: SqlFiles.relation."""
+    return _STATEMENTS.relation(con, name, params, **template)
 
 
 def sql_quote(text: str) -> str:
