@@ -53,3 +53,25 @@ def test_every_outcome_fct_attempts_gives_has_its_rule_in_words():
     assert "an admin" in marked and "never the infrastructure's" in marked
     unseen = outcome_rule("FAILED", "failed", False, None, 10, 5, False)
     assert "no health or node source was landed" in unseen
+
+
+def test_the_report_links_the_explanations_and_the_email_only_where_the_archive_has_a_url():
+    """report.html links explained.html (and each lemon candidate's page) beside it; the email links
+    them under [paths] archive_url, and without one names no page (a relative link in an email
+    leads nowhere)."""
+    import json
+
+    from saved_month import SAVED_MONTH
+
+    from flows.figures.read import month_document
+    from flows.report.render import render_pages
+
+    metrics = json.loads((SAVED_MONTH / "metrics.json").read_text())
+    document = month_document(metrics)
+    html, email, _ = render_pages({}, document)
+    assert 'href="explained.html"' in html and "explained.html" not in email
+    for c in document.lemon_nodes.candidates:
+        assert f'href="nodes/{c.node}.html"' in html
+    _, email, _ = render_pages({}, document, "https://reliability.example.org/reports/")
+    base = f"https://reliability.example.org/reports/{document.cluster}/{document.month}/"
+    assert f'href="{base}explained.html"' in email

@@ -121,9 +121,10 @@ def _months_words(months: tuple[str, ...]) -> str:
 
 def _attempt_rows(wh: Warehouse, queries: list[JobQuery], months: tuple[str, ...]) -> list[dict]:
     """The fct_attempts rows any of `queries` names in `months`, oldest first."""
-    ids = [q.text for q in queries]
-    whole = [q.text for q in queries if q.whole_job]  # ... and their array tasks and het components
-    return wh.records("job__attempt_rows", {"months": list(months), "ids": ids, "whole": whole})
+    prefixes = [prefix for q in queries for prefix in q.task_prefixes]  # a bare id's tasks and components
+    params = {"months": list(months), "ids": [q.text for q in queries]}
+    params |= {f"prefix_{i}": prefix for i, prefix in enumerate(prefixes)}
+    return wh.records("job__attempt_rows", params, prefixes=len(prefixes))
 
 
 def _landed(wh: Warehouse, finals: list[dict]) -> dict[str, dict]:

@@ -20,11 +20,14 @@ class JobQuery:
     text: str
     whole_job: bool  # a bare number: its array's tasks and het components too
 
+    @property
+    def task_prefixes(self) -> tuple[str, ...]:
+        """How the JobIDs of a bare id's array tasks and het components begin."""
+        return (f"{self.text}_", f"{self.text}+") if self.whole_job else ()
+
     def names(self, job_id: str, job_id_raw: str) -> bool:
         """Whether an attempt of JobID `job_id` and JobIDRaw `job_id_raw` is of this job."""
-        if self.text in (job_id, job_id_raw):
-            return True
-        return self.whole_job and job_id.startswith((f"{self.text}_", f"{self.text}+"))
+        return self.text in (job_id, job_id_raw) or job_id.startswith(self.task_prefixes or ("\0",))
 
 
 def job_query(text: str) -> JobQuery:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from flows.config.cluster import ClusterConfig
 from flows.explain.explanation_types import JobAnswer, NodeAnswer
 from flows.explain.job import explain_jobs
-from flows.explain.job_ids import job_query
+from flows.explain.job_ids import JobQuery
 from flows.explain.node import node_history
 from flows.explain.warehouse import opened
 from flows.figures.document import MonthDocument
@@ -60,7 +60,8 @@ def write_month_pages(config: ClusterConfig, document: MonthDocument, out_dir: P
         nodes = sorted({listed.candidate.node for listed in listed_candidates(document.lemon_nodes)})
         failed = wh.rows("pages__large_failures", {"month": month, "min_gpus": config.archive_attempt_min_gpus})
         jobs = sorted({job for job, *_ in failed})
-        answers = explain_jobs(wh, [job_query(job) for job in jobs], months) if jobs else {}
+        # each job as its failed attempt's JobID names it (not as a bare id's array: that is its own page)
+        answers = explain_jobs(wh, [JobQuery(job, whole_job=False) for job in jobs], months) if jobs else {}
         for kind, names, answer_of in (
             (NODE_PAGES, nodes, lambda n: node_history(wh, n, months)),
             (JOB_PAGES, jobs, answers.__getitem__),
