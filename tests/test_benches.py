@@ -32,6 +32,7 @@ TOY_RUNS = {
     "prometheus_recall_real.py": "test_prometheus_recall_real",
     "cpu_sample.py": "test_cpu_sample",
     "fuzz_readers.py": "tests/test_fuzz_readers.py::test_the_on_demand_bench_at_toy_size",
+    "explain_bench.py": "test_explain_bench",
 }
 
 
@@ -54,6 +55,33 @@ def test_ingest_bench(tmp_path: Path):
     expected = {"floor", "floor_buffered", "read_sacct", "land_sacct", "floor_month", "land_month"}
     assert set(figures["seconds_median"]) == expected
     assert all(r > 0 for r in figures["ratio_to_floor"].values()) and figures["land_month_to_floor_month"] > 0
+
+
+@pytest.mark.slow
+def test_explain_bench(tmp_path: Path):
+    """explain --job and node NAME in fresh processes on a one-node month built in process and on a
+    copy of it made two months: every case answered with its exit code, the copy twice the rows."""
+    results = tmp_path / "results"
+    done = bench(
+        "explain_bench.py", "--toy", "--months", "2", "--repeat", "1", "--workdir", tmp_path / "work",
+        "--results", results,
+    )  # fmt: skip
+    figures = read_json(results / "explain.json")
+    one, many = figures["one_month"], figures["many_months"]
+    assert many["months_built"] == ["2026-09", "2026-10"] and many["rows"]["fct_months_built"] == 2
+    assert many["rows"]["fct_attempts"] == 2 * one["rows"]["fct_attempts"] > 1000
+    assert many["rows"]["landed.attempts"] == many["rows"]["fct_attempts"] and many["size_mib"] > 0
+    cases = figures["cases"]
+    # a one-node month has arrays and failed jobs, no infrastructure failure or fault
+    assert set(cases) == {"failure", "array_task", "bare_id", "missing", "node", "failure_json", "node_json"}
+    assert cases["missing"]["one_month"]["expected_exit"] == 2 and cases["node"]["one_month"]["expected_exit"] == 0
+    for case in cases.values():
+        for size in ("one_month", "many_months"):
+            assert case[size]["ok"], (case["what"], case[size])
+            assert 0 < case[size]["min"] <= case[size]["median"] < 60
+    assert "_" in cases["array_task"]["args"][-1] and cases["bare_id"]["args"][-1].isdigit()
+    assert 0 < figures["imports"]["median"] < 60 and figures["imports"]["ok"]
+    assert "| explain missing job |" in done.stdout
 
 
 def test_simulate_bench(tmp_path: Path):

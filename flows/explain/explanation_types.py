@@ -67,6 +67,7 @@ class AttemptAnswer(Answer):
     partition: str | None
     months: list[str]  # every month the attempt touches; its outcome is its end month's
     nodes: list[str]
+    host_list: str | None  # the nodes as Slurm folded them (NodeList)
     n_nodes: int
     gpus: int
     size_bucket: str

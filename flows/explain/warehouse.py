@@ -9,6 +9,7 @@ asked for that is not built.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -78,9 +79,10 @@ class Warehouse:
             )
         return f"read_parquet({sql_quote(str(path))})"
 
-    def parameter(self, name: str):
-        """A run parameter the warehouse was built with (run.parameters: the config's [analysis])."""
-        return self.records("warehouse__parameters")[0][name]
+    @functools.cached_property
+    def parameters(self) -> dict:
+        """The run parameters the warehouse was built with (run.parameters: the config's [analysis])."""
+        return self.records("warehouse__parameters")[0]
 
     def checked_months(self, month: Month | None) -> tuple[str, ...]:
         """The months a question covers: `month` (refused unless built), else every month built."""

@@ -155,14 +155,6 @@ def fmt_before_end(seconds: int) -> str:
     return f"{span} before the end" if seconds > 0 else f"{span} after the end"
 
 
-def folded_host_list(nodes: list[str]) -> str:
-    """Nodes as one folded Slurm host list (gpu[001-003,017]); no group resolver: ClusterShell's
-    default one runs a shell for a name that starts with '@'."""
-    from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
-
-    return str(NodeSet.fromlist(nodes, resolver=RESOLVER_NOGROUP)) if nodes else ""
-
-
 def fmt_timestamp(value) -> str:
     """A time as the outputs show it, to the minute: "2026-10-30 00:00" (an ISO text or a datetime)."""
     return str(value)[:16].replace("T", " ")

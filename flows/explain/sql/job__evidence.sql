@@ -1,7 +1,20 @@
--- The health and node events on an attempt's nodes in its attribution window (and its chosen
--- cause's event, wherever it is), each with what its log said: a node event's reason from the month's
--- landed {{ node_events }}, a health check's message from its landed {{ health_checks }}.
+-- The health and node events on the nodes of a month's attempts asked, in each one's attribution
+-- window (and its chosen cause's event, wherever it is), each with what its log said: a node event's
+-- reason from the month's landed {{ node_events }}, a health check's message from its landed
+-- {{ health_checks }}. The attempts come as parallel lists, one element per (attempt, node).
+with asked as (
+
+    select
+        unnest({{ param("attempts") }}::varchar[]) as attempt_id,
+        unnest({{ param("nodes") }}::varchar[]) as node,
+        unnest({{ param("window_starts") }}::timestamp[]) as window_start,
+        unnest({{ param("window_ends") }}::timestamp[]) as window_end,
+        unnest({{ param("cause_ats") }}::timestamp[]) as cause_at
+
+)
+
 select
+    asked.attempt_id,
     events.node,
     events.event_at,
     events.source,
@@ -11,7 +24,12 @@ select
     events.severity,
     any_value(node_events.reason) as reason,
     any_value(checks.message) as message
-from fct_health_events as events
+from asked
+inner join fct_health_events as events
+    on
+        asked.node = events.node
+        and events.month = {{ param("month") }}
+        and (events.event_at between asked.window_start and asked.window_end or events.event_at = asked.cause_at)
 left join {{ node_events }} as node_events
     on
         events.source = 'slurm_event'
@@ -23,12 +41,5 @@ left join {{ health_checks }} as checks
         and events.event_at = checks.ts
         and events.check_name = checks.check_name
         and events.source = checks.source
-where
-    events.month = {{ param("month") }}
-    and events.node in (select unnest({{ param("nodes") }}::varchar[]))
-    and (
-        events.event_at between {{ param("window_start") }} and {{ param("window_end") }}
-        or (events.node = {{ param("cause_node") }} and events.event_at = {{ param("cause_at") }})
-    )
 group by all
-order by events.event_at, events.node, events.source, events.check_name, events.code
+order by asked.attempt_id, events.event_at, events.node, events.source, events.check_name, events.code
