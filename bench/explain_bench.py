@@ -284,6 +284,30 @@ def figures(seconds: list[float], codes: list[int], expected: int) -> dict:
     }
 
 
+def archive_pages(one_config: Path, out: Path) -> dict:
+    """The month's explanation pages (flows/explain/pages.py write_month_pages) written again into
+    `out`, timed alone: how many, their bytes, the largest."""
+    from flows.explain.pages import write_month_pages
+    from flows.figures.read import read_document
+
+    config = load_config(one_config)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    started = time.perf_counter()
+    written = write_month_pages(config, read_document(config.report_dir(MONTH) / "metrics.json"), out)
+    seconds = time.perf_counter() - started
+    sizes = {p.relative_to(out).as_posix(): p.stat().st_size for p in out.rglob("*.html")}
+    return {
+        "pages": written,
+        "nodes": sum(1 for p in sizes if p.startswith("nodes/")),
+        "jobs": sum(1 for p in sizes if p.startswith("jobs/")),
+        "mb": round(sum(sizes.values()) / 1e6, 2),
+        "largest_page_kb": round(max(v for p, v in sizes.items() if "/" in p) / 1e3, 1) if len(sizes) > 1 else 0,
+        "index_kb": round(sizes.get("explained.html", 0) / 1e3, 1),
+        "seconds": round(seconds, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sim", type=Path, default=None, help="a simulated month's directory (default: make one)")
@@ -347,6 +371,7 @@ def main(argv: list[str] | None = None) -> None:
                 row[size]["stderr"] = err[-2000:]
         row["ratio_many_to_one"] = round(row["many_months"]["median"] / row["one_month"]["median"], 2)
         result["cases"][key] = row
+    result["pages"] = archive_pages(Path(result["one_month"]["config"]), root / "pages")
     result["load_1min"].append(os.getloadavg()[0])
     result["target_seconds"] = TARGET_SECONDS
     result["all_within_target"] = all(r["many_months"]["median"] <= TARGET_SECONDS for r in result["cases"].values())
@@ -364,6 +389,12 @@ def main(argv: list[str] | None = None) -> None:
             f"| {row['what']} | {one_f['min']:.2f} / {one_f['median']:.2f} s | {many_f['min']:.2f} / {many_f['median']:.2f} s "
             f"| {row['ratio_many_to_one']:.2f} | {exits} |"
         )
+    pages = result["pages"]
+    print(
+        f"the month's archive pages: {pages['pages']:,} ({pages['nodes']} nodes, {pages['jobs']} jobs, the index), "
+        f"{pages['mb']} MB, a page at most {pages['largest_page_kb']} kB, the index {pages['index_kb']} kB, "
+        f"written in {pages['seconds']} s"
+    )
     print(f"load (1 min) before and after: {', '.join(f'{x:.1f}' for x in result['load_1min'])}")
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "explain.json").write_text(json.dumps(result, indent=1, default=str) + "\n")

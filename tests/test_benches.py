@@ -82,6 +82,7 @@ def test_explain_bench(tmp_path: Path):
     assert "_" in cases["array_task"]["args"][-1] and cases["bare_id"]["args"][-1].isdigit()
     assert 0 < figures["imports"]["median"] < 60 and figures["imports"]["ok"]
     assert "| explain missing job |" in done.stdout
+    assert figures["pages"]["pages"] >= 1 and figures["pages"]["seconds"] >= 0  # explained.html at least
 
 
 def test_simulate_bench(tmp_path: Path):
