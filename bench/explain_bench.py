@@ -47,6 +47,7 @@ from month_bench import (  # bench/ is this script's directory, so on sys.path
     BIG,
     MONTH,
     SMALL,
+    link_simulated,
     pipeline_stages,
     simulated,
 )
@@ -85,13 +86,7 @@ def build_month(root: Path, attempts: int, sim: Path | None) -> dict:
     root.mkdir(parents=True, exist_ok=True)
     config = load_config(write_demo_config(root, CLUSTER, root / "reports"))
     if sim is not None:  # the demo config reads sim/<cluster>/<month>/ under the work dir
-        linked = root / "sim" / CLUSTER / str(MONTH)
-        if linked.is_symlink():
-            linked.unlink()
-        elif linked.exists():
-            raise SystemExit(f"{linked} holds a simulated month already: drop --sim, or use another --workdir")
-        linked.parent.mkdir(parents=True, exist_ok=True)
-        linked.symlink_to(sim.resolve(), target_is_directory=True)
+        link_simulated(root / "sim" / CLUSTER / str(MONTH), sim, "--sim")
     metrics = config.report_dir(MONTH) / "metrics.json"
     if current_version(config.warehouse_path) and metrics.exists():
         print(f"reusing {config.warehouse_path} (schema version {schema_version.schema_version()})", flush=True)

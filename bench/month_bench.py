@@ -143,6 +143,17 @@ def simulated(attempts: int, root: Path, cluster: str, month: Month = MONTH) -> 
     return sim_dir
 
 
+def link_simulated(linked: Path, sim: Path, option: str) -> None:
+    """Link the simulated directory `sim` where the demo config reads it (`linked`, under the work
+    dir), replacing an earlier link, never a directory simulated there."""
+    if linked.is_symlink():
+        linked.unlink()
+    elif linked.exists():
+        raise SystemExit(f"{linked} holds a simulation already: drop {option}, or use another --workdir")
+    linked.parent.mkdir(parents=True, exist_ok=True)
+    linked.symlink_to(sim.resolve(), target_is_directory=True)
+
+
 def pipeline_stages(
     root: Path, cluster: str, repeat: int, with_floor: bool = False, write_config: Callable = write_demo_config
 ) -> dict:
@@ -228,12 +239,7 @@ def backfill(root: Path, months: int, attempts: int, sim: Path | None, runs: int
     cluster = "backfill" if attempts == BIG else f"backfill{attempts}"
     cluster_sim = root / "sim" / cluster  # the demo config reads sim/<cluster>/<month>/ under the work dir
     if sim is not None:
-        if cluster_sim.is_symlink():
-            cluster_sim.unlink()
-        elif cluster_sim.exists():
-            raise SystemExit(f"{cluster_sim} holds a history already: drop --backfill-sim, or use another --workdir")
-        cluster_sim.parent.mkdir(parents=True, exist_ok=True)
-        cluster_sim.symlink_to(sim.resolve(), target_is_directory=True)
+        link_simulated(cluster_sim, sim, "--backfill-sim")
     elif len(history_months(cluster_sim)) < months:
         params = sim_params(attempts, cluster, months_before(MONTH, months - 1), MONTH)
         print(f"simulating {cluster}: {params.nodes} nodes, {params.month}..{MONTH} ...", flush=True)
