@@ -164,6 +164,8 @@ def _landed(wh: Warehouse, finals: list[dict]) -> dict[str, dict]:
     for row in finals:
         by_month[row["month"]].append(row)
     for month, rows in by_month.items():
+        if wh.landing_gone(month):
+            continue  # the attempts keep what the marts hold; their evidence says why the rest is unknown
         ids = {f"{r['source_file']}|{r['source_line']}": r["attempt_id"] for r in rows}
         for record in wh.records(
             "job__landed_records",
@@ -219,6 +221,7 @@ def _evidence(
     """Each attempt's attribution window with the events on its nodes in it (and its chosen cause's)."""
     before, after = wh.parameters["attr_before_minutes"], wh.parameters["attr_after_minutes"]
     sources, not_measured = wh.node_sources(month)
+    gone = wh.landing_gone(month)
     ids = [a["attempt_id"] for a in attempts]
     chosen = {
         a: (node, at, category)
@@ -238,11 +241,15 @@ def _evidence(
         "cause_ats": [chosen[a][1] if a in chosen and chosen[a][0] == node else None for a, node in pairs],
     }
     events: dict[str, list[Evidence]] = defaultdict(list)
-    rows = wh.rows(
-        "job__evidence",
-        params,
-        node_events=wh.landed(month, "node_events"),
-        health_checks=wh.landed(month, "health_checks"),
+    rows = (
+        []
+        if gone
+        else wh.rows(
+            "job__evidence",
+            params,
+            node_events=wh.landed(month, "node_events"),
+            health_checks=wh.landed(month, "health_checks"),
+        )
     )
     for attempt_id, node, at, source, check, code, category, severity, reason, message in rows:
         end, start_at, end_at = windows[attempt_id]
@@ -267,7 +274,7 @@ def _evidence(
             minutes_before=before,
             minutes_after=after,
             node_sources=sources,
-            not_measured=not_measured,
+            not_measured=gone or not_measured,
             events=events.get(a, []),
         )
         for a in ids

@@ -31,6 +31,8 @@ from flows.warehouse import schema_version
 NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
 NO_NODE_SOURCE = "no health or node source was landed for {month}: nothing could have shown a fault on its nodes"
 STATEMENTS = SqlFiles(Path(__file__).with_name("sql"))  # explain's queries, one per file
+LANDED_TABLES = ("attempts", "host_lists", "host_list_members", "node_events", "health_checks")  # what explain reads
+NO_LANDING = "{month}'s landing is gone ({path} is missing): its records' nodes, exit codes and log lines are unknown"
 NO_MANIFEST = "{month}'s landing manifest is missing or damaged ({error}): its sources are unknown"
 
 
@@ -67,16 +69,19 @@ class Warehouse:
         landed = sorted(set(inputs) & NODE_INPUTS)
         return landed, None if landed else NO_NODE_SOURCE.format(month=month)
 
+    def landing_gone(self, month: str) -> str | None:
+        """Why `month`'s landing (kept for rebuilds: the records' exit codes, host lists and log
+        lines) cannot be read, or None when it can."""
+        landed = self.config.landed_dir(Month.parse(month))
+        missing = [t for t in LANDED_TABLES if not (landed / f"{t}.parquet").is_file()]
+        if not missing:
+            return None
+        return NO_LANDING.format(month=month, path=landed / f"{missing[0]}.parquet")
+
     def landed(self, month: str, table: str) -> str:
-        """SQL reading `month`'s landed <table>.parquet (the landing is kept for rebuilds; the
-        warehouse's landed.<table> views hold only the months of its latest build). UsageError
-        when the landing is gone."""
+        """SQL reading `month`'s landed <table>.parquet (the warehouse's landed.<table> views hold
+        only the months of its latest build); ask landing_gone first."""
         path = self.config.landed_dir(Month.parse(month)).absolute() / f"{table}.parquet"
-        if not path.is_file():
-            raise UsageError(
-                f"{path} is missing: {month}'s landing, kept for rebuilds, is gone; land the month again: "
-                f"reliability-report run --month {month} --config {self.config.config_path}"
-            )
         return f"read_parquet({sql_quote(str(path))})"
 
     @functools.cached_property
