@@ -68,10 +68,11 @@ def test_the_report_links_the_explanations_and_the_email_only_where_the_archive_
 
     metrics = json.loads((SAVED_MONTH / "metrics.json").read_text())
     document = month_document(metrics)
-    html, email, _ = render_pages({}, document)
+    html, email, text = render_pages({}, document)
     assert 'href="explained.html"' in html and "explained.html" not in email
     for c in document.lemon_nodes.candidates:
         assert f'href="nodes/{c.node}.html"' in html
-    _, email, _ = render_pages({}, document, "https://reliability.example.org/reports/")
+    assert "explained.html, beside this report" in text
+    _, email, text = render_pages({}, document, "https://reliability.example.org/reports/")
     base = f"https://reliability.example.org/reports/{document.cluster}/{document.month}/"
-    assert f'href="{base}explained.html"' in email
+    assert f'href="{base}explained.html"' in email and f"explained: {base}explained.html" in text

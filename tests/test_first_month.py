@@ -169,3 +169,29 @@ def test_no_figure_has_a_zero_gpu_row(site, month: Month) -> None:
     assert "cpu" not in {r["key"] for r in metrics["breakdowns"]["partition"]["rows"]}
     for text in (built["txt"], built["html"]):
         assert not ZERO_GPUS.search(text), ZERO_GPUS.search(text)
+
+
+def test_explain_says_no_node_source_landed_never_nothing_found(site, capsys) -> None:
+    """With only job records configured, a failed attempt's evidence says no health or node source
+    was landed for its month (never "no event found"), and a node's months say its faults are not
+    measured."""
+    config = str(site["config"])
+    with duckdb.connect(str(load_config(config).warehouse_path), read_only=True) as con:
+        asked = con.execute(
+            "select month, job_id, any_value(n.node) from fct_attempts, (select node from dim_nodes limit 1) as n "
+            "where outcome in ('failed', 'infra_failed') group by month, job_id order by month, job_id"
+        ).fetchall()
+    for month in MONTHS:
+        _, job, node = next(a for a in asked if a[0] == str(month))
+        assert main(["explain", "--job", job, "--config", config, "--month", str(month), "--json"]) == 0
+        evidence = [a["evidence"] for a in json.loads(capsys.readouterr().out)["attempts"] if a["evidence"]]
+        assert evidence and all(
+            e["not_measured"].startswith(f"no health or node source was landed for {month}") for e in evidence
+        )
+        assert all(e["events"] == [] and e["node_sources"] == [] for e in evidence)
+        assert main(["explain", "--job", job, "--config", config, "--month", str(month)]) == 0
+        text = capsys.readouterr().out
+        assert "no health or node source was landed" in text and "none: no health or node event" not in text
+        assert main(["node", node, "--config", config, "--month", str(month), "--json"]) == 0
+        (shown,) = json.loads(capsys.readouterr().out)["months"]
+        assert shown["not_measured"].startswith("no health or node source was landed") and shown["faults"] == []

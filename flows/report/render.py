@@ -231,7 +231,9 @@ def render_pages(charts: dict[str, Chart], document: Document, archive_url: str 
             )
         )
     )
-    return html, email_html, env.get_template("page.txt.j2").render(**context, charts=charts)
+    # the text is the email's plain part too: the archive's URL where there is one
+    text_base = email_base or page_base
+    return html, email_html, env.get_template("page.txt.j2").render(**context, explained_base=text_base, charts=charts)
 
 
 def render_document(document: Document, charts: dict[str, Chart] | None = None, archive_url: str = "") -> Report:
