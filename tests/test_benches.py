@@ -58,6 +58,7 @@ def test_ingest_bench(tmp_path: Path):
 
 
 @pytest.mark.slow
+@pytest.mark.bench  # a month built and copied, 16 commands: `make test-bench` (30 s of the test command)
 def test_explain_bench(tmp_path: Path):
     """explain --job and node NAME in fresh processes on a one-node month built in process and on a
     copy of it made two months: every case answered with its exit code, the copy twice the rows."""
