@@ -52,7 +52,7 @@ def test_every_outcome_fct_attempts_gives_has_its_rule_in_words():
     marked = outcome_rule("REQUEUED", "requeued", False, "note; requeue=admin", 10, 5, True)
     assert "an admin" in marked and "never the infrastructure's" in marked
     unseen = outcome_rule("FAILED", "failed", False, None, 10, 5, False)
-    assert "no health or node source was landed" in unseen
+    assert "no health or node source was landed" in unseen and "not measured" in unseen
 
 
 def test_the_report_links_the_explanations_and_the_email_only_where_the_archive_has_a_url():

@@ -41,16 +41,20 @@ def outcome_rule(
             f"it ended {state} with a critical health event on one of its nodes in {window}: an "
             "infrastructure failure, caused by the incident nearest its End"
         )
-    unseen = (
-        "" if measured else " (no health or node source was landed for its month: a fault could not have been seen)"
-    )
+    marked = MANUAL_REQUEUE.search(admin_comment or "") if outcome == "requeued" else None
+    if marked:
+        by = "a user" if marked.group(2) == "user" else "an admin"
+        return f"requeued by {by} (AdminComment {marked.group(0).strip(' ,;')}): never the infrastructure's"
+    if outcome in ("failed", "requeued") and not measured:
+        counted = "the job's own failure" if outcome == "failed" else "a requeue, not the infrastructure's"
+        return (
+            f"it ended {state}, and no health or node source was landed for its month: whether a fault on its "
+            f"nodes caused it is not measured, so it counts as {counted}"
+        )
     if outcome == "failed":
-        return f"it ended FAILED with no critical health event on its nodes in {window}: the job's own failure{unseen}"
+        return f"it ended FAILED with no critical health event on its nodes in {window}: the job's own failure"
     if outcome == "requeued":
-        marked = MANUAL_REQUEUE.search(admin_comment or "")
-        if marked:
-            return f"requeued by {'a user' if marked.group(2) == 'user' else 'an admin'} (AdminComment {marked.group(0).strip(' ,;')}): never the infrastructure's"
-        return f"requeued with no critical health event on its nodes in {window}: not the infrastructure's{unseen}"
+        return f"requeued with no critical health event on its nodes in {window}: not the infrastructure's"
     if outcome in STATE_OUTCOMES:
         return f"Slurm state {state}: {STATE_OUTCOMES[outcome]}"
     return f"Slurm state {state!r} is not one the taxonomy knows: kept and counted as unknown"

@@ -50,13 +50,17 @@ def _unbroken(text: str, names: Iterable[str]) -> Markup:
     )
 
 
-def _wrapped(text: str, indent: int, width: int = 80) -> Markup:
+def _wrapped(text: str, indent: int, start: int | None = None, width: int = 80) -> Markup:
     """Text for a terminal: its unprintable characters escaped (a log's text may hold any), then
-    wrapped to `width` columns, the lines after the first indented by `indent` spaces."""
+    wrapped to `width` columns, its first line starting at column `start` (where the template puts
+    it; default `indent`), the lines after it indented by `indent` spaces."""
     import textwrap
 
-    lines = textwrap.wrap(printable(str(text)), width - indent, break_on_hyphens=False)
-    return Markup(("\n" + " " * indent).join(lines))
+    first = " " * (indent if start is None else start)
+    lines = textwrap.wrap(
+        printable(str(text)), width, initial_indent=first, subsequent_indent=" " * indent, break_on_hyphens=False
+    )
+    return Markup("\n".join(lines)[len(first) :])
 
 
 def _candidate_nodes(clusters: Iterable[tuple[str, PeriodFigures]]) -> list[str]:
