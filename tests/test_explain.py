@@ -76,3 +76,15 @@ def test_the_report_links_the_explanations_and_the_email_only_where_the_archive_
     _, email, text = render_pages({}, document, "https://reliability.example.org/reports/")
     base = f"https://reliability.example.org/reports/{document.cluster}/{document.month}/"
     assert f'href="{base}explained.html"' in email and f"explained: {base}explained.html" in text
+
+
+def test_a_log_line_cannot_move_the_terminal_or_break_the_columns():
+    """explain's text escapes what a log line holds (an escape sequence, a line break) before it
+    wraps it at 80 columns: nothing in an input reaches the terminal as a control character."""
+    from flows.report.environment import environment
+
+    wrapped = environment().filters["wrapped"]
+    text = str(wrapped("nhc: check_hw_ib: \x1b[2J\x1b[31mport down\r\nfake: line " + "x" * 200, 7, 3))
+    assert "\x1b" not in text and "\r" not in text and "\\x1b[2J" in text
+    lines = text.split("\n")
+    assert len(lines[0]) <= 77 and all(len(line) <= 80 and line.startswith(" " * 7) for line in lines[1:])

@@ -559,6 +559,38 @@ def explained_months(month_run, two_months) -> list[tuple[Path, str, dict, SimPa
     ]
 
 
+def test_explain_loses_the_gpu_hours_the_month_counts(month_run):
+    """The GPU-hours `explain` says each infrastructure failure lost (first order) and each restart's
+    preemptions cost (second order) add up to the month's lost goodput, over every failed job."""
+    import duckdb
+
+    from flows.explain.job import explain_jobs
+    from flows.explain.job_ids import JobQuery
+    from flows.explain.warehouse import opened
+
+    config = load_config(month_run["config"])
+    with duckdb.connect(str(config.warehouse_path), read_only=True) as con:
+        failed = [
+            j for (j,) in con.execute("select distinct job_id from fct_attempts where is_infra_failure").fetchall()
+        ]
+        restarts = con.execute(
+            "select distinct restarts.job_id from fct_second_order_preemptions as p inner join fct_attempts as restarts"
+            " on restarts.month = p.month and restarts.attempt_id = p.restart_attempt_id"
+        ).fetchall()
+    with opened(config) as wh:
+        answers = explain_jobs(
+            wh, [JobQuery(j, whole_job=False) for j in {*failed, *(j for (j,) in restarts)}], (str(MONTH),)
+        )
+    attempts = {a.attempt_id: a for answer in answers.values() for a in answer.attempts}.values()
+    lost = month_run["metrics"]["lost_goodput"]
+    infra = [a for a in attempts if a.outcome == "infra_failed"]
+    assert len(infra) == lost["infra_failures"] > 0
+    assert sum(a.lost_gpu_hours for a in infra) == pytest.approx(lost["first_order_gpu_hours"])
+    preempted = [p for a in attempts for p in a.restart_preempted]
+    assert len(preempted) == lost["second_order_preemptions"]
+    assert sum(p.lost_gpu_hours for p in preempted) == pytest.approx(lost["second_order_gpu_hours"])
+
+
 def test_explain_names_the_true_cause_and_its_evidence_on_three_seeds(month_run, two_months):
     """For every infrastructure failure the attribution names (the simulator predicts which, and
     the cause the rule gives), `explain` gives it that cause and shows the chosen event: on the
