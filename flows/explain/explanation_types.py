@@ -94,7 +94,7 @@ class JobAnswer(Answer):
     explanation_version: int = EXPLANATION_VERSION
     cluster: str
     job: str  # as asked
-    months_built: list[str]
+    months_searched: list[str]  # the months built, or --month's, or a page's up to its month
     attempts: list[AttemptAnswer]
 
 
@@ -163,5 +163,5 @@ class NodeAnswer(Answer):
     is_gpu_node: bool
     first_seen: str | None
     last_seen: str | None
-    months_built: list[str]
+    months_searched: list[str]  # the months built, or --month's, or a page's up to its month
     months: list[NodeMonth]

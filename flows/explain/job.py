@@ -46,7 +46,7 @@ def explain_jobs(wh: Warehouse, queries: list[JobQuery], months: tuple[str, ...]
         job: JobAnswer(
             cluster=wh.config.cluster,
             job=job,
-            months_built=list(wh.months),
+            months_searched=list(months),
             attempts=[attempts[a] for a in dict.fromkeys(r["attempt_id"] for r in job_rows)],
         )
         for job, job_rows in asked.items()

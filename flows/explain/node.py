@@ -73,7 +73,7 @@ def node_history(wh: Warehouse, node: str, months: tuple[str, ...]) -> NodeAnswe
         is_gpu_node=bool(seen and seen[0]),
         first_seen=str(seen[1]) if seen and seen[1] else None,
         last_seen=str(seen[2]) if seen and seen[2] else None,
-        months_built=list(wh.months),
+        months_searched=list(months),
         months=answered,
     )
 

@@ -3,8 +3,8 @@ archive, both from templates/explain/ through the reports' Jinja environment (th
 
 The archive holds, beside each month's report (`<reports>/<cluster>/<month>/`), a page for every
 lemon-node candidate of the month (`nodes/<node>.html`) and for every infrastructure-failed attempt
-of a job of at least [analysis] explained_min_gpus GPUs (`attempts/<job id>-<attempt>.html`): the
-answers `node` and `explain --job` give, as of the month's build."""
+of a job of at least [paths] archive_attempt_min_gpus GPUs (`jobs/<job id>.html`, an anchor per
+attempt): the answers `node` and `explain --job` give over the months up to it, as of its build."""
 
 from __future__ import annotations
 

@@ -48,6 +48,7 @@ class Warehouse:
     config: ClusterConfig
     months: tuple[str, ...]  # the months built, oldest first
     documents: dict[str, MonthDocument] = field(default_factory=dict)  # a month's, before it is in place
+    _sources: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
 
     def rows(self, statement: str, params: dict | None = None, **template: str) -> list[tuple]:
         """The rows of query `statement` (sql/<statement>.sql)."""
@@ -61,7 +62,12 @@ class Warehouse:
 
     def node_sources(self, month: str) -> tuple[list[str], str | None]:
         """The health and node inputs landed for `month`, and why the nodes' faults are not
-        measured in it (None: they are)."""
+        measured in it (None: they are); its manifest read once."""
+        if month not in self._sources:
+            self._sources[month] = self._landed_sources(month)
+        return self._sources[month]
+
+    def _landed_sources(self, month: str) -> tuple[list[str], str | None]:
         try:
             inputs = read_manifest(self.config.landed_dir(Month.parse(month))).sources
         except LandedMonthError as error:
