@@ -22,13 +22,11 @@ from flows.core.errors import UsageError
 from flows.core.months import Month
 from flows.core.sql_files import SqlFiles
 from flows.figures.document import MonthDocument
+from flows.figures.measured import NODE_INPUTS  # the rule `node_source` of what a figure needs
 from flows.ingest.manifest import LandedMonthError, read_manifest
-from flows.ingest.sources.registry import NODE_SOURCES, given_input
 from flows.ingest.sources.sql import sql_quote
 from flows.warehouse import schema_version
 
-# the inputs that tell of the nodes' faults, as a landed month's manifest names them
-NODE_INPUTS = frozenset(given_input(kind) for kind in NODE_SOURCES)
 NO_NODE_SOURCE = "no health or node source was landed for {month}: nothing could have shown a fault on its nodes"
 STATEMENTS = SqlFiles(Path(__file__).with_name("sql"))  # explain's queries, one per file
 LANDED_TABLES = ("attempts", "host_lists", "host_list_members", "node_events", "health_checks")  # what explain reads
