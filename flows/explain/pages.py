@@ -53,7 +53,7 @@ def write_month_pages(config: ClusterConfig, document: MonthDocument, out_dir: P
     month = document.month
     if config.warehouse.engine != "duckdb":
         not_here = "the pages are made from a DuckDB warehouse; this cluster's is Spark's"
-        (out_dir / PAGES_INDEX).write_text(_index(document, [], [], config, not_here))
+        (out_dir / PAGES_INDEX).write_text(_index(document, [], [], config, not_here=not_here))
         return 1
     with opened(config, {month: document}) as wh:
         months = tuple(m for m in wh.months if m <= month)
@@ -70,12 +70,18 @@ def write_month_pages(config: ClusterConfig, document: MonthDocument, out_dir: P
                 (out_dir / kind).mkdir(exist_ok=True)
             for name in names:
                 (out_dir / kind / page_name(name)).write_text(answer_html(answer_of(name), "../report.html"))
-    (out_dir / PAGES_INDEX).write_text(_index(document, nodes, failed, config))
+        unseen = wh.node_sources(month)[1]  # no node source landed: attribution could see no fault
+    (out_dir / PAGES_INDEX).write_text(_index(document, nodes, failed, config, unseen=unseen))
     return len(nodes) + len(jobs) + 1
 
 
 def _index(
-    document: MonthDocument, nodes: list[str], failed: list[tuple], config: ClusterConfig, not_here: str | None = None
+    document: MonthDocument,
+    nodes: list[str],
+    failed: list[tuple],
+    config: ClusterConfig,
+    not_here: str | None = None,
+    unseen: str | None = None,
 ) -> str:
     return (
         environment()
@@ -87,5 +93,6 @@ def _index(
             min_gpus=config.archive_attempt_min_gpus,
             page_name=page_name,
             not_here=not_here,
+            unseen=unseen,
         )
     )
