@@ -4,7 +4,6 @@ by: read from the month's metrics.json (flows/figures/read.py), where the fleet'
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from flows.core.months import Month
@@ -14,7 +13,6 @@ from flows.figures.figure_types import LemonNodes, LemonWindow
 from flows.figures.read import DocumentError, read_document
 
 
-@functools.cache
 def _month_document(path: Path) -> MonthDocument | None:
     try:
         document = read_document(path)
@@ -24,10 +22,11 @@ def _month_document(path: Path) -> MonthDocument | None:
 
 
 def month_report(wh: Warehouse, month: str) -> MonthDocument | None:
-    """The month's document as its report wrote it; None when no readable report is there."""
-    if month in wh.documents:
-        return wh.documents[month]
-    return _month_document(wh.config.report_dir(Month.parse(month)) / "metrics.json")
+    """The month's document as its report wrote it (read once per opened warehouse: a later run in
+    the same process may have rewritten it); None when no readable report is there."""
+    if month not in wh.documents:
+        wh.documents[month] = _month_document(wh.config.report_dir(Month.parse(month)) / "metrics.json")
+    return wh.documents[month]
 
 
 def month_lemons(wh: Warehouse, month: str) -> LemonNodes | None:

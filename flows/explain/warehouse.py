@@ -45,7 +45,9 @@ class Warehouse:
     con: duckdb.DuckDBPyConnection
     config: ClusterConfig
     months: tuple[str, ...]  # the months built, oldest first
-    documents: dict[str, MonthDocument] = field(default_factory=dict)  # a month's, before it is in place
+    # the months' documents: the one being written (before it is in place), and those read from
+    # their metrics.json, once (None: no readable report)
+    documents: dict[str, MonthDocument | None] = field(default_factory=dict)
     _sources: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
 
     def rows(self, statement: str, params: dict | None = None, **template: str) -> list[tuple]:
